@@ -1,0 +1,60 @@
+# kassign: `make run` serves on the defaults; `make test` sets everything up and runs the suite.
+# Both start from a fresh clone: every Python and Debian package they need is installed here.
+
+PYTHON    ?= python3
+VENV      := .venv
+PY        := $(VENV)/bin/python
+PIP       := $(VENV)/bin/pip
+PROTO_SRC := $(wildcard proto/kassign/v1/*.proto)
+GEN       := gen/kassign/v1
+# Debian packages the suite runs for real: Prometheus, the Java toolchain for the JVM client,
+# and docker-compose to validate the compose file (no engine runs here).
+APT_PACKAGES := prometheus protobuf-compiler protobuf-compiler-grpc-java-plugin libgrpc-java \
+	libprotobuf-java libnetty-java libperfmark-java libgeronimo-annotation-1.3-spec-java \
+	default-jdk-headless docker-compose
+
+.PHONY: setup run test pytest system-deps java lint gen clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.deps: requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -r requirements.lock
+	touch $@
+
+$(GEN)/.stamp: $(VENV)/.deps $(PROTO_SRC)
+	mkdir -p $(GEN)
+	$(PY) -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTO_SRC)
+	touch gen/kassign/__init__.py $(GEN)/__init__.py $@
+
+gen: $(GEN)/.stamp
+
+$(VENV)/.installed: $(VENV)/.deps $(GEN)/.stamp pyproject.toml
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+run: setup
+	$(VENV)/bin/kassign serve
+
+# Installs only what is missing, so a developer's second run does not touch apt.
+system-deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+java: system-deps gen
+	$(MAKE) -C clients/java
+
+lint: setup system-deps
+	bash deploy/lint.sh
+
+pytest: setup system-deps java
+	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
+
+test: setup system-deps java lint pytest
+
+clean:
+	rm -rf $(VENV) gen build clients/java/build

@@ -1,0 +1,42 @@
+"""The errors of the assignor library, one tree, mapped to gRPC status codes once at the edge.
+
+    KassignError
+    ├── InvalidRequest(field, member)   the input cannot be assigned as given
+    ├── InvalidAssignment(code)         an assignor returned something KIP-924 forbids
+    └── SolverError(status)             the min-cost-flow solver did not reach an optimum
+"""
+
+from __future__ import annotations
+
+__all__ = ["InvalidAssignment", "InvalidRequest", "KassignError", "SolverError"]
+
+
+class KassignError(Exception):
+    """Base of every error this library raises on purpose."""
+
+
+class InvalidRequest(KassignError):
+    """Bad input: names the field and, where there is one, the member that sent it."""
+
+    def __init__(self, message: str, *, field: str, member: str | None = None) -> None:
+        where = f"{field}" if member is None else f"member {member!r}: {field}"
+        super().__init__(f"{where}: {message}")
+        self.field = field
+        self.member = member
+        self.reason = message
+
+
+class InvalidAssignment(KassignError):
+    """An assignor's result failed validation; ``code`` is the KIP-924 AssignmentError."""
+
+    def __init__(self, code: object, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class SolverError(KassignError):
+    """The flow solver ended with a status other than OPTIMAL (or ran out of its budget)."""
+
+    def __init__(self, status: str, message: str = "") -> None:
+        super().__init__(f"solver status {status}" + (f": {message}" if message else ""))
+        self.status = status

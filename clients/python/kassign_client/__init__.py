@@ -1,0 +1,1 @@
+"""A small typed Python client of the kassign service."""

@@ -1,0 +1,1 @@
+"""PySpark jobs over the assignor library: replay, simulate, report."""

@@ -1,0 +1,1 @@
+"""kassign gRPC adapter: decoding, servicer, metrics, process model and CLI."""

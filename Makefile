@@ -11,7 +11,7 @@ GEN       := gen/kassign/v1
 # and docker-compose to validate the compose file (no engine runs here).
 APT_PACKAGES := prometheus protobuf-compiler protobuf-compiler-grpc-java-plugin libgrpc-java \
 	libprotobuf-java libnetty-java libperfmark-java libgeronimo-annotation-1.3-spec-java \
-	default-jdk-headless docker-compose
+	openjdk-17-jdk-headless docker-compose
 
 .PHONY: setup run test pytest system-deps java lint gen clean
 

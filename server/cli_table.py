@@ -1,0 +1,66 @@
+"""``--format table``: an ``AssignResponse`` as a few lines a person can read.
+
+One row per client (process id, rack, threads, task counts, follow-up), its tasks listed under
+it, then the report. Only the response is read, so ``assign`` and ``call`` print the same table.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from kassign.v1 import assignment_pb2 as pb
+
+__all__ = ["format_table", "task_name"]
+
+_WIDTH = 100
+
+
+def task_name(task: pb.TaskId) -> str:
+    """Kafka's spelling: ``1_2``, or ``topology__1_2`` inside a named topology."""
+    base = f"{task.subtopology}_{task.partition}"
+    return f"{task.named_topology}__{base}" if task.named_topology else base
+
+
+def _task_lines(label: str, tasks: list[pb.TaskId]) -> list[str]:
+    if not tasks:
+        return []
+    text = " ".join(task_name(t) for t in tasks)
+    return textwrap.wrap(
+        text, width=_WIDTH, initial_indent=f"    {label:<8} ", subsequent_indent=" " * 13
+    )
+
+
+def _client_rows(response: pb.AssignResponse) -> list[str]:
+    header = f"{'PROCESS':<36}  {'RACK':<14} {'THREADS':>7} {'ACTIVE':>6} {'STANDBY':>7}  FOLLOW-UP"
+    lines = [header]
+    for client in response.clients:
+        followup = str(client.followup_rebalance_deadline_ms) if client.followup_rebalance_deadline_ms else "-"
+        lines.append(
+            f"{client.process_id:<36}  {client.rack_id or '-':<14} {len(client.member_ids):>7} "
+            f"{len(client.active_tasks):>6} {len(client.standby_tasks):>7}  {followup}"
+        )
+        lines += _task_lines("active", list(client.active_tasks))
+        lines += _task_lines("standby", list(client.standby_tasks))
+    return lines
+
+
+def _report_lines(response: pb.AssignResponse) -> list[str]:
+    r = response.report
+    error = pb.AssignmentError.Name(response.error).removeprefix("ASSIGNMENT_ERROR_")
+    lines = [
+        f"assignor {r.assignor}: {r.tasks} tasks on {r.clients} clients, error {error}",
+        f"moved: {r.active_tasks_moved} active, {r.standby_tasks_moved} standby; "
+        f"warm-ups {r.warmups}; follow-up rebalance {'yes' if r.followup_scheduled else 'no'}",
+        f"rack-aware {r.rack_aware_strategy or 'none'}: {r.rack_optimisation or '-'}, cross-rack cost "
+        f"{r.cross_rack_cost_before} -> {r.cross_rack_cost_after}"
+        + (" (solver fallback)" if r.solver_fallback else ""),
+    ]
+    if r.total_seconds:
+        lines.append(f"time: assign {r.assign_seconds * 1000:.1f} ms, total {r.total_seconds * 1000:.1f} ms")
+    lines += [f"note: {n}" for n in r.notes]
+    return lines
+
+
+def format_table(response: pb.AssignResponse) -> str:
+    """The whole table, newline-terminated."""
+    return "\n".join(_client_rows(response) + [""] + _report_lines(response)) + "\n"

@@ -1,0 +1,126 @@
+"""KIP-441 lags and previous tasks, the behaviours Kafka's ClientStateTest asserts for them."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from assignor.lags import (
+    UNBOUNDED_RECOVERY_LAG,
+    ConsumerReport,
+    TaskLags,
+    compute_lags,
+    is_caught_up,
+    kafka_streams_state,
+    local_lags,
+    merge_offset_sums,
+    previous_tasks,
+)
+from assignor.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
+
+T01, T02, T03, T04 = TaskId(0, 1), TaskId(0, 2), TaskId(0, 3), TaskId(0, 4)
+P1 = UUID(int=1)
+
+
+def test_lag_is_end_offset_sum_minus_offset_sum() -> None:
+    assert compute_lags({T01: 500}, {T01: 5_000}) == {T01: 4_500}
+
+
+def test_running_active_is_latest_offset() -> None:
+    assert compute_lags({T01: LATEST_OFFSET}, {T01: 5_000}) == {T01: LATEST_OFFSET}
+
+
+def test_unknown_offset_sum_stays_unknown() -> None:
+    assert compute_lags({T01: UNKNOWN_OFFSET_SUM}, {T01: 5_000}) == {T01: UNKNOWN_OFFSET_SUM}
+
+
+def test_no_local_state_lags_by_the_whole_changelog() -> None:
+    assert compute_lags({}, {T01: 5_000, T02: 0}) == {T01: 5_000, T02: 0}
+
+
+def test_offset_sum_above_end_offset_means_rebuild_from_scratch() -> None:
+    assert compute_lags({T01: 7_000}, {T01: 5_000}) == {T01: 5_000}
+
+
+def test_lags_cover_exactly_the_stateful_tasks() -> None:
+    # a task the topology no longer has is not given a lag
+    assert compute_lags({T01: 10, T04: 3}, {T01: 10, T02: 20}) == {T01: 0, T02: 20}
+
+
+def test_previous_tasks_split_on_latest_offset() -> None:
+    active, standby = previous_tasks({T01: LATEST_OFFSET, T02: 17, T03: UNKNOWN_OFFSET_SUM})
+    assert active == {T01}
+    assert standby == {T02, T03}
+
+
+def test_owned_task_is_active_even_with_a_real_offset_sum() -> None:
+    # owned partitions win: a task it owned is a previous active, never also a standby
+    active, standby = previous_tasks({T01: 100, T02: 17}, owned_active={T01, T04})
+    assert active == {T01, T04}
+    assert standby == {T02}
+
+
+def test_caught_up_rules() -> None:
+    assert is_caught_up(LATEST_OFFSET, 0)
+    assert is_caught_up(0, 0)
+    assert is_caught_up(100, 100)
+    assert not is_caught_up(101, 100)
+    assert not is_caught_up(UNKNOWN_OFFSET_SUM, 100)
+    assert not is_caught_up(-1, 100)
+
+
+def test_unbounded_recovery_lag_makes_everyone_caught_up() -> None:
+    assert is_caught_up(UNKNOWN_OFFSET_SUM, UNBOUNDED_RECOVERY_LAG)
+    assert is_caught_up(10**15, UNBOUNDED_RECOVERY_LAG)
+
+
+def test_offset_sums_merge_in_member_order_later_wins() -> None:
+    a = ConsumerReport("b-member", {T01: 5})
+    b = ConsumerReport("a-member", {T01: 9, T02: 1})
+    assert merge_offset_sums([a, b]) == {T01: 5, T02: 1}
+
+
+def test_client_state_from_consumer_reports() -> None:
+    ends = {T01: 1_000, T02: 1_000, T03: 1_000}
+    reports = [
+        ConsumerReport("m2", {T02: 400}, frozenset({T04})),  # T04: a stateless task it ran
+        ConsumerReport("m1", {T01: LATEST_OFFSET}),
+    ]
+    client = kafka_streams_state(P1, reports, ends, rack_id="r1", client_tags={"zone": "z"})
+    assert client.consumer_ids == ("m1", "m2")
+    assert client.previous_active_tasks == {T01, T04}
+    assert client.previous_standby_tasks == {T02}
+    assert dict(client.task_lags) == {T01: LATEST_OFFSET, T02: 600, T03: 1_000}
+    assert client.lag_for(T03) == 1_000
+    assert client.consumers[1].previous_stateful == {T02}
+    assert client.consumers[1].previous_active == {T04}
+    assert client.rack_id == "r1" and client.client_tags == {"zone": "z"}
+
+
+def test_sparse_lags_equal_the_full_dict_and_expose_local_entries() -> None:
+    ends = {T01: 10, T02: 20}
+    lags = TaskLags(ends, {T02: 5, T04: 1})
+    assert lags == {T01: 10, T02: 5}
+    assert len(lags) == 2 and list(lags) == [T01, T02]
+    assert local_lags(lags) == {T02: 5}
+    assert local_lags({T01: 3}) == {T01: 3}
+
+
+offset_sums = st.one_of(st.integers(0, 10**6), st.sampled_from([LATEST_OFFSET, UNKNOWN_OFFSET_SUM]))
+
+
+@given(
+    st.dictionaries(st.integers(0, 20), offset_sums),
+    st.dictionaries(st.integers(0, 20), st.integers(0, 10**6)),
+)
+def test_sparse_and_dense_lags_agree(sums: dict[int, int], ends: dict[int, int]) -> None:
+    task_sums = {TaskId(0, k): v for k, v in sums.items()}
+    task_ends = {TaskId(0, k): v for k, v in ends.items()}
+    reports = [ConsumerReport("m", task_sums)]
+    client = kafka_streams_state(P1, reports, task_ends)
+    assert dict(client.task_lags) == compute_lags(task_sums, task_ends)
+    for task, lag in client.task_lags.items():
+        assert lag in (LATEST_OFFSET, UNKNOWN_OFFSET_SUM) or 0 <= lag <= task_ends[task]
+    assert client.previous_tasks == set(task_sums)

@@ -16,7 +16,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,13 +107,18 @@ def create_server(
     observer: AssignObserver | None = None,
     journal: RequestJournal | None = None,
     health_servicer: health.HealthServicer | None = None,
+    interceptors: Sequence[grpc.ServerInterceptor] = (),
 ) -> tuple[grpc.Server, int]:
-    """A started-ready (not started) server with the assignment, health and reflection services."""
+    """A started-ready (not started) server with the assignment, health and reflection services.
+
+    ``interceptors`` wrap every call of every service (``server.metrics.MetricsInterceptor``).
+    """
     options = channel_options(config.max_message_bytes)
     options.append(("grpc.so_reuseport", 1 if config.reuse_port else 0))
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="kassign"),
         options=[*options, *config.extra_options],
+        interceptors=tuple(interceptors),
     )
     kwargs = {"default_budget_ms": config.default_budget_ms, "observer": observer}
     servicer = (
@@ -169,12 +174,18 @@ def _install_shutdown(stop: Callable[[bool], None]) -> None:
             signal.signal(sig, handler)
 
 
-def run_process(config: ServerConfig, *, observer: AssignObserver | None = None) -> None:
+def run_process(
+    config: ServerConfig,
+    *,
+    observer: AssignObserver | None = None,
+    interceptors: Sequence[grpc.ServerInterceptor] = (),
+) -> None:
     """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace."""
     journal = _open_journal(config)
     health_servicer = health.HealthServicer()
     server, port = create_server(
-        config, observer=observer, journal=journal, health_servicer=health_servicer
+        config, observer=observer, journal=journal, health_servicer=health_servicer,
+        interceptors=interceptors,
     )
 
     def stop(now: bool) -> None:

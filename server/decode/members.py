@@ -1,0 +1,304 @@
+"""One member's subscription, whichever way it arrived, as a ``MemberReport``.
+
+Three shapes reach us: a structured ``ConsumerSubscription`` with a structured
+``SubscriptionInfo``; the same with ``info_bytes`` (Kafka Streams' userData); or the whole
+``raw_subscription`` (Kafka's ConsumerProtocolSubscription). The byte shapes are decoded by
+``server.wire`` and turned into the structured messages first, so all three meet in one checked
+path and a request gives the same answer however it was sent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+from uuid import UUID
+
+from kassign.v1 import assignment_pb2 as pb
+
+from assignor.errors import InvalidRequest
+from assignor.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
+from server.decode.topology import decode_task_id
+from server.wire.buffer import WireError
+from server.wire.consumer_protocol import decode_consumer_subscription, subscription_to_pb
+from server.wire.subscription_info import (
+    LATEST_VERSION,
+    decode_subscription_info,
+    info_to_pb,
+    peek_versions,
+)
+
+__all__ = ["MemberReport", "TopicPartition", "decode_member", "parse_process_id"]
+
+_UUID_TEXT = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+_LAST_TASK_LIST_VERSION = 6  # v1-6 carry prev/standby lists, v7+ offset sums
+_FIRST_NAMED_TOPOLOGY_VERSION = 10
+_FIRST_CLIENT_TAGS_VERSION = 11
+_FIRST_ENDPOINT_VERSION = 2
+_FIRST_LATEST_VERSION_VERSION = 3
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemberReport:
+    """What one member told the leader, checked; offset sums as reported (v1-6: -2 / -3)."""
+
+    member_id: str
+    group_instance_id: str | None
+    process_id: UUID
+    topics: tuple[str, ...]
+    owned_partitions: tuple[TopicPartition, ...]  # sorted
+    generation_id: int | None
+    rack_id: str | None
+    version: int
+    latest_supported_version: int
+    user_end_point: str | None
+    offset_sums: tuple[tuple[TaskId, int], ...]  # in the order reported
+    client_tags: tuple[tuple[str, str], ...]  # sorted by key
+    unique_field: int
+    error_code: int
+
+
+def parse_process_id(text: str, *, field: str, member: str | None) -> UUID:
+    """A process id in canonical UUID text (what Java's ``UUID.toString`` writes)."""
+    if not text:
+        raise InvalidRequest("process id is missing", field=field, member=member)
+    if not _UUID_TEXT.fullmatch(text):
+        raise InvalidRequest(f"not a UUID: {text!r}", field=field, member=member)
+    return UUID(text)
+
+
+def _check_end_point(text: str, field: str, member: str) -> str | None:
+    """Kafka's ``application.server`` is ``host:port``; an empty one means none."""
+    if not text:
+        return None
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise InvalidRequest(
+            f"user end point {text!r} is not host:port", field=field, member=member
+        )
+    return text
+
+
+def _offset_sums(
+    info: pb.SubscriptionInfo, field: str, member: str
+) -> tuple[tuple[TaskId, int], ...]:
+    """Offset sums as Kafka's decoder sees them: v1-6 lists become -2 (active) and -3."""
+    if info.version <= _LAST_TASK_LIST_VERSION and info.task_offset_sums:
+        if info.prev_tasks or info.standby_tasks:
+            raise InvalidRequest(
+                "give prev_tasks/standby_tasks or task_offset_sums, not both",
+                field=f"{field}.task_offset_sums",
+                member=member,
+            )
+        # What Kafka's v1-6 encoder keeps of offset sums: -2 stays active, the rest read as -3.
+        pairs = [
+            (
+                s.task,
+                LATEST_OFFSET if s.offset_sum == LATEST_OFFSET else UNKNOWN_OFFSET_SUM,
+                "task_offset_sums",
+            )
+            for s in info.task_offset_sums
+        ]
+    elif info.version <= _LAST_TASK_LIST_VERSION:
+        pairs = [(t, LATEST_OFFSET, "prev_tasks") for t in info.prev_tasks]
+        pairs += [(t, UNKNOWN_OFFSET_SUM, "standby_tasks") for t in info.standby_tasks]
+    else:
+        if info.prev_tasks or info.standby_tasks:
+            raise InvalidRequest(
+                f"version {info.version} carries task_offset_sums, not prev_tasks/standby_tasks",
+                field=f"{field}.prev_tasks",
+                member=member,
+            )
+        pairs = [(s.task, s.offset_sum, "task_offset_sums") for s in info.task_offset_sums]
+    seen: set[TaskId] = set()
+    result = []
+    for raw, offset_sum, name in pairs:
+        task = decode_task_id(raw, f"{field}.{name}", member)
+        named_ok = info.version >= _FIRST_NAMED_TOPOLOGY_VERSION
+        if task.named_topology is not None and not named_ok:
+            raise InvalidRequest(
+                f"task {task} has a named topology, which version {info.version} cannot carry",
+                field=f"{field}.{name}",
+                member=member,
+            )
+        if offset_sum < 0 and offset_sum not in (LATEST_OFFSET, UNKNOWN_OFFSET_SUM):
+            raise InvalidRequest(
+                f"offset sum {offset_sum} of task {task}: only -2 and -3 may be negative",
+                field=f"{field}.{name}",
+                member=member,
+            )
+        if task in seen:
+            raise InvalidRequest(
+                f"task {task} reported twice", field=f"{field}.{name}", member=member
+            )
+        seen.add(task)
+        result.append((task, offset_sum))
+    return tuple(result)
+
+
+def _client_tags(info: pb.SubscriptionInfo, field: str, member: str) -> tuple[tuple[str, str], ...]:
+    if info.client_tags and info.version < _FIRST_CLIENT_TAGS_VERSION:
+        raise InvalidRequest(
+            f"client tags need version 11, got {info.version}",
+            field=f"{field}.client_tags",
+            member=member,
+        )
+    tags: dict[str, str] = {}
+    for tag in info.client_tags:
+        if not tag.key:
+            raise InvalidRequest(
+                "a client tag key is empty", field=f"{field}.client_tags", member=member
+            )
+        if tag.key in tags:
+            raise InvalidRequest(
+                f"client tag {tag.key!r} given twice", field=f"{field}.client_tags", member=member
+            )
+        tags[tag.key] = tag.value
+    return tuple(sorted(tags.items()))
+
+
+def _check_versions(info: pb.SubscriptionInfo, field: str, member: str) -> int:
+    """The member's latest supported version; refuses versions we cannot read (see docs)."""
+    if info.version > LATEST_VERSION:
+        raise InvalidRequest(
+            f"subscription version {info.version} (latest supported {info.latest_supported_version})"
+            f" is newer than {LATEST_VERSION}, the latest this service reads",
+            field=f"{field}.version",
+            member=member,
+        )
+    if info.version < 1:
+        raise InvalidRequest(
+            f"unknown subscription version {info.version}", field=f"{field}.version", member=member
+        )
+    if info.version < _FIRST_LATEST_VERSION_VERSION:
+        return -1
+    latest = info.latest_supported_version or info.version  # structured: unset means "this version"
+    if latest < info.version:
+        raise InvalidRequest(
+            f"latest supported version {latest} is below the version used, {info.version}",
+            field=f"{field}.latest_supported_version",
+            member=member,
+        )
+    return latest
+
+
+def _check_scalars(info: pb.SubscriptionInfo, field: str, member: str) -> None:
+    if not -128 <= info.unique_field <= 127:
+        raise InvalidRequest(
+            f"unique field {info.unique_field} does not fit a byte",
+            field=f"{field}.unique_field",
+            member=member,
+        )
+    if info.user_end_point and info.version < _FIRST_ENDPOINT_VERSION:
+        raise InvalidRequest(
+            "version 1 carries no user end point", field=f"{field}.user_end_point", member=member
+        )
+
+
+def _owned(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[TopicPartition, ...]:
+    owned = set()
+    for tp in sub.owned_partitions:
+        if not tp.topic or tp.partition < 0:
+            raise InvalidRequest(
+                f"bad owned partition {tp.topic!r}-{tp.partition}",
+                field=f"{field}.owned_partitions",
+                member=member,
+            )
+        key = TopicPartition(tp.topic, tp.partition)
+        if key in owned:
+            raise InvalidRequest(
+                f"partition {tp.topic}-{tp.partition} owned twice",
+                field=f"{field}.owned_partitions",
+                member=member,
+            )
+        owned.add(key)
+    return tuple(sorted(owned))
+
+
+def _generation(sub: pb.ConsumerSubscription, field: str, member: str) -> int | None:
+    if not sub.HasField("generation_id") or sub.generation_id == -1:
+        return None
+    if sub.generation_id < 0:
+        raise InvalidRequest(
+            f"generation id {sub.generation_id} (only -1, unknown, may be negative)",
+            field=f"{field}.generation_id",
+            member=member,
+        )
+    return sub.generation_id
+
+
+def _info_bytes(data: bytes, field: str, member: str) -> pb.SubscriptionInfo:
+    """Streams' userData decoded; a newer version is named with its latest supported version."""
+    try:
+        return info_to_pb(decode_subscription_info(data))
+    except WireError as exc:
+        versions = peek_versions(data)
+        if versions is not None and versions[0] > LATEST_VERSION:
+            return pb.SubscriptionInfo(version=versions[0], latest_supported_version=versions[1])
+        raise InvalidRequest(str(exc), field=field, member=member) from exc
+
+
+def _structured(member: pb.MemberSubscription) -> tuple[pb.ConsumerSubscription, str]:
+    """The member's ConsumerSubscription and the field path its userData sits at."""
+    kind = member.WhichOneof("kind")
+    if kind is None:
+        raise InvalidRequest(
+            "neither subscription nor raw_subscription is set",
+            field="kind",
+            member=member.member_id,
+        )
+    if kind == "subscription":
+        return member.subscription, "subscription"
+    try:
+        return subscription_to_pb(
+            decode_consumer_subscription(member.raw_subscription)
+        ), "raw_subscription"
+    except WireError as exc:
+        raise InvalidRequest(str(exc), field="raw_subscription", member=member.member_id) from exc
+
+
+def _info(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[pb.SubscriptionInfo, str]:
+    which = sub.WhichOneof("user_data")
+    if which == "info":
+        return sub.info, f"{field}.info"
+    if which == "info_bytes":
+        name = (
+            "raw_subscription.user_data" if field == "raw_subscription" else f"{field}.info_bytes"
+        )
+        return _info_bytes(sub.info_bytes, name, member), name
+    name = "raw_subscription.user_data" if field == "raw_subscription" else f"{field}.info"
+    raise InvalidRequest("no Kafka Streams userData (SubscriptionInfo)", field=name, member=member)
+
+
+def decode_member(member: pb.MemberSubscription) -> MemberReport:
+    """A member's report, or ``InvalidRequest`` naming the member and the field at fault."""
+    mid = member.member_id
+    if not mid:
+        raise InvalidRequest("member id is empty", field="member_id")
+    sub, field = _structured(member)
+    info, info_field = _info(sub, field, mid)
+    latest = _check_versions(info, info_field, mid)
+    _check_scalars(info, info_field, mid)
+    return MemberReport(
+        member_id=mid,
+        group_instance_id=member.group_instance_id or None,
+        process_id=parse_process_id(info.process_id, field=f"{info_field}.process_id", member=mid),
+        topics=tuple(sub.topics),
+        owned_partitions=_owned(sub, field, mid),
+        generation_id=_generation(sub, field, mid),
+        rack_id=sub.rack_id or None,
+        version=info.version,
+        latest_supported_version=latest,
+        user_end_point=_check_end_point(info.user_end_point, f"{info_field}.user_end_point", mid),
+        offset_sums=_offset_sums(info, info_field, mid),
+        client_tags=_client_tags(info, info_field, mid),
+        unique_field=info.unique_field,
+        error_code=info.error_code,
+    )

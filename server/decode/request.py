@@ -1,0 +1,215 @@
+"""An ``AssignRequest`` as the assignor's ``ApplicationState``, checked, or ``InvalidRequest``.
+
+The request is read in four steps: the configs, the topology (tasks and their source
+partitions), each member's subscription (``members.py``; bytes are decoded there), then the
+clients: members grouped by process id, each member a consumer. Kafka's leader does the same in
+``StreamsPartitionAssignor.assign``; where Kafka silently ignores something (offset sums of tasks
+the topology does not know, owned partitions no task reads) we ignore it too and say so in
+``notes``. Everything else that Kafka could not assign, or that can only be a mistake, is an
+``InvalidRequest`` naming the member and the field (docs/decoding.md lists the rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+from uuid import UUID
+
+from kassign.v1 import assignment_pb2 as pb
+
+from assignor.errors import InvalidRequest
+from assignor.lags import ConsumerReport, kafka_streams_state
+from assignor.model import (
+    LATEST_OFFSET,
+    ApplicationState,
+    KafkaStreamsState,
+    application_state,
+)
+from assignor.ordering import process_key
+from server.decode.configs import decode_configs
+from server.decode.members import MemberReport, TopicPartition, decode_member
+from server.decode.topology import Topology, decode_topology
+
+__all__ = ["DecodedMember", "DecodedRequest", "TopicPartition", "decode_request"]
+
+T = TypeVar("T")
+_LISTED = 10  # notes name at most this many tasks or partitions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodedMember:
+    """One group member as the response encoder needs it (ids, ownership, placement)."""
+
+    member_id: str
+    process_id: UUID
+    owned_partitions: tuple[TopicPartition, ...]  # sorted
+    rack_id: str | None
+    user_end_point: str | None
+    group_instance_id: str | None = None
+    generation_id: int | None = None
+    topics: tuple[str, ...] = ()
+    version: int = 0
+    latest_supported_version: int = -1
+    error_code: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodedRequest:
+    """The assignor's input plus what the service reports back: members and decoding notes."""
+
+    state: ApplicationState
+    members: tuple[DecodedMember, ...]  # sorted by member id
+    notes: tuple[str, ...] = ()
+    group_id: str = ""
+
+
+def _listed(items: Iterable[object]) -> str:
+    """Items for a note, cut after ``_LISTED``."""
+    names = [str(i) for i in items]
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return ", ".join(names[:_LISTED]) + more
+
+
+def _members(raw: Sequence[pb.MemberSubscription]) -> tuple[MemberReport, ...]:
+    if not raw:
+        raise InvalidRequest("a group needs at least one member", field="members")
+    seen: set[str] = set()
+    reports = []
+    for i, member in enumerate(raw):
+        if member.member_id in seen:
+            raise InvalidRequest(
+                "duplicate member id", field=f"members[{i}].member_id", member=member.member_id
+            )
+        seen.add(member.member_id)
+        reports.append(decode_member(member))
+    return tuple(sorted(reports, key=lambda r: r.member_id))
+
+
+def _one_value(reports: Sequence[MemberReport], values: Sequence[T], what: str) -> T:
+    """The value every member of one process reported; two values mean two processes share an id."""
+    for report, value in zip(reports, values):
+        if value != values[0]:
+            raise InvalidRequest(
+                f"process {report.process_id} reports {what} {values[0]!r} "
+                f"(member {reports[0].member_id!r}) and {value!r}",
+                field=what.replace(" ", "_"),
+                member=report.member_id,
+            )
+    return values[0]
+
+
+def _rack(reports: Sequence[MemberReport], notes: list[str]) -> str | None:
+    """The client's rack; members without one leave it unknown, as Kafka's rack check does."""
+    racks = sorted({r.rack_id for r in reports if r.rack_id is not None})
+    if len(racks) > 1:
+        other = next(r for r in reports if r.rack_id == racks[1])
+        raise InvalidRequest(
+            f"process {reports[0].process_id} reports two racks: {racks[0]!r} and {racks[1]!r}",
+            field="subscription.rack_id",
+            member=other.member_id,
+        )
+    if racks and any(r.rack_id is None for r in reports):
+        missing = [r.member_id for r in reports if r.rack_id is None]
+        notes.append(
+            f"process {reports[0].process_id}: members {_listed(missing)} report no rack while others "
+            f"report {racks[0]!r}; the client's rack is treated as unknown"
+        )
+        return None
+    return racks[0] if racks else None
+
+
+def _consumer(report: MemberReport, topology: Topology, notes: list[str]) -> ConsumerReport:
+    """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
+    known = {t.id for t in topology.tasks}
+    sums = {t: s for t, s in report.offset_sums if t in known}
+    unknown = sorted((t for t, _ in report.offset_sums if t not in known), key=lambda t: t.sort_key)
+    if unknown:
+        notes.append(
+            f"member {report.member_id!r}: ignored offset sums of {len(unknown)} task(s) the "
+            f"topology does not have: {_listed(unknown)}"
+        )
+    owned = {topology.source_tasks.get((tp.topic, tp.partition)) for tp in report.owned_partitions}
+    stray = [
+        f"{tp.topic}-{tp.partition}"
+        for tp in report.owned_partitions
+        if (tp.topic, tp.partition) not in topology.source_tasks
+    ]
+    if stray:
+        notes.append(
+            f"member {report.member_id!r}: ignored {len(stray)} owned partition(s) no task reads: {_listed(stray)}"
+        )
+    active = frozenset(t for t in owned if t is not None)
+    if not report.owned_partitions:  # e.g. consumer protocol v0, or v1-6 userData: its own actives
+        active = frozenset(t for t, s in sums.items() if s == LATEST_OFFSET)
+    return ConsumerReport(report.member_id, sums, active)
+
+
+def _client(
+    reports: Sequence[MemberReport], topology: Topology, notes: list[str]
+) -> KafkaStreamsState:
+    end_point = _one_value(reports, [r.user_end_point for r in reports], "user end point")
+    tags = _one_value(reports, [r.client_tags for r in reports], "client tags")
+    end_offset_sums = {t.id: t.changelog_end_offset_sum for t in topology.tasks if t.stateful}
+    return kafka_streams_state(
+        reports[0].process_id,
+        [_consumer(r, topology, notes) for r in reports],
+        end_offset_sums,
+        rack_id=_rack(reports, notes),
+        client_tags=dict(tags),
+        host_info=end_point,
+    )
+
+
+def _shared_partitions(reports: Sequence[MemberReport], notes: list[str]) -> None:
+    """Two members claiming one partition (a zombie, say) is allowed, as in Kafka, but noted."""
+    owners: dict[TopicPartition, list[str]] = {}
+    for r in reports:
+        for tp in r.owned_partitions:
+            owners.setdefault(tp, []).append(r.member_id)
+    for tp in sorted(owners):
+        if len(owners[tp]) > 1:
+            notes.append(
+                f"partition {tp.topic}-{tp.partition} is owned by members {_listed(owners[tp])}"
+            )
+
+
+def _decoded_member(r: MemberReport) -> DecodedMember:
+    return DecodedMember(
+        member_id=r.member_id,
+        process_id=r.process_id,
+        owned_partitions=r.owned_partitions,
+        rack_id=r.rack_id,
+        user_end_point=r.user_end_point,
+        group_instance_id=r.group_instance_id,
+        generation_id=r.generation_id,
+        topics=r.topics,
+        version=r.version,
+        latest_supported_version=r.latest_supported_version,
+        error_code=r.error_code,
+    )
+
+
+def decode_request(
+    request: pb.AssignRequest, *, now_ms: int, default_budget_ms: int | None = None
+) -> DecodedRequest:
+    """The request as ``ApplicationState``; ``now_ms`` is the caller's resolved clock."""
+    if request.now_ms < 0:
+        raise InvalidRequest(f"negative time {request.now_ms}", field="now_ms")
+    configs = decode_configs(request.configs, default_budget_ms=default_budget_ms)
+    topology = decode_topology(request.tasks)
+    reports = _members(request.members)
+    notes: list[str] = []
+    by_process: dict[UUID, list[MemberReport]] = {}
+    for r in reports:
+        by_process.setdefault(r.process_id, []).append(r)
+        if r.error_code:
+            notes.append(f"member {r.member_id!r} reported error code {r.error_code}")
+    clients = [_client(by_process[p], topology, notes) for p in sorted(by_process, key=process_key)]
+    _shared_partitions(reports, notes)
+    return DecodedRequest(
+        state=application_state(topology.tasks, clients, configs, now_ms),
+        members=tuple(_decoded_member(r) for r in reports),
+        notes=tuple(notes),
+        group_id=request.group_id,
+    )

@@ -1,0 +1,103 @@
+"""The topology from the request: ``TaskInfo`` values and the task each source partition feeds.
+
+Kafka maps owned partitions back to tasks through the source partitions
+(``taskForPartition``); a partition that is the source of two tasks would make that mapping
+ambiguous, so it is refused here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kassign.v1 import assignment_pb2 as pb
+
+from assignor.errors import InvalidRequest
+from assignor.model import TaskId, TaskInfo, TaskTopicPartition
+
+__all__ = ["Topology", "decode_task_id", "decode_topology"]
+
+
+def decode_task_id(task: pb.TaskId, field: str, member: str | None = None) -> TaskId:
+    """A ``TaskId``; Kafka's sub-topology and partition numbers are never negative."""
+    if task.subtopology < 0 or task.partition < 0:
+        raise InvalidRequest(
+            f"negative sub-topology or partition in task {task.subtopology}_{task.partition}",
+            field=field,
+            member=member,
+        )
+    return TaskId(task.subtopology, task.partition, task.named_topology or None)
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """Tasks in ``TaskId`` order, and the task of every source partition."""
+
+    tasks: tuple[TaskInfo, ...]
+    source_tasks: Mapping[tuple[str, int], TaskId]
+
+    @property
+    def task_ids(self) -> frozenset[TaskId]:
+        return frozenset(t.id for t in self.tasks)
+
+
+def _partition(tp: pb.TaskTopicPartition, field: str) -> TaskTopicPartition:
+    if not tp.topic:
+        raise InvalidRequest("topic is empty", field=field)
+    if tp.partition < 0:
+        raise InvalidRequest(f"negative partition {tp.partition}", field=field)
+    return TaskTopicPartition(
+        topic=tp.topic,
+        partition=tp.partition,
+        is_source=tp.is_source,
+        is_changelog=tp.is_changelog,
+        rack_ids=frozenset(r for r in tp.rack_ids if r),
+    )
+
+
+def _task(task: pb.TaskInfo, field: str) -> TaskInfo:
+    if not task.HasField("id"):
+        raise InvalidRequest("task id is missing", field=f"{field}.id")
+    if task.changelog_end_offset_sum < 0:
+        raise InvalidRequest(
+            f"negative changelog end offset sum {task.changelog_end_offset_sum}",
+            field=f"{field}.changelog_end_offset_sum",
+        )
+    partitions = tuple(
+        _partition(tp, f"{field}.topic_partitions[{i}]")
+        for i, tp in enumerate(task.topic_partitions)
+    )
+    return TaskInfo(
+        id=decode_task_id(task.id, f"{field}.id"),
+        stateful=task.stateful,
+        state_store_names=tuple(task.state_store_names),
+        topic_partitions=partitions,
+        changelog_end_offset_sum=task.changelog_end_offset_sum,
+    )
+
+
+def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
+    """Every task once; every source partition feeding exactly one task."""
+    seen: dict[TaskId, int] = {}
+    sources: dict[tuple[str, int], TaskId] = {}
+    decoded = []
+    for i, raw in enumerate(tasks):
+        info = _task(raw, f"tasks[{i}]")
+        if info.id in seen:
+            raise InvalidRequest(
+                f"duplicate task id {info.id} (also tasks[{seen[info.id]}])", field=f"tasks[{i}].id"
+            )
+        seen[info.id] = i
+        for tp in info.topic_partitions:
+            if not tp.is_source:
+                continue
+            key = (tp.topic, tp.partition)
+            if key in sources and sources[key] != info.id:
+                raise InvalidRequest(
+                    f"source partition {tp.topic}-{tp.partition} also feeds task {sources[key]}",
+                    field=f"tasks[{i}].topic_partitions",
+                )
+            sources[key] = info.id
+        decoded.append(info)
+    ordered = tuple(sorted(decoded, key=lambda t: t.id.sort_key))
+    return Topology(ordered, sources)

@@ -1,0 +1,164 @@
+"""Bounds-checked big-endian reading and writing of Kafka's non-flexible message primitives.
+
+Every read checks the bytes left first and raises ``WireError`` with the byte offset, so a
+truncated or hostile payload ends in a clear error, never an ``IndexError`` or a huge allocation:
+an array's element count is checked against the bytes left before anything is built.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from typing import TypeVar
+from uuid import UUID
+
+__all__ = ["Reader", "WireError", "Writer"]
+
+T = TypeVar("T")
+
+_I8 = struct.Struct(">b")
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_INT16_MAX = 2**15 - 1
+
+
+class WireError(ValueError):
+    """Bytes that are not a valid encoding; ``offset`` is where reading failed."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(f"{message} (at byte {offset})")
+        self.offset = offset
+        self.reason = message
+
+
+class Reader:
+    """Reads primitives from ``data`` front to back; ``offset`` is the next byte to read."""
+
+    __slots__ = ("_data", "offset")
+
+    def __init__(self, data: bytes) -> None:
+        self._data = bytes(data)
+        self.offset = 0
+
+    @property
+    def remaining(self) -> int:
+        return len(self._data) - self.offset
+
+    def _take(self, size: int, what: str) -> bytes:
+        if size > self.remaining:
+            raise WireError(
+                f"truncated {what}: needs {size} bytes, {self.remaining} left", self.offset
+            )
+        chunk = self._data[self.offset : self.offset + size]
+        self.offset += size
+        return chunk
+
+    def int8(self, what: str = "int8") -> int:
+        value: int = _I8.unpack(self._take(1, what))[0]
+        return value
+
+    def int16(self, what: str = "int16") -> int:
+        value: int = _I16.unpack(self._take(2, what))[0]
+        return value
+
+    def int32(self, what: str = "int32") -> int:
+        value: int = _I32.unpack(self._take(4, what))[0]
+        return value
+
+    def int64(self, what: str = "int64") -> int:
+        value: int = _I64.unpack(self._take(8, what))[0]
+        return value
+
+    def uuid(self, what: str = "uuid") -> UUID:
+        return UUID(bytes=self._take(16, what))
+
+    def _length(self, raw: int, what: str, *, nullable: bool, start: int) -> int | None:
+        if raw == -1 and nullable:
+            return None
+        if raw < 0:
+            raise WireError(f"{what}: negative length {raw}", start)
+        return raw
+
+    def bytes_(self, what: str = "bytes", *, nullable: bool = False) -> bytes | None:
+        """``int32`` length then raw bytes; -1 is null where ``nullable``."""
+        start = self.offset
+        size = self._length(self.int32(f"{what} length"), what, nullable=nullable, start=start)
+        return None if size is None else self._take(size, what)
+
+    def string(self, what: str = "string", *, nullable: bool = False) -> str | None:
+        """``int16`` length then UTF-8; malformed UTF-8 is an error (Java would substitute)."""
+        start = self.offset
+        size = self._length(self.int16(f"{what} length"), what, nullable=nullable, start=start)
+        if size is None:
+            return None
+        raw = self._take(size, what)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise WireError(f"{what}: invalid UTF-8", start + 2 + exc.start) from exc
+
+    def array(
+        self, read: Callable[[Reader], T], what: str = "array", *, min_size: int = 1
+    ) -> tuple[T, ...]:
+        """``int32`` count then elements; the count is checked against the bytes left."""
+        start = self.offset
+        count = self.int32(f"{what} count")
+        if count < 0:
+            raise WireError(f"{what}: null or negative count {count}", start)
+        if count * min_size > self.remaining:
+            raise WireError(f"{what}: {count} elements cannot fit in {self.remaining} bytes", start)
+        return tuple(read(self) for _ in range(count))
+
+    def expect_end(self, what: str) -> None:
+        if self.remaining:
+            raise WireError(f"{self.remaining} trailing bytes after {what}", self.offset)
+
+
+class Writer:
+    """Builds an encoding; the inverse of ``Reader`` (range errors raise ``ValueError``)."""
+
+    __slots__ = ("_parts",)
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    def int8(self, value: int) -> None:
+        self._parts.append(_I8.pack(value))
+
+    def int16(self, value: int) -> None:
+        self._parts.append(_I16.pack(value))
+
+    def int32(self, value: int) -> None:
+        self._parts.append(_I32.pack(value))
+
+    def int64(self, value: int) -> None:
+        self._parts.append(_I64.pack(value))
+
+    def uuid(self, value: UUID) -> None:
+        self._parts.append(value.bytes)
+
+    def bytes_(self, value: bytes | None) -> None:
+        if value is None:
+            self.int32(-1)
+            return
+        self.int32(len(value))
+        self._parts.append(bytes(value))
+
+    def string(self, value: str | None) -> None:
+        if value is None:
+            self.int16(-1)
+            return
+        raw = value.encode("utf-8")
+        if len(raw) > _INT16_MAX:
+            raise ValueError(f"string of {len(raw)} bytes is longer than an int16 length allows")
+        self.int16(len(raw))
+        self._parts.append(raw)
+
+    def array(self, items: tuple[T, ...] | list[T], write: Callable[[Writer, T], None]) -> None:
+        self.int32(len(items))
+        for item in items:
+            write(self, item)
+
+    def getvalue(self) -> bytes:
+        return b"".join(self._parts)

@@ -1,0 +1,42 @@
+"""The SparkSession every job runs in: ``local[*]`` unless ``--master`` names a cluster.
+
+Why one builder: the jobs, tests and benchmark must agree on the Python the workers run
+(``PYSPARK_PYTHON``, defaulting to this interpreter so workers import the same kassign), on quiet
+logs, and on Arrow batches small enough that each Python worker gets many of them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+__all__ = ["ARROW_BATCH_ROWS", "session"]
+
+ARROW_BATCH_ROWS = 16
+"""Rows per Arrow batch into ``mapInPandas``: a row is a whole assignment, so batches stay small."""
+
+
+def session(master: str | None = None, *, app_name: str = "kassign", progress: bool = True) -> SparkSession:
+    """A SparkSession on ``master`` (default ``local[*]``), logging warnings only.
+
+    ``progress`` keeps Spark's console progress bar, which Spark shows for stages running longer
+    than about half a second: long jobs show it, short ones stay quiet.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.master(master or "local[*]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "true" if progress else "false")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
+        .config("spark.python.worker.reuse", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    if (master or "local").startswith("local"):
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark

@@ -1,0 +1,57 @@
+"""A real kassign server for tests: in this process on 127.0.0.1 port 0, or as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+
+from server.app import ServerConfig, create_server
+from server.servicer import AssignObserver
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def in_process(
+    observer: AssignObserver | None = None, **config: object
+) -> Iterator[tuple[grpc.Server, str]]:
+    """A started server and its ``127.0.0.1:<port>`` target; stopped on exit."""
+    server, port = create_server(
+        ServerConfig(host="127.0.0.1", port=0, **config),  # type: ignore[arg-type]
+        observer=observer,
+    )
+    server.start()
+    try:
+        yield server, f"127.0.0.1:{port}"
+    finally:
+        server.stop(None).wait()
+
+
+@contextmanager
+def subprocess_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``python -m server serve --port 0`` in a child process; the port comes from --port-file."""
+    port_file = tmp_path / "port"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", "0",
+         "--port-file", str(port_file), *args],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not port_file.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start: {proc.communicate(timeout=5)[1].decode()}")
+            time.sleep(0.05)
+        yield proc, f"127.0.0.1:{port_file.read_text().strip()}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)

@@ -1,0 +1,75 @@
+"""Errors become gRPC statuses by one table; the caller never sees a traceback."""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+import pytest
+
+from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
+from server.status import STATUS_TABLE, to_status
+
+
+def test_invalid_request_names_field_and_member_in_message_and_metadata() -> None:
+    status = to_status(InvalidRequest("bad uuid 'x'", field="members[0].info.process_id", member="m-1"))
+    assert status.code is grpc.StatusCode.INVALID_ARGUMENT
+    assert "members[0].info.process_id" in status.message and "'m-1'" in status.message
+    assert dict(status.metadata) == {"kassign-field": "members[0].info.process_id", "kassign-member": "m-1"}
+
+
+def test_invalid_request_without_member_has_no_member_metadata() -> None:
+    status = to_status(InvalidRequest("no members", field="members"))
+    assert dict(status.metadata) == {"kassign-field": "members"}
+
+
+def test_metadata_values_are_escaped_to_printable_ascii() -> None:
+    status = to_status(InvalidRequest("x", field="members", member="z\u00fcrich\nnode"))
+    value = dict(status.metadata)["kassign-member"]
+    assert value.isascii() and value.isprintable()
+    assert "\\xfc" in value and "\\n" in value
+
+
+@pytest.mark.parametrize(
+    "error",
+    [InvalidAssignment("ACTIVE_TASK_UNASSIGNED", "task 0_1 has no owner"), SolverError("INFEASIBLE")],
+)
+def test_server_side_kassign_errors_are_internal_with_their_reason_and_a_request_id(
+    error: KassignError, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="server.status"):
+        status = to_status(error)
+    assert status.code is grpc.StatusCode.INTERNAL
+    request_id = dict(status.metadata)["kassign-request-id"]
+    assert str(error) in status.message and request_id in status.message
+    assert any(request_id in r.getMessage() for r in caplog.records)
+
+
+def test_unexpected_error_is_internal_without_details_and_logged_with_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    try:
+        {}["secret-key"]
+    except KeyError as exc:
+        with caplog.at_level(logging.ERROR, logger="server.status"):
+            status = to_status(exc)
+    assert status.code is grpc.StatusCode.INTERNAL
+    assert "secret-key" not in status.message and "Traceback" not in status.message
+    request_id = dict(status.metadata)["kassign-request-id"]
+    record = next(r for r in caplog.records if request_id in r.getMessage())
+    assert record.exc_info is not None
+
+
+def test_a_subclass_takes_its_nearest_mapped_base() -> None:
+    class OddRequest(InvalidRequest):
+        pass
+
+    class NewKassignError(KassignError):
+        pass
+
+    assert to_status(OddRequest("x", field="f")).code is grpc.StatusCode.INVALID_ARGUMENT
+    assert to_status(NewKassignError("y")).code is grpc.StatusCode.INTERNAL
+
+
+def test_every_library_error_has_a_row() -> None:
+    assert set(STATUS_TABLE) >= {InvalidRequest, InvalidAssignment, SolverError, KassignError}

@@ -1,0 +1,276 @@
+"""The sticky assignor: tasks stay where they ran, as far as capacity-proportional balance allows.
+
+Kafka's ``LegacyStickyTaskAssignor`` semantics, in one pass and with no follow-up rebalance:
+
+- each client may keep ``threads * (tasks // total threads)`` of its previous actives;
+- tasks still open go to a previous standby owner under the same quota;
+- the rest, in task order, go to their previous owner unless that client is full (``assigned >=
+  threads``) while another has more room, else to the least loaded client that gains a new task
+  pair (spreading co-located tasks), else to the least loaded client;
+- standbys, replica by replica in task order, go through the same choice among the clients not
+  holding the task (so previous standby owners keep theirs and no two clients end up with the
+  same task set); with KIP-708 tags or KIP-925 racks configured, the shared tag-aware
+  ``standby.place_standby_tasks`` places them instead, which Kafka's legacy assignor lacks;
+- with a KIP-925 strategy, ``rack.py`` then trims cross-rack traffic (costs default 1/10, sticky
+  over traffic; stateless tasks 1/0), actives before standbys, as Kafka orders it.
+
+Kafka walks ``HashMap``/``HashSet`` orders in several places; we walk tasks in ``TaskId`` order and
+clients in Java UUID order, and where a task was previous active on several clients the last of
+them (in that order) is its previous owner, as Kafka's map overwrite leaves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from assignor.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
+from assignor.result import Diagnostics, KafkaStreamsAssignment, TaskAssignment, TaskType, task_assignment
+from assignor.standby import place_standby_tasks
+from assignor.tags import tag_layout
+
+__all__ = ["StickyTaskAssignor", "sticky_actives"]
+
+STATEFUL_TRAFFIC_COST = 1
+STATEFUL_NON_OVERLAP_COST = 10
+STATELESS_TRAFFIC_COST = 1
+STATELESS_NON_OVERLAP_COST = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StickyTaskAssignor:
+    """KIP-924 ``TaskAssignor``: sticky actives, shared standby placement, optional rack trim."""
+
+    def assign(self, application_state: ApplicationState) -> TaskAssignment:
+        state = application_state
+        book = _Book(state)
+        _assign_actives(state, book)
+        active = book.frozen(book.active)
+        diagnostics = Diagnostics()
+        if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE:
+            active, diagnostics = _optimise_actives(state, active)
+            book = _Book(state, active)
+        if tag_layout(state).tag_aware:
+            placement = place_standby_tasks(state, active)
+            standby = dict(placement.standby)
+            diagnostics = diagnostics.merged(Diagnostics(notes=placement.notes))
+        else:
+            short = _assign_standbys(state, book)
+            standby = book.frozen(book.standby)
+            if short:
+                diagnostics = diagnostics.merged(Diagnostics(notes=(_short_note(state, short),)))
+        if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE and state.configs.num_standby_replicas > 0:
+            standby, more = _optimise_standbys(state, active, standby)
+            diagnostics = diagnostics.merged(more)
+        return task_assignment(
+            (KafkaStreamsAssignment.of(pid, active[pid], standby[pid]) for pid in state.clients),
+            diagnostics,
+        )
+
+
+def sticky_actives(state: ApplicationState) -> dict[ProcessId, frozenset[TaskId]]:
+    """Every task's active client, sticky to previous owners (see the module docstring)."""
+    book = _Book(state)
+    _assign_actives(state, book)
+    return book.frozen(book.active)
+
+
+def _assign_actives(state: ApplicationState, book: _Book) -> None:
+    """Previous actives within quota, then previous standbys within quota, then ``_find_client``."""
+    quota = len(state.tasks) // max(1, sum(book.capacity.values()))
+    owner = _previous_active_owner(state)
+    standby_owners = _previous_standby_owners(state)
+    open_tasks: list[TaskId] = []
+    for task in state.tasks:
+        previous = owner.get(task)
+        if previous is not None and book.under_quota(previous, quota):
+            book.give(task, previous, TaskType.ACTIVE)
+        else:
+            open_tasks.append(task)
+    remaining: list[TaskId] = []
+    for task in open_tasks:
+        keeper = next((p for p in standby_owners.get(task, ()) if book.under_quota(p, quota)), None)
+        if keeper is None:
+            remaining.append(task)
+        else:
+            book.give(task, keeper, TaskType.ACTIVE)
+    everyone = tuple(state.clients)
+    for task in remaining:
+        chosen = _find_client(book, task, everyone, owner.get(task), standby_owners.get(task, ()))
+        book.give(task, chosen, TaskType.ACTIVE)
+
+
+def _assign_standbys(state: ApplicationState, book: _Book) -> list[TaskId]:
+    """Kafka's legacy standby pass: each replica to ``_find_client`` among clients without the task."""
+    owner = _previous_active_owner(state)
+    standby_owners = _previous_standby_owners(state)
+    short: list[TaskId] = []
+    for task in state.stateful_tasks:
+        for _ in range(state.configs.num_standby_replicas):
+            free = tuple(p for p in state.clients if task not in book.tasks[p])
+            if not free:
+                short.append(task)
+                break
+            chosen = _find_client(book, task, free, owner.get(task), standby_owners.get(task, ()))
+            book.give(task, chosen, TaskType.STANDBY)
+    return short
+
+
+def _short_note(state: ApplicationState, short: Sequence[TaskId]) -> str:
+    replicas = state.configs.num_standby_replicas
+    first = ", ".join(str(t) for t in short[:5])
+    return f"{len(short)} task(s) got fewer than {replicas} standby replica(s): not enough clients (first: {first})"
+
+
+def _previous_active_owner(state: ApplicationState) -> dict[TaskId, ProcessId]:
+    owner: dict[TaskId, ProcessId] = {}
+    for pid, client in state.clients.items():
+        for task in client.previous_active_tasks:
+            owner[task] = pid
+    return owner
+
+
+def _previous_standby_owners(state: ApplicationState) -> dict[TaskId, tuple[ProcessId, ...]]:
+    owners: dict[TaskId, list[ProcessId]] = {}
+    for pid, client in state.clients.items():
+        for task in client.previous_standby_tasks:
+            owners.setdefault(task, []).append(pid)
+    return {task: tuple(pids) for task, pids in owners.items()}
+
+
+class _Book:
+    """Scratch: tasks given so far per client (actives, standbys, both), and co-located pairs.
+
+    A pair (a, b) is recorded when b joins a client holding a; preferring clients that gain a
+    new pair spreads the tasks of a sub-topology and keeps two clients from holding the same
+    set (Kafka's ``TaskPairs``). Load is all tasks held per thread, as in Kafka's ``ClientState``.
+    """
+
+    def __init__(
+        self, state: ApplicationState, active: Mapping[ProcessId, AbstractSet[TaskId]] | None = None
+    ) -> None:
+        self.capacity = {pid: max(1, c.num_threads) for pid, c in state.clients.items()}
+        self.tasks: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
+        self.active: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
+        self.standby: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
+        self._index = {task: i for i, task in enumerate(state.tasks)}  # tasks come sorted
+        self._n = len(self._index)
+        self.pairs: set[int] = set()
+        self.max_pairs = self._n * (self._n - 1) // 2
+        for pid, tasks in (active or {}).items():
+            for task in sorted(tasks, key=lambda t: t.sort_key):
+                self.give(task, pid, TaskType.ACTIVE)
+
+    def _pair(self, a: TaskId, b: TaskId) -> int:
+        i, j = self._index[a], self._index[b]
+        return i * self._n + j if i < j else j * self._n + i
+
+    def frozen(self, which: Mapping[ProcessId, set[TaskId]]) -> dict[ProcessId, frozenset[TaskId]]:
+        return {pid: frozenset(tasks) for pid, tasks in which.items()}
+
+    def under_quota(self, pid: ProcessId, quota: int) -> bool:
+        return len(self.active[pid]) < self.capacity[pid] * quota
+
+    def load(self, pid: ProcessId) -> float:
+        return len(self.tasks[pid]) / self.capacity[pid]
+
+    def give(self, task: TaskId, pid: ProcessId, kind: TaskType) -> None:
+        self.pairs.update(self._pair(other, task) for other in self.tasks[pid])
+        self.tasks[pid].add(task)
+        (self.active if kind is TaskType.ACTIVE else self.standby)[pid].add(task)
+
+    def has_new_pair(self, task: TaskId, pid: ProcessId) -> bool:
+        if len(self.pairs) >= self.max_pairs:
+            return False
+        return any(self._pair(other, task) not in self.pairs for other in self.tasks[pid])
+
+    def roomier(self, a: ProcessId, b: ProcessId) -> bool:
+        """Whether ``a`` has more available capacity than ``b`` (lower load, then more threads)."""
+        load_a, load_b = self.load(a), self.load(b)
+        if load_a != load_b:
+            return load_a < load_b
+        return self.capacity[a] > self.capacity[b]
+
+    def should_rebalance(self, pid: ProcessId) -> bool:
+        """Full (as many tasks as threads) while some client has more room."""
+        if len(self.tasks[pid]) < self.capacity[pid]:
+            return False
+        return any(self.roomier(other, pid) for other in self.tasks)
+
+
+def _find_client(
+    book: _Book,
+    task: TaskId,
+    within: Sequence[ProcessId],
+    previous_active: ProcessId | None,
+    previous_standbys: Sequence[ProcessId],
+) -> ProcessId:
+    """Kafka's ``findClient``: previous owner unless balance says otherwise, else least loaded."""
+    if len(within) == 1:
+        return within[0]
+    allowed = set(within)
+    standbys = [p for p in previous_standbys if p in allowed]
+    previous = previous_active if previous_active in allowed else _least_loaded(book, task, standbys)
+    if previous is None:
+        return _least_loaded(book, task, within) or within[0]
+    if not book.should_rebalance(previous):
+        return previous
+    standby = _least_loaded(book, task, standbys)
+    if standby is None or book.should_rebalance(standby):
+        return _least_loaded(book, task, within) or within[0]
+    return standby
+
+
+def _least_loaded(book: _Book, task: TaskId, candidates: Sequence[ProcessId]) -> ProcessId | None:
+    """The roomiest candidate that gains a new task pair, else the roomiest; an empty one first."""
+    for check_pairs in (True, False):
+        best: ProcessId | None = None
+        for pid in candidates:
+            if not book.tasks[pid]:
+                return pid
+            if best is None or book.roomier(pid, best):
+                if not check_pairs or book.has_new_pair(task, pid):
+                    best = pid
+        if best is not None:
+            return best
+    return None
+
+
+def _optimise_actives(
+    state: ApplicationState, active: Mapping[ProcessId, AbstractSet[TaskId]]
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
+    from assignor import rack  # lazy: only with a KIP-925 strategy (needs OR-Tools)
+
+    configs = state.configs
+    traffic = STATEFUL_TRAFFIC_COST if configs.traffic_cost is None else configs.traffic_cost
+    overlap = STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
+    result, diagnostics = rack.optimize_active_tasks(
+        state, state.stateful_tasks, active, traffic_cost=traffic, non_overlap_cost=overlap
+    )
+    if state.stateless_tasks:
+        result, more = rack.optimize_active_tasks(
+            state,
+            state.stateless_tasks,
+            result,
+            traffic_cost=STATELESS_TRAFFIC_COST,
+            non_overlap_cost=STATELESS_NON_OVERLAP_COST,
+        )
+        diagnostics = diagnostics.merged(more)
+    return {pid: frozenset(result.get(pid, ())) for pid in state.clients}, diagnostics
+
+
+def _optimise_standbys(
+    state: ApplicationState,
+    active: Mapping[ProcessId, AbstractSet[TaskId]],
+    standby: Mapping[ProcessId, AbstractSet[TaskId]],
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
+    from assignor import rack  # lazy, as above
+
+    configs = state.configs
+    traffic = STATEFUL_TRAFFIC_COST if configs.traffic_cost is None else configs.traffic_cost
+    overlap = STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
+    result, diagnostics = rack.optimize_standby_tasks(
+        state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap
+    )
+    return {pid: frozenset(result.get(pid, ())) for pid in state.clients}, diagnostics

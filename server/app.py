@@ -167,7 +167,11 @@ def _install_shutdown(stop: Callable[[bool], None]) -> None:
         nonlocal signals_seen
         signals_seen += 1
         log.info("received %s, shutting down", signal.Signals(signum).name)
-        stop(signals_seen > 1)
+        # On its own thread: a second signal arriving while stop() holds the server's lock
+        # would otherwise run a nested stop() in this thread and deadlock on it.
+        threading.Thread(
+            target=stop, args=(signals_seen > 1,), name="kassign-stop", daemon=True
+        ).start()
 
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -10,19 +10,20 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from google.protobuf import json_format
+from kassign.v1 import assignment_pb2 as pb
 
 from assignor.errors import KassignError
-from kassign.v1 import assignment_pb2 as pb
 from server import app
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main", "read_request", "write_response"]
 
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("server.probe",)
 """Modules that add subcommands (``add_parser(subparsers)``), in help order after the built-ins."""
 
 EXIT_OK, EXIT_INVALID, EXIT_FAILED = 0, 2, 1
@@ -68,6 +69,14 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="solver budget for requests that set none (0: none)",
     )
     p.add_argument("--journal", type=Path, metavar="DIR", help="record every request under DIR")
+    p.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1,
+        help="server processes sharing the port (default: the number of cores)",
+    )
+    p.add_argument(
+        "--metrics-port", type=int, default=9464, help="Prometheus /metrics port (0: any, -1: off)"
+    )
+    p.add_argument("--metrics-host", default="0.0.0.0", help="address the metrics endpoint binds")
     p.set_defaults(func=_run_serve)
 
 
@@ -85,8 +94,12 @@ def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    app.serve(_serve_config(args))
-    return EXIT_OK
+    from server.workers import serve_workers
+
+    return serve_workers(
+        _serve_config(args), workers=args.workers, metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
+    )
 
 
 def _add_assign(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -1,0 +1,45 @@
+"""``kassign health --target HOST:PORT``: ask a server's gRPC health service, exit 0 if SERVING.
+
+The Docker HEALTHCHECK runs it; so can any supervisor. It uses the standard
+``grpc.health.v1.Health/Check``, so it says what every gRPC health prober would.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["add_parser", "check"]
+
+EXIT_SERVING, EXIT_NOT_SERVING = 0, 1
+
+
+def check(target: str, *, service: str = "", timeout: float = 3.0) -> str:
+    """The serving status name the server reports for ``service`` ("" = the whole server)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        response = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+    return str(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
+
+
+def _run(args: argparse.Namespace) -> int:
+    import grpc
+
+    try:
+        status = check(args.target, service=args.service, timeout=args.timeout)
+    except grpc.RpcError as exc:
+        print(f"kassign health: {args.target}: {exc.code().name}", file=sys.stderr)
+        return EXIT_NOT_SERVING
+    print(f"{args.target}: {status}")
+    return EXIT_SERVING if status == "SERVING" else EXIT_NOT_SERVING
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("health", help="check a running server's gRPC health (exit 0: serving)")
+    p.add_argument("--target", default="127.0.0.1:50051", help="HOST:PORT")
+    p.add_argument("--service", default="", help="service name; empty: the whole server")
+    p.add_argument("--timeout", type=float, default=3.0, help="seconds")
+    p.set_defaults(func=_run)

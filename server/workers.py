@@ -1,0 +1,207 @@
+"""``kassign serve --workers N``: N server processes on one port, metrics aggregated in the parent.
+
+OR-Tools holds the GIL while it solves, so threads cannot use a second core; processes can.
+The process model, in order (it matters: gRPC must not exist before the fork):
+
+1. The parent makes a fresh ``PROMETHEUS_MULTIPROC_DIR`` and reserves the port with a socket
+   bound (not listening) with ``SO_REUSEPORT``, so port 0 means one port for every worker.
+2. It forks N workers before any gRPC server or channel exists. Each worker switches
+   prometheus_client to multiprocess values, builds its metrics, and serves the port with
+   ``grpc.so_reuseport`` (the kernel spreads *connections* over the workers, not requests).
+3. The parent serves ``/metrics`` with ``MultiProcessCollector`` (every worker's files, summed),
+   forwards SIGTERM/SIGINT to the workers as SIGTERM (a second signal forwards a second SIGTERM:
+   stop at once), marks each worker dead as it exits, and returns when all have exited.
+
+Workers sit in their own process group, so a terminal's Ctrl-C reaches the parent only and each
+worker gets exactly one SIGTERM; on Linux a worker also gets SIGTERM if the parent dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from types import FrameType
+
+from server.app import ServerConfig, run_process
+
+__all__ = ["reserve_port", "serve_workers"]
+
+log = logging.getLogger(__name__)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_PR_SET_PDEATHSIG = 1
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+DUPLICATE_SIGNAL_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def reserve_port(host: str, port: int) -> Iterator[int]:
+    """Hold ``host:port`` (0: any free port) with ``SO_REUSEPORT`` so workers can share it.
+
+    The socket is bound but never listens, so the kernel hands it no connections.
+    """
+    bare = host.strip("[]") or "::"
+    family, _, _, _, address = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(address)
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+def _worker_main(config: ServerConfig, index: int) -> int:
+    """Runs in a forked worker: multiprocess metrics, then the ordinary serving loop."""
+    os.setpgid(0, 0)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's forwarding handler is not ours
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    from prometheus_client import CollectorRegistry, values
+
+    from server.metrics import AssignmentMetrics, GrpcMetrics, MetricsInterceptor
+
+    # Whatever imported prometheus_client first, this process writes to the shared files.
+    values.ValueClass = values.MultiProcessValue()
+    registry = CollectorRegistry()  # never exposed: the parent reads the files
+    observer = AssignmentMetrics(registry)
+    interceptor = MetricsInterceptor(GrpcMetrics(registry))
+    log.info("worker %d (pid %d) starting", index, os.getpid())
+    run_process(config, observer=observer, interceptors=(interceptor,))
+    return 0
+
+
+def _fork_worker(config: ServerConfig, index: int) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        code = _worker_main(config, index)
+    except BaseException:  # noqa: BLE001 - a worker must never return into the parent's code
+        log.exception("worker %d failed", index)
+    finally:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _start_metrics_server(multiproc_dir: str, host: str, port: int) -> object | None:
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    from server.metrics import serve_metrics
+
+    if port < 0:
+        return None
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=multiproc_dir)
+    try:
+        server = serve_metrics(registry, port=port, host=host)
+    except OSError as exc:  # serving assignments matters more than exporting metrics
+        log.error("metrics endpoint %s:%d unavailable, serving without it: %s", host, port, exc)
+        return None
+    log.info("metrics on http://%s:%d/metrics", host, server.server_port)
+    return server
+
+
+def _forward_signals(pids: set[int]) -> None:
+    """SIGTERM/SIGINT to the parent become SIGTERM to every live worker.
+
+    A repeat within ``DUPLICATE_SIGNAL_SECONDS`` of the first is one signal delivered twice
+    (``timeout`` and some supervisors signal the process and then its group), not an operator's
+    second request to stop at once, so it is not forwarded.
+    """
+    first: list[float] = []
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        now = time.monotonic()
+        if first and now - first[0] < DUPLICATE_SIGNAL_SECONDS:
+            return
+        first[:1] = first[:1] or [now]
+        log.info("received %s, stopping %d worker(s)", signal.Signals(signum).name, len(pids))
+        for pid in sorted(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    for sig in sorted(_STOP_SIGNALS):
+        signal.signal(sig, handler)
+
+
+def _wait_all(pids: set[int], multiproc_dir: str) -> int:
+    """Reap workers until none is left; the number that exited with an error."""
+    from prometheus_client import multiprocess
+
+    failed = 0
+    while pids:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            log.error("workers %s vanished", sorted(pids))
+            return failed + len(pids)
+        if pid not in pids:
+            continue
+        pids.discard(pid)
+        multiprocess.mark_process_dead(pid, multiproc_dir)
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            failed += 1
+            log.error("worker pid %d exited with %d; %d left", pid, code, len(pids))
+        else:
+            log.info("worker pid %d exited", pid)
+    return failed
+
+
+def serve_workers(
+    config: ServerConfig,
+    *,
+    workers: int,
+    metrics_port: int,
+    metrics_host: str = "0.0.0.0",
+) -> int:
+    """Serve with ``workers`` processes until SIGTERM/SIGINT; 0 when every worker exited cleanly.
+
+    ``metrics_port`` -1 turns the metrics endpoint off; 0 picks a free port.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
+    multiproc_dir = tempfile.mkdtemp(prefix="kassign-metrics-")
+    os.environ[MULTIPROC_ENV] = multiproc_dir
+    pids: set[int] = set()
+    metrics = None
+    try:
+        with reserve_port(config.host, config.port) as port:
+            worker_config = replace(config, port=port, reuse_port=True)
+            _forward_signals(pids)
+            # Stop signals wait while forking: each worker starts with its own handlers, and
+            # the parent forwards a signal that arrived meanwhile once every pid is known.
+            signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+            try:
+                for index in range(workers):
+                    pids.add(_fork_worker(worker_config, index))
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+            log.info("kassign: %d worker(s) on port %d", workers, port)
+            metrics = _start_metrics_server(multiproc_dir, metrics_host, metrics_port)
+            failed = _wait_all(pids, multiproc_dir)
+    finally:
+        for pid in sorted(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if metrics is not None:
+            metrics.shutdown()  # type: ignore[attr-defined]
+        shutil.rmtree(multiproc_dir, ignore_errors=True)
+    return 0 if failed == 0 else 1

@@ -18,7 +18,8 @@ state for), so a 10,000-task group with 1,000 clients does not hold ten million 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import heapq
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from assignor.model import (
@@ -32,6 +33,7 @@ from assignor.model import (
 
 __all__ = [
     "UNBOUNDED_RECOVERY_LAG",
+    "CatchUpIndex",
     "ConsumerReport",
     "TaskLags",
     "compute_lags",
@@ -182,3 +184,78 @@ def kafka_streams_state(
         client_tags=dict(client_tags or {}),
         host_info=host_info,
     )
+
+
+class CatchUpIndex:
+    """Who is caught up on which stateful task, in index space, built once per assignment.
+
+    Clients are ``0..C-1`` in process order, tasks ``0..T-1`` in task order. Only lags that
+    may differ from the end-offset sum are stored (``local_lags``), so building and querying
+    cost what the clients reported, not tasks x clients. Read-only after construction.
+    """
+
+    __slots__ = ("_caught", "_default_caught", "_end", "_local", "_min_lag", "_n_clients")
+
+    def __init__(
+        self,
+        tasks: Sequence[TaskId],
+        end_offset_sums: Sequence[int],
+        client_lags: Sequence[Mapping[TaskId, int]],
+        acceptable_recovery_lag: int,
+    ) -> None:
+        position = {task: i for i, task in enumerate(tasks)}
+        self._n_clients = len(client_lags)
+        self._end = list(end_offset_sums)
+        self._local: list[dict[int, int]] = [{} for _ in tasks]
+        for client, lags in enumerate(client_lags):
+            for task, lag in local_lags(lags).items():
+                index = position.get(task)
+                if index is not None:
+                    self._local[index][client] = lag
+        self._default_caught = [is_caught_up(end, acceptable_recovery_lag) for end in self._end]
+        self._caught = [
+            {c for c, lag in local.items() if is_caught_up(lag, acceptable_recovery_lag)}
+            for local in self._local
+        ]
+        self._min_lag = [
+            min([*local.values(), *((end,) if len(local) < self._n_clients else ())])
+            for local, end in zip(self._local, self._end, strict=True)
+        ]
+
+    def lag(self, client: int, task: int) -> int:
+        return self._local[task].get(client, self._end[task])
+
+    def is_caught_up(self, client: int, task: int) -> bool:
+        if client in self._local[task]:
+            return client in self._caught[task]
+        return self._default_caught[task]
+
+    def num_caught_up(self, task: int) -> int:
+        """How many clients are caught up on the task (orders Kafka's movement queue)."""
+        unreported = self._n_clients - len(self._local[task])
+        return len(self._caught[task]) + (unreported if self._default_caught[task] else 0)
+
+    def caught_up(self, task: int) -> list[int]:
+        """The caught-up clients, ascending (every unreported client too when the changelog
+        is short enough, which is why this is a list built on demand, not stored)."""
+        if not self._default_caught[task]:
+            return sorted(self._caught[task])
+        local = self._local[task]
+        return [c for c in range(self._n_clients) if c not in local or c in self._caught[task]]
+
+    def has_more_caught_up_than(self, client: int, task: int) -> bool:
+        """Kafka's movement trigger: not caught up here, and some client lags strictly less."""
+        return not self.is_caught_up(client, task) and self._min_lag[task] < self.lag(client, task)
+
+    def by_lag(self, task: int) -> Iterator[int]:
+        """Every client, least lag first, ties by process order: Kafka's ``tasksToClientByLag``.
+
+        The raw lag is the key, as Kafka's ``comparingLong(lagFor)``: so an unknown offset sum
+        (-3) ranks ahead of every real lag. Running actives (-2) are always caught up and are
+        chosen before this ranking is consulted. Lazy: callers stop at the first fit.
+        """
+        local = self._local[task]
+        reported = sorted((lag, c) for c, lag in local.items())
+        end = self._end[task]
+        rest = ((end, c) for c in range(self._n_clients) if c not in local)
+        return (c for _, c in heapq.merge(reported, rest))

@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import replace
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
-from assignor.errors import InvalidRequest
+from assignor.errors import InvalidAssignment, InvalidRequest, KassignError
 from assignor.model import ApplicationState
-from assignor.result import TaskAssignment
+from assignor.result import Diagnostics, TaskAssignment
+from assignor.validate import AssignmentError, check
 
-__all__ = ["ENTRY_POINT_GROUP", "TaskAssignor", "assign", "get_assignor", "register", "registered_names"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "TaskAssignor",
+    "assign",
+    "get_assignor",
+    "register",
+    "registered_names",
+    "run",
+]
 
 ENTRY_POINT_GROUP = "kassign.assignors"
 
@@ -66,10 +76,57 @@ def get_assignor(name: str) -> TaskAssignor:
     spec = _BUILT_INS.get(name) or _entry_point_specs().get(name)
     if spec is None:
         known = ", ".join(registered_names())
-        raise InvalidRequest(f"unknown assignor {name!r} (known: {known})", field="configs.assignor")
+        raise InvalidRequest(
+            f"unknown assignor {name!r} (known: {known})", field="configs.assignor"
+        )
     return _load(spec)()
 
 
 def assign(application_state: ApplicationState) -> TaskAssignment:
     """Run the assignor the configs name on ``application_state``."""
     return get_assignor(application_state.configs.assignor).assign(application_state)
+
+
+def run(application_state: ApplicationState) -> tuple[TaskAssignment, AssignmentError]:
+    """Assign with the configured assignor, validate, tell the assignor; never crash on its faults.
+
+    - an unknown assignor name is the request's fault: ``InvalidRequest``;
+    - an assignor that raises (anything but a ``KassignError``, which passes as is) or returns
+      something other than a ``TaskAssignment`` broke KIP-924: ``InvalidAssignment``, chained;
+    - a ``TaskAssignment`` that fails validation comes back with its ``AssignmentError`` (the
+      service reports the code; Kafka would reject the assignment);
+    - ``on_assignment_computed(application_state, assignment, error)`` is called when defined;
+      if it raises, the assignment stands and a note in its diagnostics says so.
+    """
+    name = application_state.configs.assignor
+    assignor = get_assignor(name)
+    try:
+        result = assignor.assign(application_state)
+    except KassignError:
+        raise
+    except Exception as exc:  # a plug-in's fault becomes a typed error
+        raise InvalidAssignment(
+            None, f"assignor {name!r} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(result, TaskAssignment):
+        raise InvalidAssignment(
+            None, f"assignor {name!r} returned {type(result).__name__}, not a TaskAssignment"
+        )
+    error, why = check(application_state, result)
+    if error is not AssignmentError.NONE:
+        result = replace(result, diagnostics=result.diagnostics.merged(Diagnostics(notes=(why,))))
+    return _notify(assignor, application_state, result, error), error
+
+
+def _notify(
+    assignor: TaskAssignor, state: ApplicationState, result: TaskAssignment, error: AssignmentError
+) -> TaskAssignment:
+    callback = getattr(assignor, "on_assignment_computed", None)
+    if callback is None:
+        return result
+    try:
+        callback(state, result, error)
+    except Exception as exc:  # noqa: BLE001 - a listener's fault must not lose the assignment
+        note = f"on_assignment_computed raised {type(exc).__name__}: {exc}"
+        return replace(result, diagnostics=result.diagnostics.merged(Diagnostics(notes=(note,))))
+    return result

@@ -60,7 +60,9 @@ def place_standby_tasks(
     Loads start from the actives given; a client never receives a standby of a task it holds.
     """
     replicas = state.configs.num_standby_replicas
-    targets = tuple(state.stateful_tasks if tasks is None else sorted(tasks, key=lambda t: t.sort_key))
+    targets = tuple(
+        state.stateful_tasks if tasks is None else sorted(tasks, key=lambda t: t.sort_key)
+    )
     placed: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
     layout = tag_layout(state)
     if replicas <= 0 or not targets or not state.clients:
@@ -74,9 +76,10 @@ def place_standby_tasks(
     short = _place_least_loaded(pending, holding, heap, placed)
     notes = layout.notes
     if short:
+        first = ", ".join(str(t) for t in short[:5])
         notes += (
-            f"{len(short)} task(s) got fewer than {replicas} standby replica(s): not enough "
-            f"clients (first: {', '.join(str(t) for t in short[:5])})",
+            f"{len(short)} task(s) got fewer than {replicas} standby replica(s): "
+            + f"not enough clients (first: {first})",
         )
     return _freeze(placed, notes)
 
@@ -165,7 +168,7 @@ def _place_by_tags(
             exclude_used_values(excluded, values[last], used, layout.distinct)
             if eligible.available(excluded, task_holding) <= 0:
                 break
-            chosen = heap.poll(task_holding, lambda pid: is_excluded(values[pid], excluded))
+            chosen = heap.poll(task_holding, _rejecting(values, excluded))
             if chosen is None:
                 break
             placed[chosen].add(task)
@@ -174,6 +177,13 @@ def _place_by_tags(
         if remaining:
             pending[task] = remaining
     return pending
+
+
+def _rejecting(
+    values: Mapping[ProcessId, tuple[str | None, ...]], excluded: Mapping[int, set[str]]
+) -> Callable[[ProcessId], bool]:
+    """The poll filter of one replica: clients on a barred tag value."""
+    return lambda pid: is_excluded(values[pid], excluded)
 
 
 class _EligibleCount:

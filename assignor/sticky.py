@@ -26,7 +26,13 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from assignor.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
-from assignor.result import Diagnostics, KafkaStreamsAssignment, TaskAssignment, TaskType, task_assignment
+from assignor.result import (
+    Diagnostics,
+    KafkaStreamsAssignment,
+    TaskAssignment,
+    TaskType,
+    task_assignment,
+)
 from assignor.standby import place_standby_tasks
 from assignor.tags import tag_layout
 
@@ -60,7 +66,10 @@ class StickyTaskAssignor:
             standby = book.frozen(book.standby)
             if short:
                 diagnostics = diagnostics.merged(Diagnostics(notes=(_short_note(state, short),)))
-        if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE and state.configs.num_standby_replicas > 0:
+        if (
+            state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
+            and state.configs.num_standby_replicas > 0
+        ):
             standby, more = _optimise_standbys(state, active, standby)
             diagnostics = diagnostics.merged(more)
         return task_assignment(
@@ -211,7 +220,9 @@ def _find_client(
         return within[0]
     allowed = set(within)
     standbys = [p for p in previous_standbys if p in allowed]
-    previous = previous_active if previous_active in allowed else _least_loaded(book, task, standbys)
+    previous = (
+        previous_active if previous_active in allowed else _least_loaded(book, task, standbys)
+    )
     if previous is None:
         return _least_loaded(book, task, within) or within[0]
     if not book.should_rebalance(previous):
@@ -229,9 +240,9 @@ def _least_loaded(book: _Book, task: TaskId, candidates: Sequence[ProcessId]) ->
         for pid in candidates:
             if not book.tasks[pid]:
                 return pid
-            if best is None or book.roomier(pid, best):
-                if not check_pairs or book.has_new_pair(task, pid):
-                    best = pid
+            roomier = best is None or book.roomier(pid, best)
+            if roomier and (not check_pairs or book.has_new_pair(task, pid)):
+                best = pid
         if best is not None:
             return best
     return None
@@ -244,7 +255,9 @@ def _optimise_actives(
 
     configs = state.configs
     traffic = STATEFUL_TRAFFIC_COST if configs.traffic_cost is None else configs.traffic_cost
-    overlap = STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
+    overlap = (
+        STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
+    )
     result, diagnostics = rack.optimize_active_tasks(
         state, state.stateful_tasks, active, traffic_cost=traffic, non_overlap_cost=overlap
     )
@@ -269,7 +282,9 @@ def _optimise_standbys(
 
     configs = state.configs
     traffic = STATEFUL_TRAFFIC_COST if configs.traffic_cost is None else configs.traffic_cost
-    overlap = STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
+    overlap = (
+        STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
+    )
     result, diagnostics = rack.optimize_standby_tasks(
         state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap
     )

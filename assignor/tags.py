@@ -104,7 +104,7 @@ def rack_tag_mismatches(state: ApplicationState) -> tuple[str, ...]:
     if RACK_TAG not in configured:
         return (
             f"clients report rack ids but rack_aware_assignment_tags {list(configured)} has no "
-            f"'{RACK_TAG}' key: standbys follow the tags, rack ids are ignored for standbys",
+            + f"'{RACK_TAG}' key: standbys follow the tags, rack ids are ignored for standbys",
         )
     differing = [
         f"{pid} (rack {c.rack_id!r}, tag {c.client_tags.get(RACK_TAG)!r})"

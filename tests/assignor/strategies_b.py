@@ -28,7 +28,8 @@ def pid(n: int) -> UUID:
 
 def tasks(spec: str) -> list[TaskId]:
     """``"0_0 0_1 1_0"`` -> task ids."""
-    return [TaskId(*map(int, part.split("_"))) for part in spec.split()]
+    pairs = (part.split("_") for part in spec.split())
+    return [TaskId(int(sub), int(partition)) for sub, partition in pairs]
 
 
 def client(
@@ -81,11 +82,21 @@ def app_states(
     all_tasks = [TaskId(s, p) for s in range(n_sub) for p in range(n_part)]
     stateful = draw(st.sets(st.sampled_from(all_tasks)))
     use_tags = draw(st.booleans()) if tagged is None else tagged
-    ids = draw(st.lists(st.integers(1, 2**128 - 1), min_size=n_clients, max_size=n_clients, unique=True))
+    ids = draw(
+        st.lists(st.integers(1, 2**128 - 1), min_size=n_clients, max_size=n_clients, unique=True)
+    )
     clients = []
     for n in ids:
         prev = draw(st.sets(st.sampled_from(all_tasks), max_size=4))
-        prev_standby = draw(st.sets(st.sampled_from(sorted(stateful, key=lambda t: t.sort_key) or all_tasks), max_size=3)) - prev
+        prev_standby = (
+            draw(
+                st.sets(
+                    st.sampled_from(sorted(stateful, key=lambda t: t.sort_key) or all_tasks),
+                    max_size=3,
+                )
+            )
+            - prev
+        )
         tags = {}
         if use_tags:
             tags = {"zone": draw(st.sampled_from("abc")), "cluster": draw(st.sampled_from("xy"))}

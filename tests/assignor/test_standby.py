@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
 from dataclasses import replace
 from uuid import UUID
@@ -9,7 +10,7 @@ from uuid import UUID
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignor.model import ApplicationState, TaskId
+from assignor.model import ApplicationState, KafkaStreamsState, TaskId
 from assignor.standby import assign_standby_tasks, place_standby_tasks
 from tests.assignor.strategies_b import app_states, client, pid, shuffled, state, tasks
 
@@ -21,7 +22,9 @@ def _holders(standby: Mapping[UUID, frozenset[TaskId]], task: TaskId) -> set[int
     return {p.int for p, ts in standby.items() if task in ts}
 
 
-def _grid(n: int, *, threads: int = 2, actives: Mapping[int, list[TaskId]]) -> list:
+def _grid(
+    n: int, *, threads: int = 2, actives: Mapping[int, list[TaskId]]
+) -> list[KafkaStreamsState]:
     """Nine clients: client i sits in zone (i-1) % 3 + 1 and cluster (i-1) // 3 + 1."""
     return [
         client(
@@ -62,7 +65,9 @@ def test_ties_break_by_process_order_in_java_uuid_order() -> None:
     negative = UUID("f0000000-0000-0000-0000-000000000000")  # sorts before pid(1) in Java
     app = state([client(1), client(2, active=[T00])], [T00], num_standby_replicas=1)
     other = state(
-        [client(2, active=[T00]), replace(client(1), process_id=negative)], [T00], num_standby_replicas=1
+        [client(2, active=[T00]), replace(client(1), process_id=negative)],
+        [T00],
+        num_standby_replicas=1,
     )
     assert assign_standby_tasks(app, _actives(app))[pid(1)] == {T00}
     assert assign_standby_tasks(other, _actives(other))[negative] == {T00}
@@ -80,7 +85,10 @@ def test_load_is_per_thread() -> None:
 
 def test_stateless_tasks_get_no_standbys() -> None:
     app = state([client(1, active=[T00, T10]), client(2)], [T00], [T10], num_standby_replicas=1)
-    assert assign_standby_tasks(app, _actives(app)) == {pid(1): frozenset(), pid(2): frozenset({T00})}
+    assert assign_standby_tasks(app, _actives(app)) == {
+        pid(1): frozenset(),
+        pid(2): frozenset({T00}),
+    }
 
 
 def test_fewer_replicas_when_clients_run_out_and_a_note_says_so() -> None:
@@ -91,7 +99,12 @@ def test_fewer_replicas_when_clients_run_out_and_a_note_says_so() -> None:
 
 
 def test_single_client_gets_no_standby() -> None:
-    app = state([client(1, active=[T00])], [T00], num_standby_replicas=1, rack_aware_assignment_tags=ZONES_CLUSTERS)
+    app = state(
+        [client(1, active=[T00])],
+        [T00],
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=ZONES_CLUSTERS,
+    )
     assert assign_standby_tasks(app, _actives(app)) == {pid(1): frozenset()}
 
 
@@ -112,14 +125,23 @@ def _assert_off_the_actives(standby: Mapping[UUID, frozenset[TaskId]], owners: s
 
 def test_kip708_nine_nodes_three_zones_three_clusters() -> None:
     """The KIP's example: active 0_0 on Node-1 gets standbys on {5, 9} or {6, 8}."""
-    app = state(_grid(9, actives={1: [T00]}), [T00], num_standby_replicas=2, rack_aware_assignment_tags=ZONES_CLUSTERS)
+    app = state(
+        _grid(9, actives={1: [T00]}),
+        [T00],
+        num_standby_replicas=2,
+        rack_aware_assignment_tags=ZONES_CLUSTERS,
+    )
     assert _holders(assign_standby_tasks(app, _actives(app)), T00) in ({5, 9}, {6, 8})
 
 
 def test_actives_in_one_zone_spread_standbys_over_other_zones_and_clusters() -> None:
     actives = {1: [T00, T10], 4: [T01, T11], 7: [T02, T12]}
-    app = state(_grid(9, actives=actives), tasks("0_0 0_1 0_2 1_0 1_1 1_2"), num_standby_replicas=2,
-                rack_aware_assignment_tags=ZONES_CLUSTERS)
+    app = state(
+        _grid(9, actives=actives),
+        tasks("0_0 0_1 0_2 1_0 1_1 1_2"),
+        num_standby_replicas=2,
+        rack_aware_assignment_tags=ZONES_CLUSTERS,
+    )
     standby = assign_standby_tasks(app, _actives(app))
     _assert_off_the_actives(standby, {1, 4, 7})
     for task in (T00, T10):
@@ -132,8 +154,12 @@ def test_actives_in_one_zone_spread_standbys_over_other_zones_and_clusters() -> 
 
 def test_actives_in_one_cluster_spread_standbys_over_other_clusters_and_zones() -> None:
     actives = {1: [T00, T10], 2: [T01, T11], 3: [T02, T12]}
-    app = state(_grid(9, actives=actives), tasks("0_0 0_1 0_2 1_0 1_1 1_2"), num_standby_replicas=2,
-                rack_aware_assignment_tags=ZONES_CLUSTERS)
+    app = state(
+        _grid(9, actives=actives),
+        tasks("0_0 0_1 0_2 1_0 1_1 1_2"),
+        num_standby_replicas=2,
+        rack_aware_assignment_tags=ZONES_CLUSTERS,
+    )
     standby = assign_standby_tasks(app, _actives(app))
     _assert_off_the_actives(standby, {1, 2, 3})
     for task in (T00, T10):
@@ -147,21 +173,39 @@ def test_actives_in_one_cluster_spread_standbys_over_other_clusters_and_zones() 
 def test_partial_awareness_when_a_key_runs_out_of_values() -> None:
     """Two clusters, three zones, two standbys: the second standby only needs a new zone."""
     clients = [
-        client(i, tags={"cluster": f"k{(i - 1) // 3 + 1}", "zone": f"z{(i - 1) % 3 + 1}"},
-               active={1: [T00], 6: [T10]}.get(i, ()))
+        client(
+            i,
+            tags={"cluster": f"k{(i - 1) // 3 + 1}", "zone": f"z{(i - 1) % 3 + 1}"},
+            active={1: [T00], 6: [T10]}.get(i, ()),
+        )
         for i in range(1, 7)
     ]
-    app = state(clients, [T00, T10], num_standby_replicas=2, rack_aware_assignment_tags=("cluster", "zone"))
+    app = state(
+        clients, [T00, T10], num_standby_replicas=2, rack_aware_assignment_tags=("cluster", "zone")
+    )
     standby = assign_standby_tasks(app, _actives(app))
     assert _holders(standby, T00) in ({5, 3}, {5, 6})
     assert _holders(standby, T10) in ({2, 4}, {2, 1})
 
 
 def test_other_zones_even_when_every_client_is_full() -> None:
-    clients = [client(i, tags={"zone": f"z{(i - 1) % 3 + 1}", "cluster": "k1"}) for i in range(1, 7)]
-    actives = {pid(1): {T00}, pid(2): {T01}, pid(3): {T02}, pid(4): {T10}, pid(5): {T11}, pid(6): {T12}}
-    app = state(clients, actives_tasks := sorted(t for ts in actives.values() for t in ts),
-                num_standby_replicas=1, rack_aware_assignment_tags=ZONES_CLUSTERS)
+    clients = [
+        client(i, tags={"zone": f"z{(i - 1) % 3 + 1}", "cluster": "k1"}) for i in range(1, 7)
+    ]
+    actives = {
+        pid(1): {T00},
+        pid(2): {T01},
+        pid(3): {T02},
+        pid(4): {T10},
+        pid(5): {T11},
+        pid(6): {T12},
+    }
+    app = state(
+        clients,
+        actives_tasks := sorted(t for ts in actives.values() for t in ts),
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=ZONES_CLUSTERS,
+    )
     standby = assign_standby_tasks(app, actives)
     assert all(len(s) == 1 for s in standby.values())
     zone = {p: app.clients[p].client_tags["zone"] for p in app.clients}
@@ -191,9 +235,16 @@ def test_same_value_under_different_keys_does_not_collide() -> None:
 
 
 def test_least_loaded_fallback_when_tags_cannot_tell_clients_apart() -> None:
-    clients = [client(i, threads=3, tags={"cluster": "k1", "zone": "z1"}, active=[t])
-               for i, t in zip(range(1, 5), (T00, T01, T02, T10))]
-    app = state(clients, [T00, T01, T02, T10], num_standby_replicas=1, rack_aware_assignment_tags=ZONES_CLUSTERS)
+    clients = [
+        client(i, threads=3, tags={"cluster": "k1", "zone": "z1"}, active=[t])
+        for i, t in zip(range(1, 5), (T00, T01, T02, T10))
+    ]
+    app = state(
+        clients,
+        [T00, T01, T02, T10],
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=ZONES_CLUSTERS,
+    )
     result = place_standby_tasks(app, _actives(app))
     assert {p.int: len(s) for p, s in result.standby.items()} == {1: 1, 2: 1, 3: 1, 4: 1}
     assert result.notes == ()
@@ -202,10 +253,23 @@ def test_least_loaded_fallback_when_tags_cannot_tell_clients_apart() -> None:
 def test_racks_stand_in_for_tags_like_a_zone_tag() -> None:
     actives = {1: [T00, T10], 2: [T01, T11], 3: [T02, T12]}
     six = tasks("0_0 0_1 0_2 1_0 1_1 1_2")
-    racked = state([client(i, threads=2, rack=f"r{(i - 1) % 3 + 1}", active=actives.get(i, ())) for i in range(1, 10)],
-                   six, num_standby_replicas=2)
-    tagged = state([client(i, threads=2, tags={"zone": f"r{(i - 1) % 3 + 1}"}, active=actives.get(i, ()))
-                    for i in range(1, 10)], six, num_standby_replicas=2, rack_aware_assignment_tags=("zone",))
+    racked = state(
+        [
+            client(i, threads=2, rack=f"r{(i - 1) % 3 + 1}", active=actives.get(i, ()))
+            for i in range(1, 10)
+        ],
+        six,
+        num_standby_replicas=2,
+    )
+    tagged = state(
+        [
+            client(i, threads=2, tags={"zone": f"r{(i - 1) % 3 + 1}"}, active=actives.get(i, ()))
+            for i in range(1, 10)
+        ],
+        six,
+        num_standby_replicas=2,
+        rack_aware_assignment_tags=("zone",),
+    )
     by_rack = assign_standby_tasks(racked, _actives(racked))
     assert by_rack == assign_standby_tasks(tagged, _actives(tagged))
     for i, task in ((1, T00), (2, T01), (3, T02)):
@@ -213,8 +277,15 @@ def test_racks_stand_in_for_tags_like_a_zone_tag() -> None:
 
 
 def test_rack_tag_disagreement_ends_in_the_notes() -> None:
-    app = state([client(1, rack="r1", tags={"rack": "r2"}, active=[T00]), client(2, rack="r2", tags={"rack": "r2"})],
-                [T00], num_standby_replicas=1, rack_aware_assignment_tags=("rack",))
+    app = state(
+        [
+            client(1, rack="r1", tags={"rack": "r2"}, active=[T00]),
+            client(2, rack="r2", tags={"rack": "r2"}),
+        ],
+        [T00],
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=("rack",),
+    )
     result = place_standby_tasks(app, _actives(app))
     assert result.standby[pid(2)] == {T00}
     assert any(str(pid(1)) in n for n in result.notes)
@@ -247,17 +318,38 @@ def test_valid_complete_and_deterministic(app: ApplicationState) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(2, 4), st.integers(2, 4), st.integers(1, 3), st.integers(1, 30), st.randoms(use_true_random=False))
-def test_ideal_spread_whenever_the_values_allow_it(zones: int, clusters: int, per_cell: int, n_tasks: int, rng) -> None:
+@given(
+    st.integers(2, 4),
+    st.integers(2, 4),
+    st.integers(1, 3),
+    st.integers(1, 30),
+    st.randoms(use_true_random=False),
+)
+def test_ideal_spread_whenever_the_values_allow_it(
+    zones: int, clusters: int, per_cell: int, n_tasks: int, rng: random.Random
+) -> None:
     """Every zone x cluster cell populated, standbys + 1 <= values of each key: all replicas differ."""
     replicas = min(zones, clusters) - 1
     ids = rng.sample(range(1, 10_000), zones * clusters * per_cell)
-    clients = [client(n, threads=rng.randint(1, 3), tags={"zone": f"z{i % zones}", "cluster": f"k{(i // zones) % clusters}"})
-               for i, n in enumerate(ids)]
-    app = state(clients, [TaskId(0, p) for p in range(n_tasks)], num_standby_replicas=replicas,
-                rack_aware_assignment_tags=ZONES_CLUSTERS)
+    clients = [
+        client(
+            n,
+            threads=rng.randint(1, 3),
+            tags={"zone": f"z{i % zones}", "cluster": f"k{(i // zones) % clusters}"},
+        )
+        for i, n in enumerate(ids)
+    ]
+    app = state(
+        clients,
+        [TaskId(0, p) for p in range(n_tasks)],
+        num_standby_replicas=replicas,
+        rack_aware_assignment_tags=ZONES_CLUSTERS,
+    )
     pids = list(app.clients)
-    active = {p: frozenset(t for j, t in enumerate(app.tasks) if pids[j * 5 % len(pids)] == p) for p in pids}
+    active = {
+        p: frozenset(t for j, t in enumerate(app.tasks) if pids[j * 5 % len(pids)] == p)
+        for p in pids
+    }
     standby = assign_standby_tasks(app, active)
     for task in app.tasks:
         group = [p for p in pids if task in active[p] or task in standby[p]]

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from assignor.model import ApplicationState, TaskId
+from assignor.model import ApplicationState, KafkaStreamsState, TaskId
 from assignor.result import TaskAssignment
 from assignor.sticky import StickyTaskAssignor
 from tests.assignor.strategies_b import app_states, client, pid, shuffled, state, tasks
 
 T00, T01, T02, T03, T04, T05, T06 = tasks("0_0 0_1 0_2 0_3 0_4 0_5 0_6")
-T10, T11, T12, T13, T20, T21, T22, T23, T30, T31, T32 = tasks("1_0 1_1 1_2 1_3 2_0 2_1 2_2 2_3 3_0 3_1 3_2")
+T10, T11, T12, T13, T20, T21, T22, T23, T30, T31, T32 = tasks(
+    "1_0 1_1 1_2 1_3 2_0 2_1 2_2 2_3 3_0 3_1 3_2"
+)
 
 
-def _run(clients: Iterable, all_tasks: Iterable[TaskId], standbys: int = 0) -> TaskAssignment:
+def _run(
+    clients: Iterable[KafkaStreamsState], all_tasks: Iterable[TaskId], standbys: int = 0
+) -> TaskAssignment:
     app = state(clients, all_tasks, assignor="sticky", num_standby_replicas=standbys)
     result = StickyTaskAssignor().assign(app)
     assert not result.followup_scheduled
@@ -47,7 +53,9 @@ def test_one_task_per_client_when_counts_match() -> None:
 
 @pytest.mark.parametrize("standbys", [0, 1])
 def test_sub_topologies_spread_evenly(standbys: int) -> None:
-    result = _run([client(i, threads=2) for i in (1, 2, 3)], [T10, T11, T12, T20, T21, T22], standbys)
+    result = _run(
+        [client(i, threads=2) for i in (1, 2, 3)], [T10, T11, T12, T20, T21, T22], standbys
+    )
     for n in (1, 2, 3):
         assert sorted(t.subtopology for t in _active(result, n)) == [1, 2]
 
@@ -61,7 +69,9 @@ def test_previous_actives_stay_put() -> None:
 
 
 def test_a_new_client_takes_one_task_and_the_rest_stay() -> None:
-    result = _run([client(1, active=[T00, T02]), client(2, active=[T01]), client(3)], [T00, T01, T02])
+    result = _run(
+        [client(1, active=[T00, T02]), client(2, active=[T01]), client(3)], [T00, T01, T02]
+    )
     assert _active(result, 2) == {T01}
     assert len(_active(result, 1)) == 1 and len(_active(result, 3)) == 1
     assert _active(result, 1) < {T00, T02}
@@ -81,19 +91,34 @@ def test_unequal_sub_topologies_split_three_four() -> None:
 
 def test_sticky_when_clients_outnumber_tasks() -> None:
     result = _run(
-        [client(1, active=[T00]), client(2, active=[T02]), client(3, active=[T01]), client(4), client(5)],
+        [
+            client(1, active=[T00]),
+            client(2, active=[T02]),
+            client(3, active=[T01]),
+            client(4),
+            client(5),
+        ],
         [T00, T01, T02],
     )
     assert (_active(result, 1), _active(result, 2), _active(result, 3)) == ({T00}, {T02}, {T01})
     moved = _run(
-        [client(1), client(2, active=[T00]), client(3), client(4, active=[T02]), client(5, active=[T01])],
+        [
+            client(1),
+            client(2, active=[T00]),
+            client(3),
+            client(4, active=[T02]),
+            client(5, active=[T01]),
+        ],
         [T00, T01, T02],
     )
     assert (_active(moved, 2), _active(moved, 4), _active(moved, 5)) == ({T00}, {T02}, {T01})
 
 
 def test_previous_standby_owner_takes_the_active() -> None:
-    result = _run([client(1, standby=[T02]), client(2, standby=[T01]), client(3, standby=[T00])], [T00, T01, T02])
+    result = _run(
+        [client(1, standby=[T02]), client(2, standby=[T01]), client(3, standby=[T00])],
+        [T00, T01, T02],
+    )
     assert (_active(result, 1), _active(result, 2), _active(result, 3)) == ({T02}, {T01}, {T00})
 
 
@@ -107,7 +132,11 @@ def test_capacity_decides_between_previous_standby_owners() -> None:
 
 
 def test_standby_never_beside_its_active_and_spread() -> None:
-    result = _run([client(i, active=[t]) for i, t in zip((1, 2, 3, 4), (T00, T01, T02, T03))], [T00, T01, T02, T03], 1)
+    result = _run(
+        [client(i, active=[t]) for i, t in zip((1, 2, 3, 4), (T00, T01, T02, T03))],
+        [T00, T01, T02, T03],
+        1,
+    )
     for n, t in zip((1, 2, 3, 4), (T00, T01, T02, T03)):
         assert t not in _standby(result, n)
         assert len(_standby(result, n)) <= 2
@@ -116,8 +145,16 @@ def test_standby_never_beside_its_active_and_spread() -> None:
 
 
 def test_two_replicas_on_three_clients() -> None:
-    result = _run([client(1, active=[T00]), client(2, active=[T01]), client(3, active=[T02])], [T00, T01, T02], 2)
-    assert (_standby(result, 1), _standby(result, 2), _standby(result, 3)) == ({T01, T02}, {T00, T02}, {T00, T01})
+    result = _run(
+        [client(1, active=[T00]), client(2, active=[T01]), client(3, active=[T02])],
+        [T00, T01, T02],
+        2,
+    )
+    assert (_standby(result, 1), _standby(result, 2), _standby(result, 3)) == (
+        {T01, T02},
+        {T00, T02},
+        {T00, T01},
+    )
 
 
 def test_no_standby_without_another_client() -> None:
@@ -157,7 +194,9 @@ def test_even_spread_by_sub_topology_and_partition() -> None:
     sixteen = [TaskId(s, p) for s in range(2) for p in range(8)]
     result = _run([client(i, threads=4) for i in (1, 2, 3, 4)], sixteen, 1)
     for offset, n in enumerate((1, 2, 3, 4)):
-        assert _active(result, n) == {sixteen[i] for i in (offset, offset + 4, offset + 8, offset + 12)}
+        assert _active(result, n) == {
+            sixteen[i] for i in (offset, offset + 4, offset + 8, offset + 12)
+        }
 
 
 @pytest.mark.parametrize(
@@ -165,11 +204,15 @@ def test_even_spread_by_sub_topology_and_partition() -> None:
     [
         [client(1), client(2), client(3), client(4)],
         [client(1, active=[T01, T02]), client(2, active=[T03]), client(3, active=[T00]), client(4)],
-        [client(1, active=[T01, T02], standby=[T03, T00]), client(2, active=[T03, T00], standby=[T01, T02]),
-         client(3), client(4)],
+        [
+            client(1, active=[T01, T02], standby=[T03, T00]),
+            client(2, active=[T03, T00], standby=[T01, T02]),
+            client(3),
+            client(4),
+        ],
     ],
 )
-def test_no_two_clients_hold_the_same_tasks(clients: list) -> None:
+def test_no_two_clients_hold_the_same_tasks(clients: list[KafkaStreamsState]) -> None:
     result = _run(clients, [T00, T01, T02, T03], 1)
     held = [frozenset(a.active + a.standby) for a in result.assignments]
     assert len(set(held)) == len(held)
@@ -189,7 +232,10 @@ def test_rebalances_by_capacity() -> None:
 
 
 def test_minimal_movement_when_a_client_joins() -> None:
-    result = _run([client(1, active=[T00, T02]), client(2, active=[T01, T03]), client(3)], [T00, T01, T02, T03])
+    result = _run(
+        [client(1, active=[T00, T02]), client(2, active=[T01, T03]), client(3)],
+        [T00, T01, T02, T03],
+    )
     joined = _active(result, 3)
     assert len(joined) == 1
     if joined <= {T00, T02}:
@@ -199,13 +245,17 @@ def test_minimal_movement_when_a_client_joins() -> None:
 
 
 def test_new_tasks_do_not_move_old_ones() -> None:
-    result = _run([client(1, active=[T00, T01]), client(2, active=[T02, T03])], [T00, T01, T02, T03, T04, T05])
+    result = _run(
+        [client(1, active=[T00, T01]), client(2, active=[T02, T03])], [T00, T01, T02, T03, T04, T05]
+    )
     assert _active(result, 1) >= {T00, T01} and _active(result, 2) >= {T02, T03}
 
 
 def test_new_tasks_go_to_the_new_client() -> None:
-    result = _run([client(1, active=[T02, T01]), client(2, active=[T00, T03]), client(3)],
-                  [T00, T01, T02, T03, T04, T05])
+    result = _run(
+        [client(1, active=[T02, T01]), client(2, active=[T00, T03]), client(3)],
+        [T00, T01, T02, T03, T04, T05],
+    )
     assert _active(result, 1) >= {T01, T02} and _active(result, 2) >= {T00, T03}
     assert _active(result, 3) >= {T04, T05}
 
@@ -217,7 +267,9 @@ def test_tasks_not_previously_active_go_to_the_new_client() -> None:
     result = _run(
         [
             client(1, active=[T01, T12, T13], standby=[T00, T11, T20, T21, T23]),
-            client(2, active=[T00, T11, T22], standby=[T01, T10, T02, T20, T03, T12, T21, T13, T23]),
+            client(
+                2, active=[T00, T11, T22], standby=[T01, T10, T02, T20, T03, T12, T21, T13, T23]
+            ),
             client(3, active=[T20, T21, T23], standby=[T02, T12]),
             client(4, standby=[T00, T10, T01, T02, T11, T20, T03, T12, T21, T13, T22, T23]),
         ],
@@ -233,7 +285,9 @@ def test_tasks_not_previously_active_go_to_bounced_clients_that_had_them() -> No
     result = _run(
         [
             client(1, active=[T01, T12, T13], standby=[T00, T11, T20, T21, T23]),
-            client(2, active=[T00, T11, T22], standby=[T01, T10, T02, T20, T03, T12, T21, T13, T23]),
+            client(
+                2, active=[T00, T11, T22], standby=[T01, T10, T02, T20, T03, T12, T21, T13, T23]
+            ),
             client(3, standby=[T20, T21, T23]),
             client(4, standby=[T02, T03, T10]),
         ],
@@ -295,7 +349,9 @@ def test_previous_owners_keep_tasks_within_their_quota(app: ApplicationState) ->
     """A client keeps at least min(its previous actives, threads x (tasks // total threads))."""
     result = StickyTaskAssignor().assign(app).by_process()
     quota = len(app.tasks) // sum(c.num_threads for c in app.clients.values())
-    owner = {t: p for p, c in app.clients.items() for t in c.previous_active_tasks}  # last owner wins
+    owner = {
+        t: p for p, c in app.clients.items() for t in c.previous_active_tasks
+    }  # last owner wins
     for p, c in app.clients.items():
         owned = {t for t in c.previous_active_tasks if owner.get(t) == p and t in app.tasks}
         kept = owned & set(result[p].active)
@@ -303,25 +359,26 @@ def test_previous_owners_keep_tasks_within_their_quota(app: ApplicationState) ->
 
 
 @settings(max_examples=40, deadline=None)
-@given(app_states(max_clients=6, max_tasks=12, tagged=False))
-def test_a_balanced_sticky_assignment_is_left_alone(app: ApplicationState) -> None:
-    """Feeding the result back as the previous assignment changes nothing."""
-    first = StickyTaskAssignor().assign(app)
-    again = StickyTaskAssignor().assign(_as_previous(app, first))
-    assert [a.active for a in again.assignments] == [a.active for a in first.assignments]
-
-
-def _as_previous(app: ApplicationState, result: TaskAssignment) -> ApplicationState:
-    from dataclasses import replace
-
-    by = result.by_process()
-    clients = [
-        replace(c, previous_active_tasks=frozenset(by[p].active), previous_standby_tasks=frozenset(by[p].standby))
-        for p, c in app.clients.items()
-    ]
-    return state(clients, [t for t in app.tasks if app.tasks[t].stateful],
-                 [t for t in app.tasks if not app.tasks[t].stateful],
-                 assignor="sticky", num_standby_replicas=app.configs.num_standby_replicas)
+@given(
+    st.lists(st.integers(1, 3), min_size=1, max_size=5),
+    st.integers(1, 3),
+    st.integers(0, 2),
+    st.randoms(use_true_random=False),
+)
+def test_a_balanced_previous_assignment_is_kept(
+    threads: list[int], per_thread: int, standbys: int, rng: random.Random
+) -> None:
+    """Every client previously ran exactly threads x quota tasks: nothing moves."""
+    n_tasks = sum(threads) * per_thread
+    all_tasks = [TaskId(i % 3, i) for i in range(n_tasks)]
+    rng.shuffle(all_tasks)
+    clients, start = [], 0
+    for n, t in enumerate(threads, start=1):
+        clients.append(client(n, threads=t, active=all_tasks[start : start + t * per_thread]))
+        start += t * per_thread
+    result = _run(clients, all_tasks, standbys).by_process()
+    for c in clients:
+        assert set(result[c.process_id].active) == c.previous_active_tasks
 
 
 def test_process_order_is_java_uuid_order() -> None:
@@ -329,5 +386,7 @@ def test_process_order_is_java_uuid_order() -> None:
     from dataclasses import replace
 
     negative = UUID("f0000000-0000-0000-0000-000000000000")
-    result = StickyTaskAssignor().assign(state([client(1), replace(client(2), process_id=negative)], [T00]))
+    result = StickyTaskAssignor().assign(
+        state([client(1), replace(client(2), process_id=negative)], [T00])
+    )
     assert result.by_process()[negative].active == (T00,)

@@ -1,12 +1,21 @@
 """Which tags standby placement spreads over (KIP-708), racks standing in for tags (KIP-925 §D)."""
 
-from assignor.tags import TagSource, exclude_used_values, is_excluded, rack_tag_mismatches, tag_layout
+from assignor.tags import (
+    TagSource,
+    exclude_used_values,
+    is_excluded,
+    rack_tag_mismatches,
+    tag_layout,
+)
 from tests.assignor.strategies_b import client, pid, state
 
 
 def test_configured_keys_only_and_in_configured_order() -> None:
     app = state(
-        [client(1, tags={"zone": "a", "cluster": "x", "host": "h1"}), client(2, tags={"zone": "b"})],
+        [
+            client(1, tags={"zone": "a", "cluster": "x", "host": "h1"}),
+            client(2, tags={"zone": "b"}),
+        ],
         rack_aware_assignment_tags=("cluster", "zone", "cluster"),
     )
     layout = tag_layout(app)

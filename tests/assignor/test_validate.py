@@ -1,0 +1,92 @@
+"""KIP-924 validation: each rule caught, in a fixed order; every built-in result passes."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+import pytest
+from hypothesis import given, settings
+
+from assignor.model import ApplicationState, TaskId
+from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
+from assignor.sticky import StickyTaskAssignor
+from assignor.validate import AssignmentError, check, validate
+from tests.assignor.strategies_b import app_states, client, pid, state, tasks
+
+T00, T01, T10 = tasks("0_0 0_1 1_0")
+APP = state([client(1), client(2)], [T00, T01], [T10])  # 1_0 is stateless
+
+
+def _of(*entries: tuple[UUID, list[TaskId], list[TaskId]]) -> TaskAssignment:
+    return TaskAssignment(
+        tuple(KafkaStreamsAssignment(p, tuple(a), tuple(s)) for p, a, s in entries)
+    )
+
+
+def test_a_sound_assignment_passes() -> None:
+    result = _of((pid(1), [T00, T10], [T01]), (pid(2), [T01], [T00]))
+    assert validate(APP, result) is AssignmentError.NONE
+    assert check(APP, result) == (AssignmentError.NONE, "")
+
+
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        (
+            _of((pid(1), [T00, T10], []), (pid(2), [T00, T01], [])),
+            AssignmentError.ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES,
+        ),
+        (
+            _of((pid(1), [T00, T10], [T00]), (pid(2), [T01], [])),
+            AssignmentError.TASK_ASSIGNED_TWICE_TO_CLIENT,
+        ),
+        (
+            _of((pid(1), [T00, T10, T10], []), (pid(2), [T01], [])),
+            AssignmentError.TASK_ASSIGNED_TWICE_TO_CLIENT,
+        ),
+        (
+            _of((pid(1), [T00, T10], []), (pid(2), [T01], [T10])),
+            AssignmentError.INVALID_STANDBY_TASK,
+        ),
+        (_of((pid(1), [T00, T01, T10], [])), AssignmentError.MISSING_PROCESS_ID),
+        (
+            _of((pid(1), [T00, T10], []), (pid(2), [T01], []), (pid(3), [], [])),
+            AssignmentError.UNKNOWN_PROCESS_ID,
+        ),
+        (
+            _of((pid(1), [T00, T10], []), (pid(2), [T01, tasks("7_7")[0]], [])),
+            AssignmentError.UNKNOWN_TASK_ID,
+        ),
+        (_of((pid(1), [T00], []), (pid(2), [T01], [])), AssignmentError.ACTIVE_TASK_UNASSIGNED),
+    ],
+)
+def test_each_rule(result: TaskAssignment, error: AssignmentError) -> None:
+    found, why = check(APP, result)
+    assert found is error
+    assert why
+
+
+def test_first_rule_broken_wins() -> None:
+    """Both a doubled active and an unknown client: Kafka checks the doubled active first."""
+    result = _of((pid(1), [T00, T10], []), (pid(2), [T00, T01], []), (pid(9), [], []))
+    assert validate(APP, result) is AssignmentError.ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES
+
+
+def test_the_order_of_clients_does_not_change_the_verdict() -> None:
+    a = _of((pid(1), [T00, T10], []), (pid(2), [T01], [T10]), (pid(3), [], []))
+    b = TaskAssignment(tuple(reversed(a.assignments)))
+    assert check(APP, a) == check(APP, b)
+
+
+def test_values_match_the_proto_numbers() -> None:
+    assert [e.value for e in AssignmentError] == list(range(8))
+
+
+@settings(max_examples=40, deadline=None)
+@given(app_states(max_clients=6, max_tasks=12))
+def test_sticky_results_always_pass(app: ApplicationState) -> None:
+    assert validate(app, StickyTaskAssignor().assign(app)) is AssignmentError.NONE
+
+
+def test_empty_group_with_no_tasks_is_valid() -> None:
+    assert validate(state([]), task_assignment([])) is AssignmentError.NONE

@@ -188,7 +188,7 @@ def _standbys(
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics()
     active_map = layout.to_map(active, layout.stateful)
-    placement = place_standby_tasks(state, active_map)
+    placement = place_standby_tasks(state, active_map, tasks=layout.stateful)
     placed = layout.from_map(placement.standby, layout.stateful)
     balanced = balance_over_threads(
         [sorted(s) for s in placed],

@@ -13,7 +13,6 @@ from pathlib import Path
 from uuid import UUID
 
 from google.protobuf import json_format
-
 from kassign.v1 import assignment_pb2 as pb
 from kassign_client import build
 
@@ -28,7 +27,7 @@ def _pid(n: int) -> UUID:
     return UUID(int=n)
 
 
-def _stateful(sub: int, partition: int, *, end: int = 1_000, racks: object = ()) -> pb.TaskInfo:
+def _stateful(sub: int, partition: int, *, end: int = 1_000_000, racks: object = ()) -> pb.TaskInfo:
     return build.task(
         sub,
         partition,
@@ -54,11 +53,11 @@ def kip441_scale_out() -> pb.AssignRequest:
     t1, t2, t3 = "0_0", "0_1", "0_2"
     tasks = [_stateful(0, p) for p in range(3)]
     i1 = build.client(
-        _pid(1), previous_active=[t1, t3], offset_sums={t2: 1_000},
+        _pid(1), previous_active=[t1, t3], offset_sums={t2: 999_500},
         owned_partitions={f"{_pid(1)}-StreamThread-1-consumer": [("input-0", 0), ("input-0", 2)]},
     )
     i2 = build.client(
-        _pid(2), previous_active=[t2], offset_sums={t1: 1_000, t3: 1_000},
+        _pid(2), previous_active=[t2], offset_sums={t1: 999_500, t3: 999_500},
         owned_partitions={f"{_pid(2)}-StreamThread-1-consumer": [("input-0", 1)]},
     )
     i3 = build.client(_pid(3))

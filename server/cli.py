@@ -18,8 +18,9 @@ from pathlib import Path
 from google.protobuf import json_format
 from kassign.v1 import assignment_pb2 as pb
 
-from assignor.errors import KassignError
+from assignor.errors import InvalidRequest
 from server import app
+from server.status import to_status
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main", "read_request", "write_response"]
 
@@ -115,9 +116,13 @@ def _run_assign(args: argparse.Namespace) -> int:
     request = read_request(args.request)
     try:
         outcome = assign_request(request, default_budget_ms=args.assignment_time_budget_ms or None)
-    except KassignError as exc:
+    except InvalidRequest as exc:
         print(f"kassign: invalid request: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except Exception as exc:  # noqa: BLE001 - the same edge as the service: a status, no traceback
+        mapped = to_status(exc)
+        print(f"kassign: {mapped.code.name}: {mapped.message}", file=sys.stderr)
+        return EXIT_FAILED
     write_response(outcome.response, fmt=args.format, timings=args.timings)
     return EXIT_OK
 

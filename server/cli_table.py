@@ -49,11 +49,15 @@ def _report_lines(response: pb.AssignResponse) -> list[str]:
     error = pb.AssignmentError.Name(response.error).removeprefix("ASSIGNMENT_ERROR_")
     lines = [
         f"assignor {r.assignor}: {r.tasks} tasks on {r.clients} clients, error {error}",
-        f"moved: {r.active_tasks_moved} active, {r.standby_tasks_moved} standby; "
-        f"warm-ups {r.warmups}; follow-up rebalance {'yes' if r.followup_scheduled else 'no'}",
-        f"rack-aware {r.rack_aware_strategy or 'none'}: {r.rack_optimisation or '-'}, cross-rack cost "
-        f"{r.cross_rack_cost_before} -> {r.cross_rack_cost_after}"
-        + (" (solver fallback)" if r.solver_fallback else ""),
+        (
+            f"moved: {r.active_tasks_moved} active, {r.standby_tasks_moved} standby; "
+            f"warm-ups {r.warmups}; follow-up rebalance {'yes' if r.followup_scheduled else 'no'}"
+        ),
+        (
+            f"rack-aware {r.rack_aware_strategy or 'none'}: {r.rack_optimisation or '-'}, cross-rack cost "
+            f"{r.cross_rack_cost_before} -> {r.cross_rack_cost_after}"
+            + (" (solver fallback)" if r.solver_fallback else "")
+        ),
     ]
     if r.total_seconds:
         lines.append(f"time: assign {r.assign_seconds * 1000:.1f} ms, total {r.total_seconds * 1000:.1f} ms")

@@ -16,10 +16,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kassign.v1 import assignment_pb2 as pb
+
 from assignor.model import ApplicationState, ProcessId, TaskId
 from assignor.ordering import process_key
 from assignor.result import KafkaStreamsAssignment, MemberAssignment, TaskAssignment
-from kassign.v1 import assignment_pb2 as pb
 
 if TYPE_CHECKING:
     from server.decode.request import DecodedRequest
@@ -69,7 +70,8 @@ def encode_response(
 def error_value(error: object) -> int:
     """The proto ``AssignmentError`` for a validation result (an enum with KIP-924 names)."""
     name = getattr(error, "name", None) or "NONE"
-    return pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}")
+    value: int = pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}")
+    return value
 
 
 def set_timings(response: pb.AssignResponse, timings: Timings) -> None:
@@ -88,7 +90,8 @@ def without_timings(response: pb.AssignResponse) -> pb.AssignResponse:
 
 def canonical_bytes(response: pb.AssignResponse) -> bytes:
     """Deterministic serialisation without timings; equal for equal assignments."""
-    return without_timings(response).SerializeToString(deterministic=True)
+    data: bytes = without_timings(response).SerializeToString(deterministic=True)
+    return data
 
 
 def _task(task: TaskId) -> pb.TaskId:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 import grpc
-
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
+
 from server import encode, status
 
 if TYPE_CHECKING:

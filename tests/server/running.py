@@ -38,17 +38,38 @@ def in_process(
 def subprocess_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """``python -m server serve --port 0`` in a child process; the port comes from --port-file."""
     port_file = tmp_path / "port"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
+    paths = [str(ROOT), str(ROOT / "gen"), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", "0",
-         "--port-file", str(port_file), *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "server",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--workers",
+            "1",
+            "--metrics-port",
+            "-1",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 60
         while not port_file.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {proc.communicate(timeout=5)[1].decode()}")
+                raise RuntimeError(
+                    f"server did not start: {proc.communicate(timeout=5)[1].decode()}"
+                )
             time.sleep(0.05)
         yield proc, f"127.0.0.1:{port_file.read_text().strip()}"
     finally:

@@ -6,6 +6,7 @@ Kept behind two functions so ``build`` depends on one narrow surface of the wire
 from __future__ import annotations
 
 from kassign.v1 import assignment_pb2 as pb
+
 from server.wire import consumer_protocol, subscription_info
 
 __all__ = ["encode_consumer_subscription", "encode_subscription_info"]

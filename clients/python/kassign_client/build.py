@@ -15,7 +15,8 @@ ConsumerProtocolSubscription as Kafka encodes it); all three give the same assig
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal, Union
+from types import ModuleType
+from typing import Literal
 from uuid import UUID
 
 from kassign.v1 import assignment_pb2 as pb
@@ -34,9 +35,9 @@ __all__ = [
     "task_id",
 ]
 
-TaskRef = Union[str, tuple[int, int], tuple[int, int, str], pb.TaskId]
+TaskRef = str | tuple[int, int] | tuple[int, int, str] | pb.TaskId
 Encoding = Literal["structured", "info_bytes", "raw"]
-PartitionRef = Union[str, tuple[str, int]]
+PartitionRef = str | tuple[str, int]
 
 LATEST_OFFSET = -2
 """Offset sum a client reports for a task it runs as an active (KIP-441)."""
@@ -240,7 +241,7 @@ def request(
     return out
 
 
-def _wire():  # type: ignore[no-untyped-def]
+def _wire() -> ModuleType:
     """Kafka's byte formats (``server.wire``), loaded only when bytes are asked for."""
     from kassign_client import _kafka_bytes
 

@@ -13,9 +13,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Self
 
 import grpc
-
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
@@ -66,7 +66,7 @@ class RetryPolicy:
     def backoff(self, attempt: int) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based), full jitter."""
         cap = min(self.max_backoff_s, self.initial_backoff_s * self.multiplier ** (attempt - 1))
-        return random.uniform(0.0, cap)  # noqa: S311 - jitter, not security
+        return random.uniform(0.0, cap)
 
 
 def _error(exc: grpc.RpcError) -> KassignCallError:
@@ -130,7 +130,7 @@ class KassignClient:
     def close(self) -> None:
         self._channel.close()
 
-    def __enter__(self) -> KassignClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

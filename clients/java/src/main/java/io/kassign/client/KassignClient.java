@@ -1,0 +1,231 @@
+package io.kassign.client;
+
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.InsecureChannelCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
+import io.kassign.v1.AssignRequest;
+import io.kassign.v1.AssignResponse;
+import io.kassign.v1.TaskAssignmentServiceGrpc;
+import io.kassign.v1.TaskAssignmentServiceGrpc.TaskAssignmentServiceBlockingStub;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A blocking client for kassign's {@code TaskAssignmentService}.
+ *
+ * <p>Why a wrapper rather than the generated stub: a group leader calls once per rebalance and must
+ * get an answer, or a definite failure, within a bound. So every call here has one deadline that
+ * covers all its attempts; only {@code UNAVAILABLE} (no server reachable, connection dropped) is
+ * retried, with exponential backoff capped at {@link Builder#maxBackoff}; every other status
+ * (INVALID_ARGUMENT, INTERNAL, DEADLINE_EXCEEDED, ...) fails at once, because sending the same
+ * request again would get the same answer.
+ *
+ * <pre>{@code
+ * try (KassignClient client = KassignClient.builder("kassign.internal:50051")
+ *         .deadline(Duration.ofSeconds(5))
+ *         .build()) {
+ *     AssignResponse response = client.assign(request);
+ * }
+ * }</pre>
+ */
+public final class KassignClient implements AutoCloseable {
+    /** The server's default limit for one message, which this client accepts too (64 MiB). */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+    private final ManagedChannel channel;
+    private final boolean ownsChannel;
+    private final TaskAssignmentServiceBlockingStub stub;
+    private final Duration deadline;
+    private final int maxAttempts;
+    private final Duration initialBackoff;
+    private final Duration maxBackoff;
+
+    private KassignClient(final Builder builder, final ManagedChannel channel, final boolean ownsChannel) {
+        this.channel = channel;
+        this.ownsChannel = ownsChannel;
+        this.stub = TaskAssignmentServiceGrpc.newBlockingStub(channel)
+                .withMaxInboundMessageSize(builder.maxMessageBytes)
+                .withMaxOutboundMessageSize(builder.maxMessageBytes);
+        this.deadline = builder.deadline;
+        this.maxAttempts = builder.maxAttempts;
+        this.initialBackoff = builder.initialBackoff;
+        this.maxBackoff = builder.maxBackoff;
+    }
+
+    /** A builder for a client of the service at {@code target} ("host:port" or any gRPC target URI). */
+    public static Builder builder(final String target) {
+        return new Builder(Objects.requireNonNull(target, "target"));
+    }
+
+    /**
+     * Computes an assignment. Retries only on UNAVAILABLE, within the deadline.
+     *
+     * @throws KassignException with the last status when the call fails
+     */
+    public AssignResponse assign(final AssignRequest request) {
+        final long deadlineNanos = System.nanoTime() + deadline.toNanos();
+        for (int attempt = 1; ; attempt++) {
+            final long remaining = deadlineNanos - System.nanoTime();
+            if (remaining <= 0) {
+                throw new KassignException(Status.DEADLINE_EXCEEDED.withDescription(
+                        "deadline of " + deadline.toMillis() + " ms spent before attempt " + attempt), attempt - 1, null);
+            }
+            try {
+                return stub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request);
+            } catch (final StatusRuntimeException e) {
+                final Status status = e.getStatus();
+                final long pause = backoffNanos(attempt);
+                final boolean retry = status.getCode() == Status.Code.UNAVAILABLE && attempt < maxAttempts
+                        && System.nanoTime() + pause < deadlineNanos;
+                if (!retry) {
+                    throw new KassignException(status, attempt, e);
+                }
+                pause(pause);
+                // The channel backs off its own reconnects (1 s and growing); our schedule decides instead.
+                channel.resetConnectBackoff();
+            }
+        }
+    }
+
+    /** Backoff before attempt {@code attempt + 1}: initial * 2^(attempt-1), capped. */
+    long backoffNanos(final int attempt) {
+        final long initial = initialBackoff.toNanos();
+        final int doublings = Math.min(attempt - 1, 30);
+        final long grown = initial > (Long.MAX_VALUE >> doublings) ? Long.MAX_VALUE : initial << doublings;
+        return Math.min(grown, maxBackoff.toNanos());
+    }
+
+    private static void pause(final long nanos) {
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KassignException(Status.CANCELLED.withDescription("interrupted during retry backoff"), 0, e);
+        }
+    }
+
+    /** Closes the channel if this client created it; waits up to five seconds for calls in flight. */
+    @Override
+    public void close() {
+        if (!ownsChannel) {
+            return;
+        }
+        channel.shutdown();
+        try {
+            if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
+                channel.shutdownNow();
+            }
+        } catch (final InterruptedException e) {
+            channel.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Settings for a {@link KassignClient}; defaults suit a rebalance (5 s, 4 attempts). */
+    public static final class Builder {
+        private final String target;
+        private ChannelCredentials credentials = InsecureChannelCredentials.create();
+        private ManagedChannel channel;
+        private Duration deadline = Duration.ofSeconds(5);
+        private int maxAttempts = 4;
+        private Duration initialBackoff = Duration.ofMillis(100);
+        private Duration maxBackoff = Duration.ofSeconds(1);
+        private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+
+        private Builder(final String target) {
+            this.target = target;
+        }
+
+        /** Plaintext HTTP/2 (the default): for loopback, a sidecar or a trusted network. */
+        public Builder plaintext() {
+            this.credentials = InsecureChannelCredentials.create();
+            return this;
+        }
+
+        /** TLS, trusting the JVM's default certificate authorities. */
+        public Builder tls() {
+            this.credentials = TlsChannelCredentials.create();
+            return this;
+        }
+
+        /** TLS, trusting the PEM certificate(s) in {@code caCertificates}. */
+        public Builder tls(final File caCertificates) {
+            try {
+                this.credentials = TlsChannelCredentials.newBuilder().trustManager(caCertificates).build();
+            } catch (final IOException e) {
+                throw new UncheckedIOException("cannot read CA certificates " + caCertificates, e);
+            }
+            return this;
+        }
+
+        /** Uses a channel the caller made and keeps owning; {@link #close()} leaves it open. */
+        public Builder channel(final ManagedChannel channel) {
+            this.channel = Objects.requireNonNull(channel, "channel");
+            return this;
+        }
+
+        /** The bound on one {@link #assign} call, retries included. */
+        public Builder deadline(final Duration deadline) {
+            this.deadline = positive(deadline, "deadline");
+            return this;
+        }
+
+        /** Attempts per call when the server is UNAVAILABLE, the first included (1 disables retries). */
+        public Builder maxAttempts(final int maxAttempts) {
+            if (maxAttempts < 1) {
+                throw new IllegalArgumentException("maxAttempts must be at least 1, got " + maxAttempts);
+            }
+            this.maxAttempts = maxAttempts;
+            return this;
+        }
+
+        /** The pause before the first retry; it doubles per retry up to {@link #maxBackoff}. */
+        public Builder initialBackoff(final Duration initialBackoff) {
+            this.initialBackoff = positive(initialBackoff, "initialBackoff");
+            return this;
+        }
+
+        /** The longest pause between two attempts. */
+        public Builder maxBackoff(final Duration maxBackoff) {
+            this.maxBackoff = positive(maxBackoff, "maxBackoff");
+            return this;
+        }
+
+        /** The largest message sent or accepted; keep it equal to the server's (64 MiB by default). */
+        public Builder maxMessageBytes(final int maxMessageBytes) {
+            if (maxMessageBytes < 1) {
+                throw new IllegalArgumentException("maxMessageBytes must be positive, got " + maxMessageBytes);
+            }
+            this.maxMessageBytes = maxMessageBytes;
+            return this;
+        }
+
+        public KassignClient build() {
+            if (maxBackoff.compareTo(initialBackoff) < 0) {
+                throw new IllegalArgumentException("maxBackoff " + maxBackoff + " is below initialBackoff " + initialBackoff);
+            }
+            if (channel != null) {
+                return new KassignClient(this, channel, false);
+            }
+            final ManagedChannel owned = Grpc.newChannelBuilder(target, credentials)
+                    .maxInboundMessageSize(maxMessageBytes)
+                    .build();
+            return new KassignClient(this, owned, true);
+        }
+
+        private static Duration positive(final Duration value, final String name) {
+            if (value == null || value.isNegative() || value.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive, got " + value);
+            }
+            return value;
+        }
+    }
+}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import pytest
 from kassign.v1 import assignment_pb2 as pb
 from kassign_client import build
 
 from assignor.model import TaskId
 from assignor.result import Diagnostics, KafkaStreamsAssignment, MemberAssignment, task_assignment
+from assignor.validate import AssignmentError
 from server.decode.request import DecodedRequest, decode_request
 from server.encode import Timings, canonical_bytes, encode_response, moved_counts, without_timings
 
@@ -111,10 +113,8 @@ def test_timings_are_the_only_difference_canonical_bytes_ignore() -> None:
     assert without_timings(a).report.total_seconds == 0.0 and a.report.total_seconds == 0.2
 
 
-def test_validation_error_is_carried_by_name() -> None:
-    class Err:
-        name = "ACTIVE_TASK_UNASSIGNED"
-
-    response = encode_response(_decoded(), _assignment(), (), error=Err())
-    assert response.error == pb.ASSIGNMENT_ERROR_ACTIVE_TASK_UNASSIGNED
+@pytest.mark.parametrize("error", list(AssignmentError))
+def test_every_validation_error_maps_to_the_proto_enum_by_name(error: AssignmentError) -> None:
+    response = encode_response(_decoded(), _assignment(), (), error=error)
+    assert pb.AssignmentError.Name(response.error) == f"ASSIGNMENT_ERROR_{error.name}"
     assert list(response.members) == []

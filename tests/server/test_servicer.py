@@ -11,6 +11,10 @@ from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 from kassign_client import build
 
+from assignor import api
+from assignor.api import register
+from assignor.model import ApplicationState
+from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
 from server.encode import canonical_bytes
 from server.servicer import PHASES, AssignObserver, NullObserver, assign_request
 from tests.server.requests import group, pid
@@ -181,3 +185,46 @@ def test_now_ms_zero_reads_the_clock_once_and_request_time_wins_otherwise() -> N
     outcome = assign_request(request, clock_ms=lambda: 42_000)
     assert outcome.decoded.state.now_ms == 42_000
     assert assign_request(group(now_ms=7_000), clock_ms=lambda: 1).decoded.state.now_ms == 7_000
+
+
+class _Raises:
+    def assign(self, application_state: object) -> object:
+        raise RuntimeError("plug-in bug with secret-detail")
+
+
+class _DropsEveryTask:
+    def assign(self, application_state: ApplicationState) -> TaskAssignment:
+        return task_assignment(KafkaStreamsAssignment.of(p) for p in application_state.clients)
+
+
+@pytest.fixture
+def plugins() -> Iterator[None]:
+    register("test-raises", _Raises)
+    register("test-drops", _DropsEveryTask)
+    yield
+    for name in ("test-raises", "test-drops"):
+        api._registered.pop(name, None)
+
+
+def test_a_raising_assignor_is_internal_with_a_request_id_and_no_traceback(
+    stub, recorder: Recorder, plugins: None  # type: ignore[no-untyped-def]
+) -> None:
+    request = group()
+    request.configs.assignor = "test-raises"
+    recorder.events.clear()
+    with pytest.raises(grpc.RpcError) as caught:
+        _call(stub, request)
+    error = caught.value
+    assert error.code() is grpc.StatusCode.INTERNAL
+    request_id = dict(error.trailing_metadata())["kassign-request-id"]
+    assert request_id in error.details() and "Traceback" not in error.details()
+    assert recorder.events[-1] == ("error", grpc.StatusCode.INTERNAL)
+
+
+def test_an_invalid_assignment_comes_back_with_its_error_and_no_members(stub, plugins: None) -> None:  # type: ignore[no-untyped-def]
+    request = group()
+    request.configs.assignor = "test-drops"
+    response = _call(stub, request)
+    assert response.error == pb.ASSIGNMENT_ERROR_ACTIVE_TASK_UNASSIGNED
+    assert list(response.members) == [] and len(response.clients) == 3
+    assert response.report.assignor == "test-drops"

@@ -24,7 +24,7 @@ from server.status import to_status
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main", "read_request", "write_response"]
 
-COMMAND_MODULES: tuple[str, ...] = ("server.probe",)
+COMMAND_MODULES: tuple[str, ...] = ("server.probe", "pipeline.cli")
 """Modules that add subcommands (``add_parser(subparsers)``), in help order after the built-ins."""
 
 EXIT_OK, EXIT_INVALID, EXIT_FAILED = 0, 2, 1

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 from kassign_client import build
@@ -228,3 +230,27 @@ def test_an_invalid_assignment_comes_back_with_its_error_and_no_members(stub, pl
     assert response.error == pb.ASSIGNMENT_ERROR_ACTIVE_TASK_UNASSIGNED
     assert list(response.members) == [] and len(response.clients) == 3
     assert response.report.assignor == "test-drops"
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    clients=st.integers(1, 5),
+    threads=st.integers(1, 3),
+    partitions=st.integers(1, 8),
+    standbys=st.integers(0, 2),
+    order=st.randoms(use_true_random=False),
+)
+def test_answer_depends_on_the_group_not_on_member_order(  # type: ignore[no-untyped-def]
+    clients, threads, partitions, standbys, order
+) -> None:
+    request = group(clients=clients, threads=threads, partitions=partitions, standbys=standbys)
+    shuffled = pb.AssignRequest()
+    shuffled.CopyFrom(request)
+    members = list(request.members)
+    order.shuffle(members)
+    del shuffled.members[:]
+    shuffled.members.extend(members)
+    first = assign_request(request).response
+    assert canonical_bytes(first) == canonical_bytes(assign_request(shuffled).response)
+    assert first.error == pb.ASSIGNMENT_ERROR_NONE
+    assert sorted(m.member_id for m in first.members) == sorted(m.member_id for m in request.members)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
 from uuid import UUID
 
 from hypothesis import strategies as st
@@ -24,38 +25,57 @@ INT64 = st.integers(-(2**63), 2**63 - 1)
 TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
 UUIDS = st.builds(UUID, int=st.integers(0, 2**128 - 1))
 SMALL = {"max_size": 6}
+T = TypeVar("T")
 
 
-def _task_ids() -> st.SearchStrategy[WireTaskId]:
-    return st.builds(WireTaskId, INT32, INT32)
+# Values a real Kafka Streams client sends: small ids, -2/-3 or real offset sums, host:port.
+PLAUSIBLE_IDS = st.integers(0, 40)
+PLAUSIBLE_SUMS = st.sampled_from([-2, -3]) | st.integers(0, 300)
+PLAUSIBLE_TEXT = st.sampled_from(["", "host-1:8080"])
 
 
-def _grouped() -> st.SearchStrategy[SubtopologyOffsetSums]:
-    partitions = st.lists(st.builds(PartitionOffsetSum, INT32, INT64), **SMALL).map(tuple)
-    return st.builds(SubtopologyOffsetSums, INT32, partitions)
+def _tuples(elements: st.SearchStrategy[T]) -> st.SearchStrategy[tuple[T, ...]]:
+    return st.lists(elements, max_size=6).map(tuple)
 
 
-def _flat() -> st.SearchStrategy[TaskOffsetSum]:
-    return st.builds(TaskOffsetSum, INT32, INT32, INT64, st.none() | TEXT)
+def _tags(plausible: bool) -> st.SearchStrategy[tuple[ClientTag, ...]]:
+    if not plausible:
+        return _tuples(st.builds(ClientTag, TEXT, TEXT))
+    keys = st.dictionaries(st.sampled_from(["zone", "cluster", "rack"]), TEXT, max_size=3)
+    return keys.map(lambda tags: tuple(ClientTag(k, v) for k, v in tags.items()))
 
 
 @st.composite
-def subscription_infos(draw: st.DrawFn, version: int | None = None) -> SubscriptionInfoData:
-    """Any ``SubscriptionInfoData`` of ``version`` (1-11 when None); absent fields at defaults."""
+def subscription_infos(
+    draw: st.DrawFn, version: int | None = None, *, plausible: bool = False
+) -> SubscriptionInfoData:
+    """Any ``SubscriptionInfoData`` of ``version`` (1-11 when None); absent fields at defaults.
+
+    ``plausible`` keeps values to what a real client sends, so decoding mostly succeeds.
+    """
     v = draw(st.integers(1, 11)) if version is None else version
-    tuples = lambda s: st.lists(s, **SMALL).map(tuple)
+    ids, sums, text = (
+        (PLAUSIBLE_IDS, PLAUSIBLE_SUMS, PLAUSIBLE_TEXT) if plausible else (INT32, INT64, TEXT)
+    )
+    task_ids = st.builds(WireTaskId, ids, ids)
+    grouped = st.builds(
+        SubtopologyOffsetSums, ids, _tuples(st.builds(PartitionOffsetSum, ids, sums))
+    )
+    named = st.none() | (st.just("topo") if plausible else TEXT)
+    flat = st.builds(TaskOffsetSum, ids, ids, sums, named)
+    latest = st.integers(v, 11) if plausible else INT32
     return SubscriptionInfoData(
         version=v,
         process_id=draw(UUIDS),
-        latest_supported_version=draw(INT32) if v >= 3 else -1,
-        prev_tasks=draw(tuples(_task_ids())) if v <= 6 else (),
-        standby_tasks=draw(tuples(_task_ids())) if v <= 6 else (),
-        user_end_point=draw(TEXT) if v >= 2 else "",
-        grouped_offset_sums=draw(tuples(_grouped())) if 7 <= v <= 9 else (),
-        task_offset_sums=draw(tuples(_flat())) if v >= 10 else (),
+        latest_supported_version=draw(latest) if v >= 3 else -1,
+        prev_tasks=draw(_tuples(task_ids)) if v <= 6 else (),
+        standby_tasks=draw(_tuples(task_ids)) if v <= 6 else (),
+        user_end_point=draw(text) if v >= 2 else "",
+        grouped_offset_sums=draw(_tuples(grouped)) if 7 <= v <= 9 else (),
+        task_offset_sums=draw(_tuples(flat)) if v >= 10 else (),
         unique_field=draw(INT8) if v >= 8 else 0,
         error_code=draw(INT32) if v >= 9 else 0,
-        client_tags=draw(tuples(st.builds(ClientTag, TEXT, TEXT))) if v >= 11 else (),
+        client_tags=draw(_tags(plausible)) if v >= 11 else (),
     )
 
 

@@ -1,0 +1,138 @@
+"""Thread distribution: balanced over a client's consumers, sticky to what each had before."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from assignor.model import ConsumerState, KafkaStreamsState, TaskId
+from assignor.result import KafkaStreamsAssignment, MemberAssignment, task_assignment
+from assignor.threads import distribute_tasks
+from tests.assignor.strategies_b import pid, state, tasks
+
+T00, T01, T02, T03, T10, T11, T12, T13 = tasks("0_0 0_1 0_2 0_3 1_0 1_1 1_2 1_3")
+
+
+def _client(
+    consumers: dict[str, tuple[list[TaskId], list[TaskId]]], lags: dict[TaskId, int] | None = None
+) -> KafkaStreamsState:
+    """Client 1 with consumers ``{member: (previous_active, previous_stateful)}``."""
+    return KafkaStreamsState(
+        process_id=pid(1),
+        consumers=tuple(
+            ConsumerState(m, frozenset(a), frozenset(s)) for m, (a, s) in consumers.items()
+        ),
+        task_lags=lags or {},
+    )
+
+
+def _spread(
+    client: KafkaStreamsState,
+    active: Sequence[TaskId],
+    standby: Sequence[TaskId] = (),
+    stateless: Sequence[TaskId] = (),
+) -> dict[str, MemberAssignment]:
+    stateful = sorted(set(active) - set(stateless) | set(standby), key=lambda t: t.sort_key)
+    app = state([client], stateful, stateless)
+    result = task_assignment([KafkaStreamsAssignment.of(pid(1), active, standby)])
+    return {m.member_id: m for m in distribute_tasks(app, result)}
+
+
+def test_balanced_and_interleaved_without_history() -> None:
+    client = _client({"b": ([], []), "a": ([], [])})
+    members = _spread(client, [T00, T01, T10, T11], stateless=[T00, T01, T10, T11])
+    assert list(members) == ["a", "b"]
+    assert members["a"].active == (T00, T10)
+    assert members["b"].active == (T01, T11)
+
+
+def test_odd_count_differs_by_one() -> None:
+    client = _client({"a": ([], []), "b": ([], []), "c": ([], [])})
+    members = _spread(client, [T00, T01, T02, T03, T10, T11, T12])
+    assert sorted(len(m.active) for m in members.values()) == [2, 2, 3]
+
+
+def test_each_consumer_keeps_its_previous_stateful_tasks() -> None:
+    lags = {t: 0 for t in (T00, T01, T02, T03)}
+    client = _client({"a": ([], [T02, T03]), "b": ([], [T00, T01])}, lags)
+    members = _spread(client, [T00, T01, T02, T03])
+    assert members["a"].active == (T02, T03)
+    assert members["b"].active == (T00, T01)
+
+
+def test_least_lag_kept_when_a_consumer_had_too_many() -> None:
+    lags = {T00: 500, T01: -2, T02: 10, T03: 0}
+    client = _client({"a": ([], [T00, T01, T02]), "b": ([], [])}, lags)
+    members = _spread(client, [T00, T01, T02, T03])
+    assert members["a"].active == (T01, T02)  # lag -2 (running) and 10 beat 500
+    assert members["b"].active == (T00, T03)
+
+
+def test_previous_owner_gets_the_leftover_task() -> None:
+    """Three tasks, two consumers: the floor is 1, the extra one goes back to who had it."""
+    lags = {T00: 0, T01: 0, T02: 0}
+    client = _client({"a": ([], []), "b": ([], [T01, T02])}, lags)
+    members = _spread(client, [T00, T01, T02])
+    assert members["b"].active == (T01, T02)
+    assert members["a"].active == (T00,)
+
+
+def test_actives_and_standbys_balance_together() -> None:
+    lags = {T00: 0, T01: 0}
+    client = _client({"a": ([], []), "b": ([], [])}, lags)
+    members = _spread(client, [T00], standby=[T01])
+    assert (members["a"].active, members["a"].standby) == ((T00,), ())
+    assert (members["b"].active, members["b"].standby) == ((), (T01,))
+
+
+def test_stateless_tasks_stick_to_their_previous_consumer() -> None:
+    client = _client({"a": ([T10, T11], []), "b": ([T00, T01], [])})
+    members = _spread(client, [T00, T01, T10, T11], stateless=[T00, T01, T10, T11])
+    assert members["a"].active == (T10, T11)
+    assert members["b"].active == (T00, T01)
+
+
+def test_unknown_clients_are_skipped() -> None:
+    app = state([_client({"a": ([], [])})], [T00])
+    result = task_assignment(
+        [KafkaStreamsAssignment.of(pid(1), [T00]), KafkaStreamsAssignment.of(pid(9), [T01])]
+    )
+    assert [m.member_id for m in distribute_tasks(app, result)] == ["a"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 5),
+    st.lists(st.sampled_from([T00, T01, T02, T03, T10, T11, T12, T13]), unique=True),
+    st.lists(st.sampled_from([T00, T01, T02, T03, T10, T11, T12, T13]), unique=True, max_size=3),
+    st.randoms(use_true_random=False),
+)
+def test_every_task_once_and_totals_within_one(
+    n_consumers: int, owned: list[TaskId], stateless: list[TaskId], rng: random.Random
+) -> None:
+    all_tasks = [T00, T01, T02, T03, T10, T11, T12, T13]
+    rng.shuffle(all_tasks)
+    split = rng.randint(0, len(all_tasks))
+    active, standby = all_tasks[:split], [t for t in all_tasks[split:] if t not in stateless]
+    active = active + [t for t in stateless if t not in active]
+    lags = {t: rng.choice([-2, 0, 5, 100]) for t in all_tasks if t not in stateless}
+    consumers = {
+        f"m{i}": (
+            [t for t in owned if (t.subtopology + t.partition + i) % n_consumers == 0],
+            owned[i::n_consumers],
+        )
+        for i in range(n_consumers)
+    }
+    client = _client(consumers, lags)
+    members = _spread(client, active, standby, stateless)
+    got_active = sorted((t for m in members.values() for t in m.active), key=lambda t: t.sort_key)
+    got_standby = sorted((t for m in members.values() for t in m.standby), key=lambda t: t.sort_key)
+    assert got_active == sorted(set(active), key=lambda t: t.sort_key)
+    assert got_standby == sorted(standby, key=lambda t: t.sort_key)
+    totals = [len(m.active) + len(m.standby) for m in members.values()]
+    assert max(totals) - min(totals) <= 1
+    reversed_client = _client(dict(reversed(list(consumers.items()))), lags)
+    assert _spread(reversed_client, active, standby, stateless) == members

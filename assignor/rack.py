@@ -136,8 +136,9 @@ def optimize_active_tasks(
             raise SolverError("BAD_RESULT", "per-client task counts changed")
     except SolverError as exc:
         return result, _fallback(exc, before)
+    optimised = frozenset(ordered)
     for pid in clients:
-        result[pid] = result[pid] - frozenset(ordered)
+        result[pid] = result[pid] - optimised
     _apply(result, clients, ordered, placement.tolist())
     moved = int((placement != start).sum())
     after = placement_cost(unit, placement)

@@ -1,0 +1,245 @@
+"""Rack-aware optimisation (KIP-925): when it runs, what it moves, what it must never change.
+
+Scenarios follow the behaviours Kafka's RackAwareTaskAssignorTest, RackAwareGraphConstructorTest
+and the min_traffic / balance_subtopology assignor cases check, written as our own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from assignor.errors import InvalidAssignment, InvalidRequest
+from assignor.model import AssignmentConfigs, RackAwareStrategy, TaskId
+from assignor.rack import CostPhase, optimize_active_tasks, optimize_standby_tasks, resolve_costs
+from assignor.rack_graph import ActiveProblem, solve_active_compact, subtopology_bounds
+from tests.assignor.rack_cases import client, cost, counts, diversity, pid, state_of, task_info
+
+T = [TaskId(0, i) for i in range(6)]
+
+
+def _two_racks_crossed():
+    """Tasks 0-2 read from rack b, tasks 3-5 from rack a; client 0 (a) starts with 0-2."""
+    tasks = [task_info(t, [{"b"}]) for t in T[:3]] + [task_info(t, [{"a"}]) for t in T[3:]]
+    state = state_of(tasks, [client(0, "a"), client(1, "b")])
+    start = {pid(0): frozenset(T[:3]), pid(1): frozenset(T[3:])}
+    return state, start
+
+
+def test_tasks_swap_to_the_rack_holding_their_partitions() -> None:
+    state, start = _two_racks_crossed()
+    result, diag = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
+    assert result == {pid(0): frozenset(T[3:]), pid(1): frozenset(T[:3])}
+    assert diag.rack_optimisation == "optimal"
+    assert (diag.cross_rack_cost_before, diag.cross_rack_cost_after) == (6, 0)
+    assert not diag.solver_fallback
+
+
+def test_high_non_overlap_cost_keeps_the_start() -> None:
+    state, start = _two_racks_crossed()
+    result, diag = optimize_active_tasks(state, T, start, traffic_cost=1, non_overlap_cost=10)
+    assert result == start and diag.rack_optimisation == "optimal"
+
+
+def test_strategy_none_is_off_and_changes_nothing() -> None:
+    state, start = _two_racks_crossed()
+    state = dataclasses.replace(state, configs=AssignmentConfigs())
+    result, diag = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
+    assert result == start and diag.rack_optimisation == "off"
+
+
+def test_disabled_when_a_client_has_no_rack() -> None:
+    state, start = _two_racks_crossed()
+    state = state_of(state.tasks.values(), [client(0, "a"), client(1, None)])
+    result, diag = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
+    assert result == start
+    assert diag.rack_optimisation == f"disabled: client {pid(1)} has no rack"
+
+
+def test_disabled_when_a_partition_has_no_known_racks() -> None:
+    state, start = _two_racks_crossed()
+    tasks = list(state.tasks.values())
+    tasks[4] = task_info(T[4], [set()])
+    state = state_of(tasks, state.clients.values())
+    result, diag = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
+    assert result == start
+    assert diag.rack_optimisation.startswith("disabled: partition topic0-4 of task 0_4")
+
+
+def test_disabled_when_traffic_cannot_differ() -> None:
+    state, start = _two_racks_crossed()
+    _, zero = optimize_active_tasks(state, T, start, traffic_cost=0, non_overlap_cost=5)
+    assert zero.rack_optimisation == "disabled: traffic_cost is 0"
+    everywhere = state_of([task_info(t, [{"a", "b"}]) for t in T], state.clients.values())
+    result, same = optimize_active_tasks(everywhere, T, start, traffic_cost=10, non_overlap_cost=1)
+    assert result == start and same.rack_optimisation.startswith("disabled: every task")
+
+
+def test_clients_keep_their_task_counts_including_zero() -> None:
+    tasks = [task_info(t, [{"c"}]) for t in T]
+    state = state_of(tasks, [client(0, "a"), client(1, "b"), client(2, "c"), client(3, "c")])
+    start = {pid(0): frozenset(T[:4]), pid(1): frozenset(T[4:]), pid(2): frozenset(), pid(3): frozenset()}
+    result, _ = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=0)
+    assert counts(result) == counts(start)
+
+
+def test_only_the_given_tasks_move_and_others_stay_put() -> None:
+    state, start = _two_racks_crossed()
+    extra = TaskId(9, 0)
+    state = state_of([*state.tasks.values(), task_info(extra, [{"b"}], stateful=False)], state.clients.values())
+    start = {pid(0): start[pid(0)] | {extra}, pid(1): start[pid(1)]}
+    result, _ = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
+    assert extra in result[pid(0)] and len(result[pid(0)]) == 4
+
+
+def test_a_task_on_no_client_or_on_two_is_the_callers_error() -> None:
+    state, start = _two_racks_crossed()
+    with pytest.raises(InvalidAssignment):
+        optimize_active_tasks(state, T, {pid(0): start[pid(0)], pid(1): frozenset()}, traffic_cost=1, non_overlap_cost=1)
+    with pytest.raises(InvalidAssignment):
+        optimize_active_tasks(state, T, {pid(0): frozenset(T), pid(1): start[pid(1)]}, traffic_cost=1, non_overlap_cost=1)
+
+
+def test_negative_or_huge_costs_are_rejected() -> None:
+    state, start = _two_racks_crossed()
+    with pytest.raises(InvalidRequest):
+        optimize_active_tasks(state, T, start, traffic_cost=-1, non_overlap_cost=1)
+    with pytest.raises(InvalidRequest):
+        optimize_active_tasks(state, T, start, traffic_cost=1, non_overlap_cost=1 << 40)
+
+
+def test_an_exhausted_time_budget_falls_back_to_the_input() -> None:
+    state, start = _two_racks_crossed()
+    state = dataclasses.replace(state, configs=dataclasses.replace(state.configs, assignment_time_budget_ms=0))
+    result, diag = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
+    assert result == start and diag.solver_fallback
+    assert diag.rack_optimisation.startswith("fallback: time budget of 0 ms")
+    assert diag.cross_rack_cost_before == diag.cross_rack_cost_after == 6
+
+
+def test_default_costs_per_assignor() -> None:
+    none = AssignmentConfigs()
+    assert resolve_costs(none, CostPhase.HIGH_AVAILABILITY) == (10, 1)
+    assert resolve_costs(none, CostPhase.STICKY) == (1, 10)
+    assert resolve_costs(none, CostPhase.STATELESS) == (1, 0)
+    set_ = AssignmentConfigs(traffic_cost=3, non_overlap_cost=4)
+    assert resolve_costs(set_, CostPhase.STICKY) == (3, 4)
+    assert resolve_costs(set_, CostPhase.STATELESS) == (1, 0)
+
+
+def test_kip_example_subtopology_bounds() -> None:
+    # KIP-925 4.B.II: clients with 1, 2, 3 tasks; two subtopologies of three: caps 1, 1, 2.
+    problem = ActiveProblem(
+        client_rack=np.zeros(3, np.int64), start=np.array([0, 1, 1, 2, 2, 2]),
+        misses=np.zeros((6, 1), np.int64), traffic_cost=1, non_overlap_cost=0,
+        subtopology=np.array([0, 0, 0, 1, 1, 1]),
+    )
+    assert subtopology_bounds(problem).tolist() == [[1, 1, 2], [1, 1, 2]]
+
+
+def test_balance_subtopology_spreads_what_min_traffic_would_stack() -> None:
+    # Every subtopology-0 task reads from rack a: min traffic stacks them on client 0 (rack a).
+    sub0 = [task_info(TaskId(0, i), [{"a"}]) for i in range(4)]
+    sub1 = [task_info(TaskId(1, i), [{"b"}]) for i in range(4)]
+    clients = [client(0, "a"), client(1, "b")]
+    ids = [t.id for t in sub0 + sub1]
+    start = {pid(0): frozenset(ids[::2]), pid(1): frozenset(ids[1::2])}
+    stacked, _ = optimize_active_tasks(state_of(sub0 + sub1, clients), ids, start, traffic_cost=1, non_overlap_cost=0)
+    assert stacked[pid(0)] == frozenset(t.id for t in sub0)
+    balanced_state = state_of(sub0 + sub1, clients, RackAwareStrategy.BALANCE_SUBTOPOLOGY)
+    spread, diag = optimize_active_tasks(balanced_state, ids, start, traffic_cost=1, non_overlap_cost=0)
+    assert diag.rack_optimisation == "optimal"
+    for p in (pid(0), pid(1)):
+        assert sum(1 for t in spread[p] if t.subtopology == 0) == 2  # ceil(4 * 4 / 8)
+
+
+def test_compact_graph_is_far_smaller_than_dense() -> None:
+    # The dense graph has T x C task arcs; the compact one T x (R + 1) + C.
+    rng = np.random.default_rng(0)
+    t_n, c_n = 300, 60
+    p = ActiveProblem(
+        client_rack=np.arange(c_n) % 3, start=np.arange(t_n) % c_n,
+        misses=rng.integers(0, 3, (t_n, 3)), traffic_cost=10, non_overlap_cost=1,
+    )
+    placement = solve_active_compact(p)
+    assert np.array_equal(np.bincount(placement, minlength=c_n), p.counts)
+
+
+def _standby_case(tags: bool):
+    """Three racks; active on 0 (rack a); standby starts on client 1 (rack b), far from its data."""
+    tasks = [task_info(TaskId(0, 0), [{"c"}])]
+    zone = (lambda z: {"zone": z}) if tags else (lambda z: {})
+    clients = [client(0, "a", **zone("z1")), client(1, "b", **zone("z2")), client(2, "c", **zone("z2")),
+               client(3, "c", **zone("z1")), client(4, "a", **zone("z2"))]
+    extra = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
+    state = state_of(tasks, clients, num_standby_replicas=1, **extra)
+    active = {pid(0): frozenset({TaskId(0, 0)})}
+    standby = {pid(1): frozenset({TaskId(0, 0)}), pid(4): frozenset()}
+    return state, active, standby
+
+
+def test_standby_moves_toward_its_data_when_tags_allow() -> None:
+    state, active, standby = _standby_case(tags=True)
+    # Client 1 holds nothing else, so only a swap could move it; give client 2 a standby to swap.
+    tasks = [*state.tasks.values(), task_info(TaskId(0, 1), [{"b"}])]
+    state = state_of(tasks, state.clients.values(), num_standby_replicas=1, rack_aware_assignment_tags=("zone",))
+    active = {pid(0): frozenset({TaskId(0, 0), TaskId(0, 1)})}
+    standby = {pid(1): frozenset({TaskId(0, 0)}), pid(2): frozenset({TaskId(0, 1)})}
+    result, diag = optimize_standby_tasks(state, active, standby, traffic_cost=10, non_overlap_cost=1)
+    assert result[pid(2)] == {TaskId(0, 0)} and result[pid(1)] == {TaskId(0, 1)}
+    assert diag.cross_rack_cost_after == 0 and diag.cross_rack_cost_before == 2
+    assert diversity(state, active, result) == diversity(state, active, standby)
+
+
+def _diversity_case(tags: bool):
+    """The only cheaper swap would put each standby in its active's zone (clients 1 and 3)."""
+    tasks = [task_info(TaskId(0, 1), [{"c"}]), task_info(TaskId(0, 2), [{"b"}])]
+    clients = [client(0, "a", zone="z1"), client(1, "b", zone="z2"), client(3, "c", zone="z1"),
+               client(4, "a", zone="z2")]
+    extra = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
+    state = state_of(tasks, clients, num_standby_replicas=1, **extra)
+    active = {pid(0): frozenset({TaskId(0, 1)}), pid(4): frozenset({TaskId(0, 2)})}
+    standby = {pid(1): frozenset({TaskId(0, 1)}), pid(3): frozenset({TaskId(0, 2)})}
+    return state, active, standby
+
+
+def test_standby_never_loses_tag_diversity_for_cheaper_traffic() -> None:
+    state, active, standby = _diversity_case(tags=True)
+    result, diag = optimize_standby_tasks(state, active, standby, traffic_cost=10, non_overlap_cost=0)
+    assert result == {p: standby.get(p, frozenset()) for p in state.clients}
+    assert diag.cross_rack_cost_after == diag.cross_rack_cost_before == 2
+    assert diag.rack_optimisation == "optimal" and not diag.solver_fallback  # not a fallback
+    # With no tags the rack is the tag: moving to a third rack keeps two racks per task, so it may.
+    state, active, standby = _diversity_case(tags=False)
+    result, diag = optimize_standby_tasks(state, active, standby, traffic_cost=10, non_overlap_cost=0)
+    assert result[pid(3)] == {TaskId(0, 1)} and result[pid(1)] == {TaskId(0, 2)}
+    assert diag.cross_rack_cost_after == 0
+    assert diversity(state, active, result) == diversity(state, active, standby)
+    for p, ts in result.items():
+        assert not ts & active.get(p, frozenset())
+
+
+def test_standby_costs_count_changelog_partitions_only() -> None:
+    source_only = task_info(TaskId(0, 0), [{"c"}], stateful=False)
+    state = state_of([source_only], [client(0, "a"), client(1, "b")])
+    state = state_of([dataclasses.replace(source_only, stateful=True)], state.clients.values())
+    _, diag = optimize_standby_tasks(state, {pid(0): frozenset({TaskId(0, 0)})},
+                                     {pid(1): frozenset({TaskId(0, 0)})}, traffic_cost=10, non_overlap_cost=1)
+    assert diag.rack_optimisation.startswith("disabled: every standby")
+
+
+def test_standby_on_its_active_is_the_callers_error() -> None:
+    state, active, _ = _standby_case(tags=False)
+    with pytest.raises(InvalidAssignment):
+        optimize_standby_tasks(state, active, {pid(0): frozenset({TaskId(0, 0)})}, traffic_cost=1, non_overlap_cost=1)
+
+
+def test_results_do_not_depend_on_mapping_order() -> None:
+    state, start = _two_racks_crossed()
+    first, _ = optimize_active_tasks(state, T, start, traffic_cost=1, non_overlap_cost=0)
+    again, _ = optimize_active_tasks(state, list(reversed(T)), dict(reversed(list(start.items()))),
+                                     traffic_cost=1, non_overlap_cost=0)
+    assert first == again
+    assert cost(state, first, start, 1, 0) == 0

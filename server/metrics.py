@@ -141,10 +141,11 @@ class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         streams_in = method.grpc_type in ("client_stream", "bidi_stream")
         streams_out = method.grpc_type in ("server_stream", "bidi_stream")
 
-        def finish(context: grpc.ServicerContext, start: float, failed: bool) -> None:
+        def finish(context: grpc.ServicerContext, start: float, failed: bool) -> grpc.StatusCode:
             code = context.code() or (grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK)
             metrics.handled.labels(*labels, code.name).inc()
             metrics.handling_seconds.labels(*labels).observe(time.perf_counter() - start)
+            return code
 
         def received(requests: Iterator[Any]) -> Iterator[Any]:
             for request in requests:
@@ -165,8 +166,8 @@ class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             except BaseException:
                 finish(context, start, failed=True)
                 raise
-            metrics.msg_sent.labels(*labels).inc()
-            finish(context, start, failed=False)
+            if finish(context, start, failed=False) is grpc.StatusCode.OK:
+                metrics.msg_sent.labels(*labels).inc()  # a non-OK status sends no message
             return response
 
         def sent(responses: Iterator[Any], context: grpc.ServicerContext, start: float) -> Any:

@@ -1,0 +1,91 @@
+"""Real kassign processes for the operations tests: ``kassign serve --workers N`` as a subprocess.
+
+The ports come back from the server itself (``--port-file`` and the metrics log line), so no test
+guesses a free port for kassign.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "bench" / "ghz" / "data"
+METRICS_LINE = re.compile(r"metrics on http://[^:]+:(\d+)/metrics")
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    proc: subprocess.Popen[bytes]
+    target: str
+    metrics_port: int
+    log: Path
+
+    def metrics_text(self) -> str:
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return str(response.read().decode())
+
+
+def _wait_for(predicate, timeout: float, proc: subprocess.Popen[bytes], log: Path) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"kassign serve did not start:\n{log.read_text()}")
+        time.sleep(0.05)
+
+
+@contextmanager
+def kassign_serve(tmp_path: Path, *args: str, workers: int = 2) -> Iterator[Served]:
+    """``kassign serve`` on 127.0.0.1 with ``workers`` processes; SIGKILLed if still up at exit."""
+    port_file = tmp_path / "port"
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", "0",
+             "--port-file", str(port_file), "--workers", str(workers), "--metrics-port", "0",
+             "--metrics-host", "127.0.0.1", *args],
+            cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
+        )
+    try:
+        _wait_for(lambda: port_file.exists() and METRICS_LINE.search(log.read_text()), 90, proc, log)
+        served_lines = lambda: log.read_text().count("kassign serving on")  # noqa: E731
+        _wait_for(lambda: served_lines() >= workers, 90, proc, log)
+        metrics_port = int(METRICS_LINE.search(log.read_text()).group(1))  # type: ignore[union-attr]
+        yield Served(proc, f"127.0.0.1:{port_file.read_text().strip()}", metrics_port, log)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def free_port() -> int:
+    """A port free right now on 127.0.0.1 (for Prometheus, which cannot report its own)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load_script(relative: str) -> ModuleType:
+    """A bench/ script as a module (bench/ is a folder of scripts, not a package)."""
+    path = ROOT / relative
+    name = "bench_" + path.stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module

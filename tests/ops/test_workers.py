@@ -1,0 +1,83 @@
+"""``kassign serve --workers 2``: one port for both, and SIGTERM drains calls already in flight."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
+
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import assignment_pb2_grpc
+from tests.ops.serving import DATA, Served, kassign_serve
+
+pytestmark = pytest.mark.slow
+
+ASSIGN = {"grpc_service": "kassign.v1.TaskAssignmentService", "grpc_method": "Assign",
+          "grpc_type": "unary"}
+CALLS = 6
+
+
+def assign_counts(served: Served) -> tuple[float, float]:
+    """(started, handled) Assign calls, summed over workers, from the parent's /metrics."""
+    started = handled = 0.0
+    for family in text_string_to_metric_families(served.metrics_text()):
+        for sample in family.samples:
+            if not all(sample.labels.get(k) == v for k, v in ASSIGN.items()):
+                continue
+            if sample.name == "grpc_server_started_total":
+                started += sample.value
+            elif sample.name == "grpc_server_handled_total":
+                handled += sample.value
+    return started, handled
+
+
+def call(target: str, request: pb.AssignRequest) -> pb.AssignResponse:
+    # A channel of its own: one TCP connection each, so SO_REUSEPORT spreads them over workers.
+    with grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
+        return assignment_pb2_grpc.TaskAssignmentServiceStub(ch).Assign(request, timeout=120)
+
+
+def worker_pids(served: Served) -> set[str]:
+    return {line.rsplit("(pid ", 1)[1].rstrip(")")
+            for line in served.log.read_text().splitlines() if "kassign serving on" in line}
+
+
+def test_workers_share_one_port_and_answer_health_checks(tmp_path: Path) -> None:
+    with kassign_serve(tmp_path, workers=2) as served:
+        assert len(worker_pids(served)) == 2
+        for _ in range(4):
+            with grpc.insecure_channel(served.target, options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
+                reply = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        os.kill(served.proc.pid, signal.SIGTERM)
+        assert served.proc.wait(timeout=60) == 0
+
+
+def test_sigterm_drains_in_flight_calls_on_every_worker_then_exits_cleanly(tmp_path: Path) -> None:
+    request = json_format.Parse((DATA / "group_2000.json").read_text(), pb.AssignRequest())
+    with kassign_serve(tmp_path, "--grace", "60", workers=2) as served:
+        with futures.ThreadPoolExecutor(CALLS) as pool:
+            pending = [pool.submit(call, served.target, request) for _ in range(CALLS)]
+            deadline = time.monotonic() + 60
+            started, handled = assign_counts(served)
+            while started < CALLS and time.monotonic() < deadline:
+                time.sleep(0.02)
+                started, handled = assign_counts(served)
+            assert started == CALLS, "the calls never all reached the server"
+            assert handled < CALLS, "every call finished before SIGTERM: nothing was in flight"
+            os.kill(served.proc.pid, signal.SIGTERM)
+            responses = [f.result(timeout=180) for f in pending]
+        assert [len(r.clients) for r in responses] == [50] * CALLS
+        assert all(r.error == pb.ASSIGNMENT_ERROR_NONE for r in responses)
+        assert served.proc.wait(timeout=90) == 0
+        log = served.log.read_text()
+        assert log.count("kassign stopped") == 2
+        assert "exited with" not in log

@@ -4,7 +4,7 @@ It imports neither grpc nor prometheus_client: the server adapts it, the pipelin
 and it can be used and tested on its own.
 """
 
-from assignor.api import TaskAssignor, assign, get_assignor, register, registered_names
+from assignor.api import TaskAssignor, assign, get_assignor, register, registered_names, run
 from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
 from assignor.model import (
     LATEST_OFFSET,
@@ -30,11 +30,16 @@ from assignor.result import (
     TaskType,
     task_assignment,
 )
+from assignor.standby import assign_standby_tasks
+from assignor.threads import distribute_tasks
+from assignor.utils import default_standby_assignment, identity_assignment
+from assignor.validate import AssignmentError, validate
 
 __all__ = [
     "ApplicationState",
     "AssignedTask",
     "AssignmentConfigs",
+    "AssignmentError",
     "ConsumerState",
     "Diagnostics",
     "InvalidAssignment",
@@ -56,10 +61,16 @@ __all__ = [
     "UNKNOWN_OFFSET_SUM",
     "application_state",
     "assign",
+    "assign_standby_tasks",
+    "default_standby_assignment",
+    "distribute_tasks",
     "get_assignor",
+    "identity_assignment",
     "process_key",
     "register",
     "registered_names",
+    "run",
     "sorted_processes",
     "task_assignment",
+    "validate",
 ]

@@ -7,7 +7,9 @@ under ``high_availability`` and ``sticky``.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from importlib.metadata import entry_points
@@ -61,7 +63,14 @@ def _load(spec: str) -> Callable[[], TaskAssignor]:
 
 
 def _entry_point_specs() -> dict[str, str]:
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return dict(_entry_point_specs_on(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=8)
+def _entry_point_specs_on(path: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Entry points, looked up once per ``sys.path``: the scan reads every installed
+    distribution's metadata (milliseconds), and requests check assignor names on every call."""
+    return tuple(sorted((ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)))
 
 
 def registered_names() -> tuple[str, ...]:

@@ -15,7 +15,16 @@ from assignor.errors import InvalidAssignment, InvalidRequest
 from assignor.model import AssignmentConfigs, RackAwareStrategy, TaskId
 from assignor.rack import CostPhase, optimize_active_tasks, optimize_standby_tasks, resolve_costs
 from assignor.rack_graph import ActiveProblem, solve_active_compact, subtopology_bounds
-from tests.assignor.rack_cases import client, cost, counts, diversity, pid, state_of, task_info
+from tests.assignor.rack_cases import (
+    client,
+    cost,
+    counts,
+    diversity,
+    kafka_standby_swaps,
+    pid,
+    state_of,
+    task_info,
+)
 
 T = [TaskId(0, i) for i in range(6)]
 
@@ -217,6 +226,9 @@ def test_standby_never_loses_tag_diversity_for_cheaper_traffic() -> None:
     assert result[pid(3)] == {TaskId(0, 1)} and result[pid(1)] == {TaskId(0, 2)}
     assert diag.cross_rack_cost_after == 0
     assert diversity(state, active, result) == diversity(state, active, standby)
+    # Kafka's swaps only move standbys between clients with equal tags (here: racks): no move.
+    kafka = kafka_standby_swaps(state, active, standby, 10, 0)
+    assert cost(state, kafka, standby, 10, 0, standby=True) == 20
     for p, ts in result.items():
         assert not ts & active.get(p, frozenset())
 

@@ -53,40 +53,72 @@ def balance_over_threads(
     nothing; in a pass every ordered pair (source, destination) in process order, the source
     giving its smallest tasks the destination may take while ``_should_move`` holds.
 
-    A pass only visits destinations that could take a task from the source at its starting
-    count (one vectorised test); the source's count only falls during its turn, so no other
-    destination can qualify later in it. The result is the one Kafka's full scan gives.
+    A pass only visits destinations that could take a task from the source at its current
+    count (a vectorised search for the next one); the source's count only falls during its
+    turn, so a destination the search skips could not take a task later in it either, and a
+    source no client could relieve is skipped outright. The result is Kafka's full scan's.
     """
     tasks = [list(ts) for ts in movable]
     holding = [set(h) for h in held]
-    count = np.asarray(counts, dtype=np.int64).copy()
-    cap = np.asarray(capacities, dtype=np.float64)
-    caps = [int(c) for c in capacities]
+    count = list(counts)
+    loads = _Loads(counts, capacities)
     changed = True
     while changed:
         changed = False
         for source in range(len(tasks)):
-            threshold = (int(count[source]) - 1) / caps[source]
-            for target in np.flatnonzero((count + 1) / cap <= threshold).tolist():
-                if target == source or (allowed is not None and not allowed(source, target)):
-                    continue
-                moved = _move_pair(tasks, holding, count, caps, source, target)
-                changed = changed or moved
+            if (count[source] - 1) / loads.caps[source] < loads.lightest_after_one_more():
+                continue  # no client could take a task from this one
+            target = loads.next_target(source, count[source], 0)
+            while target is not None:
+                if target != source and (allowed is None or allowed(source, target)):
+                    moved = _move_pair(tasks, holding, count, loads.caps, source, target)
+                    if moved:
+                        changed = True
+                        loads.moved(source, target, moved)
+                target = loads.next_target(source, count[source], target + 1)
     return tasks
+
+
+class _Loads:
+    """Scratch: the per-client counts as a numpy vector, for the vectorised target search."""
+
+    def __init__(self, counts: Sequence[int], capacities: Sequence[int]) -> None:
+        self.caps = [int(c) for c in capacities]
+        self._count = np.asarray(counts, dtype=np.float64).copy()
+        self._cap = np.asarray(capacities, dtype=np.float64)
+        self._lightest: float | None = None
+
+    def lightest_after_one_more(self) -> float:
+        """min over clients of ``(count + 1) / capacity`` (cached until a move)."""
+        if self._lightest is None:
+            self._lightest = float(((self._count + 1) / self._cap).min())
+        return self._lightest
+
+    def moved(self, source: int, target: int, n: int) -> None:
+        self._count[source] -= n
+        self._count[target] += n
+        self._lightest = None
+
+    def next_target(self, source: int, source_count: int, start: int) -> int | None:
+        """The first client from ``start`` on that could take one of the source's tasks."""
+        threshold = (source_count - 1) / self.caps[source]
+        fits = (self._count[start:] + 1) / self._cap[start:] <= threshold
+        first = int(fits.argmax()) if fits.size else 0
+        return start + first if fits.size and fits[first] else None
 
 
 def _move_pair(
     tasks: list[list[int]],
     holding: list[set[int]],
-    count: np.ndarray,
+    count: list[int],
     caps: Sequence[int],
     source: int,
     target: int,
-) -> bool:
-    """Move the source's smallest eligible tasks to ``target`` while the move still helps."""
+) -> int:
+    """Move the source's smallest eligible tasks to ``target`` while a move still helps; how many."""
     moved: list[int] = []
     for task in tasks[source]:
-        if not _should_move(int(count[source]), caps[source], int(count[target]), caps[target]):
+        if not _should_move(count[source], caps[source], count[target], caps[target]):
             break
         if task in holding[target]:
             continue
@@ -99,4 +131,4 @@ def _move_pair(
     if moved:
         gone = set(moved)
         tasks[source] = [t for t in tasks[source] if t not in gone]
-    return bool(moved)
+    return len(moved)

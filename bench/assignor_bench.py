@@ -1,0 +1,128 @@
+"""Time the high-availability assignor on large groups (1 standby, KIP-708 tags, no racks).
+
+    .venv/bin/python bench/assignor_bench.py [--repeat N]
+
+Two sizes: 1,000 tasks x 100 clients and 10,000 tasks x 1,000 clients (the target: the larger
+one under 1 s on a 2-core machine). Each in two shapes:
+
+- ``steady``: every client caught up on what it ran before (actives -2, standbys a small lag);
+- ``scale-out``: the same group plus 10% new clients with no state (warm-ups, movements).
+
+Alongside each figure, a baseline measured in the same run: the cost of merely writing out a
+round-robin answer of the same size (``task_assignment`` of sorted tuples), so the ratio says
+how much the algorithm adds over producing the result at all. Building the input is not timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from uuid import UUID
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from assignor.high_availability import assign_high_availability
+from assignor.lags import ConsumerReport, kafka_streams_state
+from assignor.model import (
+    LATEST_OFFSET,
+    ApplicationState,
+    AssignmentConfigs,
+    KafkaStreamsState,
+    TaskId,
+    TaskInfo,
+    application_state,
+)
+from assignor.result import KafkaStreamsAssignment, task_assignment
+
+ZONES, CLUSTERS = 3, 4
+END_OFFSET = 1_000_000
+
+
+def _tasks(n_tasks: int) -> list[TaskInfo]:
+    """Sub-topologies of 100 partitions; every fifth one stateless."""
+    infos = []
+    for i in range(n_tasks):
+        sub, partition = divmod(i, 100)
+        stateful = sub % 5 != 4
+        end = END_OFFSET if stateful else 0
+        infos.append(TaskInfo(TaskId(sub, partition), stateful, ("s",) * stateful, (), end))
+    return infos
+
+
+def _client(
+    n: int, threads: int, actives: list[TaskId], standbys: list[TaskId], ends: dict[TaskId, int]
+) -> KafkaStreamsState:
+    sums = {t: LATEST_OFFSET for t in actives if t in ends}
+    sums.update({t: END_OFFSET - 500 for t in standbys})
+    reports = [
+        ConsumerReport(
+            f"member-{n}-{k}", {t: s for j, (t, s) in enumerate(sums.items()) if j % threads == k}
+        )
+        for k in range(threads)
+    ]
+    tags = {"zone": f"z{n % ZONES}", "cluster": f"k{n // ZONES % CLUSTERS}"}
+    return kafka_streams_state(UUID(int=(n * 2654435761) % 2**128), reports, ends, client_tags=tags)
+
+
+def build(n_tasks: int, n_clients: int, *, new_clients: int = 0) -> ApplicationState:
+    """A group where client ``c`` ran tasks ``c, c + C, ...`` and stood by for the next ones."""
+    tasks = _tasks(n_tasks)
+    ends = {t.id: t.changelog_end_offset_sum for t in tasks if t.stateful}
+    ids = [t.id for t in tasks]
+    clients = []
+    for c in range(n_clients):
+        actives = ids[c::n_clients]
+        standbys = [ids[(i + 1) % n_tasks] for i in range(c, n_tasks, n_clients)]
+        standbys = [t for t in standbys if t in ends]
+        clients.append(_client(c, 1 + c % 3, actives, standbys, ends))
+    for c in range(n_clients, n_clients + new_clients):
+        clients.append(_client(c, 1 + c % 3, [], [], ends))
+    configs = AssignmentConfigs(
+        num_standby_replicas=1, rack_aware_assignment_tags=("zone", "cluster")
+    )
+    return application_state(tasks, clients, configs, now_ms=0)
+
+
+def _baseline(state: ApplicationState) -> None:
+    clients = list(state.clients)
+    tasks = list(state.tasks)
+    task_assignment(
+        KafkaStreamsAssignment.of(p, tasks[i :: len(clients)]) for i, p in enumerate(clients)
+    )
+
+
+def _median_seconds(run: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
+    args = parser.parse_args(argv)
+    print(
+        f"{'shape':<10} {'tasks':>6} {'clients':>7} {'HA s':>8} {'baseline s':>10} {'ratio':>6}  warm-ups"
+    )
+    for n_tasks, n_clients in ((1_000, 100), (10_000, 1_000)):
+        for shape, new in (("steady", 0), ("scale-out", n_clients // 10)):
+            state = build(n_tasks, n_clients, new_clients=new)
+            result = assign_high_availability(state)
+            ha = _median_seconds(lambda s=state: assign_high_availability(s), args.repeat)
+            base = _median_seconds(lambda s=state: _baseline(s), args.repeat)
+            print(
+                f"{shape:<10} {n_tasks:>6} {len(state.clients):>7} {ha:>8.3f} {base:>10.3f} "
+                f"{ha / base:>6.1f}  {result.diagnostics.warmups}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -117,9 +117,15 @@ def _offset_sums(
                 member=member,
             )
         pairs = [(s.task, s.offset_sum, "task_offset_sums") for s in info.task_offset_sums]
+    # Checked in task order, so which error is named does not depend on the listing order.
+    order = sorted(
+        range(len(pairs)),
+        key=lambda i: (pairs[i][0].named_topology, pairs[i][0].subtopology, pairs[i][0].partition),
+    )
     seen: set[TaskId] = set()
-    result = []
-    for raw, offset_sum, name in pairs:
+    tasks: dict[int, TaskId] = {}
+    for i in order:
+        raw, offset_sum, name = pairs[i]
         task = decode_task_id(raw, f"{field}.{name}", member)
         named_ok = info.version >= _FIRST_NAMED_TOPOLOGY_VERSION
         if task.named_topology is not None and not named_ok:
@@ -139,8 +145,8 @@ def _offset_sums(
                 f"task {task} reported twice", field=f"{field}.{name}", member=member
             )
         seen.add(task)
-        result.append((task, offset_sum))
-    return tuple(result)
+        tasks[i] = task
+    return tuple((tasks[i], pairs[i][1]) for i in range(len(pairs)))
 
 
 def _client_tags(info: pb.SubscriptionInfo, field: str, member: str) -> tuple[tuple[str, str], ...]:

@@ -121,7 +121,7 @@ def _rack(reports: Sequence[MemberReport], notes: list[str]) -> str | None:
 
 def _consumer(report: MemberReport, topology: Topology, notes: list[str]) -> ConsumerReport:
     """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
-    known = {t.id for t in topology.tasks}
+    known = topology.task_ids
     sums = {t: s for t, s in report.offset_sums if t in known}
     unknown = sorted((t for t, _ in report.offset_sums if t not in known), key=lambda t: t.sort_key)
     if unknown:
@@ -150,11 +150,10 @@ def _client(
 ) -> KafkaStreamsState:
     end_point = _one_value(reports, [r.user_end_point for r in reports], "user end point")
     tags = _one_value(reports, [r.client_tags for r in reports], "client tags")
-    end_offset_sums = {t.id: t.changelog_end_offset_sum for t in topology.tasks if t.stateful}
     return kafka_streams_state(
         reports[0].process_id,
         [_consumer(r, topology, notes) for r in reports],
-        end_offset_sums,
+        topology.end_offset_sums,
         rack_id=_rack(reports, notes),
         client_tags=dict(tags),
         host_info=end_point,

@@ -31,14 +31,15 @@ def decode_task_id(task: pb.TaskId, field: str, member: str | None = None) -> Ta
 
 @dataclass(frozen=True, slots=True)
 class Topology:
-    """Tasks in ``TaskId`` order, and the task of every source partition."""
+    """Tasks in ``TaskId`` order, the task of every source partition, and lookups built once.
+
+    ``end_offset_sums`` (stateful tasks only) is shared by every client's lags: never mutated.
+    """
 
     tasks: tuple[TaskInfo, ...]
     source_tasks: Mapping[tuple[str, int], TaskId]
-
-    @property
-    def task_ids(self) -> frozenset[TaskId]:
-        return frozenset(t.id for t in self.tasks)
+    task_ids: frozenset[TaskId]
+    end_offset_sums: Mapping[TaskId, int]
 
 
 def _partition(tp: pb.TaskTopicPartition, field: str) -> TaskTopicPartition:
@@ -100,4 +101,5 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
             sources[key] = info.id
         decoded.append(info)
     ordered = tuple(sorted(decoded, key=lambda t: t.id.sort_key))
-    return Topology(ordered, sources)
+    end_offset_sums = {t.id: t.changelog_end_offset_sum for t in ordered if t.stateful}
+    return Topology(ordered, sources, frozenset(seen), end_offset_sums)

@@ -54,21 +54,27 @@ class Reader:
         self.offset += size
         return chunk
 
+    def unpack(self, layout: struct.Struct, what: str) -> tuple[int, ...]:
+        """Several fixed-size fields at once (one bounds check, one ``unpack_from``)."""
+        if layout.size > self.remaining:
+            raise WireError(
+                f"truncated {what}: needs {layout.size} bytes, {self.remaining} left", self.offset
+            )
+        values: tuple[int, ...] = layout.unpack_from(self._data, self.offset)
+        self.offset += layout.size
+        return values
+
     def int8(self, what: str = "int8") -> int:
-        value: int = _I8.unpack(self._take(1, what))[0]
-        return value
+        return self.unpack(_I8, what)[0]
 
     def int16(self, what: str = "int16") -> int:
-        value: int = _I16.unpack(self._take(2, what))[0]
-        return value
+        return self.unpack(_I16, what)[0]
 
     def int32(self, what: str = "int32") -> int:
-        value: int = _I32.unpack(self._take(4, what))[0]
-        return value
+        return self.unpack(_I32, what)[0]
 
     def int64(self, what: str = "int64") -> int:
-        value: int = _I64.unpack(self._take(8, what))[0]
-        return value
+        return self.unpack(_I64, what)[0]
 
     def uuid(self, what: str = "uuid") -> UUID:
         return UUID(bytes=self._take(16, what))

@@ -13,6 +13,7 @@ int32s, as Kafka does for version probing, so the caller can say which version w
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from uuid import UUID
 
@@ -135,12 +136,17 @@ def _read_text_bytes(r: Reader, what: str) -> str:
     return _utf8(raw, what, start + 4)
 
 
+_TASK = struct.Struct(">ii")
+_PARTITION_SUM = struct.Struct(">iq")
+_FLAT_HEAD = struct.Struct(">iiq")
+
+
 def _read_task_id(r: Reader) -> WireTaskId:
-    return WireTaskId(r.int32("topicGroupId"), r.int32("partition"))
+    return WireTaskId(*r.unpack(_TASK, "TaskId (topicGroupId, partition)"))
 
 
 def _read_partition_sum(r: Reader) -> PartitionOffsetSum:
-    return PartitionOffsetSum(r.int32("partition"), r.int64("offsetSum"))
+    return PartitionOffsetSum(*r.unpack(_PARTITION_SUM, "PartitionToOffsetSum"))
 
 
 def _read_grouped(r: Reader) -> SubtopologyOffsetSums:
@@ -151,12 +157,10 @@ def _read_grouped(r: Reader) -> SubtopologyOffsetSums:
 
 
 def _read_flat(r: Reader) -> TaskOffsetSum:
-    return TaskOffsetSum(
-        r.int32("topicGroupId"),
-        r.int32("partition"),
-        r.int64("offsetSum"),
-        r.string("namedTopology", nullable=True),
+    group, partition, offset_sum = r.unpack(
+        _FLAT_HEAD, "TaskOffsetSum (topicGroupId, partition, offsetSum)"
     )
+    return TaskOffsetSum(group, partition, offset_sum, r.string("namedTopology", nullable=True))
 
 
 def _read_tag(r: Reader) -> ClientTag:

@@ -365,3 +365,44 @@ def test_counts_within_one_task_per_thread_for_equal_clients(threads: int) -> No
     )
     counts = [len(a.active) for a in result.assignments]
     assert max(counts) - min(counts) <= 1
+
+
+def test_rack_aware_strategy_moves_tasks_next_to_their_partitions() -> None:
+    from dataclasses import replace
+
+    from assignor.model import RackAwareStrategy, TaskTopicPartition
+
+    def task(p: int, rack: str) -> TaskInfo:
+        parts = (
+            TaskTopicPartition("in", p, True, False, frozenset({rack})),
+            TaskTopicPartition("log", p, False, True, frozenset({rack})),
+        )
+        return TaskInfo(TaskId(0, p), True, ("s",), parts, 0)
+
+    clients = [replace(client(1), rack_id="r1"), replace(client(2), rack_id="r2")]
+    configs = AssignmentConfigs(rack_aware_strategy=RackAwareStrategy.MIN_TRAFFIC)
+    app = application_state([task(0, "r2"), task(1, "r1")], clients, configs)
+    result = assign_high_availability(app)
+    # round-robin would put 0_0 on client 1 (rack r1); the optimiser swaps to save traffic
+    assert actives(result, 1) == {TaskId(0, 1)} and actives(result, 2) == {TaskId(0, 0)}
+    assert result.diagnostics.rack_optimisation == "optimal"
+    assert result.diagnostics.cross_rack_cost_after < result.diagnostics.cross_rack_cost_before
+    plain = assign_high_availability(replace(app, configs=AssignmentConfigs()))
+    assert plain.diagnostics.rack_optimisation == "off"
+    assert actives(plain, 1) == {TaskId(0, 0)}
+
+
+def test_tagged_standbys_balance_only_within_equal_tags() -> None:
+    tags = {1: {"zone": "a"}, 2: {"zone": "b"}, 3: {"zone": "b"}}
+    app = group(
+        [client(i, tags=tags[i]) for i in (1, 2, 3)],
+        NINE[:6],
+        end_offset=0,
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=("zone",),
+    )
+    result = assign_high_availability(app)
+    zone = {uuid_for(i): tags[i]["zone"] for i in tags}
+    for task in NINE[:6]:
+        holders = [a.process_id for a in result.assignments if task in a.active + a.standby]
+        assert len(holders) == 2 and zone[holders[0]] != zone[holders[1]]

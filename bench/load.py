@@ -61,6 +61,7 @@ class Sample:
     errors: Counter[str] = field(default_factory=Counter)
     started: float = 0.0
     finished: float = 0.0
+    cpu_seconds: float = 0.0  # the generator's own CPU time while it was sending
 
 
 def request_body(*, data: Path | None, health: bool) -> tuple[str, bytes]:
@@ -96,6 +97,7 @@ async def _drive(load: Load) -> Sample:
         if delay > 0:
             await asyncio.sleep(delay)
         sample.started = time.perf_counter()
+        cpu_start = time.process_time()
         deadline = sample.started + load.duration if load.duration else math.inf
         budget = [load.count if load.count else -1]
 
@@ -115,6 +117,7 @@ async def _drive(load: Load) -> Sample:
 
         await asyncio.gather(*(caller(i) for i in range(load.concurrency)))
         sample.finished = time.perf_counter()
+        sample.cpu_seconds = time.process_time() - cpu_start
     finally:
         await asyncio.gather(*(c.close() for c in channels))
     return sample
@@ -129,7 +132,7 @@ def _ghz_code(code: object) -> str:
 def _worker(load: Load, results: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     sample = asyncio.run(_drive(load))
     results.put((sample.latencies_ns, dict(sample.codes), dict(sample.errors),
-                 sample.finished - sample.started))
+                 sample.finished - sample.started, sample.cpu_seconds))
 
 
 def _share(total: int, parts: int, index: int) -> int:
@@ -160,7 +163,8 @@ def run(load: Load, *, processes: int = 1) -> tuple[Sample, float]:
         w.start()
     merged, wall = Sample(), 0.0
     for _ in workers:
-        latencies, codes, errors, seconds = results.get(timeout=load.duration + 600)
+        latencies, codes, errors, seconds, cpu = results.get(timeout=load.duration + 600)
+        merged.cpu_seconds += cpu
         merged.latencies_ns.extend(latencies)
         merged.codes.update(codes)
         merged.errors.update(errors)
@@ -193,6 +197,7 @@ def summarise(sample: Sample, wall_seconds: float, options: dict[str, object]) -
         ],
         "statusCodeDistribution": dict(sorted(sample.codes.items())),
         "errorDistribution": dict(sorted(sample.errors.items())),
+        "clientCpuSeconds": sample.cpu_seconds,  # not in ghz: the generator's own CPU use
     }
 
 

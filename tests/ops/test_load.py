@@ -27,6 +27,7 @@ def check_report(report: dict, count: int) -> None:  # type: ignore[type-arg]
     assert report["count"] == count
     assert report["statusCodeDistribution"] == {"OK": count}
     assert report["errorDistribution"] == {}
+    assert report["clientCpuSeconds"] > 0
     percentiles = [d["latency"] for d in report["latencyDistribution"]]
     assert [d["percentage"] for d in report["latencyDistribution"]] == [10, 25, 50, 75, 90, 95, 99]
     assert report["fastest"] <= percentiles[0] and percentiles == sorted(percentiles)

@@ -83,13 +83,14 @@ def apply(configuration: Configuration, configs: AssignmentConfigs) -> Assignmen
 
 def _name(assignor: str | None, strategy: RackAwareStrategy | None, costs: Sequence[int] | None,
           standbys: int | None) -> str:
+    """A short name from the axes the grid sets, e.g. "ha/min_traffic/10:1/sb1"."""
     parts = [
-        _SHORT.get(assignor, assignor) if assignor else "own",
-        strategy.value if strategy else "own-rack",
-        f"{costs[0]}:{costs[1]}" if costs else "default-costs",
-        f"sb{standbys}" if standbys is not None else "own-sb",
+        _SHORT.get(assignor, assignor) if assignor else "",
+        strategy.value if strategy else "",
+        f"{costs[0]}:{costs[1]}" if costs else "",
+        f"sb{standbys}" if standbys is not None else "",
     ]
-    return "/".join(parts)
+    return "/".join(p for p in parts if p) or "request"
 
 
 def _costs(value: Any) -> tuple[int, int] | None:

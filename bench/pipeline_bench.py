@@ -1,0 +1,107 @@
+"""Replay throughput on local[1] against local[2]: rows per second and the speed-up.
+
+The issue asks for 10,000 groups of 200 tasks x 20 clients under 3 configurations; ``--groups``
+makes a shorter run possible (the figures are rates, so they compare across sizes). Requests are
+generated once (seeded), written as a Parquet folder of serialized protobufs, and replayed under
+each master; the time is the job's (read, assign, write), not the JVM's start-up.
+
+    .venv/bin/python bench/pipeline_bench.py --groups 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipeline.generate import GroupSpec, random_group  # noqa: E402
+from pipeline.grid import grid_from_json  # noqa: E402
+from pipeline.group import to_request  # noqa: E402
+
+GRID = {"configurations": [
+    {"name": "ha/none", "assignor": "high_availability", "rack_strategy": "none"},
+    {"name": "ha/min_traffic", "assignor": "high_availability", "rack_strategy": "min_traffic"},
+    {"name": "sticky/balance_subtopology", "assignor": "sticky", "rack_strategy": "balance_subtopology"},
+]}
+
+
+def _spec(tasks: int, clients: int) -> GroupSpec:
+    subtopologies = 4
+    return GroupSpec(clients=(clients, clients), threads=(2, 2), subtopologies=(subtopologies, subtopologies),
+                     partitions=(tasks // subtopologies, tasks // subtopologies), racks=(3, 3),
+                     replication=(2, 2), standbys=(1, 1))
+
+
+def write_requests(path: Path, *, groups: int, tasks: int, clients: int, seed: int) -> None:
+    """The benchmark's input: ``groups`` generated requests in Parquet row groups of 500."""
+    spec = _spec(tasks, clients)
+    writer = None
+    for start in range(0, groups, 500):
+        payloads = [to_request(random_group(spec, seed=seed, index=i)).SerializeToString()
+                    for i in range(start, min(groups, start + 500))]
+        table = pa.table({"request": pa.array(payloads, type=pa.binary())})
+        writer = writer or pq.ParquetWriter(path / "part-0.parquet", table.schema)
+        writer.write_table(table)
+    if writer is not None:
+        writer.close()
+
+
+def run(master: str, source: Path, target: Path) -> tuple[float, int, int]:
+    """Seconds, rows and error rows of one replay on ``master``."""
+    from pyspark.sql import functions as F
+
+    from pipeline.replay import read_requests, replay_frame
+    from pipeline.spark import session
+
+    spark = session(master, app_name=f"kassign-bench-{master}")
+    try:
+        started = time.perf_counter()
+        replay_frame(spark, read_requests(spark, str(source)), grid_from_json(GRID)).write.mode("overwrite").parquet(str(target))
+        seconds = time.perf_counter() - started
+        output = spark.read.parquet(str(target))
+        rows, errors = output.count(), output.where(F.col("error") != "").count()
+    finally:
+        spark.stop()
+    return seconds, rows, errors
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", type=int, default=10_000)
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--masters", default="local[1],local[2]")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    work = Path(tempfile.mkdtemp(prefix="kassign-bench-"))
+    try:
+        (work / "in").mkdir()
+        started = time.perf_counter()
+        write_requests(work / "in", groups=args.groups, tasks=args.tasks, clients=args.clients, seed=args.seed)
+        print(f"input: {args.groups} groups of {args.tasks} tasks x {args.clients} clients, "
+              f"3 configurations, generated in {time.perf_counter() - started:.1f}s")
+        rates = {}
+        for master in args.masters.split(","):
+            seconds, rows, errors = run(master, work / "in", work / f"out-{master}")
+            rates[master] = rows / seconds
+            print(f"{master:>10}: {rows} rows ({errors} errors) in {seconds:.1f}s = {rates[master]:.1f} rows/s")
+        masters = list(rates)
+        if len(masters) >= 2:
+            print(f"speed-up {masters[-1]} / {masters[0]}: {rates[masters[-1]] / rates[masters[0]]:.2f}x")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

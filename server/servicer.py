@@ -15,17 +15,18 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+from typing import Protocol, TypeVar, runtime_checkable
 
 import grpc
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
+from assignor.api import run
+from assignor.result import MemberAssignment, TaskAssignment
+from assignor.threads import distribute_tasks
+from assignor.validate import AssignmentError
 from server import encode, status
-
-if TYPE_CHECKING:
-    from assignor.result import TaskAssignment
-    from server.decode.request import DecodedRequest
+from server.decode.request import DecodedRequest, decode_request
 
 __all__ = [
     "PHASES",
@@ -130,10 +131,6 @@ def assign_request(
     ``request.now_ms`` 0 means "now": the server's clock is read here, once, so everything below
     stays pure. The CLI's ``assign`` and the servicer share this function.
     """
-    from assignor.api import run
-    from assignor.threads import distribute_tasks
-    from server.decode.request import decode_request
-
     obs = observer or NullObserver()
     clock = _Clock(obs)
     now_ms = request.now_ms or (clock_ms or _wall_clock_ms)()
@@ -143,7 +140,7 @@ def assign_request(
     )
     obs.on_decoded(request, decoded)
     assignment, error = clock.run("assign", lambda: run(decoded.state))
-    members = clock.run("distribute", lambda: _distribute(distribute_tasks, decoded, assignment, error))
+    members = clock.run("distribute", lambda: _distribute(decoded, assignment, error))
     response = clock.run(
         "encode",
         lambda: encode.encode_response(decoded, assignment, members, error=error),
@@ -154,13 +151,10 @@ def assign_request(
 
 
 def _distribute(
-    distribute_tasks: Callable[..., tuple[object, ...]],
-    decoded: DecodedRequest,
-    assignment: TaskAssignment,
-    error: object,
-) -> tuple[object, ...]:
-    """Thread distribution, skipped when validation rejected the assignment (nothing to spread)."""
-    if getattr(error, "name", "NONE") != "NONE":
+    decoded: DecodedRequest, assignment: TaskAssignment, error: AssignmentError
+) -> tuple[MemberAssignment, ...]:
+    """Thread distribution, skipped when validation rejected the assignment (nothing to hand out)."""
+    if error is not AssignmentError.NONE:
         return ()
     return distribute_tasks(decoded.state, assignment)
 
@@ -178,7 +172,7 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
         self._default_budget_ms = default_budget_ms
         self._observer: AssignObserver = observer or NullObserver()
 
-    def Assign(  # noqa: N802 - the generated base class fixes the name
+    def Assign(
         self, request: pb.AssignRequest, context: grpc.ServicerContext
     ) -> pb.AssignResponse:
         with _mapped_errors(self._observer, context):

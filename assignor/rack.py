@@ -25,7 +25,6 @@ import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from functools import cache
 
 import numpy as np
 
@@ -51,6 +50,7 @@ from assignor.tags import tag_layout
 __all__ = [
     "CostPhase",
     "MAX_COST",
+    "active_problem",
     "optimize_active_tasks",
     "optimize_standby_tasks",
     "resolve_costs",
@@ -110,21 +110,8 @@ def optimize_active_tasks(
             reason = "every task's cross-rack cost is the same on every rack"
     if reason is not None:
         return result, Diagnostics(rack_optimisation=f"disabled: {reason}")
-    subtopology = None
-    if state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
-        keys = [(t.named_topology or "", t.subtopology) for t in ordered]
-        subtopology = np.unique(
-            np.array([f"{k[0]}\0{k[1]:011d}" for k in keys]), return_inverse=True
-        )[1]
-    rack_of = {r: i for i, r in enumerate(racks)}
-    problem = ActiveProblem(
-        client_rack=np.array([rack_of[str(state.clients[p].rack_id)] for p in clients], np.int64),
-        start=start,
-        misses=misses,
-        traffic_cost=traffic_cost,
-        non_overlap_cost=non_overlap_cost,
-        subtopology=None if subtopology is None else subtopology.astype(np.int64),
-    )
+    problem = _active_problem(state, ordered, start, racks, misses, traffic_cost, non_overlap_cost)
+    subtopology = problem.subtopology
     unit = ActiveProblem(problem.client_rack, start, misses, 1, 0)
     before = placement_cost(unit, start)
     arcs = len(ordered) * (len(racks) + 1) + len(clients) * (1 + 2 * _subtopologies(subtopology))
@@ -226,6 +213,48 @@ def optimize_standby_tasks(
     )
 
 
+def active_problem(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    assignment: Assignment,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> ActiveProblem:
+    """The graph input ``optimize_active_tasks`` would solve, without its checks (for benchmarks)."""
+    ordered = sorted(set(tasks), key=lambda t: t.sort_key)
+    index = {pid: i for i, pid in enumerate(state.clients)}
+    start = _owners(ordered, _every_client(state, assignment), index)
+    racks = sorted({str(c.rack_id) for c in state.clients.values()})
+    misses = _misses(state, ordered, racks, _all_partitions)
+    return _active_problem(state, ordered, start, racks, misses, traffic_cost, non_overlap_cost)
+
+
+def _active_problem(
+    state: ApplicationState,
+    ordered: list[TaskId],
+    start: np.ndarray,
+    racks: list[str],
+    misses: np.ndarray,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> ActiveProblem:
+    """Number tasks, clients (Java UUID order) and racks (sorted); subtopologies if balancing."""
+    subtopology = None
+    if state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
+        keys = [f"{t.named_topology or ''}\0{t.subtopology:011d}" for t in ordered]
+        subtopology = np.unique(np.array(keys), return_inverse=True)[1].astype(np.int64)
+    rack_of = {r: i for i, r in enumerate(racks)}
+    return ActiveProblem(
+        client_rack=np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64),
+        start=start,
+        misses=misses,
+        traffic_cost=traffic_cost,
+        non_overlap_cost=non_overlap_cost,
+        subtopology=subtopology,
+    )
+
+
 def _check_costs(traffic_cost: int, non_overlap_cost: int) -> None:
     for name, value in (("traffic_cost", traffic_cost), ("non_overlap_cost", non_overlap_cost)):
         if not 0 <= value <= MAX_COST:
@@ -304,19 +333,18 @@ def _misses(
     state: ApplicationState, tasks: list[TaskId], racks: list[str], partitions: Partitions
 ) -> np.ndarray:
     """``misses[t, r]``: partitions of task ``t`` with no replica in rack ``r``."""
-
-    @cache
-    def row(rack_ids: frozenset[str]) -> np.ndarray:
-        return np.array([r not in rack_ids for r in racks], np.int64)
-
-    zero = np.zeros(len(racks), np.int64)
-    return np.array(
-        [
-            sum((row(tp.rack_ids) for tp in partitions(state.tasks[t].topic_partitions)), zero)
-            for t in tasks
-        ],
-        np.int64,
-    ).reshape(len(tasks), len(racks))
+    rack_sets: dict[frozenset[str], int] = {}
+    rows: list[int] = []
+    sets: list[int] = []
+    for i, t in enumerate(tasks):
+        for tp in partitions(state.tasks[t].topic_partitions):
+            rows.append(i)
+            sets.append(rack_sets.setdefault(tp.rack_ids, len(rack_sets)))
+    table = np.array([[r not in s for r in racks] for s in rack_sets], np.int64)
+    out = np.zeros((len(tasks), len(racks)), np.int64)
+    if rows:
+        np.add.at(out, np.array(rows), table.reshape(len(rack_sets), len(racks))[np.array(sets)])
+    return out
 
 
 def _tag_classes(
@@ -358,14 +386,13 @@ def _diversity(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> np.
     t_n, width = p.active_client.size, p.class_values.shape[1]
     with_active = np.flatnonzero(p.active_client >= 0)
     all_t = np.concatenate([tasks, with_active])
-    all_c = np.concatenate([clients, p.active_client[with_active]])
-    vals = p.class_values[p.client_class[all_c]]
+    vals = p.class_values[p.client_class[np.concatenate([clients, p.active_client[with_active]])]]
     out = np.zeros((t_n, width), np.int64)
+    span = int(vals.max(initial=0)) + 1
     for k in range(width):
-        keyed = np.unique(
-            all_t[vals[:, k] > 0] * (int(vals[:, k].max(initial=0)) + 1) + vals[vals[:, k] > 0, k]
-        )
-        out[:, k] = np.bincount(keyed // (int(vals[:, k].max(initial=0)) + 1), minlength=t_n)
+        present = vals[:, k] > 0
+        keyed = np.unique(all_t[present] * span + vals[present, k])
+        out[:, k] = np.bincount(keyed // span, minlength=t_n)
     return out
 
 

@@ -171,13 +171,15 @@ def _split(
         heaps.setdefault(int(client_hub[c]), []).append((-int(slots[c]), c))
     for heap in heaps.values():
         heapq.heapify(heap)
-    order = np.lexsort((units_task, units_hub))
-    chosen = np.empty(order.size, np.int64)
-    for i in order.tolist():
-        t, heap = int(units_task[i]), heaps.get(int(units_hub[i]), [])
+    active = p.active_client.tolist()
+    tasks, hubs = units_task.tolist(), units_hub.tolist()
+    chosen = [0] * len(tasks)
+    for i in np.lexsort((units_task, units_hub)).tolist():
+        t, heap = tasks[i], heaps.get(hubs[i], [])
         held = holders.setdefault(t, set())
+        held.add(active[t])
         skipped = []
-        while heap and (heap[0][1] in held or heap[0][1] == p.active_client[t]):
+        while heap and heap[0][1] in held:
             skipped.append(heapq.heappop(heap))
         if not heap:
             return None
@@ -188,7 +190,7 @@ def _split(
             heapq.heappush(heap, item)
         held.add(c)
         chosen[i] = c
-    return np.arange(order.size), chosen
+    return np.arange(len(tasks)), np.array(chosen, np.int64)
 
 
 def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:

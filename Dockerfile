@@ -3,8 +3,8 @@
 # Two stages. "build" generates the protobuf/gRPC code with the pinned grpcio-tools (the same step
 # as the Makefile's "gen" target) and fills a virtualenv with the pinned serving dependencies:
 # deploy/requirements-runtime.txt, a subset of requirements.lock with the same pins (no pyspark).
-# "runtime" gets that virtualenv and the source of the two packages the server runs (assignor,
-# server) plus the generated code, and runs as an unprivileged user.
+# "runtime" gets that virtualenv, the source the `kassign` command imports (assignor, server,
+# pipeline, kassign_client) and the generated code, and runs as an unprivileged user.
 # Build:  docker build -t kassign .
 # Run:    docker run --rm -p 127.0.0.1:50051:50051 -p 127.0.0.1:9464:9464 kassign
 
@@ -40,6 +40,10 @@ COPY --from=build /opt/venv /opt/venv
 COPY --from=build /src/gen /app/gen
 COPY assignor/ /app/assignor/
 COPY server/ /app/server/
+# The CLI lists the pipeline's subcommands (their Spark code is imported only when one runs) and
+# `kassign call` uses the Python client.
+COPY pipeline/ /app/pipeline/
+COPY clients/python/kassign_client/ /app/kassign_client/
 USER 10001:10001
 WORKDIR /app
 EXPOSE 50051 9464

@@ -133,3 +133,56 @@ def test_dockerfile_generates_code_like_the_makefile() -> None:
     assert re.search(r"^USER (?!0|root)", dockerfile, flags=re.MULTILINE)
     assert re.search(r"^EXPOSE 50051 9464$", dockerfile, flags=re.MULTILINE)
     assert "HEALTHCHECK" in dockerfile
+
+
+def _runtime_copies(dockerfile: str) -> list[tuple[str, str]]:
+    """(source, /app destination) of the runtime stage's COPY lines from the build context."""
+    runtime = dockerfile.split("AS runtime", 1)[1]
+    pairs = []
+    for line in runtime.splitlines():
+        if line.startswith("COPY ") and "--from=" not in line:
+            source, destination = line.split()[1:3]
+            pairs.append((source, destination))
+    return pairs
+
+
+@pytest.mark.slow
+def test_the_image_layout_runs_the_cli_without_the_repository(tmp_path: Path) -> None:
+    """Lay files out as the runtime stage does (its COPY lines, the protoc step, its PYTHONPATH)
+    and run the CLI from there: nothing may come from the checkout, and nothing imports Spark."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    app = tmp_path / "app"
+    for source, destination in _runtime_copies(dockerfile):
+        assert destination.startswith("/app/"), destination
+        shutil.copytree(ROOT / source, app / destination.removeprefix("/app/"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    gen = app / "gen"
+    (gen / "kassign" / "v1").mkdir(parents=True)
+    subprocess.run(
+        [sys.executable, "-m", "grpc_tools.protoc", f"-I{ROOT / 'proto'}", f"--python_out={gen}",
+         f"--grpc_python_out={gen}", str(ROOT / "proto" / "kassign" / "v1" / "assignment.proto")],
+        check=True, timeout=120,
+    )
+    for package in (gen / "kassign", gen / "kassign" / "v1"):
+        (package / "__init__.py").touch()
+    pythonpath = re.search(r"PYTHONPATH=(\S+)", dockerfile).group(1)  # type: ignore[union-attr]
+    env = dict(os.environ, PYTHONPATH=pythonpath.replace("/app", str(app)))
+    probe = (
+        "import sys\n"
+        "from server.cli import build_parser\n"
+        "import server.app, server.metrics, server.workers, server.probe, server.servicer\n"
+        "for command in ('serve', 'health', 'assign', 'call'):\n"
+        "    build_parser().parse_args([command, '-'] if command in ('assign', 'call') else [command])\n"
+        "mine = ('server', 'assignor', 'pipeline', 'kassign', 'kassign_client')\n"
+        "outside = sorted(n for n, m in sys.modules.items() if n.split('.')[0] in mine\n"
+        "                 and getattr(m, '__file__', None) and not m.__file__.startswith(sys.argv[1]))\n"
+        "print('outside', outside)\n"
+        "print('spark', 'pyspark' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(app)], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "outside []" in result.stdout
+    assert "spark False" in result.stdout

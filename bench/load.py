@@ -73,7 +73,6 @@ def request_body(*, data: Path | None, health: bool) -> tuple[str, bytes]:
     if data is None:
         raise SystemExit("load.py: give --data FILE or --health")
     from google.protobuf import json_format
-
     from kassign.v1 import assignment_pb2 as pb
 
     request = json_format.Parse(data.read_text(), pb.AssignRequest())
@@ -202,7 +201,7 @@ def summarise(sample: Sample, wall_seconds: float, options: dict[str, object]) -
 
 
 def _summary_text(report: dict[str, object]) -> str:
-    ms = lambda ns: f"{ns / 1e6:.2f} ms"  # noqa: E731
+    ms = lambda ns: f"{ns / 1e6:.2f} ms"
     lines = [
         "Summary:",
         f"  Count:        {report['count']}",

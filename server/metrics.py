@@ -32,20 +32,18 @@ from assignor.errors import InvalidRequest
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-    from assignor.result import TaskAssignment
     from kassign.v1 import assignment_pb2 as pb
+
+    from assignor.result import TaskAssignment
     from server.decode.request import DecodedRequest
 
 __all__ = [
-    "DEFAULT_METRICS_PORT",
     "AssignmentMetrics",
     "GrpcMetrics",
     "MetricsInterceptor",
     "invalid_reason",
     "serve_metrics",
 ]
-
-DEFAULT_METRICS_PORT = 9464
 
 LATENCY_BUCKETS = (
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,

@@ -90,7 +90,7 @@ def _fork_worker(config: ServerConfig, index: int) -> int:
     code = 1
     try:
         code = _worker_main(config, index)
-    except BaseException:  # noqa: BLE001 - a worker must never return into the parent's code
+    except BaseException:
         log.exception("worker %d failed", index)
     finally:
         logging.shutdown()

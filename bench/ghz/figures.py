@@ -107,7 +107,7 @@ def _load(target: str, case: str, seconds: float, args: argparse.Namespace) -> d
         [sys.executable, str(ROOT / "bench" / "load.py"), "--target", target, *what,
          "--duration", str(seconds), "--concurrency", str(args.concurrency),
          "--connections", str(args.connections), "--processes", str(args.processes)],
-        cwd=ROOT, capture_output=True, text=True, timeout=seconds + 300,
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=seconds + 300,
     )
     if not result.stdout:
         raise SystemExit(f"load.py failed: {result.stderr}")

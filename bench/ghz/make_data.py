@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import json_format
-
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["GROUPS", "Group", "build_request", "main", "render"]

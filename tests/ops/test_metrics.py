@@ -10,11 +10,11 @@ import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import assignment_pb2_grpc
 from prometheus_client import CollectorRegistry
 
 from assignor.errors import InvalidRequest
-from kassign.v1 import assignment_pb2 as pb
-from kassign.v1 import assignment_pb2_grpc
 from server.app import ServerConfig, create_server
 from server.metrics import AssignmentMetrics, GrpcMetrics, MetricsInterceptor, invalid_reason
 from tests.ops.serving import DATA

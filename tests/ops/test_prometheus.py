@@ -21,9 +21,9 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
+
 from tests.ops.serving import DATA, free_port, kassign_serve
 
 pytestmark = [

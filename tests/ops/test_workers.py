@@ -12,10 +12,10 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from prometheus_client.parser import text_string_to_metric_families
-
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
+
 from tests.ops.serving import DATA, Served, kassign_serve
 
 pytestmark = pytest.mark.slow

@@ -34,6 +34,7 @@ from assignor.result import (
     task_assignment,
 )
 from assignor.standby import place_standby_tasks
+from assignor.sticky_book import ClientBook, find_client
 from assignor.tags import tag_layout
 
 __all__ = ["StickyTaskAssignor", "sticky_actives"]
@@ -50,13 +51,13 @@ class StickyTaskAssignor:
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         state = application_state
-        book = _Book(state)
+        book = ClientBook(state)
         _assign_actives(state, book)
         active = book.frozen(book.active)
         diagnostics = Diagnostics()
         if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE:
             active, diagnostics = _optimise_actives(state, active)
-            book = _Book(state, active)
+            book = ClientBook(state, active)
         if tag_layout(state).tag_aware:
             placement = place_standby_tasks(state, active)
             standby = dict(placement.standby)
@@ -80,12 +81,12 @@ class StickyTaskAssignor:
 
 def sticky_actives(state: ApplicationState) -> dict[ProcessId, frozenset[TaskId]]:
     """Every task's active client, sticky to previous owners (see the module docstring)."""
-    book = _Book(state)
+    book = ClientBook(state)
     _assign_actives(state, book)
     return book.frozen(book.active)
 
 
-def _assign_actives(state: ApplicationState, book: _Book) -> None:
+def _assign_actives(state: ApplicationState, book: ClientBook) -> None:
     """Previous actives within quota, then previous standbys within quota, then ``_find_client``."""
     quota = len(state.tasks) // max(1, sum(book.capacity.values()))
     owner = _previous_active_owner(state)
@@ -104,24 +105,22 @@ def _assign_actives(state: ApplicationState, book: _Book) -> None:
             remaining.append(task)
         else:
             book.give(task, keeper, TaskType.ACTIVE)
-    everyone = tuple(state.clients)
     for task in remaining:
-        chosen = _find_client(book, task, everyone, owner.get(task), standby_owners.get(task, ()))
+        chosen = find_client(book, task, owner.get(task), standby_owners.get(task, ()))
         book.give(task, chosen, TaskType.ACTIVE)
 
 
-def _assign_standbys(state: ApplicationState, book: _Book) -> list[TaskId]:
+def _assign_standbys(state: ApplicationState, book: ClientBook) -> list[TaskId]:
     """Kafka's legacy standby pass: each replica to ``_find_client`` among clients without the task."""
     owner = _previous_active_owner(state)
     standby_owners = _previous_standby_owners(state)
     short: list[TaskId] = []
     for task in state.stateful_tasks:
         for _ in range(state.configs.num_standby_replicas):
-            free = tuple(p for p in state.clients if task not in book.tasks[p])
-            if not free:
+            if len(book.holders(task)) >= len(book.tasks):
                 short.append(task)
                 break
-            chosen = _find_client(book, task, free, owner.get(task), standby_owners.get(task, ()))
+            chosen = find_client(book, task, owner.get(task), standby_owners.get(task, ()))
             book.give(task, chosen, TaskType.STANDBY)
     return short
 
@@ -146,106 +145,6 @@ def _previous_standby_owners(state: ApplicationState) -> dict[TaskId, tuple[Proc
         for task in client.previous_standby_tasks:
             owners.setdefault(task, []).append(pid)
     return {task: tuple(pids) for task, pids in owners.items()}
-
-
-class _Book:
-    """Scratch: tasks given so far per client (actives, standbys, both), and co-located pairs.
-
-    A pair (a, b) is recorded when b joins a client holding a; preferring clients that gain a
-    new pair spreads the tasks of a sub-topology and keeps two clients from holding the same
-    set (Kafka's ``TaskPairs``). Load is all tasks held per thread, as in Kafka's ``ClientState``.
-    """
-
-    def __init__(
-        self, state: ApplicationState, active: Mapping[ProcessId, AbstractSet[TaskId]] | None = None
-    ) -> None:
-        self.capacity = {pid: max(1, c.num_threads) for pid, c in state.clients.items()}
-        self.tasks: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
-        self.active: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
-        self.standby: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
-        self._index = {task: i for i, task in enumerate(state.tasks)}  # tasks come sorted
-        self._n = len(self._index)
-        self.pairs: set[int] = set()
-        self.max_pairs = self._n * (self._n - 1) // 2
-        for pid, tasks in (active or {}).items():
-            for task in sorted(tasks, key=lambda t: t.sort_key):
-                self.give(task, pid, TaskType.ACTIVE)
-
-    def _pair(self, a: TaskId, b: TaskId) -> int:
-        i, j = self._index[a], self._index[b]
-        return i * self._n + j if i < j else j * self._n + i
-
-    def frozen(self, which: Mapping[ProcessId, set[TaskId]]) -> dict[ProcessId, frozenset[TaskId]]:
-        return {pid: frozenset(tasks) for pid, tasks in which.items()}
-
-    def under_quota(self, pid: ProcessId, quota: int) -> bool:
-        return len(self.active[pid]) < self.capacity[pid] * quota
-
-    def load(self, pid: ProcessId) -> float:
-        return len(self.tasks[pid]) / self.capacity[pid]
-
-    def give(self, task: TaskId, pid: ProcessId, kind: TaskType) -> None:
-        self.pairs.update(self._pair(other, task) for other in self.tasks[pid])
-        self.tasks[pid].add(task)
-        (self.active if kind is TaskType.ACTIVE else self.standby)[pid].add(task)
-
-    def has_new_pair(self, task: TaskId, pid: ProcessId) -> bool:
-        if len(self.pairs) >= self.max_pairs:
-            return False
-        return any(self._pair(other, task) not in self.pairs for other in self.tasks[pid])
-
-    def roomier(self, a: ProcessId, b: ProcessId) -> bool:
-        """Whether ``a`` has more available capacity than ``b`` (lower load, then more threads)."""
-        load_a, load_b = self.load(a), self.load(b)
-        if load_a != load_b:
-            return load_a < load_b
-        return self.capacity[a] > self.capacity[b]
-
-    def should_rebalance(self, pid: ProcessId) -> bool:
-        """Full (as many tasks as threads) while some client has more room."""
-        if len(self.tasks[pid]) < self.capacity[pid]:
-            return False
-        return any(self.roomier(other, pid) for other in self.tasks)
-
-
-def _find_client(
-    book: _Book,
-    task: TaskId,
-    within: Sequence[ProcessId],
-    previous_active: ProcessId | None,
-    previous_standbys: Sequence[ProcessId],
-) -> ProcessId:
-    """Kafka's ``findClient``: previous owner unless balance says otherwise, else least loaded."""
-    if len(within) == 1:
-        return within[0]
-    allowed = set(within)
-    standbys = [p for p in previous_standbys if p in allowed]
-    previous = (
-        previous_active if previous_active in allowed else _least_loaded(book, task, standbys)
-    )
-    if previous is None:
-        return _least_loaded(book, task, within) or within[0]
-    if not book.should_rebalance(previous):
-        return previous
-    standby = _least_loaded(book, task, standbys)
-    if standby is None or book.should_rebalance(standby):
-        return _least_loaded(book, task, within) or within[0]
-    return standby
-
-
-def _least_loaded(book: _Book, task: TaskId, candidates: Sequence[ProcessId]) -> ProcessId | None:
-    """The roomiest candidate that gains a new task pair, else the roomiest; an empty one first."""
-    for check_pairs in (True, False):
-        best: ProcessId | None = None
-        for pid in candidates:
-            if not book.tasks[pid]:
-                return pid
-            roomier = best is None or book.roomier(pid, best)
-            if roomier and (not check_pairs or book.has_new_pair(task, pid)):
-                best = pid
-        if best is not None:
-            return best
-    return None
 
 
 def _optimise_actives(

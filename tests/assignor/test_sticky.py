@@ -390,3 +390,31 @@ def test_process_order_is_java_uuid_order() -> None:
         state([client(1), replace(client(2), process_id=negative)], [T00])
     )
     assert result.by_process()[negative].active == (T00,)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(1, 3), min_size=2, max_size=7),
+    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 6)), max_size=30),
+    st.integers(0, 11),
+)
+def test_heap_choice_matches_a_scan_of_every_client(
+    threads: list[int], gifts: list[tuple[int, int]], probe: int
+) -> None:
+    """The book's heaps pick what Kafka's scan over all clients (in process order) picks."""
+    from assignor.result import TaskType
+    from assignor.sticky_book import ClientBook, least_loaded_anywhere, least_loaded_of
+
+    all_tasks = [TaskId(i % 2, i) for i in range(12)]
+    app = state([client(n, threads=t) for n, t in enumerate(threads, start=1)], all_tasks)
+    book = ClientBook(app)
+    pids = list(app.clients)
+    for task_no, client_no in gifts:
+        task, pid_ = all_tasks[task_no], pids[client_no % len(pids)]
+        if pid_ not in book.holders(task):
+            book.give(task, pid_, TaskType.ACTIVE)
+    task = all_tasks[probe]
+    taken = book.holders(task)
+    free = [p for p in pids if p not in taken]
+    if free:
+        assert least_loaded_anywhere(book, task, taken) == least_loaded_of(book, task, free)

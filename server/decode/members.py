@@ -18,7 +18,7 @@ from kassign.v1 import assignment_pb2 as pb
 
 from assignor.errors import InvalidRequest
 from assignor.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
-from server.decode.topology import decode_task_id
+from server.decode.topology import TaskIds, decode_task_id
 from server.wire.buffer import WireError
 from server.wire.consumer_protocol import decode_consumer_subscription, subscription_to_pb
 from server.wire.subscription_info import (
@@ -87,7 +87,7 @@ def _check_end_point(text: str, field: str, member: str) -> str | None:
 
 
 def _offset_sums(
-    info: pb.SubscriptionInfo, field: str, member: str
+    info: pb.SubscriptionInfo, field: str, member: str, known: TaskIds | None
 ) -> tuple[tuple[TaskId, int], ...]:
     """Offset sums as Kafka's decoder sees them: v1-6 lists become -2 (active) and -3."""
     if info.version <= _LAST_TASK_LIST_VERSION and info.task_offset_sums:
@@ -126,7 +126,7 @@ def _offset_sums(
     tasks: dict[int, TaskId] = {}
     for i in order:
         raw, offset_sum, name = pairs[i]
-        task = decode_task_id(raw, f"{field}.{name}", member)
+        task = decode_task_id(raw, f"{field}.{name}", member, known)
         named_ok = info.version >= _FIRST_NAMED_TOPOLOGY_VERSION
         if task.named_topology is not None and not named_ok:
             raise InvalidRequest(
@@ -283,8 +283,11 @@ def _info(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[pb.Sub
     raise InvalidRequest("no Kafka Streams userData (SubscriptionInfo)", field=name, member=member)
 
 
-def decode_member(member: pb.MemberSubscription) -> MemberReport:
-    """A member's report, or ``InvalidRequest`` naming the member and the field at fault."""
+def decode_member(member: pb.MemberSubscription, known: TaskIds | None = None) -> MemberReport:
+    """A member's report, or ``InvalidRequest`` naming the member and the field at fault.
+
+    ``known`` (see ``Topology.interned``) shares task id objects across the request.
+    """
     mid = member.member_id
     if not mid:
         raise InvalidRequest("member id is empty", field="member_id")
@@ -303,7 +306,7 @@ def decode_member(member: pb.MemberSubscription) -> MemberReport:
         version=info.version,
         latest_supported_version=latest,
         user_end_point=_check_end_point(info.user_end_point, f"{info_field}.user_end_point", mid),
-        offset_sums=_offset_sums(info, info_field, mid),
+        offset_sums=_offset_sums(info, info_field, mid, known),
         client_tags=_client_tags(info, info_field, mid),
         unique_field=info.unique_field,
         error_code=info.error_code,

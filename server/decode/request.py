@@ -71,10 +71,11 @@ def _listed(items: Iterable[object]) -> str:
     return ", ".join(names[:_LISTED]) + more
 
 
-def _members(raw: Sequence[pb.MemberSubscription]) -> tuple[MemberReport, ...]:
+def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[MemberReport, ...]:
     if not raw:
         raise InvalidRequest("a group needs at least one member", field="members")
     seen: set[str] = set()
+    known = topology.interned()
     reports = []
     for i, member in enumerate(raw):
         if member.member_id in seen:
@@ -82,7 +83,7 @@ def _members(raw: Sequence[pb.MemberSubscription]) -> tuple[MemberReport, ...]:
                 "duplicate member id", field=f"members[{i}].member_id", member=member.member_id
             )
         seen.add(member.member_id)
-        reports.append(decode_member(member))
+        reports.append(decode_member(member, known))
     return tuple(sorted(reports, key=lambda r: r.member_id))
 
 
@@ -197,7 +198,7 @@ def decode_request(
         raise InvalidRequest(f"negative time {request.now_ms}", field="now_ms")
     configs = decode_configs(request.configs, default_budget_ms=default_budget_ms)
     topology = decode_topology(request.tasks)
-    reports = _members(request.members)
+    reports = _members(request.members, topology)
     notes: list[str] = []
     by_process: dict[UUID, list[MemberReport]] = {}
     for r in reports:

@@ -15,18 +15,30 @@ from kassign.v1 import assignment_pb2 as pb
 from assignor.errors import InvalidRequest
 from assignor.model import TaskId, TaskInfo, TaskTopicPartition
 
-__all__ = ["Topology", "decode_task_id", "decode_topology"]
+__all__ = ["TaskIds", "Topology", "decode_task_id", "decode_topology"]
+
+TaskIds = dict[tuple[int, int, str], TaskId]
+"""Decoded task ids by (sub-topology, partition, named topology): one object per task per
+request, so the tens of thousands of ids members report are built once and compare by identity."""
 
 
-def decode_task_id(task: pb.TaskId, field: str, member: str | None = None) -> TaskId:
+def decode_task_id(
+    task: pb.TaskId, field: str, member: str | None = None, known: TaskIds | None = None
+) -> TaskId:
     """A ``TaskId``; Kafka's sub-topology and partition numbers are never negative."""
+    key = (task.subtopology, task.partition, task.named_topology)
+    if known is not None and key in known:
+        return known[key]
     if task.subtopology < 0 or task.partition < 0:
         raise InvalidRequest(
             f"negative sub-topology or partition in task {task.subtopology}_{task.partition}",
             field=field,
             member=member,
         )
-    return TaskId(task.subtopology, task.partition, task.named_topology or None)
+    decoded = TaskId(task.subtopology, task.partition, task.named_topology or None)
+    if known is not None:
+        known[key] = decoded
+    return decoded
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +52,12 @@ class Topology:
     source_tasks: Mapping[tuple[str, int], TaskId]
     task_ids: frozenset[TaskId]
     end_offset_sums: Mapping[TaskId, int]
+
+    def interned(self) -> TaskIds:
+        """A fresh cache for ``decode_task_id``, seeded with the topology's own ids."""
+        return {
+            (t.id.subtopology, t.id.partition, t.id.named_topology or ""): t.id for t in self.tasks
+        }
 
 
 def _partition(tp: pb.TaskTopicPartition, field: str) -> TaskTopicPartition:

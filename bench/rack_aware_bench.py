@@ -18,7 +18,6 @@ Usage: ``python bench/rack_aware_bench.py [--sizes 1000x100,10000x1000,50000x200
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import multiprocessing as mp
 import os
 import random
@@ -29,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from assignor import api  # noqa: E402
-from assignor.model import (  # noqa: E402
+from assignor import api
+from assignor.model import (
     ApplicationState,
     AssignmentConfigs,
     ConsumerState,
@@ -43,8 +42,8 @@ from assignor.model import (  # noqa: E402
     TaskTopicPartition,
     application_state,
 )
-from assignor.rack import CostPhase, active_problem, resolve_costs  # noqa: E402
-from assignor.rack_graph import (  # noqa: E402
+from assignor.rack import CostPhase, active_problem, resolve_costs
+from assignor.rack_graph import (
     ActiveProblem,
     placement_cost,
     solve_active_compact,

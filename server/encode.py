@@ -56,10 +56,11 @@ def encode_response(
 ) -> pb.AssignResponse:
     """The response for ``assignment`` of ``decoded``'s group, members already distributed."""
     state = decoded.state
+    table = _TaskTable(state)
     clients = sorted(assignment.assignments, key=lambda a: process_key(a.process_id))
     response = pb.AssignResponse(
-        clients=[_client(state, a) for a in clients],
-        members=[_member(state, m) for m in sorted(members, key=lambda m: m.member_id)],
+        clients=[_client(state, table, a) for a in clients],
+        members=[_member(table, m) for m in sorted(members, key=lambda m: m.member_id)],
         error=error_value(error),
         report=_report(decoded, assignment),
     )
@@ -100,16 +101,51 @@ def _task(task: TaskId) -> pb.TaskId:
     )
 
 
-def _tasks(tasks: Iterable[TaskId]) -> list[pb.TaskId]:
-    return [_task(t) for t in sorted(tasks, key=lambda t: t.sort_key)]
+_Entry = tuple[tuple[int, tuple[bytes, int, int]], pb.TaskId, tuple[tuple[str, int], ...]]
 
 
-def _client(state: ApplicationState, client: KafkaStreamsAssignment) -> pb.ClientAssignment:
+class _TaskTable:
+    """Per-task (sort key, message, source partitions), computed once per response.
+
+    Large groups list each task several times (client, member, partitions); one lookup per
+    listing keeps encoding linear. A task the topology does not know (only in a rejected
+    assignment) still encodes, sorted after the known ones.
+    """
+
+    def __init__(self, state: ApplicationState) -> None:
+        ordered = sorted(state.tasks.items(), key=lambda item: item[0].sort_key)
+        self._entries: dict[TaskId, _Entry] = {
+            t: (
+                (i, (b"", 0, 0)),
+                _task(t),
+                tuple((tp.topic, tp.partition) for tp in info.topic_partitions if tp.is_source),
+            )
+            for i, (t, info) in enumerate(ordered)
+        }
+
+    def entries(self, tasks: Iterable[TaskId]) -> list[_Entry]:
+        found = [self._entries.get(t) or ((len(self._entries), t.sort_key), _task(t), ()) for t in tasks]
+        found.sort(key=lambda e: e[0])
+        return found
+
+
+def _messages(entries: list[_Entry]) -> list[pb.TaskId]:
+    return [e[1] for e in entries]
+
+
+def _sources(entries: list[_Entry]) -> list[pb.TopicPartition]:
+    found = {tp for e in entries for tp in e[2]}
+    return [pb.TopicPartition(topic=topic, partition=p) for topic, p in sorted(found)]
+
+
+def _client(
+    state: ApplicationState, table: _TaskTable, client: KafkaStreamsAssignment
+) -> pb.ClientAssignment:
     known = state.clients.get(client.process_id)
     return pb.ClientAssignment(
         process_id=str(client.process_id),
-        active_tasks=_tasks(client.active),
-        standby_tasks=_tasks(client.standby),
+        active_tasks=_messages(table.entries(client.active)),
+        standby_tasks=_messages(table.entries(client.standby)),
         followup_rebalance_deadline_ms=client.followup_rebalance_deadline_ms or 0,
         rack_id=(known.rack_id or "") if known else "",
         member_ids=sorted(known.consumer_ids) if known else [],
@@ -117,25 +153,15 @@ def _client(state: ApplicationState, client: KafkaStreamsAssignment) -> pb.Clien
     )
 
 
-def _source_partitions(state: ApplicationState, tasks: Iterable[TaskId]) -> list[pb.TopicPartition]:
-    found = {
-        (tp.topic, tp.partition)
-        for task in tasks
-        if task in state.tasks
-        for tp in state.tasks[task].topic_partitions
-        if tp.is_source
-    }
-    return [pb.TopicPartition(topic=t, partition=p) for t, p in sorted(found)]
-
-
-def _member(state: ApplicationState, member: MemberAssignment) -> pb.MemberAssignment:
+def _member(table: _TaskTable, member: MemberAssignment) -> pb.MemberAssignment:
+    active, standby = table.entries(member.active), table.entries(member.standby)
     return pb.MemberAssignment(
         member_id=member.member_id,
         process_id=str(member.process_id),
-        active_tasks=_tasks(member.active),
-        standby_tasks=_tasks(member.standby),
-        active_partitions=_source_partitions(state, member.active),
-        standby_partitions=_source_partitions(state, member.standby),
+        active_tasks=_messages(active),
+        standby_tasks=_messages(standby),
+        active_partitions=_sources(active),
+        standby_partitions=_sources(standby),
     )
 
 

@@ -23,6 +23,7 @@ from assignor.model import (
     application_state,
 )
 from assignor.result import TaskAssignment
+from assignor.validate import AssignmentError, validate
 from tests.assignor.strategies import app_states, shuffled, uuid_for
 
 FAR_BEHIND = 10**12
@@ -88,6 +89,15 @@ def followup(result: TaskAssignment) -> bool:
 def test_registered_as_the_default_assignor() -> None:
     assert isinstance(get_assignor("high_availability"), HighAvailabilityTaskAssignor)
     assert AssignmentConfigs().assignor == "high_availability"
+
+
+def test_runs_through_the_api_and_validates() -> None:
+    from assignor.api import run
+
+    app = group([client(1, {t: LATEST_OFFSET for t in NINE}, active=NINE), client(2)], NINE)
+    result, error = run(app)
+    assert error is AssignmentError.NONE
+    assert result == assign_high_availability(app)
 
 
 def test_no_clients_no_assignment() -> None:
@@ -319,6 +329,7 @@ def _check_valid(state: ApplicationState, result: TaskAssignment) -> None:
 def test_valid_assignment_for_any_group(state: ApplicationState) -> None:
     result = assign_high_availability(state)
     _check_valid(state, result)
+    assert validate(state, result) is AssignmentError.NONE
     assert followup(result) == (
         result.diagnostics.notes != () and "KIP-441" in result.diagnostics.notes[0]
     )

@@ -220,3 +220,21 @@ def test_client_tags_keep_their_byte_order() -> None:
         version=11, process_id=PID, latest_supported_version=11, client_tags=tags
     )
     assert decode_subscription_info(encode_subscription_info(info)).client_tags == tags
+
+
+def _canonical(info: SubscriptionInfoData) -> bool:
+    """What Kafka's encoder can produce: v7-9 groups distinct and non-empty, a real latest."""
+    groups = [g.topic_group_id for g in info.grouped_offset_sums]
+    return (
+        len(set(groups)) == len(groups)
+        and all(g.partitions for g in info.grouped_offset_sums)
+        and info.latest_supported_version != 0
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(subscription_infos(plausible=True))
+def test_protobuf_round_trip_of_what_kafka_can_encode(info: SubscriptionInfoData) -> None:
+    if not _canonical(info):
+        return
+    assert info_from_pb(info_to_pb(info)) == info

@@ -26,17 +26,18 @@ from typing import Protocol
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
+
 from server.servicer import AssignObserver, TaskAssignmentServicer
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_PORT",
-    "SERVICE_NAME",
     "RequestJournal",
+    "SERVICE_NAME",
     "ServerConfig",
+    "channel_options",
     "create_server",
     "run_process",
     "serve",
@@ -91,12 +92,12 @@ class _JournalingServicer(TaskAssignmentServicer):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._journal = journal
 
-    def Assign(  # noqa: N802
+    def Assign(
         self, request: pb.AssignRequest, context: grpc.ServicerContext
     ) -> pb.AssignResponse:
         try:
             self._journal.record(request)
-        except Exception:  # noqa: BLE001 - journaling is best effort
+        except Exception:
             log.exception("journal: could not record a request")
         return super().Assign(request, context)
 

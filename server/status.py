@@ -24,7 +24,11 @@ import grpc
 
 from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
 
-__all__ = ["STATUS_TABLE", "MappedStatus", "to_status"]
+__all__ = [
+    "MappedStatus",
+    "STATUS_TABLE",
+    "to_status",
+]
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.generate import GroupSpec, random_group  # noqa: E402
-from pipeline.grid import grid_from_json  # noqa: E402
-from pipeline.group import to_request  # noqa: E402
+from pipeline.generate import GroupSpec, random_group
+from pipeline.grid import grid_from_json
+from pipeline.group import to_request
 
 GRID = {"configurations": [
     {"name": "ha/none", "assignor": "high_availability", "rack_strategy": "none"},

@@ -51,7 +51,7 @@ def spec_from_json(document: dict[str, Any]) -> GroupSpec:
     unknown = sorted(set(document) - known)
     if unknown:
         raise ValueError(f"unknown spec keys {unknown} (known: {sorted(known)})")
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in document.items()}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in document.items()}
     return GroupSpec(**values)
 
 

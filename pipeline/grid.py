@@ -103,14 +103,18 @@ def _costs(value: Any) -> tuple[int, int] | None:
 
 def _explicit(entry: Mapping[str, Any], index: int) -> Configuration:
     strategy = entry.get("rack_strategy")
-    fields = {
-        "assignor": entry.get("assignor"),
-        "rack_strategy": parse_strategy(strategy) if strategy else None,
-        "traffic_cost": entry.get("traffic_cost"),
-        "non_overlap_cost": entry.get("non_overlap_cost"),
-        "standbys": entry.get("standbys"),
-    }
-    return Configuration(name=str(entry.get("name") or f"config-{index}"), **fields)
+    return Configuration(
+        name=str(entry.get("name") or f"config-{index}"),
+        assignor=entry.get("assignor"),
+        rack_strategy=parse_strategy(strategy) if strategy else None,
+        traffic_cost=_optional_int(entry.get("traffic_cost")),
+        non_overlap_cost=_optional_int(entry.get("non_overlap_cost")),
+        standbys=_optional_int(entry.get("standbys")),
+    )
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)
 
 
 def grid_from_json(document: Mapping[str, Any]) -> tuple[Configuration, ...]:
@@ -119,7 +123,9 @@ def grid_from_json(document: Mapping[str, Any]) -> tuple[Configuration, ...]:
         grid = tuple(_explicit(e, i) for i, e in enumerate(document["configurations"]))
     else:
         assignors = document.get("assignors") or [None]
-        strategies = [parse_strategy(s) for s in document.get("rack_aware_strategies") or []] or [None]
+        strategies: list[RackAwareStrategy | None] = [
+            parse_strategy(s) for s in document.get("rack_aware_strategies") or []
+        ] or [None]
         costs = [_costs(c) for c in document.get("costs") or [None]]
         standbys = document.get("standbys") or [None]
         grid = tuple(

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from uuid import UUID
 
+from kassign.v1 import assignment_pb2 as pb
+
 from assignor.model import (
     LATEST_OFFSET,
     ApplicationState,
@@ -22,7 +24,6 @@ from assignor.model import (
     TaskInfo,
 )
 from assignor.ordering import process_key
-from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["Group", "SimClient", "member_ids", "to_request", "to_state"]
 

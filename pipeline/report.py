@@ -16,10 +16,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402 - the backend must be chosen first
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
 
-from pipeline.report_tables import (  # noqa: E402
+from pipeline.report_tables import (
     convergence_table,
     cost_table,
     movement_table,
@@ -30,6 +31,11 @@ from pipeline.report_tables import (  # noqa: E402
 __all__ = ["Section", "build_report", "load_output"]
 
 log = logging.getLogger("kassign.pipeline")
+_STYLE = (
+    "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+    "table{border-collapse:collapse;font-size:80%}td,th{border:1px solid #ccc;padding:2px 6px}"
+    "</style></head><body>"
+)
 _DPI = 72
 _SIZE = (6.4, 3.4)
 
@@ -47,7 +53,7 @@ def load_output(path: str | Path) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
-def _save(fig: plt.Figure, target: Path) -> None:
+def _save(fig: Figure, target: Path) -> None:
     fig.tight_layout()
     fig.savefig(target, dpi=_DPI)
     plt.close(fig)
@@ -123,9 +129,7 @@ def _page(frame: pd.DataFrame, sections: list[Section], source: str) -> str:
     errors = int((frame["error"] != "").sum())
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>kassign report</title>",
-        "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-        "table{border-collapse:collapse;font-size:80%}td,th{border:1px solid #ccc;padding:2px 6px}"
-        "</style></head><body>",
+        _STYLE,
         f"<h1>kassign {kind} report</h1>",
         f"<p>Source: <code>{html.escape(Path(source).name)}</code>; {len(frame)} rows, {errors} with an error.</p>",
     ]

@@ -14,10 +14,10 @@ from dataclasses import replace
 from typing import Any
 
 from google.protobuf import json_format
+from kassign.v1 import assignment_pb2 as pb
 
 from assignor.model import LATEST_OFFSET
 from assignor.result import TaskAssignment
-from kassign.v1 import assignment_pb2 as pb
 from pipeline.events import Event, apply_event
 from pipeline.generate import GroupSpec, random_group
 from pipeline.grid import Configuration, apply

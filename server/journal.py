@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import IO
 
 from google.protobuf import json_format
-
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["DEFAULT_MAX_FILES", "DEFAULT_MAX_FILE_BYTES", "FILE_GLOB", "Journal", "request_line"]
@@ -34,7 +33,7 @@ _NAME = re.compile(r"^requests-(?P<pid>\d+)-(?P<seq>\d+)\.jsonl$")
 
 def request_line(request: pb.AssignRequest) -> bytes:
     """One journal line: the request's protobuf JSON on a single line, newline-terminated."""
-    text = json_format.MessageToJson(request, indent=None, sort_keys=True)
+    text: str = json_format.MessageToJson(request, indent=None, sort_keys=True)
     return text.encode("utf-8") + b"\n"
 
 

@@ -29,7 +29,7 @@ def test_the_pipeline_commands_are_registered() -> None:
 def test_a_bad_grid_file_is_a_usage_error_before_spark_starts(tmp_path: Path) -> None:
     (tmp_path / "grid.json").write_text(json.dumps({"rack_aware_strategies": ["sideways"]}))
     done = subprocess.run([*KASSIGN, "replay", "in", "out", "--grid", str(tmp_path / "grid.json")],
-                          capture_output=True, text=True, timeout=60)
+                          check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "sideways" in done.stderr
 
 
@@ -40,13 +40,13 @@ def test_simulate_and_report_from_the_command_line(tmp_path: Path) -> None:
     simulate = subprocess.run(
         [*KASSIGN, "simulate", str(tmp_path / "sim"), "--groups", "4", "--seed", "3", "--rounds", "6",
          "--events", str(tmp_path / "events.json"), "--master", "local[2]"],
-        capture_output=True, text=True, timeout=300, env=env,
+        check=False, capture_output=True, text=True, timeout=300, env=env,
     )
     assert simulate.returncode == 0, simulate.stderr[-2000:]
     assert "simulate finished" in simulate.stderr
     rows = pd.read_parquet(tmp_path / "sim")
     assert set(rows["event"]) == {"initial", "rack_fail:0"} and rows["group_index"].nunique() == 4
     report = subprocess.run([*KASSIGN, "report", str(tmp_path / "sim"), str(tmp_path / "site")],
-                            capture_output=True, text=True, timeout=120, env=env)
+                            check=False, capture_output=True, text=True, timeout=120, env=env)
     assert report.returncode == 0, report.stderr[-2000:]
     assert (tmp_path / "site" / "index.html").exists() and (tmp_path / "site" / "convergence.png").exists()

@@ -19,7 +19,7 @@ from pipeline.group import to_request
 from pipeline.replay import read_requests, replay
 from pipeline.report import build_report
 from pipeline.rows import simulate_rows
-from pipeline.simulate import GENERATED, simulate
+from pipeline.simulate import simulate
 from server.journal import Journal
 
 pytestmark = pytest.mark.slow

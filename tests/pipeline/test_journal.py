@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-
 from kassign.v1 import assignment_pb2 as pb
+
 from server.journal import Journal, request_line
 
 

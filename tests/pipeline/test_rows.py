@@ -11,7 +11,13 @@ from pipeline.generate import GroupSpec, random_group
 from pipeline.grid import OWN_CONFIGURATION, grid_from_json
 from pipeline.group import to_request, to_state
 from pipeline.metrics import assign_and_measure
-from pipeline.rows import REPLAY_COLUMNS, SIMULATE_COLUMNS, after_rebalance, replay_rows, simulate_rows
+from pipeline.rows import (
+    REPLAY_COLUMNS,
+    SIMULATE_COLUMNS,
+    after_rebalance,
+    replay_rows,
+    simulate_rows,
+)
 
 SPEC = GroupSpec(clients=(4, 6), racks=(3, 3), replication=(1, 2), standbys=(1, 1))
 GRID = grid_from_json({"assignors": ["high_availability", "sticky"], "rack_aware_strategies": ["none", "min_traffic"]})

@@ -64,7 +64,7 @@ __all__ = [
 
 MAX_COST = 1 << 20
 """Largest traffic or non-overlap cost accepted; with the tie-break scaling, far from overflow."""
-_MS_PER_ARC = 0.002
+_MS_PER_ARC = 0.005
 """Conservative solve-time estimate per arc, for skipping a graph the budget cannot afford."""
 
 

@@ -255,3 +255,25 @@ def test_results_do_not_depend_on_mapping_order() -> None:
                                      traffic_cost=1, non_overlap_cost=0)
     assert first == again
     assert cost(state, first, start, 1, 0) == 0
+
+
+@pytest.mark.parametrize("assignor", ["high_availability", "sticky"])
+@pytest.mark.parametrize("strategy", [RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY])
+def test_built_in_assignors_call_the_optimiser_end_to_end(assignor: str, strategy: RackAwareStrategy) -> None:
+    from assignor.api import assign
+    from assignor.validate import AssignmentError, validate
+
+    # 24 stateful tasks in 3 subtopologies reading from one rack each, 2 stateless ones.
+    racks = ["a", "b", "c"]
+    tasks = [task_info(TaskId(s, i), [{racks[(s + i) % 3]}]) for s in range(3) for i in range(8)]
+    tasks += [task_info(TaskId(3, i), [{"b"}], stateful=False) for i in range(2)]
+    clients = [client(j, racks[j % 3], zone=f"z{j % 2}") for j in range(6)]
+    # Sticky's default costs (1/10) value stickiness over one partition's traffic: set HA's.
+    state = state_of(tasks, clients, strategy, assignor=assignor, num_standby_replicas=1, traffic_cost=10, non_overlap_cost=1)
+    plain = assign(dataclasses.replace(state, configs=dataclasses.replace(state.configs, rack_aware_strategy=RackAwareStrategy.NONE)))
+    result = assign(state)
+    assert validate(state, result) is AssignmentError.NONE
+    diag = result.diagnostics
+    assert diag.rack_optimisation == "optimal" and not diag.solver_fallback
+    assert diag.cross_rack_cost_after < diag.cross_rack_cost_before
+    assert sorted(len(a.active) for a in result.assignments) == sorted(len(a.active) for a in plain.assignments)

@@ -10,7 +10,8 @@ one under 1 s on a 2-core machine). Each in two shapes:
 
 Alongside each figure, a baseline measured in the same run: the cost of merely writing out a
 round-robin answer of the same size (``task_assignment`` of sorted tuples), so the ratio says
-how much the algorithm adds over producing the result at all. Building the input is not timed.
+how much the algorithm adds over producing the result at all; and the same group without
+standbys, which shows what standby placement costs. Building the input is not timed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from uuid import UUID
 
@@ -95,31 +98,36 @@ def _baseline(state: ApplicationState) -> None:
     )
 
 
-def _median_seconds(run: Callable[[], object], repeat: int) -> float:
-    times = []
+def _median_seconds(run: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median wall-clock and CPU seconds of ``run`` (CPU time is steadier on a busy machine)."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
     args = parser.parse_args(argv)
     print(
-        f"{'shape':<10} {'tasks':>6} {'clients':>7} {'HA s':>8} {'baseline s':>10} {'ratio':>6}  warm-ups"
+        f"{'shape':<10} {'tasks':>6} {'clients':>7} {'HA s':>7} {'HA cpu s':>8} "
+        f"{'no-standby s':>12} {'baseline s':>10} {'ratio':>6}  warm-ups"
     )
     for n_tasks, n_clients in ((1_000, 100), (10_000, 1_000)):
         for shape, new in (("steady", 0), ("scale-out", n_clients // 10)):
             state = build(n_tasks, n_clients, new_clients=new)
+            bare = replace(state, configs=replace(state.configs, num_standby_replicas=0))
             result = assign_high_availability(state)
-            ha = _median_seconds(lambda s=state: assign_high_availability(s), args.repeat)
-            base = _median_seconds(lambda s=state: _baseline(s), args.repeat)
+            ha, ha_cpu = _median_seconds(partial(assign_high_availability, state), args.repeat)
+            no_standby, _ = _median_seconds(partial(assign_high_availability, bare), args.repeat)
+            base, _ = _median_seconds(partial(_baseline, state), args.repeat)
             print(
-                f"{shape:<10} {n_tasks:>6} {len(state.clients):>7} {ha:>8.3f} {base:>10.3f} "
-                f"{ha / base:>6.1f}  {result.diagnostics.warmups}"
+                f"{shape:<10} {n_tasks:>6} {len(state.clients):>7} {ha:>7.3f} {ha_cpu:>8.3f} "
+                f"{no_standby:>12.3f} {base:>10.3f} {ha / base:>6.1f}  {result.diagnostics.warmups}"
             )
     return 0
 

@@ -254,3 +254,12 @@ def test_answer_depends_on_the_group_not_on_member_order(  # type: ignore[no-unt
     assert canonical_bytes(first) == canonical_bytes(assign_request(shuffled).response)
     assert first.error == pb.ASSIGNMENT_ERROR_NONE
     assert sorted(m.member_id for m in first.members) == sorted(m.member_id for m in request.members)
+
+
+def test_offset_sums_of_unknown_tasks_are_ignored_and_reported(stub) -> None:  # type: ignore[no-untyped-def]
+    request = group()
+    request.members.extend(build.client(pid(7), threads=["newcomer"], offset_sums={"9_9": 5}))
+    response = _call(stub, request)
+    assert response.error == pb.ASSIGNMENT_ERROR_NONE
+    assert any("newcomer" in note and "9_9" in note for note in response.report.notes)
+    assert "9_9" not in {f"{t.subtopology}_{t.partition}" for c in response.clients for t in c.standby_tasks}

@@ -417,3 +417,44 @@ def test_tagged_standbys_balance_only_within_equal_tags() -> None:
     for task in NINE[:6]:
         holders = [a.process_id for a in result.assignments if task in a.active + a.standby]
         assert len(holders) == 2 and zone[holders[0]] != zone[holders[1]]
+
+
+# --- KIP-441's example scenarios -----------------------------------------------------------------
+
+T1, T2, T3, T4 = (TaskId(0, p) for p in range(4))
+
+
+def _caught_up(active: Iterable[TaskId], standby: Iterable[TaskId]) -> dict[TaskId, int]:
+    return {**{t: 0 for t in standby}, **{t: LATEST_OFFSET for t in active}}
+
+
+def test_kip_scaling_out_warms_up_then_balances() -> None:
+    before = {1: ([T1, T3], [T2]), 2: ([T2], [T1, T3])}
+    clients = [client(i, _caught_up(a, s), active=a, standby=s) for i, (a, s) in before.items()]
+    config = {"num_standby_replicas": 1, "acceptable_recovery_lag": 100}
+    first = assign_high_availability(group([*clients, client(3)], [T1, T2, T3], **config))
+    assert actives(first, 3) == set() and standbys(first, 3)  # I3 catches up first
+    assert actives(first, 1) | actives(first, 2) == {T1, T2, T3}
+    assert followup(first)
+    # I3 has caught up on its warm-ups and standbys: the next rebalance balances
+    after = [
+        client(i, _caught_up(actives(first, i), standbys(first, i)), active=actives(first, i))
+        for i in (1, 2, 3)
+    ]
+    second = assign_high_availability(group(after, [T1, T2, T3], **config))
+    assert [len(actives(second, i)) for i in (1, 2, 3)] == [1, 1, 1]
+    assert [len(standbys(second, i)) for i in (1, 2, 3)] == [1, 1, 1]
+    assert not followup(second)
+
+
+def test_kip_scaling_in_with_standbys_in_sync_keeps_processing() -> None:
+    # I1 (active T1, T4) leaves; I2 had standbys of both, so nothing waits for a restore
+    survivors = {2: ([T2], [T1, T4]), 3: ([T3], [T2])}
+    clients = [client(i, _caught_up(a, s), active=a, standby=s) for i, (a, s) in survivors.items()]
+    lags = {i: c.task_lags for i, c in zip((2, 3), clients, strict=True)}
+    result = assign_high_availability(
+        group(clients, [T1, T2, T3, T4], num_standby_replicas=1, acceptable_recovery_lag=100)
+    )
+    for i in (2, 3):
+        assert all(lags[i].get(t, FAR_BEHIND) <= 0 for t in actives(result, i))
+    assert [len(actives(result, i)) for i in (2, 3)] == [2, 2]

@@ -63,6 +63,9 @@ class MemberReport:
     client_tags: tuple[tuple[str, str], ...]  # sorted by key
     unique_field: int
     error_code: int
+    # Where this member's fields sit in the request, for errors found later (per process).
+    subscription_field: str = "subscription"
+    info_field: str = "subscription.info"
 
 
 def parse_process_id(text: str, *, field: str, member: str | None) -> UUID:
@@ -310,4 +313,6 @@ def decode_member(member: pb.MemberSubscription, known: TaskIds | None = None) -
         client_tags=_client_tags(info, info_field, mid),
         unique_field=info.unique_field,
         error_code=info.error_code,
+        subscription_field=field,
+        info_field=info_field,
     )

@@ -87,14 +87,14 @@ def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[
     return tuple(sorted(reports, key=lambda r: r.member_id))
 
 
-def _one_value(reports: Sequence[MemberReport], values: Sequence[T], what: str) -> T:
+def _one_value(reports: Sequence[MemberReport], values: Sequence[T], what: str, name: str) -> T:
     """The value every member of one process reported; two values mean two processes share an id."""
     for report, value in zip(reports, values):
         if value != values[0]:
             raise InvalidRequest(
                 f"process {report.process_id} reports {what} {values[0]!r} "
                 f"(member {reports[0].member_id!r}) and {value!r}",
-                field=what.replace(" ", "_"),
+                field=f"{report.info_field}.{name}",
                 member=report.member_id,
             )
     return values[0]
@@ -107,7 +107,7 @@ def _rack(reports: Sequence[MemberReport], notes: list[str]) -> str | None:
         other = next(r for r in reports if r.rack_id == racks[1])
         raise InvalidRequest(
             f"process {reports[0].process_id} reports two racks: {racks[0]!r} and {racks[1]!r}",
-            field="subscription.rack_id",
+            field=f"{other.subscription_field}.rack_id",
             member=other.member_id,
         )
     if racks and any(r.rack_id is None for r in reports):
@@ -149,8 +149,10 @@ def _consumer(report: MemberReport, topology: Topology, notes: list[str]) -> Con
 def _client(
     reports: Sequence[MemberReport], topology: Topology, notes: list[str]
 ) -> KafkaStreamsState:
-    end_point = _one_value(reports, [r.user_end_point for r in reports], "user end point")
-    tags = _one_value(reports, [r.client_tags for r in reports], "client tags")
+    end_point = _one_value(
+        reports, [r.user_end_point for r in reports], "user end point", "user_end_point"
+    )
+    tags = _one_value(reports, [r.client_tags for r in reports], "client tags", "client_tags")
     return kafka_streams_state(
         reports[0].process_id,
         [_consumer(r, topology, notes) for r in reports],

@@ -251,13 +251,13 @@ RAW_NULL_USER_DATA = encode_consumer_subscription(
         ),
         (
             request(member("a", user_end_point="h:1"), member("b", user_end_point="h:2")),
-            "user_end_point",
+            "subscription.info.user_end_point",
             "b",
             "h:2",
         ),
         (
             request(member("a", client_tags=[pb.ClientTag(key="z", value="1")]), member("b")),
-            "client_tags",
+            "subscription.info.client_tags",
             "b",
             "client tags",
         ),
@@ -524,3 +524,15 @@ def test_mutated_kafka_bytes_are_a_request_or_invalid_request(edits: list[tuple[
         )
     except InvalidRequest:
         pass
+
+
+def test_conflicts_found_per_process_name_the_raw_field() -> None:
+    def raw(mid: str, rack: str, end_point: str) -> pb.MemberSubscription:
+        sub = member(mid, rack=rack, user_end_point=end_point).subscription
+        data = encode_consumer_subscription(subscription_from_pb(sub))
+        return pb.MemberSubscription(member_id=mid, raw_subscription=data)
+
+    err = invalid(request(raw("a", "r1", "h:1"), raw("b", "r2", "h:1")))
+    assert (err.field, err.member) == ("raw_subscription.rack_id", "b")
+    err = invalid(request(raw("a", "r1", "h:1"), raw("b", "r1", "h:2")))
+    assert (err.field, err.member) == ("raw_subscription.user_data.user_end_point", "b")

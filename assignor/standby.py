@@ -61,7 +61,7 @@ def place_standby_tasks(
     """
     replicas = state.configs.num_standby_replicas
     targets = tuple(
-        state.stateful_tasks if tasks is None else sorted(tasks, key=lambda t: t.sort_key)
+        sorted(state.stateful_tasks if tasks is None else tasks, key=lambda t: t.sort_key)
     )
     placed: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
     layout = tag_layout(state)

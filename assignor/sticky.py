@@ -21,11 +21,12 @@ them (in that order) is its previous owner, as Kafka's map overwrite leaves it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from assignor.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
+from assignor.ordering import sorted_processes
 from assignor.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -92,7 +93,7 @@ def _assign_actives(state: ApplicationState, book: ClientBook) -> None:
     owner = _previous_active_owner(state)
     standby_owners = _previous_standby_owners(state)
     open_tasks: list[TaskId] = []
-    for task in state.tasks:
+    for task in _in_task_order(state.tasks):
         previous = owner.get(task)
         if previous is not None and book.under_quota(previous, quota):
             book.give(task, previous, TaskType.ACTIVE)
@@ -115,7 +116,7 @@ def _assign_standbys(state: ApplicationState, book: ClientBook) -> list[TaskId]:
     owner = _previous_active_owner(state)
     standby_owners = _previous_standby_owners(state)
     short: list[TaskId] = []
-    for task in state.stateful_tasks:
+    for task in _in_task_order(state.stateful_tasks):
         for _ in range(state.configs.num_standby_replicas):
             if len(book.holders(task)) >= len(book.tasks):
                 short.append(task)
@@ -131,18 +132,23 @@ def _short_note(state: ApplicationState, short: Sequence[TaskId]) -> str:
     return f"{len(short)} task(s) got fewer than {replicas} standby replica(s): not enough clients (first: {first})"
 
 
+def _in_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
+    """Tasks in ``TaskId`` order, whatever order the state's mappings came in."""
+    return sorted(tasks, key=lambda t: t.sort_key)
+
+
 def _previous_active_owner(state: ApplicationState) -> dict[TaskId, ProcessId]:
     owner: dict[TaskId, ProcessId] = {}
-    for pid, client in state.clients.items():
-        for task in client.previous_active_tasks:
+    for pid in sorted_processes(state.clients):
+        for task in state.clients[pid].previous_active_tasks:
             owner[task] = pid
     return owner
 
 
 def _previous_standby_owners(state: ApplicationState) -> dict[TaskId, tuple[ProcessId, ...]]:
     owners: dict[TaskId, list[ProcessId]] = {}
-    for pid, client in state.clients.items():
-        for task in client.previous_standby_tasks:
+    for pid in sorted_processes(state.clients):
+        for task in state.clients[pid].previous_standby_tasks:
             owners.setdefault(task, []).append(pid)
     return {task: tuple(pids) for task, pids in owners.items()}
 
@@ -158,12 +164,16 @@ def _optimise_actives(
         STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
     )
     result, diagnostics = rack.optimize_active_tasks(
-        state, state.stateful_tasks, active, traffic_cost=traffic, non_overlap_cost=overlap
+        state,
+        _in_task_order(state.stateful_tasks),
+        active,
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
     )
     if state.stateless_tasks:
         result, more = rack.optimize_active_tasks(
             state,
-            state.stateless_tasks,
+            _in_task_order(state.stateless_tasks),
             result,
             traffic_cost=STATELESS_TRAFFIC_COST,
             non_overlap_cost=STATELESS_NON_OVERLAP_COST,

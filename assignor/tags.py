@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from assignor.model import ApplicationState, ProcessId
+from assignor.ordering import sorted_processes
 
 __all__ = [
     "RACK_TAG",
@@ -98,7 +99,8 @@ def rack_tag_mismatches(state: ApplicationState) -> tuple[str, ...]:
     assignment goes on with the tags; the notes say what was ignored.
     """
     configured = state.configs.rack_aware_assignment_tags
-    racked = [(pid, c) for pid, c in state.clients.items() if c.rack_id]
+    racked = [(pid, state.clients[pid]) for pid in sorted_processes(state.clients)]
+    racked = [(pid, c) for pid, c in racked if c.rack_id]
     if not configured or not racked:
         return ()
     if RACK_TAG not in configured:

@@ -13,7 +13,7 @@ import enum
 from collections import Counter
 
 from assignor.model import ApplicationState, ProcessId, TaskId
-from assignor.ordering import process_key
+from assignor.ordering import process_key, sorted_processes
 from assignor.result import TaskAssignment
 
 __all__ = ["AssignmentError", "check", "validate"]
@@ -106,7 +106,7 @@ def _stateless_standby(state: ApplicationState, held: _Held, clients: list[Proce
 
 
 def _missing_client(state: ApplicationState, held: _Held) -> _Finding:
-    for pid in state.clients:
+    for pid in sorted_processes(state.clients):
         if pid not in held:
             return AssignmentError.MISSING_PROCESS_ID, f"client {pid} has no assignment"
     return None
@@ -129,7 +129,7 @@ def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]
 
 def _unassigned_active(state: ApplicationState, held: _Held) -> _Finding:
     active = {task for tasks in held.values() for task, is_active in tasks if is_active}
-    for task in state.tasks:
+    for task in sorted(state.tasks, key=lambda t: t.sort_key):
         if task not in active:
             return AssignmentError.ACTIVE_TASK_UNASSIGNED, f"task {task} has no active client"
     return None

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from assignor.model import ApplicationState, KafkaStreamsState, TaskId
 from assignor.standby import assign_standby_tasks, place_standby_tasks
+from tests.assignor import strategies as shared
 from tests.assignor.strategies_b import app_states, client, pid, shuffled, state, tasks
 
 T00, T01, T02, T10, T11, T12 = tasks("0_0 0_1 0_2 1_0 1_1 1_2")
@@ -356,3 +357,12 @@ def test_ideal_spread_whenever_the_values_allow_it(
         assert len(group) == replicas + 1
         for key in ZONES_CLUSTERS:
             assert len({app.clients[p].client_tags[key] for p in group}) == replicas + 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(shared.app_states(max_clients=8), st.integers(0, 1000))
+def test_order_of_the_input_mappings_does_not_matter(app: ApplicationState, seed: int) -> None:
+    active = _round_robin(app)
+    other = shared.shuffled(app, seed)
+    placement = place_standby_tasks(app, active)
+    assert place_standby_tasks(other, active) == placement

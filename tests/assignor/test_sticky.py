@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from assignor.model import ApplicationState, KafkaStreamsState, TaskId
 from assignor.result import TaskAssignment
 from assignor.sticky import StickyTaskAssignor
+from assignor.validate import AssignmentError, validate
+from tests.assignor import strategies as shared
 from tests.assignor.strategies_b import app_states, client, pid, shuffled, state, tasks
 
 T00, T01, T02, T03, T04, T05, T06 = tasks("0_0 0_1 0_2 0_3 0_4 0_5 0_6")
@@ -418,3 +420,12 @@ def test_heap_choice_matches_a_scan_of_every_client(
     free = [p for p in pids if p not in taken]
     if free:
         assert least_loaded_anywhere(book, task, taken) == least_loaded_of(book, task, free)
+
+
+@settings(max_examples=40, deadline=None)
+@given(shared.app_states(max_clients=6), st.integers(0, 1000))
+def test_order_of_the_input_mappings_does_not_matter(app: ApplicationState, seed: int) -> None:
+    """With lags, racks and tags from the shared strategy; mappings shuffled, not re-sorted."""
+    result = StickyTaskAssignor().assign(app)
+    assert validate(app, result) is AssignmentError.NONE
+    assert StickyTaskAssignor().assign(shared.shuffled(app, seed)) == result

@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignor.model import ConsumerState, KafkaStreamsState, TaskId
+from assignor.model import ApplicationState, ConsumerState, KafkaStreamsState, TaskId
 from assignor.result import KafkaStreamsAssignment, MemberAssignment, task_assignment
+from assignor.sticky import StickyTaskAssignor
 from assignor.threads import distribute_tasks
+from tests.assignor import strategies as shared
 from tests.assignor.strategies_b import pid, state, tasks
 
 T00, T01, T02, T03, T10, T11, T12, T13 = tasks("0_0 0_1 0_2 0_3 1_0 1_1 1_2 1_3")
@@ -136,3 +138,19 @@ def test_every_task_once_and_totals_within_one(
     assert max(totals) - min(totals) <= 1
     reversed_client = _client(dict(reversed(list(consumers.items()))), lags)
     assert _spread(reversed_client, active, standby, stateless) == members
+
+
+@settings(max_examples=40, deadline=None)
+@given(shared.app_states(max_clients=5), st.integers(0, 1000))
+def test_sticky_results_spread_fully_and_evenly(app: ApplicationState, seed: int) -> None:
+    result = StickyTaskAssignor().assign(app)
+    members = distribute_tasks(app, result)
+    assert [m.member_id for m in members] == sorted(m.member_id for m in members)
+    for client_result in result.assignments:
+        mine = [m for m in members if m.process_id == client_result.process_id]
+        active = sorted((t for m in mine for t in m.active), key=lambda t: t.sort_key)
+        standby = sorted((t for m in mine for t in m.standby), key=lambda t: t.sort_key)
+        assert (active, standby) == (list(client_result.active), list(client_result.standby))
+        totals = [len(m.active) + len(m.standby) for m in mine]
+        assert max(totals) - min(totals) <= 1
+    assert distribute_tasks(shared.shuffled(app, seed), result) == members

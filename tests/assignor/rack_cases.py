@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from assignor.tags import tag_layout
 from assignor.model import (
     ApplicationState,
     AssignmentConfigs,
@@ -25,6 +24,7 @@ from assignor.model import (
     TaskTopicPartition,
     application_state,
 )
+from assignor.tags import tag_layout
 
 Assignment = Mapping[ProcessId, frozenset[TaskId]]
 
@@ -53,7 +53,9 @@ def state_of(
     **configs: object,
 ) -> ApplicationState:
     return application_state(
-        tasks, clients, AssignmentConfigs(rack_aware_strategy=strategy, **configs)  # type: ignore[arg-type]
+        tasks,
+        clients,
+        AssignmentConfigs(rack_aware_strategy=strategy, **configs),  # type: ignore[arg-type]
     )
 
 
@@ -114,7 +116,9 @@ def within_subtopology_bounds(placed: Assignment, start: Assignment) -> bool:
     sizes: dict[tuple[str | None, int], int] = {}
     for ts in start.values():
         for t in ts:
-            sizes[(t.named_topology, t.subtopology)] = sizes.get((t.named_topology, t.subtopology), 0) + 1
+            sizes[(t.named_topology, t.subtopology)] = (
+                sizes.get((t.named_topology, t.subtopology), 0) + 1
+            )
     for p, ts in placed.items():
         for key, size in sizes.items():
             on = sum(1 for t in ts if (t.named_topology, t.subtopology) == key)
@@ -133,21 +137,32 @@ class Small:
 
 
 @st.composite
-def small_groups(draw: st.DrawFn, max_tasks: int = 7, max_clients: int = 5, tags: bool = False) -> Small:
+def small_groups(
+    draw: st.DrawFn, max_tasks: int = 7, max_clients: int = 5, tags: bool = False
+) -> Small:
     rack_names = ["a", "b", "c"][: draw(st.integers(1, 3))]
     subsets = [frozenset(s) for n in (1, 2) for s in itertools.combinations(["a", "b", "c"], n)]
     n_tasks = draw(st.integers(1, max_tasks))
     n_clients = draw(st.integers(2, max_clients))
     tasks = [
-        task_info(TaskId(draw(st.integers(0, 2)), i), draw(st.lists(st.sampled_from(subsets), min_size=1, max_size=2)))
+        task_info(
+            TaskId(draw(st.integers(0, 2)), i),
+            draw(st.lists(st.sampled_from(subsets), min_size=1, max_size=2)),
+        )
         for i in range(n_tasks)
     ]
     zones = ["z1", "z2"]
     clients = [
-        client(j, draw(st.sampled_from(rack_names)), **({"zone": draw(st.sampled_from(zones))} if tags else {}))
+        client(
+            j,
+            draw(st.sampled_from(rack_names)),
+            **({"zone": draw(st.sampled_from(zones))} if tags else {}),
+        )
         for j in range(n_clients)
     ]
-    strategy = draw(st.sampled_from([RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY]))
+    strategy = draw(
+        st.sampled_from([RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY])
+    )
     extra = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
     state = state_of(tasks, clients, strategy, num_standby_replicas=1, **extra)
     pids = list(state.clients)
@@ -192,15 +207,17 @@ def kafka_standby_swaps(
                 continue
             pool = sorted(mov_a + mov_b)
 
-            def pair_cost(to_a: tuple[TaskId, ...]) -> int:
-                total = 0
-                for t in pool:
-                    p = a if t in to_a else b
-                    total += traffic * misses(state, t, p, standby=True)
-                    total += overlap * (t not in current[p])
-                return total
-
-            best = min(itertools.combinations(pool, len(mov_a)), key=lambda c: (pair_cost(c), c))
+            best = min(
+                itertools.combinations(pool, len(mov_a)),
+                key=lambda to_a, a=a, b=b, pool=pool: (
+                    sum(
+                        traffic * misses(state, t, a if t in to_a else b, standby=True)
+                        + overlap * (t not in current[a if t in to_a else b])
+                        for t in pool
+                    ),
+                    to_a,
+                ),
+            )
             if set(best) != set(mov_a):
                 current[a] = (current[a] - set(mov_a)) | set(best)
                 current[b] = (current[b] - set(mov_b)) | (set(pool) - set(best))
@@ -210,7 +227,9 @@ def kafka_standby_swaps(
     return {p: frozenset(ts) for p, ts in current.items()}
 
 
-def diversity(state: ApplicationState, active: Assignment, standby: Assignment) -> dict[TaskId, tuple[int, ...]]:
+def diversity(
+    state: ApplicationState, active: Assignment, standby: Assignment
+) -> dict[TaskId, tuple[int, ...]]:
     """Per task, distinct set values of each KIP-708 tag key (rack if none) over its replicas (active included)."""
     values = tag_layout(state).values
     width = len(next(iter(values.values()), ()))

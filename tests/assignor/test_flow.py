@@ -42,14 +42,23 @@ def test_assignment_matches_brute_force() -> None:
     best = min(sum(cost[i, p[i]] for i in range(4)) for p in itertools.permutations(range(4)))
     assert solution.cost == best == 265
     chosen = solution.flows.reshape(4, 4)
-    assert chosen.sum(axis=0).tolist() == [1, 1, 1, 1] and chosen.sum(axis=1).tolist() == [1, 1, 1, 1]
+    assert chosen.sum(axis=0).tolist() == [1, 1, 1, 1] and chosen.sum(axis=1).tolist() == [
+        1,
+        1,
+        1,
+        1,
+    ]
     assert int((chosen * cost).sum()) == solution.cost
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 5).flatmap(lambda n: st.lists(st.integers(0, 50), min_size=n * n, max_size=n * n)))
+@given(
+    st.integers(1, 5).flatmap(
+        lambda n: st.lists(st.integers(0, 50), min_size=n * n, max_size=n * n)
+    )
+)
 def test_random_assignments_are_optimal(values: list[int]) -> None:
-    n = int(round(len(values) ** 0.5))
+    n = round(len(values) ** 0.5)
     cost = np.array(values, np.int64).reshape(n, n)
     best = min(sum(cost[i, p[i]] for i in range(n)) for p in itertools.permutations(range(n)))
     assert solve(_assignment_graph(cost)).cost == best

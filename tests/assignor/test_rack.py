@@ -14,7 +14,7 @@ import pytest
 from assignor.errors import InvalidAssignment, InvalidRequest
 from assignor.model import AssignmentConfigs, RackAwareStrategy, TaskId
 from assignor.rack import CostPhase, optimize_active_tasks, optimize_standby_tasks, resolve_costs
-from assignor.rack_graph import ActiveProblem, solve_active_compact, subtopology_bounds
+from assignor.rack_graph import ActiveProblem, subtopology_bounds
 from tests.assignor.rack_cases import (
     client,
     cost,
@@ -89,7 +89,12 @@ def test_disabled_when_traffic_cannot_differ() -> None:
 def test_clients_keep_their_task_counts_including_zero() -> None:
     tasks = [task_info(t, [{"c"}]) for t in T]
     state = state_of(tasks, [client(0, "a"), client(1, "b"), client(2, "c"), client(3, "c")])
-    start = {pid(0): frozenset(T[:4]), pid(1): frozenset(T[4:]), pid(2): frozenset(), pid(3): frozenset()}
+    start = {
+        pid(0): frozenset(T[:4]),
+        pid(1): frozenset(T[4:]),
+        pid(2): frozenset(),
+        pid(3): frozenset(),
+    }
     result, _ = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=0)
     assert counts(result) == counts(start)
 
@@ -97,7 +102,9 @@ def test_clients_keep_their_task_counts_including_zero() -> None:
 def test_only_the_given_tasks_move_and_others_stay_put() -> None:
     state, start = _two_racks_crossed()
     extra = TaskId(9, 0)
-    state = state_of([*state.tasks.values(), task_info(extra, [{"b"}], stateful=False)], state.clients.values())
+    state = state_of(
+        [*state.tasks.values(), task_info(extra, [{"b"}], stateful=False)], state.clients.values()
+    )
     start = {pid(0): start[pid(0)] | {extra}, pid(1): start[pid(1)]}
     result, _ = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
     assert extra in result[pid(0)] and len(result[pid(0)]) == 4
@@ -106,9 +113,21 @@ def test_only_the_given_tasks_move_and_others_stay_put() -> None:
 def test_a_task_on_no_client_or_on_two_is_the_callers_error() -> None:
     state, start = _two_racks_crossed()
     with pytest.raises(InvalidAssignment):
-        optimize_active_tasks(state, T, {pid(0): start[pid(0)], pid(1): frozenset()}, traffic_cost=1, non_overlap_cost=1)
+        optimize_active_tasks(
+            state,
+            T,
+            {pid(0): start[pid(0)], pid(1): frozenset()},
+            traffic_cost=1,
+            non_overlap_cost=1,
+        )
     with pytest.raises(InvalidAssignment):
-        optimize_active_tasks(state, T, {pid(0): frozenset(T), pid(1): start[pid(1)]}, traffic_cost=1, non_overlap_cost=1)
+        optimize_active_tasks(
+            state,
+            T,
+            {pid(0): frozenset(T), pid(1): start[pid(1)]},
+            traffic_cost=1,
+            non_overlap_cost=1,
+        )
 
 
 def test_negative_or_huge_costs_are_rejected() -> None:
@@ -121,7 +140,9 @@ def test_negative_or_huge_costs_are_rejected() -> None:
 
 def test_an_exhausted_time_budget_falls_back_to_the_input() -> None:
     state, start = _two_racks_crossed()
-    state = dataclasses.replace(state, configs=dataclasses.replace(state.configs, assignment_time_budget_ms=0))
+    state = dataclasses.replace(
+        state, configs=dataclasses.replace(state.configs, assignment_time_budget_ms=0)
+    )
     result, diag = optimize_active_tasks(state, T, start, traffic_cost=10, non_overlap_cost=1)
     assert result == start and diag.solver_fallback
     assert diag.rack_optimisation.startswith("fallback: time budget of 0 ms")
@@ -141,8 +162,11 @@ def test_default_costs_per_assignor() -> None:
 def test_kip_example_subtopology_bounds() -> None:
     # KIP-925 4.B.II: clients with 1, 2, 3 tasks; two subtopologies of three: caps 1, 1, 2.
     problem = ActiveProblem(
-        client_rack=np.zeros(3, np.int64), start=np.array([0, 1, 1, 2, 2, 2]),
-        misses=np.zeros((6, 1), np.int64), traffic_cost=1, non_overlap_cost=0,
+        client_rack=np.zeros(3, np.int64),
+        start=np.array([0, 1, 1, 2, 2, 2]),
+        misses=np.zeros((6, 1), np.int64),
+        traffic_cost=1,
+        non_overlap_cost=0,
         subtopology=np.array([0, 0, 0, 1, 1, 1]),
     )
     assert subtopology_bounds(problem).tolist() == [[1, 1, 2], [1, 1, 2]]
@@ -155,33 +179,56 @@ def test_balance_subtopology_spreads_what_min_traffic_would_stack() -> None:
     clients = [client(0, "a"), client(1, "b")]
     ids = [t.id for t in sub0 + sub1]
     start = {pid(0): frozenset(ids[::2]), pid(1): frozenset(ids[1::2])}
-    stacked, _ = optimize_active_tasks(state_of(sub0 + sub1, clients), ids, start, traffic_cost=1, non_overlap_cost=0)
+    stacked, _ = optimize_active_tasks(
+        state_of(sub0 + sub1, clients), ids, start, traffic_cost=1, non_overlap_cost=0
+    )
     assert stacked[pid(0)] == frozenset(t.id for t in sub0)
     balanced_state = state_of(sub0 + sub1, clients, RackAwareStrategy.BALANCE_SUBTOPOLOGY)
-    spread, diag = optimize_active_tasks(balanced_state, ids, start, traffic_cost=1, non_overlap_cost=0)
+    spread, diag = optimize_active_tasks(
+        balanced_state, ids, start, traffic_cost=1, non_overlap_cost=0
+    )
     assert diag.rack_optimisation == "optimal"
     for p in (pid(0), pid(1)):
         assert sum(1 for t in spread[p] if t.subtopology == 0) == 2  # ceil(4 * 4 / 8)
 
 
-def test_compact_graph_is_far_smaller_than_dense() -> None:
-    # The dense graph has T x C task arcs; the compact one T x (R + 1) + C.
+def test_compact_graph_has_tasks_times_racks_arcs_not_tasks_times_clients(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from assignor import rack_graph
+
+    seen = []
+
+    def recording_solve(graph):  # type: ignore[no-untyped-def]
+        seen.append(graph.num_arcs)
+        return flow_solve(graph)
+
+    flow_solve = rack_graph.solve
+    monkeypatch.setattr(rack_graph, "solve", recording_solve)
     rng = np.random.default_rng(0)
     t_n, c_n = 300, 60
     p = ActiveProblem(
-        client_rack=np.arange(c_n) % 3, start=np.arange(t_n) % c_n,
-        misses=rng.integers(0, 3, (t_n, 3)), traffic_cost=10, non_overlap_cost=1,
+        client_rack=np.arange(c_n) % 3,
+        start=np.arange(t_n) % c_n,
+        misses=rng.integers(0, 3, (t_n, 3)),
+        traffic_cost=10,
+        non_overlap_cost=1,
     )
-    placement = solve_active_compact(p)
-    assert np.array_equal(np.bincount(placement, minlength=c_n), p.counts)
+    compact, dense = rack_graph.solve_active_compact(p), rack_graph.solve_active_dense(p)
+    assert seen == [t_n * (3 + 1) + c_n, t_n * c_n]
+    assert rack_graph.placement_cost(p, compact) == rack_graph.placement_cost(p, dense)
+    assert np.array_equal(np.bincount(compact, minlength=c_n), p.counts)
 
 
 def _standby_case(tags: bool):
     """Three racks; active on 0 (rack a); standby starts on client 1 (rack b), far from its data."""
     tasks = [task_info(TaskId(0, 0), [{"c"}])]
     zone = (lambda z: {"zone": z}) if tags else (lambda z: {})
-    clients = [client(0, "a", **zone("z1")), client(1, "b", **zone("z2")), client(2, "c", **zone("z2")),
-               client(3, "c", **zone("z1")), client(4, "a", **zone("z2"))]
+    clients = [
+        client(0, "a", **zone("z1")),
+        client(1, "b", **zone("z2")),
+        client(2, "c", **zone("z2")),
+        client(3, "c", **zone("z1")),
+        client(4, "a", **zone("z2")),
+    ]
     extra = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
     state = state_of(tasks, clients, num_standby_replicas=1, **extra)
     active = {pid(0): frozenset({TaskId(0, 0)})}
@@ -193,10 +240,14 @@ def test_standby_moves_toward_its_data_when_tags_allow() -> None:
     state, active, standby = _standby_case(tags=True)
     # Client 1 holds nothing else, so only a swap could move it; give client 2 a standby to swap.
     tasks = [*state.tasks.values(), task_info(TaskId(0, 1), [{"b"}])]
-    state = state_of(tasks, state.clients.values(), num_standby_replicas=1, rack_aware_assignment_tags=("zone",))
+    state = state_of(
+        tasks, state.clients.values(), num_standby_replicas=1, rack_aware_assignment_tags=("zone",)
+    )
     active = {pid(0): frozenset({TaskId(0, 0), TaskId(0, 1)})}
     standby = {pid(1): frozenset({TaskId(0, 0)}), pid(2): frozenset({TaskId(0, 1)})}
-    result, diag = optimize_standby_tasks(state, active, standby, traffic_cost=10, non_overlap_cost=1)
+    result, diag = optimize_standby_tasks(
+        state, active, standby, traffic_cost=10, non_overlap_cost=1
+    )
     assert result[pid(2)] == {TaskId(0, 0)} and result[pid(1)] == {TaskId(0, 1)}
     assert diag.cross_rack_cost_after == 0 and diag.cross_rack_cost_before == 2
     assert diversity(state, active, result) == diversity(state, active, standby)
@@ -205,8 +256,12 @@ def test_standby_moves_toward_its_data_when_tags_allow() -> None:
 def _diversity_case(tags: bool):
     """The only cheaper swap would put each standby in its active's zone (clients 1 and 3)."""
     tasks = [task_info(TaskId(0, 1), [{"c"}]), task_info(TaskId(0, 2), [{"b"}])]
-    clients = [client(0, "a", zone="z1"), client(1, "b", zone="z2"), client(3, "c", zone="z1"),
-               client(4, "a", zone="z2")]
+    clients = [
+        client(0, "a", zone="z1"),
+        client(1, "b", zone="z2"),
+        client(3, "c", zone="z1"),
+        client(4, "a", zone="z2"),
+    ]
     extra = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
     state = state_of(tasks, clients, num_standby_replicas=1, **extra)
     active = {pid(0): frozenset({TaskId(0, 1)}), pid(4): frozenset({TaskId(0, 2)})}
@@ -216,13 +271,17 @@ def _diversity_case(tags: bool):
 
 def test_standby_never_loses_tag_diversity_for_cheaper_traffic() -> None:
     state, active, standby = _diversity_case(tags=True)
-    result, diag = optimize_standby_tasks(state, active, standby, traffic_cost=10, non_overlap_cost=0)
+    result, diag = optimize_standby_tasks(
+        state, active, standby, traffic_cost=10, non_overlap_cost=0
+    )
     assert result == {p: standby.get(p, frozenset()) for p in state.clients}
     assert diag.cross_rack_cost_after == diag.cross_rack_cost_before == 2
     assert diag.rack_optimisation == "optimal" and not diag.solver_fallback  # not a fallback
     # With no tags the rack is the tag: moving to a third rack keeps two racks per task, so it may.
     state, active, standby = _diversity_case(tags=False)
-    result, diag = optimize_standby_tasks(state, active, standby, traffic_cost=10, non_overlap_cost=0)
+    result, diag = optimize_standby_tasks(
+        state, active, standby, traffic_cost=10, non_overlap_cost=0
+    )
     assert result[pid(3)] == {TaskId(0, 1)} and result[pid(1)] == {TaskId(0, 2)}
     assert diag.cross_rack_cost_after == 0
     assert diversity(state, active, result) == diversity(state, active, standby)
@@ -237,29 +296,45 @@ def test_standby_costs_count_changelog_partitions_only() -> None:
     source_only = task_info(TaskId(0, 0), [{"c"}], stateful=False)
     state = state_of([source_only], [client(0, "a"), client(1, "b")])
     state = state_of([dataclasses.replace(source_only, stateful=True)], state.clients.values())
-    _, diag = optimize_standby_tasks(state, {pid(0): frozenset({TaskId(0, 0)})},
-                                     {pid(1): frozenset({TaskId(0, 0)})}, traffic_cost=10, non_overlap_cost=1)
+    _, diag = optimize_standby_tasks(
+        state,
+        {pid(0): frozenset({TaskId(0, 0)})},
+        {pid(1): frozenset({TaskId(0, 0)})},
+        traffic_cost=10,
+        non_overlap_cost=1,
+    )
     assert diag.rack_optimisation.startswith("disabled: every standby")
 
 
 def test_standby_on_its_active_is_the_callers_error() -> None:
     state, active, _ = _standby_case(tags=False)
     with pytest.raises(InvalidAssignment):
-        optimize_standby_tasks(state, active, {pid(0): frozenset({TaskId(0, 0)})}, traffic_cost=1, non_overlap_cost=1)
+        optimize_standby_tasks(
+            state, active, {pid(0): frozenset({TaskId(0, 0)})}, traffic_cost=1, non_overlap_cost=1
+        )
 
 
 def test_results_do_not_depend_on_mapping_order() -> None:
     state, start = _two_racks_crossed()
     first, _ = optimize_active_tasks(state, T, start, traffic_cost=1, non_overlap_cost=0)
-    again, _ = optimize_active_tasks(state, list(reversed(T)), dict(reversed(list(start.items()))),
-                                     traffic_cost=1, non_overlap_cost=0)
+    again, _ = optimize_active_tasks(
+        state,
+        list(reversed(T)),
+        dict(reversed(list(start.items()))),
+        traffic_cost=1,
+        non_overlap_cost=0,
+    )
     assert first == again
     assert cost(state, first, start, 1, 0) == 0
 
 
 @pytest.mark.parametrize("assignor", ["high_availability", "sticky"])
-@pytest.mark.parametrize("strategy", [RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY])
-def test_built_in_assignors_call_the_optimiser_end_to_end(assignor: str, strategy: RackAwareStrategy) -> None:
+@pytest.mark.parametrize(
+    "strategy", [RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY]
+)
+def test_built_in_assignors_call_the_optimiser_end_to_end(
+    assignor: str, strategy: RackAwareStrategy
+) -> None:
     from assignor.api import assign
     from assignor.validate import AssignmentError, validate
 
@@ -269,11 +344,26 @@ def test_built_in_assignors_call_the_optimiser_end_to_end(assignor: str, strateg
     tasks += [task_info(TaskId(3, i), [{"b"}], stateful=False) for i in range(2)]
     clients = [client(j, racks[j % 3], zone=f"z{j % 2}") for j in range(6)]
     # Sticky's default costs (1/10) value stickiness over one partition's traffic: set HA's.
-    state = state_of(tasks, clients, strategy, assignor=assignor, num_standby_replicas=1, traffic_cost=10, non_overlap_cost=1)
-    plain = assign(dataclasses.replace(state, configs=dataclasses.replace(state.configs, rack_aware_strategy=RackAwareStrategy.NONE)))
+    state = state_of(
+        tasks,
+        clients,
+        strategy,
+        assignor=assignor,
+        num_standby_replicas=1,
+        traffic_cost=10,
+        non_overlap_cost=1,
+    )
+    plain = assign(
+        dataclasses.replace(
+            state,
+            configs=dataclasses.replace(state.configs, rack_aware_strategy=RackAwareStrategy.NONE),
+        )
+    )
     result = assign(state)
     assert validate(state, result) is AssignmentError.NONE
     diag = result.diagnostics
     assert diag.rack_optimisation == "optimal" and not diag.solver_fallback
     assert diag.cross_rack_cost_after < diag.cross_rack_cost_before
-    assert sorted(len(a.active) for a in result.assignments) == sorted(len(a.active) for a in plain.assignments)
+    assert sorted(len(a.active) for a in result.assignments) == sorted(
+        len(a.active) for a in plain.assignments
+    )

@@ -24,7 +24,12 @@ from assignor.rack_graph import (
     solve_active_dense,
     subtopology_bounds,
 )
-from assignor.rack_standby import StandbyProblem, solve_standby_compact, solve_standby_dense, standby_cost
+from assignor.rack_standby import (
+    StandbyProblem,
+    solve_standby_compact,
+    solve_standby_dense,
+    standby_cost,
+)
 from tests.assignor.rack_cases import (
     Small,
     brute_force_active,
@@ -48,8 +53,11 @@ def active_problems(draw: st.DrawFn) -> ActiveProblem:
     sub = np.unique(rng.integers(0, 4, t_n), return_inverse=True)[1] if balance else None
     traffic, overlap = draw(COSTS)
     return ActiveProblem(
-        client_rack=rng.integers(0, r_n, c_n), start=rng.integers(0, c_n, t_n),
-        misses=rng.integers(0, 4, (t_n, r_n)), traffic_cost=traffic, non_overlap_cost=overlap,
+        client_rack=rng.integers(0, r_n, c_n),
+        start=rng.integers(0, c_n, t_n),
+        misses=rng.integers(0, 4, (t_n, r_n)),
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
         subtopology=None if sub is None else sub.astype(np.int64),
     )
 
@@ -79,7 +87,9 @@ def _start_within_bounds(p: ActiveProblem) -> bool:
 def test_actives_reach_the_brute_force_optimum(group: Small, costs: tuple[int, int]) -> None:
     traffic, overlap = costs
     state, start = group.state, group.active
-    result, diag = optimize_active_tasks(state, list(state.tasks), start, traffic_cost=traffic, non_overlap_cost=overlap)
+    result, diag = optimize_active_tasks(
+        state, list(state.tasks), start, traffic_cost=traffic, non_overlap_cost=overlap
+    )
     assert counts(result) == counts(start)
     assert sorted(t for ts in result.values() for t in ts) == sorted(state.tasks)
     balance = state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY
@@ -90,32 +100,47 @@ def test_actives_reach_the_brute_force_optimum(group: Small, costs: tuple[int, i
     else:
         assert result == start and diag.rack_optimisation.startswith("disabled: ")
     if not balance or within_subtopology_bounds(start, start):
-        assert cost(state, result, start, traffic, overlap) <= cost(state, start, start, traffic, overlap)
+        assert cost(state, result, start, traffic, overlap) <= cost(
+            state, start, start, traffic, overlap
+        )
 
 
 @settings(max_examples=40, deadline=None)
 @given(small_groups(), st.integers(1, 12))
 def test_zero_traffic_cost_leaves_the_start_unchanged(group: Small, overlap: int) -> None:
     state = group.state
-    result, _ = optimize_active_tasks(state, list(state.tasks), group.active, traffic_cost=0, non_overlap_cost=overlap)
+    result, _ = optimize_active_tasks(
+        state, list(state.tasks), group.active, traffic_cost=0, non_overlap_cost=overlap
+    )
     assert result == group.active
-    standbys, _ = optimize_standby_tasks(state, group.active, group.standby, traffic_cost=0, non_overlap_cost=overlap)
+    standbys, _ = optimize_standby_tasks(
+        state, group.active, group.standby, traffic_cost=0, non_overlap_cost=overlap
+    )
     assert standbys == group.standby
 
 
 @settings(max_examples=80, deadline=None)
 @given(small_groups(max_tasks=7, max_clients=6, tags=True), COSTS, st.booleans())
-def test_standbys_keep_guarantees_and_beat_kafkas_swaps(group: Small, costs: tuple[int, int], tags: bool) -> None:
+def test_standbys_keep_guarantees_and_beat_kafkas_swaps(
+    group: Small, costs: tuple[int, int], tags: bool
+) -> None:
     traffic, overlap = costs
     state = group.state
     if not tags:
-        state = dataclasses.replace(state, configs=dataclasses.replace(state.configs, rack_aware_assignment_tags=()))
-    result, diag = optimize_standby_tasks(state, group.active, group.standby, traffic_cost=traffic, non_overlap_cost=overlap)
+        state = dataclasses.replace(
+            state, configs=dataclasses.replace(state.configs, rack_aware_assignment_tags=())
+        )
+    result, diag = optimize_standby_tasks(
+        state, group.active, group.standby, traffic_cost=traffic, non_overlap_cost=overlap
+    )
     assert not diag.solver_fallback
     assert counts(result) == counts(group.standby)
     for p, ts in result.items():
         assert not ts & group.active.get(p, frozenset())
-    before, after = diversity(state, group.active, group.standby), diversity(state, group.active, result)
+    before, after = (
+        diversity(state, group.active, group.standby),
+        diversity(state, group.active, result),
+    )
     assert all(a >= b for t in before for a, b in zip(after[t], before[t], strict=True))
     ours = cost(state, result, group.standby, traffic, overlap, standby=True)
     kafka = kafka_standby_swaps(state, group.active, group.standby, traffic, overlap)
@@ -140,10 +165,15 @@ def standby_problems(draw: st.DrawFn) -> StandbyProblem:
     reps.sort()
     traffic, overlap = draw(COSTS)
     return StandbyProblem(
-        client_rack=rng.integers(0, r_n, c_n), client_class=client_class.astype(np.int64),
-        class_values=class_values.astype(np.int64), rep_task=np.array([r[0] for r in reps]),
-        rep_client=np.array([r[1] for r in reps]), active_client=active.astype(np.int64),
-        misses=rng.integers(0, 3, (t_n, r_n)), traffic_cost=traffic, non_overlap_cost=overlap,
+        client_rack=rng.integers(0, r_n, c_n),
+        client_class=client_class.astype(np.int64),
+        class_values=class_values.astype(np.int64),
+        rep_task=np.array([r[0] for r in reps]),
+        rep_client=np.array([r[1] for r in reps]),
+        active_client=active.astype(np.int64),
+        misses=rng.integers(0, 3, (t_n, r_n)),
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
     )
 
 
@@ -167,11 +197,19 @@ def test_output_does_not_depend_on_input_order(group: Small, costs: tuple[int, i
     rnd.shuffle(shuffled_tasks)
     items = list(group.active.items())
     rnd.shuffle(items)
-    first = optimize_active_tasks(state, tasks, group.active, traffic_cost=traffic, non_overlap_cost=overlap)
-    second = optimize_active_tasks(state, shuffled_tasks, dict(items), traffic_cost=traffic, non_overlap_cost=overlap)
+    first = optimize_active_tasks(
+        state, tasks, group.active, traffic_cost=traffic, non_overlap_cost=overlap
+    )
+    second = optimize_active_tasks(
+        state, shuffled_tasks, dict(items), traffic_cost=traffic, non_overlap_cost=overlap
+    )
     assert first == second
     s_items = list(group.standby.items())
     rnd.shuffle(s_items)
-    one = optimize_standby_tasks(state, group.active, group.standby, traffic_cost=traffic, non_overlap_cost=overlap)
-    two = optimize_standby_tasks(state, dict(items), dict(s_items), traffic_cost=traffic, non_overlap_cost=overlap)
+    one = optimize_standby_tasks(
+        state, group.active, group.standby, traffic_cost=traffic, non_overlap_cost=overlap
+    )
+    two = optimize_standby_tasks(
+        state, dict(items), dict(s_items), traffic_cost=traffic, non_overlap_cost=overlap
+    )
     assert one == two

@@ -115,9 +115,9 @@ def test_sigterm_lets_the_in_flight_call_finish_then_exits(tmp_path: Path) -> No
         assert (
             isinstance(response, pb.AssignResponse) and response.error == pb.ASSIGNMENT_ERROR_NONE
         )
-        assert result["done_at"] > signalled_at, (
-            "the call finished before the signal: make it larger"
-        )
+        margin = float(result["done_at"]) - signalled_at  # type: ignore[arg-type]
+        print(f"the call finished {margin:.2f}s after SIGTERM")
+        assert margin > 0, "the call finished before the signal: make the request larger"
         assert proc.wait(timeout=60) == 0
         with pytest.raises(grpc.RpcError) as caught, grpc.insecure_channel(target) as channel:
             assignment_pb2_grpc.TaskAssignmentServiceStub(channel).Assign(group(), timeout=5)

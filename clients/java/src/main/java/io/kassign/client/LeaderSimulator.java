@@ -36,6 +36,10 @@ public final class LeaderSimulator {
 
     /** The program without System.exit, for tests. */
     static int run(final String[] args, final PrintStream out, final PrintStream err) {
+        if (args.length == 1 && (args[0].equals("-h") || args[0].equals("--help"))) {
+            out.println(USAGE);
+            return 0;
+        }
         final Options options;
         final AssignRequest request;
         try {
@@ -98,7 +102,6 @@ public final class LeaderSimulator {
                         o.caFile = value(args, ++i, arg);
                         o.tls = true;
                     }
-                    case "-h", "--help" -> throw new IllegalArgumentException("help requested");
                     default -> {
                         if (arg.startsWith("--") || o.input != null) {
                             throw new IllegalArgumentException("unexpected argument " + arg);

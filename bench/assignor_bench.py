@@ -5,8 +5,10 @@
 Two sizes: 1,000 tasks x 100 clients and 10,000 tasks x 1,000 clients (the target: the larger
 one under 1 s on a 2-core machine). Each in two shapes:
 
-- ``steady``: every client caught up on what it ran before (actives -2, standbys a small lag);
-- ``scale-out``: the same group plus 10% new clients with no state (warm-ups, movements).
+- ``steady``: the group sits on the balanced assignment it converged to, every client caught
+  up (actives -2, standbys a small lag): nothing should move;
+- ``scale-out``: the same group plus 10% new clients with no state (warm-ups, movements);
+- ``reshuffle``: a history unrelated to the balanced layout, so nearly every task moves.
 
 Alongside each figure, a baseline measured in the same run: the cost of merely writing out a
 round-robin answer of the same size (``task_assignment`` of sorted tuples), so the ratio says
@@ -71,23 +73,51 @@ def _client(
     return kafka_streams_state(UUID(int=(n * 2654435761) % 2**128), reports, ends, client_tags=tags)
 
 
-def build(n_tasks: int, n_clients: int, *, new_clients: int = 0) -> ApplicationState:
-    """A group where client ``c`` ran tasks ``c, c + C, ...`` and stood by for the next ones."""
+CONFIGS = AssignmentConfigs(num_standby_replicas=1, rack_aware_assignment_tags=("zone", "cluster"))
+
+
+def build(
+    n_tasks: int, n_clients: int, *, new_clients: int = 0, shape: str = "steady"
+) -> ApplicationState:
+    """A group of ``n_clients`` with history, plus ``new_clients`` without any state.
+
+    ``steady``: the history is the balanced assignment the assignor converges to (what a
+    group looks like between scaling events). ``reshuffle``: client ``c`` ran tasks
+    ``c, c + C, ...`` and stood by for the next ones, unrelated to the balanced layout, so
+    nearly every task needs a movement (a worst case).
+    """
     tasks = _tasks(n_tasks)
     ends = {t.id: t.changelog_end_offset_sum for t in tasks if t.stateful}
-    ids = [t.id for t in tasks]
-    clients = []
-    for c in range(n_clients):
-        actives = ids[c::n_clients]
-        standbys = [ids[(i + 1) % n_tasks] for i in range(c, n_tasks, n_clients)]
-        standbys = [t for t in standbys if t in ends]
-        clients.append(_client(c, 1 + c % 3, actives, standbys, ends))
+    history = (
+        _converged(tasks, n_clients, ends)
+        if shape == "steady"
+        else _strided(tasks, n_clients, ends)
+    )
+    clients = [_client(c, 1 + c % 3, a, s, ends) for c, (a, s) in enumerate(history)]
     for c in range(n_clients, n_clients + new_clients):
         clients.append(_client(c, 1 + c % 3, [], [], ends))
-    configs = AssignmentConfigs(
-        num_standby_replicas=1, rack_aware_assignment_tags=("zone", "cluster")
-    )
-    return application_state(tasks, clients, configs, now_ms=0)
+    return application_state(tasks, clients, CONFIGS, now_ms=0)
+
+
+def _strided(
+    tasks: list[TaskInfo], n_clients: int, ends: dict[TaskId, int]
+) -> list[tuple[list[TaskId], list[TaskId]]]:
+    ids = [t.id for t in tasks]
+    history = []
+    for c in range(n_clients):
+        standbys = [ids[(i + 1) % len(ids)] for i in range(c, len(ids), n_clients)]
+        history.append((ids[c::n_clients], [t for t in standbys if t in ends]))
+    return history
+
+
+def _converged(
+    tasks: list[TaskInfo], n_clients: int, ends: dict[TaskId, int]
+) -> list[tuple[list[TaskId], list[TaskId]]]:
+    """The assignor's own answer when every client may take anything: the balanced target."""
+    fresh = [_client(c, 1 + c % 3, [], [], ends) for c in range(n_clients)]
+    anything = replace(CONFIGS, acceptable_recovery_lag=2**63 - 1)
+    target = assign_high_availability(application_state(tasks, fresh, anything)).by_process()
+    return [(list(target[c.process_id].active), list(target[c.process_id].standby)) for c in fresh]
 
 
 def _baseline(state: ApplicationState) -> None:
@@ -118,8 +148,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{'no-standby s':>12} {'baseline s':>10} {'ratio':>6}  warm-ups"
     )
     for n_tasks, n_clients in ((1_000, 100), (10_000, 1_000)):
-        for shape, new in (("steady", 0), ("scale-out", n_clients // 10)):
-            state = build(n_tasks, n_clients, new_clients=new)
+        shapes = (("steady", 0), ("scale-out", n_clients // 10), ("reshuffle", 0))
+        for shape, new in shapes:
+            state = build(
+                n_tasks,
+                n_clients,
+                new_clients=new,
+                shape="reshuffle" if shape == "reshuffle" else "steady",
+            )
             bare = replace(state, configs=replace(state.configs, num_standby_replicas=0))
             result = assign_high_availability(state)
             ha, ha_cpu = _median_seconds(partial(assign_high_availability, state), args.repeat)

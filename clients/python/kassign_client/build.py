@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Literal
+from typing import Literal, TypeAlias
 from uuid import UUID
 
 from kassign.v1 import assignment_pb2 as pb
@@ -35,9 +35,9 @@ __all__ = [
     "task_id",
 ]
 
-TaskRef = str | tuple[int, int] | tuple[int, int, str] | pb.TaskId
-Encoding = Literal["structured", "info_bytes", "raw"]
-PartitionRef = str | tuple[str, int]
+TaskRef: TypeAlias = str | tuple[int, int] | tuple[int, int, str] | pb.TaskId
+Encoding: TypeAlias = Literal["structured", "info_bytes", "raw"]
+PartitionRef: TypeAlias = str | tuple[str, int]
 
 LATEST_OFFSET = -2
 """Offset sum a client reports for a task it runs as an active (KIP-441)."""
@@ -59,7 +59,7 @@ def task_id(ref: TaskRef) -> pb.TaskId:
         topology, _, base = ref.rpartition("__")
         sub, _, part = base.partition("_")
         return pb.TaskId(subtopology=int(sub), partition=int(part), named_topology=topology)
-    named = ref[2] if len(ref) == 3 else ""  # type: ignore[misc]
+    named = str(ref[2]) if len(ref) == 3 else ""  # type: ignore[misc]
     return pb.TaskId(subtopology=ref[0], partition=ref[1], named_topology=named)
 
 

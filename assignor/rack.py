@@ -112,7 +112,7 @@ def optimize_active_tasks(
         if (misses == misses[:, :1]).all():
             reason = "every task's cross-rack cost is the same on every rack"
     if reason is not None:
-        return result, Diagnostics(rack_optimisation=f"disabled: {reason}")
+        return result, _disabled(f"{len(ordered)} active tasks", reason)
     problem = build_active_problem(
         state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
     )
@@ -127,7 +127,7 @@ def optimize_active_tasks(
         if not np.array_equal(np.bincount(placement, minlength=len(clients)), problem.counts):
             raise SolverError("BAD_RESULT", "per-client task counts changed")
     except SolverError as exc:
-        return result, _fallback(exc, before)
+        return result, _fallback(f"{len(ordered)} active tasks", exc, before)
     optimised = frozenset(ordered)
     for pid in clients:
         result[pid] = result[pid] - optimised
@@ -173,7 +173,7 @@ def optimize_standby_tasks(
         if (misses == misses[:, :1]).all():
             reason = "every standby's cross-rack cost is the same on every rack"
     if reason is not None:
-        return result, Diagnostics(rack_optimisation=f"disabled: {reason}")
+        return result, _disabled(f"{len(ordered)} standby tasks", reason)
     rack_of = {r: i for i, r in enumerate(racks)}
     client_class, class_values = tag_classes(state, clients)
     problem = StandbyProblem(
@@ -200,7 +200,7 @@ def optimize_standby_tasks(
         _within_budget(state, started, 0)
         check_standbys(problem, *solved)
     except SolverError as exc:
-        return result, _fallback(exc, before)
+        return result, _fallback(f"{rep_task.size} standbys", exc, before)
     new: dict[ProcessId, set[TaskId]] = {pid: set() for pid in clients}
     for t, c in zip(solved[0].tolist(), solved[1].tolist(), strict=True):
         new[clients[c]].add(ordered[t])
@@ -240,13 +240,20 @@ def _within_budget(state: ApplicationState, started: float, arcs: int) -> None:
         )
 
 
-def _fallback(exc: SolverError, before: int) -> Diagnostics:
+def _disabled(what: str, reason: str) -> Diagnostics:
+    status = f"disabled: {reason}"
+    return Diagnostics(rack_optimisation=status, notes=(f"rack: {what}, {status}",))
+
+
+def _fallback(what: str, exc: SolverError, before: int) -> Diagnostics:
     reason = str(exc) if exc.status != "TIME_BUDGET" else str(exc).split(": ", 1)[1]
+    status = f"fallback: {reason}"
     return Diagnostics(
-        rack_optimisation=f"fallback: {reason}",
+        rack_optimisation=status,
         solver_fallback=True,
         cross_rack_cost_before=before,
         cross_rack_cost_after=before,
+        notes=(f"rack: {what}, {status}",),
     )
 
 

@@ -116,15 +116,17 @@ def active_owners(
 ) -> np.ndarray:
     """Client index of each task's active (-1: none); a task active twice is the caller's bug."""
     wanted = {t: i for i, t in enumerate(tasks)}
-    owner = np.full(len(tasks), -1, np.int64)
+    owner = [-1] * len(tasks)
     for pid in sorted(assignment, key=lambda p: index[p]):
+        c = index[pid]
         for t in assignment[pid]:
             i = wanted.get(t)
-            if i is not None and owner[i] >= 0:
+            if i is None:
+                continue
+            if owner[i] >= 0:
                 raise InvalidAssignment("ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES", f"task {t} twice")
-            if i is not None:
-                owner[i] = index[pid]
-    return owner
+            owner[i] = c
+    return np.array(owner, np.int64)
 
 
 def all_partitions(

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from assignor.balance import MoveAllowed, balance_over_threads, round_robin
 from assignor.lags import CatchUpIndex
 from assignor.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
-from assignor.movement import move_active_tasks, move_standby_tasks
+from assignor.movement import ActiveMoves, StandbyMoves, move_active_tasks, move_standby_tasks
 from assignor.ordering import process_key
 from assignor.result import Diagnostics, KafkaStreamsAssignment, TaskAssignment, task_assignment
 from assignor.standby import place_standby_tasks
@@ -94,34 +94,21 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
     if not state.clients:
         return task_assignment(())
     layout = _Layout.of(state)
-    active, diagnostics = _stateful_actives(state, layout)
+    active, active_diagnostics = _stateful_actives(state, layout)
     standby, standby_diagnostics = _standbys(state, layout, active)
-    index = _catch_up_index(state, layout)
-    caps = layout.capacities
-    limit = state.configs.max_warmup_replicas
-    moved = move_active_tasks(index, active, standby, caps, warmups_left=limit)
-    copied = move_standby_tasks(
-        index,
-        moved.active,
-        moved.standby,
-        caps,
-        warmups=moved.warmups,
-        warmups_left=moved.warmups_left,
-    )
+    moved, copied = _movements(state, layout, active, standby)
     stateless, stateless_diagnostics = _stateless_actives(state, layout, moved.active)
+    movements = moved.movements + copied.movements
     warmups = sum(len(w) for w in moved.warmups) + copied.warmups_placed
-    notes = _movement_notes(moved.movements, copied.movements, warmups)
     diagnostics = (
-        Diagnostics(warmups=warmups, notes=notes)
-        .merged(diagnostics)
+        Diagnostics(
+            warmups=warmups, notes=_movement_notes(moved.movements, copied.movements, warmups)
+        )
+        .merged(active_diagnostics)
         .merged(standby_diagnostics)
         .merged(stateless_diagnostics)
     )
-    deadline = (
-        state.now_ms + state.configs.probing_rebalance_interval_ms
-        if moved.movements + copied.movements > 0
-        else None
-    )
+    deadline = state.now_ms + state.configs.probing_rebalance_interval_ms if movements else None
     return task_assignment(
         (
             KafkaStreamsAssignment.of(
@@ -134,6 +121,30 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
         ),
         diagnostics,
     )
+
+
+def _movements(
+    state: ApplicationState, layout: _Layout, active: _Holdings, standby: _Holdings
+) -> tuple[ActiveMoves, StandbyMoves]:
+    """Phases 3 and 4: active, then standby movements, sharing one warm-up budget."""
+    index = CatchUpIndex(
+        layout.stateful,
+        [state.tasks[t].changelog_end_offset_sum for t in layout.stateful],
+        [state.clients[c].task_lags for c in layout.clients],
+        state.configs.acceptable_recovery_lag,
+    )
+    caps = layout.capacities
+    budget = state.configs.max_warmup_replicas
+    moved = move_active_tasks(index, active, standby, caps, warmups_left=budget)
+    copied = move_standby_tasks(
+        index,
+        moved.active,
+        moved.standby,
+        caps,
+        warmups=moved.warmups,
+        warmups_left=moved.warmups_left,
+    )
+    return moved, copied
 
 
 def _rack_costs(state: ApplicationState) -> tuple[int, int]:
@@ -212,15 +223,6 @@ def _standbys(
         non_overlap_cost=overlap,
     )
     return layout.from_map(optimised, layout.stateful), diagnostics.merged(rack_diagnostics)
-
-
-def _catch_up_index(state: ApplicationState, layout: _Layout) -> CatchUpIndex:
-    return CatchUpIndex(
-        layout.stateful,
-        [state.tasks[t].changelog_end_offset_sum for t in layout.stateful],
-        [state.clients[c].task_lags for c in layout.clients],
-        state.configs.acceptable_recovery_lag,
-    )
 
 
 def _stateless_actives(

@@ -215,9 +215,14 @@ public final class KassignClient implements AutoCloseable {
             if (channel != null) {
                 return new KassignClient(this, channel, false);
             }
-            final ManagedChannel owned = Grpc.newChannelBuilder(target, credentials)
-                    .maxInboundMessageSize(maxMessageBytes)
-                    .build();
+            final ManagedChannel owned;
+            try {
+                owned = Grpc.newChannelBuilder(target, credentials).maxInboundMessageSize(maxMessageBytes).build();
+            } catch (final UnsupportedOperationException e) {
+                // Netty without ALPN (Debian's libnetty-java 4.1.48 leaves it out) cannot speak HTTP/2 over TLS.
+                throw new IllegalStateException("TLS needs ALPN support from netty, which this classpath lacks ("
+                        + e.getMessage() + "); use grpc-netty from Maven Central or a TLS-terminating proxy", e);
+            }
             return new KassignClient(this, owned, true);
         }
 

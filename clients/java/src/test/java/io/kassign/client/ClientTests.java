@@ -35,6 +35,7 @@ public final class ClientTests {
         check.add("deadline bounds the whole call", ClientTests::deadlineBoundsCall);
         check.add("backoff doubles and is capped", ClientTests::backoffSchedule);
         check.add("accepts responses above gRPC's 4 MiB default", ClientTests::largeResponse);
+        check.add("TLS: trusts the given CA file, refuses an untrusted server", ClientTests::tls);
         if (liveTarget != null) {
             check.add("builder request answered by the real server", () -> liveRequest(liveTarget));
         }
@@ -214,6 +215,43 @@ public final class ClientTests {
         try (ScriptedServer server = new ScriptedServer(0).answer(big);
              KassignClient client = fastClient(server.target()).build()) {
             equal(big.getReport().getNotesCount(), client.assign(smallRequest()).getReport().getNotesCount(), "notes");
+        }
+    }
+
+    /** A self-signed certificate for 127.0.0.1 made with openssl; the server presents it. */
+    private static void tls() throws Exception {
+        if (!io.netty.handler.ssl.SslProvider.isAlpnSupported(io.netty.handler.ssl.SslProvider.JDK)) {
+            // Debian's netty 4.1.48 ships without its ALPN classes: TLS must fail clearly, at build time.
+            final IllegalStateException e = raises(IllegalStateException.class,
+                    () -> KassignClient.builder("127.0.0.1:1").tls().build());
+            isTrue(e.getMessage().contains("ALPN"), "the error names the missing ALPN support: " + e.getMessage());
+            System.out.println("     (netty on this classpath has no ALPN: checked the error, not a TLS call)");
+            return;
+        }
+        final java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("kassign-tls");
+        final java.io.File cert = dir.resolve("cert.pem").toFile();
+        final java.io.File key = dir.resolve("key.pem").toFile();
+        final Process openssl = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-keyout", key.getPath(), "-out", cert.getPath())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        equal(0, openssl.waitFor(), "openssl made a certificate");
+        try (ScriptedServer server = new ScriptedServer(0, cert, key).answer(answer())) {
+            try (KassignClient client = fastClient(server.target()).tls(cert).build()) {
+                equal(answer(), client.assign(smallRequest()), "answer over TLS");
+            }
+            try (KassignClient untrusting = fastClient(server.target()).tls().maxAttempts(1).build()) {
+                final KassignException e = raises(KassignException.class, () -> untrusting.assign(smallRequest()));
+                equal(Status.Code.UNAVAILABLE, e.code(), "a certificate the JVM does not trust");
+            }
+            try (KassignClient plaintext = fastClient(server.target()).maxAttempts(1).build()) {
+                raises(KassignException.class, () -> plaintext.assign(smallRequest()));
+            }
+            equal(1, server.calls(), "only the trusting client got through");
+        } finally {
+            java.nio.file.Files.deleteIfExists(cert.toPath());
+            java.nio.file.Files.deleteIfExists(key.toPath());
+            java.nio.file.Files.deleteIfExists(dir);
         }
     }
 

@@ -27,7 +27,16 @@ public final class ScriptedServer implements AutoCloseable {
     private volatile long delayMs;
 
     public ScriptedServer(final int port) throws IOException {
-        server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port))
+        this(port, null, null);
+    }
+
+    /** With TLS when {@code certChain} and {@code privateKey} (PEM files) are given. */
+    public ScriptedServer(final int port, final java.io.File certChain, final java.io.File privateKey) throws IOException {
+        final NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", port));
+        if (certChain != null) {
+            builder.useTransportSecurity(certChain, privateKey);
+        }
+        server = builder
                 .maxInboundMessageSize(KassignClient.DEFAULT_MAX_MESSAGE_BYTES)
                 .addService(new TaskAssignmentServiceGrpc.TaskAssignmentServiceImplBase() {
                     @Override

@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 from assignor.errors import InvalidAssignment, InvalidRequest
-from assignor.model import AssignmentConfigs, RackAwareStrategy, TaskId
+from assignor.model import (
+    AssignmentConfigs,
+    RackAwareStrategy,
+    TaskId,
+    TaskInfo,
+    TaskTopicPartition,
+)
 from assignor.rack import CostPhase, optimize_active_tasks, optimize_standby_tasks, resolve_costs
 from assignor.rack_graph import ActiveProblem, subtopology_bounds
 from tests.assignor.rack_cases import (
@@ -367,3 +373,63 @@ def test_built_in_assignors_call_the_optimiser_end_to_end(
     assert sorted(len(a.active) for a in result.assignments) == sorted(
         len(a.active) for a in plain.assignments
     )
+
+
+def test_when_a_hub_cannot_be_split_the_per_client_graph_decides(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from assignor import rack
+
+    calls = []
+
+    def recording_dense(problem):  # type: ignore[no-untyped-def]
+        calls.append(problem.rep_task.size)
+        return real_dense(problem)
+
+    real_dense = rack.solve_standby_dense
+    monkeypatch.setattr(rack, "solve_standby_dense", recording_dense)
+    # Rack a's only standby slot is on client 1, which runs task 0_0's active: the rack-level
+    # relaxation sends 0_0's standby there anyway, the split fails, and the exact graph keeps it.
+    tasks = [task_info(TaskId(0, 0), [{"a"}]), task_info(TaskId(0, 1), [{"c"}])]
+    clients = [client(0, "b"), client(1, "a"), client(2, "a")]
+    state = state_of(tasks, clients, num_standby_replicas=1, rack_aware_assignment_tags=("zone",))
+    active = {pid(1): frozenset({TaskId(0, 0)}), pid(2): frozenset({TaskId(0, 1)})}
+    standby = {pid(0): frozenset({TaskId(0, 0)}), pid(1): frozenset({TaskId(0, 1)})}
+    result, diag = optimize_standby_tasks(
+        state, active, standby, traffic_cost=4, non_overlap_cost=1
+    )
+    assert calls == [2]
+    assert result == {pid(0): standby[pid(0)], pid(1): standby[pid(1)], pid(2): frozenset()}
+    assert diag.rack_optimisation == "optimal" and not diag.solver_fallback
+
+
+def test_nothing_to_optimise_is_off() -> None:
+    state, start = _two_racks_crossed()
+    result, diag = optimize_active_tasks(state, [], start, traffic_cost=10, non_overlap_cost=1)
+    assert result == start and diag.rack_optimisation == "off"
+    standbys, diag = optimize_standby_tasks(state, start, {}, traffic_cost=10, non_overlap_cost=1)
+    assert (
+        standbys == {pid(0): frozenset(), pid(1): frozenset()} and diag.rack_optimisation == "off"
+    )
+
+
+def test_unknown_changelog_racks_disable_standbys_only() -> None:
+    tasks = [
+        TaskInfo(
+            TaskId(0, i),
+            True,
+            ("store",),
+            (
+                TaskTopicPartition("in", i, True, False, frozenset({"b"})),
+                TaskTopicPartition("log", i, False, True, frozenset()),
+            ),
+        )
+        for i in range(2)
+    ]
+    state = state_of(tasks, [client(0, "a"), client(1, "b")], num_standby_replicas=1)
+    ids = [TaskId(0, 0), TaskId(0, 1)]
+    start = {pid(0): frozenset(ids[:1]), pid(1): frozenset(ids[1:])}
+    _, diag = optimize_active_tasks(state, ids, start, traffic_cost=10, non_overlap_cost=1)
+    assert diag.rack_optimisation.startswith("disabled: partition log-0")  # actives read it too
+    swapped = {pid(0): start[pid(1)], pid(1): start[pid(0)]}
+    _, diag = optimize_standby_tasks(state, start, swapped, traffic_cost=10, non_overlap_cost=1)
+    assert diag.rack_optimisation.startswith("disabled: partition log-0 of task 0_0")
+    assert diag.notes == (f"rack: 2 standby tasks, {diag.rack_optimisation}",)

@@ -68,7 +68,7 @@ def place_standby_tasks(
     if replicas <= 0 or not targets or not state.clients:
         return _freeze(placed, layout.notes)
     holding = _holding(state, active, targets)
-    heap = _LeastLoaded(state, active)
+    heap = _LeastLoaded(state, active, layout.values)
     if layout.tag_aware:
         pending = _place_by_tags(targets, replicas, layout, holding, heap, placed)
     else:
@@ -103,41 +103,80 @@ def _holding(
 
 
 class _LeastLoaded:
-    """Scratch: every client once in a heap by ``(assigned / threads, process order)``.
+    """Scratch: clients by ``(assigned / threads, process order)``, grouped by tag values.
 
-    Kafka's ``ConstrainedPrioritySet`` with the load it re-reads on every offer: only the client
-    that just got a replica changes load, so it alone is pushed back with its new key.
+    Kafka's ``ConstrainedPrioritySet`` with the load it re-reads on every offer. Each group of
+    clients sharing all tag values has its own heap, and a heap of groups is keyed by each
+    group's best client, so a poll skips a barred group in one step however many clients it
+    holds (a zone of idle clients barred for a task costs one pop, not one per client). Only the
+    client that got a replica changes load; it alone is pushed back with its new key.
     """
 
-    def __init__(self, state: ApplicationState, active: Mapping[ProcessId, AbstractSet[TaskId]]):
+    def __init__(
+        self,
+        state: ApplicationState,
+        active: Mapping[ProcessId, AbstractSet[TaskId]],
+        groups: Mapping[ProcessId, tuple[str | None, ...]],
+    ) -> None:
         self._capacity = {pid: max(1, c.num_threads) for pid, c in state.clients.items()}
         self._count = {pid: len(active.get(pid, ())) for pid in state.clients}
-        self._heap: list[_HeapEntry] = [
-            (self._count[pid] / self._capacity[pid], process_key(pid), pid) for pid in state.clients
-        ]
-        heapq.heapify(self._heap)
+        labels = sorted(set(groups.values()), key=lambda g: tuple((v is None, v or "") for v in g))
+        self._labels = labels
+        number = {label: n for n, label in enumerate(labels)}
+        self._group = {pid: number[groups[pid]] for pid in state.clients}
+        self._members: list[list[_HeapEntry]] = [[] for _ in labels]
+        for pid in state.clients:
+            entry = (self._count[pid] / self._capacity[pid], process_key(pid), pid)
+            self._members[self._group[pid]].append(entry)
+        self._listed: list[tuple[float, tuple[int, int]] | None] = [None] * len(labels)
+        self._tops: list[tuple[tuple[float, tuple[int, int]], int]] = []
+        for gid, members in enumerate(self._members):
+            heapq.heapify(members)
+            self._list(gid)
+
+    def _list(self, gid: int) -> None:
+        """Put group ``gid`` in the heap of groups under its best client's key (if changed)."""
+        members = self._members[gid]
+        key = (members[0][0], members[0][1]) if members else None
+        if key is not None and key != self._listed[gid]:
+            heapq.heappush(self._tops, (key, gid))
+        self._listed[gid] = key
 
     def poll(
-        self, holding: AbstractSet[ProcessId], rejects: Callable[[ProcessId], bool] | None = None
+        self,
+        holding: AbstractSet[ProcessId],
+        barred: Callable[[tuple[str | None, ...]], bool] | None = None,
     ) -> ProcessId | None:
-        """Give a replica to the least loaded client outside ``holding`` that ``rejects`` allows."""
-        skipped: list[_HeapEntry] = []
+        """Give a replica to the least loaded client outside ``holding`` in a group not ``barred``."""
+        touched: list[int] = []
+        stashed: list[tuple[int, _HeapEntry]] = []
         chosen: _HeapEntry | None = None
-        while self._heap:
-            entry = heapq.heappop(self._heap)
-            pid = entry[2]
-            if pid not in holding and (rejects is None or not rejects(pid)):
-                chosen = entry
-                break
-            skipped.append(entry)
-        for entry in skipped:
-            heapq.heappush(self._heap, entry)
-        if chosen is None:
-            return None
-        pid = chosen[2]
-        self._count[pid] += 1
-        heapq.heappush(self._heap, (self._count[pid] / self._capacity[pid], chosen[1], pid))
-        return pid
+        while self._tops:
+            key, gid = heapq.heappop(self._tops)
+            if self._listed[gid] != key:
+                continue  # stale: the group's best client changed since
+            self._listed[gid] = None
+            touched.append(gid)
+            if barred is not None and barred(self._labels[gid]):
+                continue
+            members = self._members[gid]
+            if members[0][2] in holding:  # set holders aside, re-list under the next best
+                while members and members[0][2] in holding:
+                    stashed.append((gid, heapq.heappop(members)))
+                self._list(gid)
+                continue
+            chosen = heapq.heappop(members)
+            break
+        for gid, entry in stashed:
+            heapq.heappush(self._members[gid], entry)
+        if chosen is not None:
+            pid = chosen[2]
+            self._count[pid] += 1
+            load = self._count[pid] / self._capacity[pid]
+            heapq.heappush(self._members[self._group[pid]], (load, chosen[1], pid))
+        for gid in touched:
+            self._list(gid)
+        return None if chosen is None else chosen[2]
 
 
 def _place_by_tags(
@@ -168,7 +207,7 @@ def _place_by_tags(
             exclude_used_values(excluded, values[last], used, layout.distinct)
             if eligible.available(excluded, task_holding) <= 0:
                 break
-            chosen = heap.poll(task_holding, _rejecting(values, excluded))
+            chosen = heap.poll(task_holding, _barring(excluded))
             if chosen is None:
                 break
             placed[chosen].add(task)
@@ -179,11 +218,9 @@ def _place_by_tags(
     return pending
 
 
-def _rejecting(
-    values: Mapping[ProcessId, tuple[str | None, ...]], excluded: Mapping[int, set[str]]
-) -> Callable[[ProcessId], bool]:
-    """The poll filter of one replica: clients on a barred tag value."""
-    return lambda pid: is_excluded(values[pid], excluded)
+def _barring(excluded: Mapping[int, set[str]]) -> Callable[[tuple[str | None, ...]], bool]:
+    """The poll filter of one replica: groups on a barred tag value."""
+    return lambda group: is_excluded(group, excluded)
 
 
 class _EligibleCount:

@@ -11,7 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assignor.model import ApplicationState, KafkaStreamsState, TaskId
+from assignor.ordering import process_key
 from assignor.standby import assign_standby_tasks, place_standby_tasks
+from assignor.tags import exclude_used_values, is_excluded, tag_layout
 from tests.assignor import strategies as shared
 from tests.assignor.strategies_b import app_states, client, pid, shuffled, state, tasks
 
@@ -366,3 +368,61 @@ def test_order_of_the_input_mappings_does_not_matter(app: ApplicationState, seed
     other = shared.shuffled(app, seed)
     placement = place_standby_tasks(app, active)
     assert place_standby_tasks(other, active) == placement
+
+
+def _reference(
+    app: ApplicationState, active: Mapping[UUID, frozenset[TaskId]]
+) -> dict[UUID, set[TaskId]]:
+    """Kafka's two standby assignors written as plain scans over every client (slow, obvious)."""
+    layout = tag_layout(app)
+    replicas = app.configs.num_standby_replicas
+    count = {p: len(active[p]) for p in app.clients}
+    threads = {p: max(1, c.num_threads) for p, c in app.clients.items()}
+    holders = {t: {p for p in app.clients if t in active[p]} for t in app.tasks}
+    standby: dict[UUID, set[TaskId]] = {p: set() for p in app.clients}
+
+    def give(task: TaskId, candidates: list[UUID]) -> UUID:
+        chosen = min(candidates, key=lambda p: (count[p] / threads[p], process_key(p)))
+        count[chosen] += 1
+        holders[task].add(chosen)
+        standby[chosen].add(task)
+        return chosen
+
+    pending: dict[TaskId, int] = {}
+    for task in sorted(app.stateful_tasks, key=lambda t: t.sort_key):
+        if not layout.tag_aware or not holders[task]:
+            pending[task] = replicas
+            continue
+        excluded: dict[int, set[str]] = {}
+        last, used, left = min(holders[task], key=process_key), 1, replicas
+        while left:
+            exclude_used_values(excluded, layout.values[last], used, layout.distinct)
+            free = [p for p in app.clients if p not in holders[task]]
+            free = [p for p in free if not is_excluded(layout.values[p], excluded)]
+            if not free:
+                break
+            last, used, left = give(task, free), used + 1, left - 1
+        if left:
+            pending[task] = left
+    for task in sorted(pending, key=lambda t: t.sort_key):
+        for _ in range(pending[task]):
+            free = [p for p in app.clients if p not in holders[task]]
+            if free:
+                give(task, free)
+    return standby
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.one_of(shared.app_states(max_clients=10), app_states(max_clients=10, max_tasks=20)),
+    st.integers(1, 7),
+)
+def test_same_placement_as_a_plain_scan(app: ApplicationState, stride: int) -> None:
+    pids = list(app.clients)
+    active = {
+        p: frozenset(t for i, t in enumerate(app.tasks) if pids[(i * stride) % len(pids)] == p)
+        for p in pids
+    }
+    assert assign_standby_tasks(app, active) == {
+        p: frozenset(ts) for p, ts in _reference(app, active).items()
+    }

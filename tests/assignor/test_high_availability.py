@@ -458,3 +458,145 @@ def test_kip_scaling_in_with_standbys_in_sync_keeps_processing() -> None:
     for i in (2, 3):
         assert all(lags[i].get(t, FAR_BEHIND) <= 0 for t in actives(result, i))
     assert [len(actives(result, i)) for i in (2, 3)] == [2, 2]
+
+
+# --- more of Kafka's HighAvailabilityTaskAssignorTest scenarios ------------------------------------
+
+Q = [TaskId(0, p) for p in range(4)]  # 0_0 .. 0_3
+
+
+def ran(
+    i: int, active: Iterable[TaskId], stateful: Iterable[TaskId], threads: int = 1
+) -> KafkaStreamsState:
+    """Client ``i`` caught up (lag 0) on what it ran, far behind on every other stateful task."""
+    ran_here = set(active)
+    lags = {t: 0 if t in ran_here else FAR_BEHIND for t in stateful}
+    return client(i, lags, active=ran_here, threads=threads)
+
+
+KAFKA = {"acceptable_recovery_lag": 100, "max_warmup_replicas": 2}
+
+
+def test_threads_one_two_three_get_one_two_three_actives() -> None:
+    six = NINE[:6]
+    clients = [client(i, {t: 10 for t in six}, threads=i) for i in (1, 2, 3)]
+    result = assign_high_availability(group(clients, six, acceptable_recovery_lag=0))
+    assert [len(actives(result, i)) for i in (1, 2, 3)] == [1, 2, 3]
+    assert not followup(result)
+
+
+def test_six_and_three_threads_split_nine_tasks_six_three() -> None:
+    clients = [
+        client(1, {t: 10 for t in NINE}, threads=6),
+        client(2, {t: 10 for t in NINE}, threads=3),
+    ]
+    result = assign_high_availability(group(clients, NINE, acceptable_recovery_lag=0))
+    assert (len(actives(result, 1)), len(actives(result, 2))) == (6, 3)
+    assert not followup(result)
+
+
+def test_more_clients_than_tasks() -> None:
+    two = NINE[:2]
+    clients = [client(i, {t: 10 for t in two}) for i in (1, 2, 3)]
+    result = assign_high_availability(group(clients, two, acceptable_recovery_lag=0))
+    assert sorted(len(actives(result, i)) for i in (1, 2, 3)) == [0, 1, 1]
+    assert not followup(result)
+
+
+def test_warmups_when_balanced_over_threads_but_not_over_clients() -> None:
+    four = [T["0_0"], T["0_1"], T["1_0"], T["1_1"]]
+    clients = [
+        ran(1, four, four, threads=5),
+        ran(2, (), four, threads=5),
+        ran(3, (), four, threads=5),
+    ]
+    result = assign_high_availability(
+        group(clients, four, acceptable_recovery_lag=0, max_warmup_replicas=2)
+    )
+    assert followup(result)
+    assert len(standbys(result, 2)) >= 1 and len(standbys(result, 3)) >= 1
+    assert actives(result, 1) == set(four)
+
+
+def test_warmed_up_clients_take_their_share() -> None:
+    four = [T["0_0"], T["0_1"], T["1_0"], T["1_1"]]
+    warm2 = {t: 0 if t == T["0_1"] else FAR_BEHIND for t in four}
+    warm3 = {t: 0 if t == T["1_0"] else FAR_BEHIND for t in four}
+    clients = [
+        ran(1, four, four, threads=5),
+        client(2, warm2, standby=[T["0_1"]], threads=5),
+        client(3, warm3, standby=[T["1_0"]], threads=5),
+    ]
+    result = assign_high_availability(
+        group(clients, four, acceptable_recovery_lag=0, max_warmup_replicas=2)
+    )
+    assert not followup(result)
+    assert sorted(len(actives(result, i)) for i in (1, 2, 3)) == [1, 1, 2]
+
+
+def test_lagging_previous_owner_hands_over_to_the_caught_up_client() -> None:
+    t0, t1 = T["0_0"], T["0_1"]
+    clients = [client(1, {t0: 500}, active=[t0]), client(2, {t0: 0}, active=[t1])]
+    result = assign_high_availability(group(clients, [t0], [t1], **KAFKA))
+    assert actives(result, 1) == {t1} and actives(result, 2) == {t0}
+    assert standbys(result, 1) == {t0}  # the balanced owner warms up
+    assert followup(result)
+
+
+def test_nobody_caught_up_most_caught_up_runs_it_with_standby_and_warmup() -> None:
+    t0 = T["0_0"]
+    clients = [client(1, {t0: FAR_BEHIND}), client(2, {t0: 1_000}), client(3, {t0: 500})]
+    result = assign_high_availability(group(clients, [t0], num_standby_replicas=1, **KAFKA))
+    assert [actives(result, i) for i in (1, 2, 3)] == [set(), set(), {t0}]
+    assert [standbys(result, i) for i in (1, 2, 3)] == [{t0}, {t0}, set()]  # warm-up, standby
+    assert followup(result)
+
+
+def test_each_caught_up_owner_keeps_its_task_and_stands_by_for_the_other() -> None:
+    two = Q[:2]
+    clients = [ran(1, [Q[0]], two), ran(2, [Q[1]], two)]
+    result = assign_high_availability(group(clients, two, num_standby_replicas=1, **KAFKA))
+    assert (actives(result, 1), actives(result, 2)) == ({Q[0]}, {Q[1]})
+    assert (standbys(result, 1), standbys(result, 2)) == ({Q[1]}, {Q[0]})
+    assert not followup(result)
+
+
+def test_warmup_budget_of_one_with_standbys_still_fills_standbys() -> None:
+    clients = [ran(1, Q, Q), ran(2, (), Q)]
+    configs = {**KAFKA, "max_warmup_replicas": 1}
+    result = assign_high_availability(group(clients, Q, num_standby_replicas=1, **configs))
+    assert actives(result, 1) == set(Q) and standbys(result, 2) == set(Q)
+    assert standbys(result, 1) == set() and actives(result, 2) == set()
+    assert followup(result)
+
+
+def test_lone_client_without_state_runs_everything_without_followup() -> None:
+    result = assign_high_availability(
+        group([ran(1, (), Q[:2])], Q[:2], num_standby_replicas=1, **KAFKA)
+    )
+    assert actives(result, 1) == set(Q[:2]) and standbys(result, 1) == set()
+    assert not followup(result)
+
+
+def test_previous_balanced_assignment_is_kept() -> None:
+    clients = [ran(1, [Q[0], Q[2]], Q), ran(2, [Q[1], Q[3]], Q)]
+    result = assign_high_availability(group(clients, Q, **KAFKA))
+    assert (actives(result, 1), actives(result, 2)) == ({Q[0], Q[2]}, {Q[1], Q[3]})
+    assert not followup(result)
+
+
+def test_stateless_tasks_go_where_the_stateful_ones_are_not() -> None:
+    stateless = [TaskId(1, p) for p in range(3)]
+    clients = [ran(1, Q, Q), ran(2, (), Q)]
+    result = assign_high_availability(group(clients, Q, stateless, num_standby_replicas=1, **KAFKA))
+    assert actives(result, 1) == set(Q)
+    assert actives(result, 2) == set(stateless)
+    assert followup(result)
+
+
+def test_thread_heavy_clients_do_not_starve_the_small_one() -> None:
+    nine = [*Q, *(TaskId(1, p) for p in range(4)), TaskId(2, 0)]
+    clients = [client(i, {t: 0 for t in nine}, threads=n) for i, n in ((1, 100), (2, 50), (3, 1))]
+    result = assign_high_availability(group(clients, nine, **KAFKA))
+    assert all(actives(result, i) for i in (1, 2, 3))
+    assert not followup(result)

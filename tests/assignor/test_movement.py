@@ -220,3 +220,14 @@ def test_equal_loads_break_by_process_order() -> None:
         warmups_left=0,
     )
     assert moves.active[1] == {0} and moves.standby[3] == set()  # no budget: no warm-up
+
+
+def test_two_clients_trade_tasks_and_each_warms_up_the_other() -> None:
+    # 0 is caught up where it runs; 1 only on client 2; 2 only on client 1
+    idx = index([{0: 0}, {2: 0}, {1: 0}], 3)
+    moves = move_active_tasks(
+        idx, sets({0}, {1}, {2}), sets(set(), set(), set()), [1, 1, 1], warmups_left=10
+    )
+    assert moves.active == (frozenset({0}), frozenset({2}), frozenset({1}))
+    assert moves.standby == (frozenset(), frozenset({1}), frozenset({2}))
+    assert moves.movements == 2 and moves.warmups_left == 8

@@ -35,7 +35,7 @@ public final class ClientTests {
         check.add("deadline bounds the whole call", ClientTests::deadlineBoundsCall);
         check.add("backoff doubles and is capped", ClientTests::backoffSchedule);
         check.add("accepts responses above gRPC's 4 MiB default", ClientTests::largeResponse);
-        check.add("TLS: trusts the given CA file, refuses an untrusted server", ClientTests::tls);
+        check.add("TLS: trusts the given CA file, refuses others (a clear error where netty lacks ALPN)", ClientTests::tls);
         if (liveTarget != null) {
             check.add("builder request answered by the real server", () -> liveRequest(liveTarget));
         }

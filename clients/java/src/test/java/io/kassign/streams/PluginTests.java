@@ -6,9 +6,7 @@ import static io.kassign.client.Check.raises;
 import static io.kassign.streams.FakeState.pid;
 import static io.kassign.streams.FakeState.task;
 
-import io.grpc.Status;
 import io.kassign.client.Check;
-import io.kassign.client.ClientTests;
 import io.kassign.client.ScriptedServer;
 import io.kassign.client.TaskIds;
 import io.kassign.streams.FakeState.App;
@@ -56,10 +54,7 @@ final class PluginTests {
         check.add("AssignResponse -> TaskAssignment with follow-up deadlines", PluginTests::responseToAssignment);
         check.add("responses Kafka would reject are refused", PluginTests::unusableResponses);
         check.add("settings: keys, defaults, validation", PluginTests::settings);
-        check.add("fallback when the server is down: previous assignment + immediate follow-up", PluginTests::serverDown);
-        check.add("fallback when lags cannot be computed", PluginTests::lagFailure);
-        check.add("fallback when the server answers INTERNAL or an error code", PluginTests::serverErrors);
-        check.add("fallback drops what Kafka would reject; delay is configurable", PluginTests::fallbackFiltering);
+        FallbackTests.register(check);
         check.add("plug-in uses the service's answer (scripted server)", PluginTests::usesAnswer);
         if (liveTarget != null) {
             check.add("a rebalance through the real server is valid and sticky", () -> liveRebalance(liveTarget));
@@ -202,7 +197,7 @@ final class PluginTests {
         }
     }
 
-    private static AssignResponse response(final AssignmentError error) {
+    static AssignResponse response(final AssignmentError error) {
         return AssignResponse.newBuilder()
                 .setError(error)
                 .addClients(ClientAssignment.newBuilder().setProcessId(pid(1).id().toString())
@@ -215,7 +210,7 @@ final class PluginTests {
                 .build();
     }
 
-    private static Map<ProcessId, KafkaStreamsAssignment> byProcess(final TaskAssignment assignment) {
+    static Map<ProcessId, KafkaStreamsAssignment> byProcess(final TaskAssignment assignment) {
         final Map<ProcessId, KafkaStreamsAssignment> result = new TreeMap<>();
         for (final KafkaStreamsAssignment client : assignment.assignment()) {
             result.put(client.processId(), client);
@@ -223,15 +218,15 @@ final class PluginTests {
         return result;
     }
 
-    private static Set<AssignedTask> tasks(final AssignedTask... tasks) {
+    static Set<AssignedTask> tasks(final AssignedTask... tasks) {
         return Set.of(tasks);
     }
 
-    private static AssignedTask active(final int s, final int p) {
+    static AssignedTask active(final int s, final int p) {
         return new AssignedTask(task(s, p), AssignedTask.Type.ACTIVE);
     }
 
-    private static AssignedTask standby(final int s, final int p) {
+    static AssignedTask standby(final int s, final int p) {
         return new AssignedTask(task(s, p), AssignedTask.Type.STANDBY);
     }
 
@@ -287,70 +282,10 @@ final class PluginTests {
         raises(IllegalArgumentException.class, () -> StateToRequest.strategy("fastest"));
     }
 
-    /** Client 1 kept 0_0 and 1_0 with standby 0_1, client 2 kept 0_1, client 3 nothing; all due now + delay. */
-    private static void assertKeptPrevious(final TaskAssignment assignment, final Instant followup) {
-        final Map<ProcessId, KafkaStreamsAssignment> result = byProcess(assignment);
-        equal(Set.of(pid(1), pid(2), pid(3)), result.keySet(), "every client");
-        equal(tasks(active(0, 0), active(1, 0), standby(0, 1)), new HashSet<>(result.get(pid(1)).tasks().values()),
-                "client 1 keeps its tasks");
-        equal(tasks(active(0, 1)), new HashSet<>(result.get(pid(2)).tasks().values()), "client 2 keeps its task");
-        equal(Set.of(), new HashSet<>(result.get(pid(3)).tasks().values()), "client 3 had nothing");
-        for (final KafkaStreamsAssignment client : result.values()) {
-            equal(java.util.Optional.of(followup), client.followupRebalanceDeadline(), "follow-up of " + client.processId());
-        }
-    }
-
-    private static KassignTaskAssignor assignor(final Map<String, Object> configs) {
+    static KassignTaskAssignor assignor(final Map<String, Object> configs) {
         final KassignTaskAssignor assignor = new KassignTaskAssignor(CLOCK);
         assignor.configure(configs);
         return assignor;
-    }
-
-    private static void serverDown() throws Exception {
-        final KassignTaskAssignor assignor = assignor(Map.of("kassign.target", "127.0.0.1:" + ClientTests.freePort(),
-                "kassign.deadline.ms", 2_000, "kassign.retry.max.attempts", 2));
-        final long start = System.nanoTime();
-        final TaskAssignment result = assignor.assign(sampleApp());
-        isTrue(System.nanoTime() - start < 4_000_000_000L, "the fallback came within the deadline");
-        assertKeptPrevious(result, NOW);
-    }
-
-    private static void lagFailure() throws Exception {
-        try (ScriptedServer server = new ScriptedServer(0)) {
-            final App app = sampleApp();
-            app.lagFailure = new IllegalStateException("end offsets timed out");
-            final TaskAssignment result = assignor(Map.of("kassign.target", server.target())).assign(app);
-            assertKeptPrevious(result, NOW);
-            equal(0, server.calls(), "no call without lags");
-        }
-    }
-
-    private static void serverErrors() throws Exception {
-        try (ScriptedServer server = new ScriptedServer(0).failWith(Status.INTERNAL.withDescription("boom"))) {
-            final KassignTaskAssignor assignor = assignor(Map.of("kassign.target", server.target()));
-            assertKeptPrevious(assignor.assign(sampleApp()), NOW);
-            equal(1, server.calls(), "INTERNAL is not retried");
-            server.answer(response(AssignmentError.ASSIGNMENT_ERROR_ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES));
-            assertKeptPrevious(assignor.assign(sampleApp()), NOW);
-        }
-    }
-
-    private static void fallbackFiltering() {
-        final App app = sampleApp();
-        app.clients.get(pid(2)).active("c2-a", task(0, 0));         // 0_0 claimed by clients 1 and 2
-        app.clients.get(pid(2)).active("c2-a", task(5, 5));         // no longer in the topology
-        app.clients.get(pid(3)).previousStandby.add(task(1, 0));    // standby of a stateless task
-        app.clients.get(pid(1)).previousStandby.add(task(0, 0));    // standby beside its own active
-        final TaskAssignment result = PreviousAssignment.keep(app, NOW.plusSeconds(30));
-        final Map<ProcessId, KafkaStreamsAssignment> byProcess = byProcess(result);
-        equal(tasks(active(0, 0), active(1, 0), standby(0, 1)), new HashSet<>(byProcess.get(pid(1)).tasks().values()),
-                "client 1 (first in process order) keeps 0_0");
-        equal(tasks(active(0, 1)), new HashSet<>(byProcess.get(pid(2)).tasks().values()), "client 2 loses the duplicates");
-        equal(Set.of(), new HashSet<>(byProcess.get(pid(3)).tasks().values()), "no stateless standby");
-
-        final KassignTaskAssignor delayed = assignor(Map.of("kassign.target", "127.0.0.1:1",
-                "kassign.retry.max.attempts", 1, "kassign.fallback.followup.delay.ms", 30_000));
-        assertKeptPrevious(delayed.assign(sampleApp()), NOW.plusSeconds(30));
     }
 
     private static void usesAnswer() throws Exception {

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
 from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignor.model import ApplicationState, KafkaStreamsState, TaskId
+from assignor.model import ApplicationState, KafkaStreamsState, RackAwareStrategy, TaskId
 from assignor.result import TaskAssignment
 from assignor.sticky import StickyTaskAssignor
 from assignor.validate import AssignmentError, validate
@@ -429,3 +431,54 @@ def test_order_of_the_input_mappings_does_not_matter(app: ApplicationState, seed
     result = StickyTaskAssignor().assign(app)
     assert validate(app, result) is AssignmentError.NONE
     assert StickyTaskAssignor().assign(shared.shuffled(app, seed)) == result
+
+
+def test_rack_trim_moves_tasks_to_their_rack_without_changing_counts() -> None:
+    """MIN_TRAFFIC with traffic dominating: each task ends on the client in its partition's rack."""
+    from assignor.model import AssignmentConfigs, TaskInfo, TaskTopicPartition, application_state
+
+    def task(n: int, rack: str) -> TaskInfo:
+        partition = TaskTopicPartition("in", n, True, False, frozenset({rack}))
+        changelog = TaskTopicPartition("log", n, False, True, frozenset({rack}))
+        return TaskInfo(TaskId(0, n), True, ("store",), (partition, changelog))
+
+    infos = [task(0, "r2"), task(1, "r1"), task(2, "r2"), task(3, "r1")]
+    clients = [
+        client(1, rack="r1", active=[TaskId(0, 0), TaskId(0, 2)]),
+        client(2, rack="r2", active=[TaskId(0, 1), TaskId(0, 3)]),
+    ]
+    configs = AssignmentConfigs(
+        assignor="sticky",
+        num_standby_replicas=1,
+        rack_aware_strategy=RackAwareStrategy.MIN_TRAFFIC,
+        traffic_cost=10,
+        non_overlap_cost=1,
+    )
+    app = application_state(infos, clients, configs)
+    result = StickyTaskAssignor().assign(app)
+    assert validate(app, result) is AssignmentError.NONE
+    assert _active(result, 1) == {TaskId(0, 1), TaskId(0, 3)}
+    assert _active(result, 2) == {TaskId(0, 0), TaskId(0, 2)}
+    assert result.diagnostics.rack_optimisation != "off"
+    plain = StickyTaskAssignor().assign(
+        replace(app, configs=replace(configs, rack_aware_strategy=RackAwareStrategy.NONE))
+    )
+    assert _active(plain, 1) == {TaskId(0, 0), TaskId(0, 2)}  # sticky alone keeps them
+
+
+def test_rack_module_is_not_imported_without_a_strategy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from assignor.sticky import StickyTaskAssignor\n"
+        "from tests.assignor.strategies_b import client, state, tasks\n"
+        "StickyTaskAssignor().assign(state([client(1), client(2)], tasks('0_0 0_1'), num_standby_replicas=1))\n"
+        "print('assignor.rack' in sys.modules, 'ortools' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.split() == ["False", "False"]

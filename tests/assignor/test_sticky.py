@@ -482,3 +482,21 @@ def test_rack_module_is_not_imported_without_a_strategy() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_standbys_follow_tags_when_configured() -> None:
+    """Kafka's legacy sticky ignores KIP-708 tags; ours places its standbys by them."""
+    clients = [
+        client(n, tags={"zone": z}, active=[t])
+        for n, z, t in ((1, "a", T00), (2, "a", T01), (3, "b", T02))
+    ]
+    app = state(
+        clients,
+        [T00, T01, T02],
+        assignor="sticky",
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=("zone",),
+    )
+    result = StickyTaskAssignor().assign(app)
+    assert T00 in _standby(result, 3) and T01 in _standby(result, 3)
+    assert _active(result, 1) == {T00} and _active(result, 3) == {T02}

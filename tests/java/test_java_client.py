@@ -33,7 +33,11 @@ TIMING_FIELDS = ("assignSeconds", "totalSeconds")
 def java_build() -> Path:
     """``make -C clients/java``: incremental, so a no-op after ``make java``."""
     built = subprocess.run(
-        ["make", "-s", "-C", str(JAVA_DIR)], capture_output=True, text=True, timeout=600
+        ["make", "-s", "-C", str(JAVA_DIR)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert built.returncode == 0, built.stdout + built.stderr
     return JAVA_DIR / "build"
@@ -51,9 +55,16 @@ def _python_env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
-def simulate(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def simulate(
+    *args: str, stdin: str | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(SIMULATOR), *args], input=stdin, capture_output=True, text=True, timeout=timeout
+        [str(SIMULATOR), *args],
+        input=stdin,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -61,7 +72,12 @@ def python_cli_assign(request: Path) -> dict[str, Any]:
     """What ``kassign assign FILE --no-timings`` prints, parsed."""
     done = subprocess.run(
         [sys.executable, "-m", "server", "assign", str(request), "--no-timings"],
-        cwd=ROOT, env=_python_env(), capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        env=_python_env(),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
@@ -123,7 +139,9 @@ def test_simulator_table_from_stdin(java_build: Path, target: str) -> None:
     assert lines[-1].startswith("error: NONE")
 
 
-def test_simulator_exit_status_on_bad_input_and_dead_server(java_build: Path, tmp_path: Path) -> None:
+def test_simulator_exit_status_on_bad_input_and_dead_server(
+    java_build: Path, tmp_path: Path
+) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"groupId": 7, "noSuchField": true}')
     invalid = simulate("--target", "127.0.0.1:1", str(bad))
@@ -133,7 +151,13 @@ def test_simulator_exit_status_on_bad_input_and_dead_server(java_build: Path, tm
     assert usage.returncode == 2
     assert "usage:" in usage.stderr
     dead = simulate(
-        "--target", f"127.0.0.1:{free_port()}", "--attempts", "2", "--deadline-ms", "3000", str(KIP708)
+        "--target",
+        f"127.0.0.1:{free_port()}",
+        "--attempts",
+        "2",
+        "--deadline-ms",
+        "3000",
+        str(KIP708),
     )
     assert dead.returncode == 1
     assert "UNAVAILABLE" in dead.stderr
@@ -143,9 +167,20 @@ def test_simulator_exit_status_on_bad_input_and_dead_server(java_build: Path, tm
 def test_simulator_retries_until_the_server_comes_up(java_build: Path, tmp_path: Path) -> None:
     port = free_port()
     waiting = subprocess.Popen(
-        [str(SIMULATOR), "--target", f"127.0.0.1:{port}", "--json", "--attempts", "100",
-         "--deadline-ms", "60000", str(KIP708)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            str(SIMULATOR),
+            "--target",
+            f"127.0.0.1:{port}",
+            "--json",
+            "--attempts",
+            "100",
+            "--deadline-ms",
+            "60000",
+            str(KIP708),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         time.sleep(1.0)
@@ -170,7 +205,10 @@ def test_java_harness(java_build: Path, target: str) -> None:
     )
     done = subprocess.run(
         ["java", "-cp", classpath, "io.kassign.streams.AllTests", "--target", target],
-        capture_output=True, text=True, timeout=300,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert " 0 failed" in done.stdout

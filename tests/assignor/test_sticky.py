@@ -500,3 +500,30 @@ def test_standbys_follow_tags_when_configured() -> None:
     result = StickyTaskAssignor().assign(app)
     assert T00 in _standby(result, 3) and T01 in _standby(result, 3)
     assert _active(result, 1) == {T00} and _active(result, 3) == {T02}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(1, 3), min_size=2, max_size=6),
+    st.integers(1, 3),
+    st.integers(0, 5),
+    st.randoms(use_true_random=False),
+)
+def test_when_a_client_leaves_only_its_tasks_move(
+    threads: list[int], per_thread: int, leaver: int, rng: random.Random
+) -> None:
+    n_tasks = sum(threads) * per_thread
+    all_tasks = [TaskId(i % 3, i) for i in range(n_tasks)]
+    rng.shuffle(all_tasks)
+    clients, start = [], 0
+    for n, t in enumerate(threads, start=1):
+        clients.append(client(n, threads=t, active=all_tasks[start : start + t * per_thread]))
+        start += t * per_thread
+    gone = clients.pop(leaver % len(clients))
+    result = _run(clients, all_tasks).by_process()
+    for c in clients:
+        assert set(result[c.process_id].active) >= c.previous_active_tasks
+    moved = [t for a in result.values() for t in a.active if t in gone.previous_active_tasks]
+    assert sorted(moved, key=lambda t: t.sort_key) == sorted(
+        gone.previous_active_tasks, key=lambda t: t.sort_key
+    )

@@ -1,18 +1,20 @@
-"""KIP-441 task movements: keep work on caught-up clients, warm up the balanced destination.
+"""KIP-441 task movements: keep work on caught-up clients, warm up the balanced one.
 
 The balanced guess (``balance.py``) may put a stateful task on a client that would need a long
-restore. For each such task (the *destination* is the client the balanced guess chose, which
-is not caught up, while some other client lags less), in Kafka's order:
+restore. For each such task (its *lagging* client is the one the balanced guess chose, not
+caught up, while some other client lags less), in Kafka's order a *runner* takes it now:
 
-1. a caught-up client holding a standby of it takes the active, the destination keeps a
-   standby (a swap: no extra replica, no warm-up budget);
-2. else the least loaded caught-up client takes it, and the destination gets a warm-up
+1. a caught-up client holding a standby of it runs it, the lagging client keeps a standby
+   (a swap: no extra replica, no warm-up budget);
+2. else the least loaded caught-up client runs it, and the lagging client gets a warm-up
    replica while the budget (``max_warmup_replicas``) lasts;
 3. else (nobody caught up) the most caught-up client takes it, by swap or move as above.
 
 Standbys are then checked the same way: a standby on a lagging client, when a more caught-up
 client could hold it, gets a copy there; the lagging one stays as a warm-up while budget
-remains. Warm-ups placed by step 2/3 are never moved again in the same assignment.
+remains. Warm-ups placed by step 2/3 are never moved again in the same assignment. (Kafka
+calls the lagging client the movement's "destination": where the task should end up once
+warm, though it is the client the task is taken away from now.)
 
 "Least loaded" is ``(actives + standbys) / threads`` then process order (Kafka's
 ``ConstrainedPrioritySet``). Kafka collects movements in a ``PriorityQueue`` ordered by number
@@ -54,14 +56,14 @@ class StandbyMoves:
 
 class _JavaQueue:
     """The array of a ``java.util.PriorityQueue`` filled by ``offer`` only, keys compared by
-    ``(caught-up count, task)``; entries carry their destination client alongside."""
+    ``(caught-up count, task)``; entries carry their lagging client alongside."""
 
     def __init__(self) -> None:
         self.items: list[tuple[int, int, int]] = []
 
-    def offer(self, num_caught_up: int, task: int, destination: int) -> None:
+    def offer(self, num_caught_up: int, task: int, lagging: int) -> None:
         items = self.items
-        items.append((num_caught_up, task, destination))
+        items.append((num_caught_up, task, lagging))
         k = len(items) - 1
         entry = items[k]
         while k > 0:
@@ -97,18 +99,18 @@ class _Board:
                 best = key
         return None if best is None else best[1]
 
-    def swap(self, task: int, source: int, destination: int) -> None:
-        """The source's standby becomes the active; the destination's active a standby."""
-        self.standby[source].discard(task)
-        self.active[source].add(task)
-        self.active[destination].discard(task)
-        self.standby[destination].add(task)
+    def swap(self, task: int, runner: int, lagging: int) -> None:
+        """The runner's standby becomes the active; the lagging client's active a standby."""
+        self.standby[runner].discard(task)
+        self.active[runner].add(task)
+        self.active[lagging].discard(task)
+        self.standby[lagging].add(task)
 
-    def move_active(self, task: int, source: int, destination: int, *, warm_up: bool) -> None:
-        self.active[source].add(task)
-        self.active[destination].discard(task)
+    def move_active(self, task: int, runner: int, lagging: int, *, warm_up: bool) -> None:
+        self.active[runner].add(task)
+        self.active[lagging].discard(task)
         if warm_up:
-            self.standby[destination].add(task)
+            self.standby[lagging].add(task)
 
 
 def _frozen(sets: Sequence[set[int]]) -> tuple[frozenset[int], ...]:
@@ -131,22 +133,22 @@ def move_active_tasks(
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
     warmups: list[set[int]] = [set() for _ in capacities]
-    for _, task, destination in queue.items:
+    for _, task, lagging in queue.items:
         caught_up = index.caught_up(task)
-        source = board.least_loaded(c for c in caught_up if task in board.standby[c])
-        if source is not None:
-            board.swap(task, source, destination)
+        runner = board.least_loaded(c for c in caught_up if task in board.standby[c])
+        if runner is not None:
+            board.swap(task, runner, lagging)
             continue
-        source = board.least_loaded(caught_up)
-        if source is None:
-            source = next(index.by_lag(task))  # a client lags less, so it is not the destination
-            if task in board.standby[source]:
-                board.swap(task, source, destination)
+        runner = board.least_loaded(caught_up)
+        if runner is None:
+            runner = next(index.by_lag(task))  # some client lags less: never the lagging one
+            if task in board.standby[runner]:
+                board.swap(task, runner, lagging)
                 continue
         warm_up = warmups_left > 0
-        board.move_active(task, source, destination, warm_up=warm_up)
+        board.move_active(task, runner, lagging, warm_up=warm_up)
         if warm_up:
-            warmups[destination].add(task)
+            warmups[lagging].add(task)
             warmups_left -= 1
     return ActiveMoves(
         _frozen(board.active),
@@ -174,28 +176,26 @@ def move_standby_tasks(
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
     movements = placed = 0
-    for _, task, destination in queue.items:
-        source = board.least_loaded(c for c in index.caught_up(task) if not board.holds(c, task))
-        if source is None:
-            source = _most_caught_up_free(index, board, task, destination)
-        if source is None:
+    for _, task, lagging in queue.items:
+        holder = board.least_loaded(c for c in index.caught_up(task) if not board.holds(c, task))
+        if holder is None:
+            holder = _most_caught_up_free(index, board, task, lagging)
+        if holder is None:
             continue  # every more caught-up client already holds a copy
-        board.standby[source].add(task)
+        board.standby[holder].add(task)
         if warmups_left > 0:
             warmups_left -= 1
             placed += 1
         else:
-            board.standby[destination].discard(task)
+            board.standby[lagging].discard(task)
         movements += 1
     return StandbyMoves(_frozen(board.standby), movements, placed, warmups_left)
 
 
-def _most_caught_up_free(
-    index: CatchUpIndex, board: _Board, task: int, destination: int
-) -> int | None:
-    """The first client by lag that holds no copy, looking no further than the destination."""
+def _most_caught_up_free(index: CatchUpIndex, board: _Board, task: int, lagging: int) -> int | None:
+    """The first client by lag that holds no copy, looking no further than the lagging one."""
     for client in index.by_lag(task):
-        if client == destination:
+        if client == lagging:
             return None
         if not board.holds(client, task):
             return client

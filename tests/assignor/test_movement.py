@@ -60,7 +60,7 @@ def test_movement_needs_a_client_that_lags_less() -> None:
 def test_queue_is_walked_in_java_heap_array_order() -> None:
     queue = _JavaQueue()
     for n, task in ((1, 0), (1, 1), (1, 2), (0, 3)):
-        queue.offer(n, task, destination=9)
+        queue.offer(n, task, lagging=9)
     assert [task for _, task, _ in queue.items] == [3, 0, 2, 1]  # sorted would be 3, 0, 1, 2
 
 
@@ -80,7 +80,7 @@ def test_nothing_moves_when_nobody_is_closer() -> None:
     assert moves.movements == 0
 
 
-def test_task_returns_to_caught_up_client_and_destination_warms_up() -> None:
+def test_task_returns_to_caught_up_client_and_lagging_one_warms_up() -> None:
     idx = index([{0: LATEST_OFFSET, 1: LATEST_OFFSET}, {}], 2)
     moves = move_active_tasks(idx, sets({0}, {1}), sets(set(), set()), [1, 1], warmups_left=2)
     assert moves.active == (frozenset({0, 1}), frozenset())

@@ -58,6 +58,8 @@ final class PluginTests {
         check.add("plug-in uses the service's answer (scripted server)", PluginTests::usesAnswer);
         if (liveTarget != null) {
             check.add("a rebalance through the real server is valid and sticky", () -> liveRebalance(liveTarget));
+            check.add("scale-out through the real server: lagging newcomer warms up, caught-up one takes over",
+                    () -> liveScaleOut(liveTarget));
         }
     }
 
@@ -343,5 +345,43 @@ final class PluginTests {
         equal(12, standbyCount.size(), "a standby for every stateful task");
         isTrue(standbyCount.values().stream().allMatch(n -> n == 1), "one standby each");
         isTrue(!standbyCount.containsKey(task(1, 0)), "no standby for the stateless task");
+    }
+
+    /**
+     * KIP-441 scale-out through the real server: client 1 ran all four stateful tasks; client 2 joins.
+     * Lagging beyond acceptable.recovery.lag (10,000), client 2 gets no active but warm-ups (standbys
+     * here), and a probing follow-up is scheduled; within it, client 2 takes over half at once.
+     */
+    private static void liveScaleOut(final String target) {
+        for (final long newcomerLag : new long[] {100_000L, 50L}) {
+            final App app = new App();
+            final Client veteran = new Client(pid(1), "c1");
+            final Client newcomer = new Client(pid(2), "c2");
+            for (int p = 0; p < 4; p++) {
+                app.task(Task.stateful(task(0, p), "store", Partition.source("in", p), Partition.changelog("cl", p)));
+                veteran.active("c1", task(0, p));
+                if (newcomerLag < 100_000L) {
+                    newcomer.standby("c2", task(0, p), newcomerLag);
+                } else {
+                    newcomer.lag(task(0, p), newcomerLag);
+                }
+            }
+            app.client(veteran).client(newcomer);
+            final Map<ProcessId, KafkaStreamsAssignment> result = byProcess(
+                    assignor(Map.of("kassign.target", target)).assign(app));
+            final Map<AssignedTask.Type, Integer> second = new HashMap<>();
+            result.get(pid(2)).tasks().values().forEach(t -> second.merge(t.type(), 1, Integer::sum));
+            final boolean followup = result.values().stream().anyMatch(a -> a.followupRebalanceDeadline().isPresent());
+            if (newcomerLag > 10_000L) {
+                equal(null, second.get(AssignedTask.Type.ACTIVE), "a lagging newcomer gets no active");
+                equal(2, second.get(AssignedTask.Type.STANDBY), "max.warmup.replicas warm-ups");
+                isTrue(followup, "a probing rebalance is scheduled");
+                result.values().forEach(a -> a.followupRebalanceDeadline().ifPresent(deadline -> equal(
+                        NOW.plusMillis(app.configs.probingRebalanceIntervalMs()), deadline, "probing deadline")));
+            } else {
+                equal(2, second.get(AssignedTask.Type.ACTIVE), "a caught-up newcomer takes half at once");
+                isTrue(!followup, "nothing left to warm up: no follow-up");
+            }
+        }
     }
 }

@@ -89,8 +89,10 @@ def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str
             cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 120
-    while log.read_text().count("kassign serving on") < workers or not port_file.exists():
+    while (log.read_text().count("kassign serving on") < workers or not port_file.exists()
+           or "metrics on" not in log.read_text()):
         if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
             raise SystemExit(f"server did not start:\n{log.read_text()}")
         time.sleep(0.1)
     text = log.read_text()

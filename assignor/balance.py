@@ -40,8 +40,8 @@ def _should_move(source_count: int, source_cap: int, target_count: int, target_c
 def balance_over_threads(
     movable: Sequence[Sequence[int]],
     counts: Sequence[int],
-    capacities: Sequence[int],
     *,
+    capacities: Sequence[int],
     held: Sequence[frozenset[int] | set[int]],
     allowed: MoveAllowed | None = None,
 ) -> list[list[int]]:

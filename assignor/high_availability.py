@@ -130,17 +130,17 @@ def _movements(
     index = CatchUpIndex(
         layout.stateful,
         [state.tasks[t].changelog_end_offset_sum for t in layout.stateful],
-        [state.clients[c].task_lags for c in layout.clients],
-        state.configs.acceptable_recovery_lag,
+        client_lags=[state.clients[c].task_lags for c in layout.clients],
+        acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
     )
     caps = layout.capacities
     budget = state.configs.max_warmup_replicas
-    moved = move_active_tasks(index, active, standby, caps, warmups_left=budget)
+    moved = move_active_tasks(index, active, standby=standby, capacities=caps, warmups_left=budget)
     copied = move_standby_tasks(
         index,
         moved.active,
-        moved.standby,
-        caps,
+        standby=moved.standby,
+        capacities=caps,
         warmups=moved.warmups,
         warmups_left=moved.warmups_left,
     )
@@ -164,7 +164,10 @@ def _stateful_actives(state: ApplicationState, layout: _Layout) -> tuple[_Holdin
     """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back)."""
     guess = round_robin(len(layout.stateful), len(layout.clients))
     balanced = balance_over_threads(
-        guess, [len(g) for g in guess], layout.capacities, held=[set(g) for g in guess]
+        guess,
+        [len(g) for g in guess],
+        capacities=layout.capacities,
+        held=[set(g) for g in guess],
     )
     active = [set(ts) for ts in balanced]
     if not _rack_aware(state) or not layout.stateful:
@@ -204,7 +207,7 @@ def _standbys(
     balanced = balance_over_threads(
         [sorted(s) for s in placed],
         [len(a) + len(s) for a, s in zip(active, placed, strict=True)],
-        layout.capacities,
+        capacities=layout.capacities,
         held=[a | s for a, s in zip(active, placed, strict=True)],
         allowed=_standby_move_allowed(state, layout),
     )

@@ -200,6 +200,7 @@ class CatchUpIndex:
         self,
         tasks: Sequence[TaskId],
         end_offset_sums: Sequence[int],
+        *,
         client_lags: Sequence[Mapping[TaskId, int]],
         acceptable_recovery_lag: int,
     ) -> None:

@@ -120,9 +120,9 @@ def _frozen(sets: Sequence[set[int]]) -> tuple[frozenset[int], ...]:
 def move_active_tasks(
     index: CatchUpIndex,
     active: Sequence[Iterable[int]],
+    *,
     standby: Sequence[Iterable[int]],
     capacities: Sequence[int],
-    *,
     warmups_left: int,
 ) -> ActiveMoves:
     """Give each stateful active back to a (more) caught-up client; see the module docstring."""
@@ -162,9 +162,9 @@ def move_active_tasks(
 def move_standby_tasks(
     index: CatchUpIndex,
     active: Sequence[Iterable[int]],
+    *,
     standby: Sequence[Iterable[int]],
     capacities: Sequence[int],
-    *,
     warmups: Sequence[frozenset[int]],
     warmups_left: int,
 ) -> StandbyMoves:

@@ -54,18 +54,23 @@ def test_round_robin_in_client_order() -> None:
 
 def test_equal_threads_round_robin_is_already_balanced() -> None:
     guess = round_robin(10, 3)
-    assert balance_over_threads(guess, [4, 3, 3], [1, 1, 1], held=[set(g) for g in guess]) == guess
+    assert (
+        balance_over_threads(guess, [4, 3, 3], capacities=[1, 1, 1], held=[set(g) for g in guess])
+        == guess
+    )
 
 
 def test_more_threads_take_more_tasks_smallest_first() -> None:
     guess = round_robin(6, 2)  # [[0, 2, 4], [1, 3, 5]]
-    result = balance_over_threads(guess, [3, 3], [1, 2], held=[set(g) for g in guess])
+    result = balance_over_threads(guess, [3, 3], capacities=[1, 2], held=[set(g) for g in guess])
     assert result == [[2, 4], [0, 1, 3, 5]]
 
 
 def test_a_client_never_receives_a_task_it_holds() -> None:
     # standby balancing: client 1 already holds 0 and 1 as actives, so only 2 can move to it
-    result = balance_over_threads([[0, 1, 2], []], [4, 2], [1, 1], held=[{0, 1, 2, 9}, {0, 1}])
+    result = balance_over_threads(
+        [[0, 1, 2], []], [4, 2], capacities=[1, 1], held=[{0, 1, 2, 9}, {0, 1}]
+    )
     assert result == [[0, 1], [2]]
 
 
@@ -73,7 +78,7 @@ def test_disallowed_pairs_never_trade() -> None:
     result = balance_over_threads(
         [[0, 1, 2, 3], [], []],
         [4, 0, 0],
-        [1, 1, 1],
+        capacities=[1, 1, 1],
         held=[{0, 1, 2, 3}, set(), set()],
         allowed=lambda s, d: d != 1,
     )
@@ -111,6 +116,6 @@ def test_same_result_as_kafkas_pairwise_loop(
 ) -> None:
     movable, counts, caps, held, allowed = case
     predicate = None if allowed is None else (lambda s, d: allowed[s][d])
-    ours = balance_over_threads(movable, counts, caps, held=held, allowed=predicate)
+    ours = balance_over_threads(movable, counts, capacities=caps, held=held, allowed=predicate)
     assert ours == kafka_loop(movable, counts, caps, held, allowed)
     assert sorted(t for ts in ours for t in ts) == sorted(t for ts in movable for t in ts)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from assignor.lags import CatchUpIndex
 from assignor.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
-from assignor.movement import _JavaQueue, move_active_tasks, move_standby_tasks
+from assignor.movement import (
+    ActiveMoves,
+    StandbyMoves,
+    _JavaQueue,
+    move_active_tasks,
+    move_standby_tasks,
+)
 
 END = 1_000
 
@@ -13,13 +19,41 @@ END = 1_000
 def index(lags: list[dict[int, int]], n_tasks: int, acceptable: int = 100) -> CatchUpIndex:
     """Clients' lags by task index; a task a client does not list lags by ``END``."""
     tasks = [TaskId(0, t) for t in range(n_tasks)]
+    by_task = [{tasks[t]: v for t, v in c.items()} for c in lags]
     return CatchUpIndex(
-        tasks, [END] * n_tasks, [{tasks[t]: v for t, v in c.items()} for c in lags], acceptable
+        tasks, [END] * n_tasks, client_lags=by_task, acceptable_recovery_lag=acceptable
     )
 
 
 def sets(*groups: set[int]) -> list[set[int]]:
     return [set(g) for g in groups]
+
+
+def _active(
+    idx: CatchUpIndex,
+    active: list[set[int]],
+    standby: list[set[int]],
+    caps: list[int],
+    *,
+    warmups_left: int,
+) -> ActiveMoves:
+    return move_active_tasks(
+        idx, active, standby=standby, capacities=caps, warmups_left=warmups_left
+    )
+
+
+def _standby(
+    idx: CatchUpIndex,
+    active: list[set[int]],
+    standby: list[set[int]],
+    caps: list[int],
+    *,
+    warmups: list[frozenset[int]],
+    warmups_left: int,
+) -> StandbyMoves:
+    return move_standby_tasks(
+        idx, active, standby=standby, capacities=caps, warmups=warmups, warmups_left=warmups_left
+    )
 
 
 # --- the index -----------------------------------------------------------------------------------
@@ -35,7 +69,8 @@ def test_caught_up_and_counts() -> None:
 
 def test_short_changelog_makes_every_stateless_client_caught_up() -> None:
     tasks = [TaskId(0, 0)]
-    idx = CatchUpIndex(tasks, [10], [{}, {tasks[0]: UNKNOWN_OFFSET_SUM}, {}], 100)
+    lags = [{}, {tasks[0]: UNKNOWN_OFFSET_SUM}, {}]
+    idx = CatchUpIndex(tasks, [10], client_lags=lags, acceptable_recovery_lag=100)
     assert idx.caught_up(0) == [0, 2] and idx.num_caught_up(0) == 2
     assert idx.is_caught_up(0, 0) and not idx.is_caught_up(1, 0)
 
@@ -69,20 +104,20 @@ def test_queue_is_walked_in_java_heap_array_order() -> None:
 
 def test_nothing_moves_when_everyone_is_caught_up() -> None:
     idx = index([{0: 0, 1: 0}, {0: 0, 1: 0}], 2)
-    moves = move_active_tasks(idx, sets({0}, {1}), sets(set(), set()), [1, 1], warmups_left=2)
+    moves = _active(idx, sets({0}, {1}), sets(set(), set()), [1, 1], warmups_left=2)
     assert moves.movements == 0 and moves.active == (frozenset({0}), frozenset({1}))
     assert moves.warmups_left == 2
 
 
 def test_nothing_moves_when_nobody_is_closer() -> None:
     idx = index([{}, {}], 2)  # no state anywhere: every client lags by the whole changelog
-    moves = move_active_tasks(idx, sets({0}, {1}), sets(set(), set()), [1, 1], warmups_left=2)
+    moves = _active(idx, sets({0}, {1}), sets(set(), set()), [1, 1], warmups_left=2)
     assert moves.movements == 0
 
 
 def test_task_returns_to_caught_up_client_and_lagging_one_warms_up() -> None:
     idx = index([{0: LATEST_OFFSET, 1: LATEST_OFFSET}, {}], 2)
-    moves = move_active_tasks(idx, sets({0}, {1}), sets(set(), set()), [1, 1], warmups_left=2)
+    moves = _active(idx, sets({0}, {1}), sets(set(), set()), [1, 1], warmups_left=2)
     assert moves.active == (frozenset({0, 1}), frozenset())
     assert moves.standby == (frozenset(), frozenset({1}))
     assert moves.warmups == (frozenset(), frozenset({1}))
@@ -91,7 +126,7 @@ def test_task_returns_to_caught_up_client_and_lagging_one_warms_up() -> None:
 
 def test_caught_up_standby_swaps_without_spending_a_warmup() -> None:
     idx = index([{0: LATEST_OFFSET}, {}, {0: 0}], 1)
-    moves = move_active_tasks(
+    moves = _active(
         idx, sets(set(), {0}, set()), sets(set(), set(), {0}), [1, 1, 1], warmups_left=1
     )
     assert moves.active == (frozenset(), frozenset(), frozenset({0}))
@@ -102,7 +137,7 @@ def test_caught_up_standby_swaps_without_spending_a_warmup() -> None:
 def test_least_loaded_caught_up_client_takes_the_task() -> None:
     idx = index([{0: 0}, {0: 0}, {}], 10)
     # client 0 holds two more tasks (as actives of other kinds): client 1 is lighter
-    moves = move_active_tasks(
+    moves = _active(
         idx, sets({7, 8}, set(), {0}), sets(set(), set(), set()), [1, 1, 1], warmups_left=1
     )
     assert 0 in moves.active[1]
@@ -110,7 +145,7 @@ def test_least_loaded_caught_up_client_takes_the_task() -> None:
 
 def test_load_is_per_thread() -> None:
     idx = index([{0: 0}, {0: 0}, {}], 10)
-    moves = move_active_tasks(
+    moves = _active(
         idx, sets({7}, {8, 9}, {0}), sets(set(), set(), set()), [1, 4, 1], warmups_left=1
     )
     assert 0 in moves.active[1]  # 2/4 threads beats 1/1
@@ -118,9 +153,7 @@ def test_load_is_per_thread() -> None:
 
 def test_warmups_stop_at_the_budget_and_the_rest_just_move() -> None:
     idx = index([{t: LATEST_OFFSET for t in range(4)}, {}], 4)
-    moves = move_active_tasks(
-        idx, sets(set(), {0, 1, 2, 3}), sets(set(), set()), [1, 1], warmups_left=1
-    )
+    moves = _active(idx, sets(set(), {0, 1, 2, 3}), sets(set(), set()), [1, 1], warmups_left=1)
     assert moves.active == (frozenset({0, 1, 2, 3}), frozenset())
     assert moves.standby[1] == {0}  # the first movement in queue order got the only warm-up
     assert moves.movements == 4 and moves.warmups_left == 0
@@ -130,16 +163,14 @@ def test_warmups_go_in_kafkas_queue_order() -> None:
     # tasks 0-2: one caught-up client; task 3: none, client 0 merely lags less. Kafka's queue
     # array is [3, 0, 2, 1]: with three warm-ups, task 1 is the one left without.
     idx = index([{0: 0, 1: 0, 2: 0, 3: 500}, {}], 4)
-    moves = move_active_tasks(
-        idx, sets(set(), {0, 1, 2, 3}), sets(set(), set()), [1, 1], warmups_left=3
-    )
+    moves = _active(idx, sets(set(), {0, 1, 2, 3}), sets(set(), set()), [1, 1], warmups_left=3)
     assert moves.active[0] == {0, 1, 2, 3}
     assert moves.warmups[1] == {3, 0, 2}
 
 
 def test_most_caught_up_client_takes_over_when_nobody_is_caught_up() -> None:
     idx = index([{0: 900}, {0: 300}, {0: 600}], 1)
-    moves = move_active_tasks(
+    moves = _active(
         idx, sets({0}, set(), set()), sets(set(), set(), set()), [1, 1, 1], warmups_left=1
     )
     assert moves.active == (frozenset(), frozenset({0}), frozenset())
@@ -148,7 +179,7 @@ def test_most_caught_up_client_takes_over_when_nobody_is_caught_up() -> None:
 
 def test_most_caught_up_standby_swaps() -> None:
     idx = index([{0: 900}, {0: 300}], 1)
-    moves = move_active_tasks(idx, sets({0}, set()), sets(set(), {0}), [1, 1], warmups_left=1)
+    moves = _active(idx, sets({0}, set()), sets(set(), {0}), [1, 1], warmups_left=1)
     assert moves.active == (frozenset(), frozenset({0}))
     assert moves.standby == (frozenset({0}), frozenset())
     assert moves.warmups_left == 1
@@ -160,7 +191,7 @@ def test_most_caught_up_standby_swaps() -> None:
 def test_lagging_standby_is_copied_to_a_caught_up_client_and_kept_as_warmup() -> None:
     idx = index([{0: LATEST_OFFSET}, {}, {0: 0}], 1)
     none: list[frozenset[int]] = [frozenset()] * 3
-    moves = move_standby_tasks(
+    moves = _standby(
         idx,
         sets({0}, set(), set()),
         sets(set(), {0}, set()),
@@ -175,7 +206,7 @@ def test_lagging_standby_is_copied_to_a_caught_up_client_and_kept_as_warmup() ->
 def test_lagging_standby_moves_outright_without_budget() -> None:
     idx = index([{0: LATEST_OFFSET}, {}, {0: 0}], 1)
     none: list[frozenset[int]] = [frozenset()] * 3
-    moves = move_standby_tasks(
+    moves = _standby(
         idx,
         sets({0}, set(), set()),
         sets(set(), {0}, set()),
@@ -190,7 +221,7 @@ def test_lagging_standby_moves_outright_without_budget() -> None:
 def test_warmups_are_not_moved_again() -> None:
     idx = index([{0: LATEST_OFFSET}, {}, {0: 0}], 1)
     warm = [frozenset(), frozenset({0}), frozenset()]
-    moves = move_standby_tasks(
+    moves = _standby(
         idx,
         sets({0}, set(), set()),
         sets(set(), {0}, set()),
@@ -204,7 +235,7 @@ def test_warmups_are_not_moved_again() -> None:
 def test_no_standby_move_when_every_closer_client_holds_a_copy() -> None:
     idx = index([{0: LATEST_OFFSET}, {0: 10}, {}], 1)
     none: list[frozenset[int]] = [frozenset()] * 3
-    moves = move_standby_tasks(
+    moves = _standby(
         idx, sets({0}, set(), set()), sets(set(), {0}, {0}), [1, 1, 1], warmups=none, warmups_left=2
     )
     assert moves.movements == 0 and moves.standby == (frozenset(), frozenset({0}), frozenset({0}))
@@ -212,7 +243,7 @@ def test_no_standby_move_when_every_closer_client_holds_a_copy() -> None:
 
 def test_equal_loads_break_by_process_order() -> None:
     idx = index([{}, {0: 0}, {0: 0}, {}], 1)
-    moves = move_active_tasks(
+    moves = _active(
         idx,
         sets(set(), set(), set(), {0}),
         sets(set(), set(), set(), set()),
@@ -225,9 +256,7 @@ def test_equal_loads_break_by_process_order() -> None:
 def test_two_clients_trade_tasks_and_each_warms_up_the_other() -> None:
     # 0 is caught up where it runs; 1 only on client 2; 2 only on client 1
     idx = index([{0: 0}, {2: 0}, {1: 0}], 3)
-    moves = move_active_tasks(
-        idx, sets({0}, {1}, {2}), sets(set(), set(), set()), [1, 1, 1], warmups_left=10
-    )
+    moves = _active(idx, sets({0}, {1}, {2}), sets(set(), set(), set()), [1, 1, 1], warmups_left=10)
     assert moves.active == (frozenset({0}), frozenset({2}), frozenset({1}))
     assert moves.standby == (frozenset(), frozenset({1}), frozenset({2}))
     assert moves.movements == 2 and moves.warmups_left == 8

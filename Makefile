@@ -11,7 +11,7 @@ GEN       := gen/kassign/v1
 # and docker-compose to validate the compose file (no engine runs here).
 APT_PACKAGES := prometheus protobuf-compiler protobuf-compiler-grpc-java-plugin libgrpc-java \
 	libprotobuf-java libnetty-java libperfmark-java libgeronimo-annotation-1.3-spec-java \
-	openjdk-17-jdk-headless docker-compose
+	openjdk-17-jdk-headless libguava-java libgoogle-gson-java docker-compose
 
 .PHONY: setup run test pytest system-deps java lint gen clean
 
@@ -46,7 +46,7 @@ system-deps:
 	fi
 
 java: system-deps gen
-	$(MAKE) -C clients/java
+	$(MAKE) --no-print-directory -C clients/java
 
 lint: setup system-deps
 	bash deploy/lint.sh

@@ -34,14 +34,11 @@ from assignor.rack_model import (
     Assignment,
     active_owners,
     active_problem,
-    all_partitions,
     build_active_problem,
-    changelog_partitions,
     check_standbys,
-    disabled_reason,
     every_client,
-    misses_per_rack,
     owners,
+    rack_costs,
     tag_classes,
 )
 from assignor.rack_standby import (
@@ -64,7 +61,7 @@ __all__ = [
 
 MAX_COST = 1 << 20
 """Largest traffic or non-overlap cost accepted; with the tie-break scaling, far from overflow."""
-_MS_PER_ARC = 0.005
+_MS_PER_ARC = 0.003
 """Conservative solve-time estimate per arc, for skipping a graph the budget cannot afford."""
 
 
@@ -105,14 +102,10 @@ def optimize_active_tasks(
     clients = list(state.clients)
     index = {pid: i for i, pid in enumerate(clients)}
     start = owners(ordered, result, index)
-    reason = disabled_reason(state, ordered, traffic_cost, all_partitions)
-    if reason is None:
-        racks = sorted({str(c.rack_id) for c in state.clients.values()})
-        misses = misses_per_rack(state, ordered, racks, all_partitions)
-        if (misses == misses[:, :1]).all():
-            reason = "every task's cross-rack cost is the same on every rack"
-    if reason is not None:
-        return result, _disabled(f"{len(ordered)} active tasks", reason)
+    costs = rack_costs(state, ordered, traffic_cost, changelog_only=False)
+    if isinstance(costs, str):
+        return result, _disabled(f"{len(ordered)} active tasks", costs)
+    racks, misses = costs
     problem = build_active_problem(
         state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
     )
@@ -166,14 +159,10 @@ def optimize_standby_tasks(
     rep_task, rep_client = (np.array(col, np.int64) for col in zip(*reps, strict=True))
     if np.any(owners[rep_task] == rep_client):
         raise InvalidAssignment("INVALID_STANDBY_TASK", "a standby sits on its active's client")
-    reason = disabled_reason(state, ordered, traffic_cost, changelog_partitions)
-    if reason is None:
-        racks = sorted({str(c.rack_id) for c in state.clients.values()})
-        misses = misses_per_rack(state, ordered, racks, changelog_partitions)
-        if (misses == misses[:, :1]).all():
-            reason = "every standby's cross-rack cost is the same on every rack"
-    if reason is not None:
-        return result, _disabled(f"{len(ordered)} standby tasks", reason)
+    costs = rack_costs(state, ordered, traffic_cost, changelog_only=True)
+    if isinstance(costs, str):
+        return result, _disabled(f"{len(ordered)} standby tasks", costs)
+    racks, misses = costs
     rack_of = {r: i for i, r in enumerate(racks)}
     client_class, class_values = tag_classes(state, clients)
     problem = StandbyProblem(

@@ -8,7 +8,7 @@ enablement rules of KIP-925 section 6, and the validation of the solver's standb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 import numpy as np
@@ -19,7 +19,6 @@ from assignor.model import (
     ProcessId,
     RackAwareStrategy,
     TaskId,
-    TaskTopicPartition,
 )
 from assignor.rack_graph import ActiveProblem
 from assignor.rack_standby import StandbyProblem
@@ -27,23 +26,19 @@ from assignor.tags import tag_layout
 
 __all__ = [
     "Assignment",
-    "Partitions",
     "active_owners",
     "active_problem",
-    "all_partitions",
     "build_active_problem",
-    "changelog_partitions",
     "check_standbys",
-    "disabled_reason",
     "diversity",
     "every_client",
     "misses_per_rack",
     "owners",
+    "rack_costs",
     "tag_classes",
 ]
 
 Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
-Partitions = Callable[[tuple[TaskTopicPartition, ...]], tuple[TaskTopicPartition, ...]]
 
 
 def active_problem(
@@ -59,7 +54,9 @@ def active_problem(
     index = {pid: i for i, pid in enumerate(state.clients)}
     start = owners(ordered, every_client(state, assignment), index)
     racks = sorted({str(c.rack_id) for c in state.clients.values()})
-    misses = misses_per_rack(state, ordered, racks, all_partitions)
+    misses = misses_per_rack(state, ordered, racks, changelog_only=False)
+    if isinstance(misses, str):
+        raise ValueError(misses)
     return build_active_problem(
         state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
     )
@@ -129,46 +126,46 @@ def active_owners(
     return np.array(owner, np.int64)
 
 
-def all_partitions(
-    info_partitions: tuple[TaskTopicPartition, ...],
-) -> tuple[TaskTopicPartition, ...]:
-    return info_partitions
+def rack_costs(
+    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, *, changelog_only: bool
+) -> tuple[list[str], np.ndarray] | str:
+    """The clients' racks (sorted) and ``misses[t, r]``, or why rack awareness cannot help.
 
-
-def changelog_partitions(
-    info_partitions: tuple[TaskTopicPartition, ...],
-) -> tuple[TaskTopicPartition, ...]:
-    return tuple(tp for tp in info_partitions if tp.is_changelog)
-
-
-def disabled_reason(
-    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, partitions: Partitions
-) -> str | None:
-    """Why rack awareness cannot help here (KIP-925 section 6), or ``None``."""
+    KIP-925 section 6: every client needs a rack, every partition read needs known replica
+    racks, and the traffic must be able to differ between racks.
+    """
     for pid, client in state.clients.items():
         if not client.rack_id:
             return f"client {pid} has no rack"
     if traffic_cost == 0:
         return "traffic_cost is 0"
-    for t in tasks:
-        info = state.tasks.get(t)
-        if info is None:
-            raise InvalidAssignment("UNKNOWN_TASK_ID", f"task {t} is not in the topology")
-        for tp in partitions(info.topic_partitions):
-            if not tp.rack_ids:
-                return f"partition {tp.topic}-{tp.partition} of task {t} has no known replica racks"
-    return None
+    racks = sorted({str(c.rack_id) for c in state.clients.values()})
+    misses = misses_per_rack(state, tasks, racks, changelog_only=changelog_only)
+    if isinstance(misses, str):
+        return misses
+    if (misses == misses[:, :1]).all():
+        who = "standby" if changelog_only else "task"
+        return f"every {who}'s cross-rack cost is the same on every rack"
+    return racks, misses
 
 
 def misses_per_rack(
-    state: ApplicationState, tasks: list[TaskId], racks: list[str], partitions: Partitions
-) -> np.ndarray:
-    """``misses[t, r]``: partitions of task ``t`` with no replica in rack ``r``."""
+    state: ApplicationState, tasks: list[TaskId], racks: list[str], *, changelog_only: bool
+) -> np.ndarray | str:
+    """``misses[t, r]``: partitions of task ``t`` with no replica in rack ``r`` (actives count all
+    partitions, standbys their changelogs); a string names a partition with unknown racks."""
     rack_sets: dict[frozenset[str], int] = {}
     rows: list[int] = []
     sets: list[int] = []
     for i, t in enumerate(tasks):
-        for tp in partitions(state.tasks[t].topic_partitions):
+        info = state.tasks.get(t)
+        if info is None:
+            raise InvalidAssignment("UNKNOWN_TASK_ID", f"task {t} is not in the topology")
+        for tp in info.topic_partitions:
+            if changelog_only and not tp.is_changelog:
+                continue
+            if not tp.rack_ids:
+                return f"partition {tp.topic}-{tp.partition} of task {t} has no known replica racks"
             rows.append(i)
             sets.append(rack_sets.setdefault(tp.rack_ids, len(rack_sets)))
     table = np.array([[r not in s for r in racks] for s in rack_sets], np.int64)

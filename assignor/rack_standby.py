@@ -17,7 +17,7 @@ are then honoured when a hub's inflow is split over its clients. Should that spl
 
 from __future__ import annotations
 
-import heapq
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,8 +144,8 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
     placed = _split(p, kept, units_task, units_hub, client_hub, slots)
     if placed is None:
         return None
-    tasks = np.concatenate([p.rep_task[kept], units_task[placed[0]]])
-    clients = np.concatenate([p.rep_client[kept], placed[1]])
+    tasks = np.concatenate([p.rep_task[kept], units_task])
+    clients = np.concatenate([p.rep_client[kept], placed])
     order = np.lexsort((clients, tasks))
     return tasks[order], clients[order]
 
@@ -157,40 +157,68 @@ def _split(
     units_hub: IntArray,
     client_hub: IntArray,
     slots: IntArray,
-) -> tuple[IntArray, IntArray] | None:
+) -> IntArray | None:
     """Give each arriving replica a client of its hub that does not hold the task yet.
 
-    Replicas go in (hub, task) order, each to the hub client with the most free slots (ties: client
-    order) among those allowed; ``None`` if some replica finds none.
+    Vectorised first: replicas in (hub, task) order take the hub's free slots in client order.
+    Then each replica that landed where its task already is (its active, a kept replica, another
+    arriving replica) trades places with the first replica of the same hub for which the trade
+    is valid both ways. ``None`` if some replica finds no such trade.
     """
-    holders: dict[int, set[int]] = {}
-    for t, c in zip(p.rep_task[kept].tolist(), p.rep_client[kept].tolist(), strict=True):
-        holders.setdefault(t, set()).add(c)
-    heaps: dict[int, list[tuple[int, int]]] = {}
-    for c in np.flatnonzero(slots).tolist():
-        heaps.setdefault(int(client_hub[c]), []).append((-int(slots[c]), c))
-    for heap in heaps.values():
-        heapq.heapify(heap)
-    active = p.active_client.tolist()
-    tasks, hubs = units_task.tolist(), units_hub.tolist()
-    chosen = [0] * len(tasks)
-    for i in np.lexsort((units_task, units_hub)).tolist():
-        t, heap = tasks[i], heaps.get(hubs[i], [])
-        held = holders.setdefault(t, set())
-        held.add(active[t])
-        skipped = []
-        while heap and heap[0][1] in held:
-            skipped.append(heapq.heappop(heap))
-        if not heap:
+    c_n = p.client_rack.size
+    order = np.lexsort((units_task, units_hub))
+    by_client = np.lexsort((np.arange(c_n), client_hub))
+    targets = np.repeat(by_client, slots[by_client])
+    if targets.size != order.size or not np.array_equal(client_hub[targets], units_hub[order]):
+        return None
+    chosen = np.empty(order.size, np.int64)
+    chosen[order] = targets
+    has_active = np.flatnonzero(p.active_client >= 0)
+    taken = np.concatenate(
+        [
+            p.rep_task[kept] * c_n + p.rep_client[kept],
+            has_active * c_n + p.active_client[has_active],
+        ]
+    )
+    keys = units_task * c_n + chosen
+    _, inverse, repeats = np.unique(keys, return_inverse=True, return_counts=True)
+    if not (np.isin(keys, taken) | (repeats[inverse] > 1)).any():
+        return chosen
+    return _trade(
+        units_task.tolist(), units_hub.tolist(), chosen.tolist(), order.tolist(), taken, c_n
+    )
+
+
+def _trade(
+    tasks: list[int],
+    hubs: list[int],
+    chosen: list[int],
+    order: list[int],
+    taken: IntArray,
+    c_n: int,
+) -> IntArray | None:
+    """Resolve clashes left by the first pass by pairwise trades within a hub (rarely needed)."""
+    held: Counter[tuple[int, int]] = Counter(zip(tasks, chosen, strict=True))
+    held.update((k // c_n, k % c_n) for k in taken.tolist())
+    in_hub: dict[int, list[int]] = {}
+    for i in order:
+        in_hub.setdefault(hubs[i], []).append(i)
+    for i in order:
+        t, c = tasks[i], chosen[i]
+        if held[(t, c)] <= 1:
+            continue
+        for j in in_hub[hubs[i]]:
+            u, d = tasks[j], chosen[j]
+            if d != c and u != t and held[(t, d)] == 0 and held[(u, c)] == 0:
+                held[(t, c)] -= 1
+                held[(u, d)] -= 1
+                held[(t, d)] += 1
+                held[(u, c)] += 1
+                chosen[i], chosen[j] = d, c
+                break
+        else:
             return None
-        free, c = heapq.heappop(heap)
-        if free + 1 < 0:
-            heapq.heappush(heap, (free + 1, c))
-        for item in skipped:
-            heapq.heappush(heap, item)
-        held.add(c)
-        chosen[i] = c
-    return np.arange(len(tasks)), np.array(chosen, np.int64)
+    return np.array(chosen, np.int64)
 
 
 def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:

@@ -358,6 +358,7 @@ def test_stateful_actives_balanced_per_thread_when_lags_allow(state: Application
         for a in result.assignments
     ]
     threads = [state.clients[a.process_id].num_threads for a in result.assignments]
+    assert max(per_thread) - min(per_thread) <= 1, "within one task per thread"
     # no task could move to a client and leave the source lighter per thread than the target
     for i, load in enumerate(per_thread):
         for j, other in enumerate(per_thread):

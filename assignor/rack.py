@@ -154,10 +154,10 @@ def optimize_standby_tasks(
     clients = list(state.clients)
     index = {pid: i for i, pid in enumerate(clients)}
     task_of = {t: i for i, t in enumerate(ordered)}
-    owners = active_owners(ordered, active, index)
+    active_of = active_owners(ordered, active, index)
     reps = sorted((task_of[t], index[p]) for p, ts in result.items() for t in ts)
     rep_task, rep_client = (np.array(col, np.int64) for col in zip(*reps, strict=True))
-    if np.any(owners[rep_task] == rep_client):
+    if np.any(active_of[rep_task] == rep_client):
         raise InvalidAssignment("INVALID_STANDBY_TASK", "a standby sits on its active's client")
     costs = rack_costs(state, ordered, traffic_cost, changelog_only=True)
     if isinstance(costs, str):
@@ -171,13 +171,21 @@ def optimize_standby_tasks(
         class_values=class_values,
         rep_task=rep_task,
         rep_client=rep_client,
-        active_client=owners,
+        active_client=active_of,
         misses=misses,
         traffic_cost=traffic_cost,
         non_overlap_cost=non_overlap_cost,
     )
     unit = StandbyProblem(
-        problem.client_rack, client_class, class_values, rep_task, rep_client, owners, misses, 1, 0
+        problem.client_rack,
+        client_class,
+        class_values,
+        rep_task,
+        rep_client,
+        active_of,
+        misses,
+        1,
+        0,
     )
     before = standby_cost(unit, rep_task, rep_client)
     try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from assignor.errors import SolverError
 from assignor.flow import ArcBlock, FlowGraph, IntArray, layout, solve
 
 __all__ = [
@@ -95,7 +96,7 @@ def split_inflow(
     s_order = np.lexsort((s_target, s_hub))
     targets = np.repeat(s_target[s_order], s_flow[s_order])
     if targets.size != units.size:
-        raise ValueError(f"{units.size} units routed but {targets.size} slots filled")
+        raise SolverError("BAD_RESULT", f"{units.size} units routed, {targets.size} slots filled")
     return units, targets
 
 
@@ -183,7 +184,7 @@ def solve_active_compact(p: ActiveProblem) -> IntArray:
     placement = p.start.copy()
     placement[units] = targets
     if int(stays.sum()) + units.size != t_n:
-        raise ValueError("flow placed a task twice or not at all")
+        raise SolverError("BAD_RESULT", "flow placed a task twice or not at all")
     return placement
 
 

@@ -56,6 +56,7 @@ def group(
     clients: Iterable[KafkaStreamsState],
     stateful: Iterable[TaskId] = (),
     stateless: Iterable[TaskId] = (),
+    /,
     *,
     end_offset: int = 1_000_000,
     **configs: object,

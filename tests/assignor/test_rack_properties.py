@@ -15,7 +15,13 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assignor.model import RackAwareStrategy
+from assignor.api import assign
+from assignor.model import (
+    ApplicationState,
+    RackAwareStrategy,
+    TaskTopicPartition,
+    application_state,
+)
 from assignor.rack import optimize_active_tasks, optimize_standby_tasks
 from assignor.rack_graph import (
     ActiveProblem,
@@ -30,6 +36,7 @@ from assignor.rack_standby import (
     solve_standby_dense,
     standby_cost,
 )
+from assignor.validate import AssignmentError, validate
 from tests.assignor.rack_cases import (
     Small,
     brute_force_active,
@@ -40,6 +47,7 @@ from tests.assignor.rack_cases import (
     small_groups,
     within_subtopology_bounds,
 )
+from tests.assignor.strategies import app_states
 
 COSTS = st.tuples(st.integers(0, 12), st.integers(0, 12))
 
@@ -213,3 +221,58 @@ def test_output_does_not_depend_on_input_order(group: Small, costs: tuple[int, i
         state, dict(items), dict(s_items), traffic_cost=traffic, non_overlap_cost=overlap
     )
     assert one == two
+
+
+@st.composite
+def rack_aware_states(draw: st.DrawFn) -> ApplicationState:
+    """A random group (lags, previous owners, tags) whose tasks read partitions on random racks."""
+    state = draw(app_states(max_clients=5))
+    racks = ["rack-1", "rack-2", "rack-3"]
+    subsets = st.sets(st.sampled_from(racks), min_size=1, max_size=2).map(frozenset)
+    tasks = [
+        dataclasses.replace(
+            info,
+            topic_partitions=tuple(
+                TaskTopicPartition(
+                    f"t{k}", t.partition, k == 0, info.stateful and k > 0, draw(subsets)
+                )
+                for k in range(draw(st.integers(1, 2)))
+            ),
+        )
+        for t, info in state.tasks.items()
+    ]
+    clients = [
+        dataclasses.replace(c, rack_id=draw(st.sampled_from(racks))) for c in state.clients.values()
+    ]
+    configs = dataclasses.replace(
+        state.configs,
+        assignor=draw(st.sampled_from(["high_availability", "sticky"])),
+        rack_aware_strategy=draw(
+            st.sampled_from([RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY])
+        ),
+        traffic_cost=draw(st.none() | st.integers(0, 10)),
+        non_overlap_cost=draw(st.none() | st.integers(0, 10)),
+    )
+    return application_state(tasks, clients, configs, now_ms=state.now_ms)
+
+
+@settings(max_examples=40, deadline=None)
+@given(rack_aware_states())
+def test_built_in_assignors_stay_valid_with_rack_awareness(state: ApplicationState) -> None:
+    result = assign(state)
+    assert validate(state, result) is AssignmentError.NONE
+    diag = result.diagnostics
+    assert not diag.solver_fallback
+    assert diag.rack_optimisation == "off" or diag.rack_optimisation.split(":")[0] in (
+        "optimal",
+        "disabled",
+    )
+    if (
+        state.configs.rack_aware_strategy is RackAwareStrategy.MIN_TRAFFIC
+        and diag.rack_optimisation == "optimal"
+    ):
+        # Traffic weighs in every phase, so no phase ends with more cross-rack reads unless it
+        # traded them for fewer moves (non_overlap_cost > 0); with 0 it never does.
+        if state.configs.non_overlap_cost == 0:
+            assert diag.cross_rack_cost_after <= diag.cross_rack_cost_before
+    assert assign(state) == result

@@ -24,22 +24,23 @@ from __future__ import annotations
 import enum
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from assignor.errors import InvalidAssignment, InvalidRequest, SolverError
 from assignor.model import ApplicationState, AssignmentConfigs, ProcessId, RackAwareStrategy, TaskId
-from assignor.rack_graph import ActiveProblem, placement_cost, solve_active_compact
+from assignor.rack_graph import placement_cost, solve_active_compact
 from assignor.rack_model import (
     Assignment,
     active_owners,
     active_problem,
     build_active_problem,
+    build_standby_problem,
     check_standbys,
     every_client,
     owners,
     rack_costs,
-    tag_classes,
 )
 from assignor.rack_standby import (
     StandbyProblem,
@@ -110,7 +111,7 @@ def optimize_active_tasks(
         state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
     )
     subtopology = problem.subtopology
-    unit = ActiveProblem(problem.client_rack, start, misses, 1, 0)
+    unit = replace(problem, traffic_cost=1, non_overlap_cost=0, subtopology=None)
     before = placement_cost(unit, start)
     arcs = len(ordered) * (len(racks) + 1) + len(clients) * (1 + 2 * _subtopologies(subtopology))
     try:
@@ -163,39 +164,13 @@ def optimize_standby_tasks(
     if isinstance(costs, str):
         return result, _disabled(f"{len(ordered)} standby tasks", costs)
     racks, misses = costs
-    rack_of = {r: i for i, r in enumerate(racks)}
-    client_class, class_values = tag_classes(state, clients)
-    problem = StandbyProblem(
-        client_rack=np.array([rack_of[str(state.clients[p].rack_id)] for p in clients], np.int64),
-        client_class=client_class,
-        class_values=class_values,
-        rep_task=rep_task,
-        rep_client=rep_client,
-        active_client=active_of,
-        misses=misses,
-        traffic_cost=traffic_cost,
-        non_overlap_cost=non_overlap_cost,
+    problem = build_standby_problem(
+        state, rep_task, rep_client, active_of, racks, misses, traffic_cost, non_overlap_cost
     )
-    unit = StandbyProblem(
-        problem.client_rack,
-        client_class,
-        class_values,
-        rep_task,
-        rep_client,
-        active_of,
-        misses,
-        1,
-        0,
-    )
+    unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
     before = standby_cost(unit, rep_task, rep_client)
     try:
-        _within_budget(state, started, rep_task.size * (len(racks) * len(class_values) + 1))
-        solved = solve_standby_compact(problem)
-        if solved is None:
-            _within_budget(state, started, rep_task.size * len(clients))
-            solved = solve_standby_dense(problem)
-        _within_budget(state, started, 0)
-        check_standbys(problem, *solved)
+        solved = _solve_standbys(state, started, problem, len(racks))
     except SolverError as exc:
         return result, _fallback(f"{rep_task.size} standbys", exc, before)
     new: dict[ProcessId, set[TaskId]] = {pid: set() for pid in clients}
@@ -213,6 +188,21 @@ def optimize_standby_tasks(
         cross_rack_cost_after=after,
         notes=(note,),
     )
+
+
+def _solve_standbys(
+    state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compact graph first, the per-client one if its hub split fails; checked, within budget."""
+    replicas, classes = problem.rep_task.size, problem.class_values.shape[0]
+    _within_budget(state, started, replicas * (n_racks * classes + 1))
+    solved = solve_standby_compact(problem)
+    if solved is None:
+        _within_budget(state, started, replicas * problem.client_rack.size)
+        solved = solve_standby_dense(problem)
+    _within_budget(state, started, 0)
+    check_standbys(problem, *solved)
+    return solved
 
 
 def _check_costs(traffic_cost: int, non_overlap_cost: int) -> None:

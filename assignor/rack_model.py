@@ -13,7 +13,7 @@ from collections.abc import Set as AbstractSet
 
 import numpy as np
 
-from assignor.errors import InvalidAssignment, SolverError
+from assignor.errors import InvalidAssignment, InvalidRequest, SolverError
 from assignor.model import (
     ApplicationState,
     ProcessId,
@@ -29,6 +29,7 @@ __all__ = [
     "active_owners",
     "active_problem",
     "build_active_problem",
+    "build_standby_problem",
     "check_standbys",
     "diversity",
     "every_client",
@@ -56,7 +57,7 @@ def active_problem(
     racks = sorted({str(c.rack_id) for c in state.clients.values()})
     misses = misses_per_rack(state, ordered, racks, changelog_only=False)
     if isinstance(misses, str):
-        raise ValueError(misses)
+        raise InvalidRequest(misses, field="tasks.topic_partitions.rack_ids")
     return build_active_problem(
         state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
     )
@@ -84,6 +85,32 @@ def build_active_problem(
         traffic_cost=traffic_cost,
         non_overlap_cost=non_overlap_cost,
         subtopology=subtopology,
+    )
+
+
+def build_standby_problem(
+    state: ApplicationState,
+    rep_task: np.ndarray,
+    rep_client: np.ndarray,
+    active_of: np.ndarray,
+    racks: list[str],
+    misses: np.ndarray,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> StandbyProblem:
+    """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
+    rack_of = {r: i for i, r in enumerate(racks)}
+    client_class, class_values = tag_classes(state, list(state.clients))
+    return StandbyProblem(
+        client_rack=np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64),
+        client_class=client_class,
+        class_values=class_values,
+        rep_task=rep_task,
+        rep_client=rep_client,
+        active_client=active_of,
+        misses=misses,
+        traffic_cost=traffic_cost,
+        non_overlap_cost=non_overlap_cost,
     )
 
 

@@ -36,6 +36,8 @@ from assignor.utils import default_standby_assignment, identity_assignment
 from assignor.validate import AssignmentError, validate
 
 __all__ = [
+    "LATEST_OFFSET",
+    "UNKNOWN_OFFSET_SUM",
     "ApplicationState",
     "AssignedTask",
     "AssignmentConfigs",
@@ -47,7 +49,6 @@ __all__ = [
     "KafkaStreamsAssignment",
     "KafkaStreamsState",
     "KassignError",
-    "LATEST_OFFSET",
     "MemberAssignment",
     "ProcessId",
     "RackAwareStrategy",
@@ -58,7 +59,6 @@ __all__ = [
     "TaskInfo",
     "TaskTopicPartition",
     "TaskType",
-    "UNKNOWN_OFFSET_SUM",
     "application_state",
     "assign",
     "assign_standby_tasks",

@@ -26,12 +26,12 @@ from ortools.graph.python import min_cost_flow  # type: ignore[import-untyped]
 from assignor.errors import InvalidRequest, SolverError
 
 __all__ = [
+    "MAX_ABS_COST",
+    "MAX_CAPACITY",
     "ArcBlock",
     "FlowGraph",
     "FlowSolution",
     "IntArray",
-    "MAX_ABS_COST",
-    "MAX_CAPACITY",
     "NodeLayout",
     "layout",
     "solve",

@@ -15,17 +15,17 @@ from uuid import UUID
 from assignor.ordering import process_key
 
 __all__ = [
+    "LATEST_OFFSET",
+    "UNKNOWN_OFFSET_SUM",
     "ApplicationState",
     "AssignmentConfigs",
     "ConsumerState",
     "KafkaStreamsState",
-    "LATEST_OFFSET",
     "ProcessId",
     "RackAwareStrategy",
     "TaskId",
     "TaskInfo",
     "TaskTopicPartition",
-    "UNKNOWN_OFFSET_SUM",
     "application_state",
 ]
 

@@ -51,8 +51,8 @@ from assignor.rack_standby import (
 from assignor.result import Diagnostics
 
 __all__ = [
-    "CostPhase",
     "MAX_COST",
+    "CostPhase",
     "active_problem",
     "optimize_active_tasks",
     "optimize_standby_tasks",

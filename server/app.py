@@ -34,8 +34,8 @@ from server.servicer import AssignObserver, TaskAssignmentServicer
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_PORT",
-    "RequestJournal",
     "SERVICE_NAME",
+    "RequestJournal",
     "ServerConfig",
     "channel_options",
     "create_server",

@@ -29,10 +29,10 @@ from server import encode, status
 from server.decode.request import DecodedRequest, decode_request
 
 __all__ = [
+    "PHASES",
     "AssignObserver",
     "NullObserver",
     "Outcome",
-    "PHASES",
     "TaskAssignmentServicer",
     "assign_request",
 ]

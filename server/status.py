@@ -25,8 +25,8 @@ import grpc
 from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
 
 __all__ = [
-    "MappedStatus",
     "STATUS_TABLE",
+    "MappedStatus",
     "to_status",
 ]
 

@@ -22,10 +22,10 @@ from uuid import UUID
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = [
-    "Encoding",
     "LATEST_OFFSET",
-    "TaskRef",
     "UNKNOWN_OFFSET_SUM",
+    "Encoding",
+    "TaskRef",
     "client",
     "configs",
     "member",

@@ -81,3 +81,26 @@ def test_sigterm_drains_in_flight_calls_on_every_worker_then_exits_cleanly(tmp_p
         log = served.log.read_text()
         assert log.count("kassign stopped") == 2
         assert "exited with" not in log
+
+
+def test_a_dead_worker_is_marked_and_its_counts_kept_while_the_other_serves(tmp_path: Path) -> None:
+    with kassign_serve(tmp_path, workers=2) as served:
+        for _ in range(6):
+            with grpc.insecure_channel(served.target, options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
+                health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
+        before = served.metrics_text()
+        victim = min(int(pid) for pid in worker_pids(served))
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while f"worker pid {victim} exited with" not in served.log.read_text():
+            assert time.monotonic() < deadline, served.log.read_text()
+            time.sleep(0.05)
+        with grpc.insecure_channel(served.target) as ch:
+            reply = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        checks = 'grpc_server_started_total{grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"}'
+        assert f"{checks} 6.0" in before
+        # Counts from before the kill are kept, whichever worker served them.
+        assert f"{checks} 7.0" in served.metrics_text()
+        os.kill(served.proc.pid, signal.SIGTERM)
+        assert served.proc.wait(timeout=60) == 1  # a worker failed

@@ -192,6 +192,12 @@ def test_standby_compact_graph_matches_the_per_client_graph(p: StandbyProblem) -
     compact = solve_standby_compact(p)
     if compact is not None:  # None: the hub split failed and the caller solves dense instead
         assert standby_cost(p, *compact) == standby_cost(p, *dense)
+    for tasks, clients in [dense] if compact is None else [dense, compact]:
+        pairs = set(zip(tasks.tolist(), clients.tolist(), strict=True))
+        assert len(pairs) == tasks.size  # no client holds a task twice
+        assert not np.any(p.active_client[tasks] == clients)
+        assert np.array_equal(np.bincount(clients, minlength=p.client_rack.size), p.counts)
+        assert sorted(tasks.tolist()) == sorted(p.rep_task.tolist())
     assert standby_cost(p, *dense) <= standby_cost(p, p.rep_task, p.rep_client)
 
 

@@ -433,3 +433,16 @@ def test_unknown_changelog_racks_disable_standbys_only() -> None:
     _, diag = optimize_standby_tasks(state, start, swapped, traffic_cost=10, non_overlap_cost=1)
     assert diag.rack_optimisation.startswith("disabled: partition log-0 of task 0_0")
     assert diag.notes == (f"rack: 2 standby tasks, {diag.rack_optimisation}",)
+
+
+def test_a_clash_in_the_hub_split_is_traded_away_validly() -> None:
+    from assignor.rack_standby import _trade
+
+    # Three replicas arrive at one hub; task 0 landed on client 5, which runs its active. Trading
+    # with task 1 would put task 1 on client 5, which runs task 1's active too: trade with task 2.
+    taken = np.array([0 * 8 + 5, 1 * 8 + 5])
+    traded = _trade([0, 1, 2], [0, 0, 0], [5, 6, 7], [0, 1, 2], taken, 8)
+    assert traded is not None and traded.tolist() == [7, 6, 5]
+    # With every other client of the hub holding task 0 already, no trade is valid.
+    taken = np.array([0 * 8 + 5, 0 * 8 + 6, 0 * 8 + 7])
+    assert _trade([0, 1, 2], [0, 0, 0], [5, 6, 7], [0, 1, 2], taken, 8) is None

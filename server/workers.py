@@ -50,15 +50,35 @@ def reserve_port(host: str, port: int) -> Iterator[int]:
 
     The socket is bound but never listens, so the kernel hands it no connections.
     """
-    bare = host.strip("[]") or "::"
-    family, _, _, _, address = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM)[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = _bound_reuseport(host.strip("[]") or "::", port)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        sock.bind(address)
         yield sock.getsockname()[1]
     finally:
         sock.close()
+
+
+def _bound_reuseport(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` with SO_REUSEPORT; "::" falls back to 0.0.0.0 on a
+    machine without IPv6 (gRPC does the same when it binds "[::]")."""
+    candidates = [host, "0.0.0.0"] if host == "::" else [host]
+    for index, name in enumerate(candidates):
+        family, _, _, _, address = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)[0]
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        except OSError:
+            if index + 1 < len(candidates):
+                continue
+            raise
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind(address)
+        except OSError:
+            sock.close()
+            if index + 1 < len(candidates):
+                continue
+            raise
+        return sock
+    raise OSError(f"cannot reserve {host}:{port}")  # pragma: no cover - the loop returns or raises
 
 
 def _worker_main(config: ServerConfig, index: int) -> int:

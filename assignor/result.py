@@ -100,8 +100,14 @@ class Diagnostics:
     notes: tuple[str, ...] = ()
 
     def merged(self, other: Diagnostics) -> Diagnostics:
-        """Combine the diagnostics of two phases (counts and costs add, notes append)."""
-        status = other.rack_optimisation if other.rack_optimisation != "off" else self.rack_optimisation
+        """Combine the diagnostics of two phases (counts and costs add, notes append).
+
+        The rack status kept is the one that matters most to a reader: a fallback in any phase,
+        else "optimal" if any phase optimised, else the first "disabled: ..." reason, else "off".
+        Each phase's own status stays in the notes its optimiser writes.
+        """
+        mine, theirs = self.rack_optimisation, other.rack_optimisation
+        status = theirs if _status_rank(theirs) > _status_rank(mine) else mine
         return Diagnostics(
             warmups=self.warmups + other.warmups,
             rack_optimisation=status,
@@ -110,6 +116,13 @@ class Diagnostics:
             solver_fallback=self.solver_fallback or other.solver_fallback,
             notes=self.notes + other.notes,
         )
+
+
+def _status_rank(status: str) -> int:
+    for rank, prefix in enumerate(("disabled", "optimal", "fallback"), start=1):
+        if status.startswith(prefix):
+            return rank
+    return 0
 
 
 @dataclass(frozen=True, slots=True)

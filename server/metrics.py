@@ -110,16 +110,26 @@ class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
 
     def __init__(self, metrics: GrpcMetrics) -> None:
         self._metrics = metrics
+        self._wrapped_by_name: dict[str, grpc.RpcMethodHandler] = {}
 
     def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
-        if handler is None:
-            return None
-        method = _Method.of(handler_call_details.method, handler)
+        """Called for every call: the wrapped handler is built once per registered method (an
+        unknown method gets no handler, so the cache holds only methods the server has)."""
+        name = handler_call_details.method
+        wrapped = self._wrapped_by_name.get(name)
+        if wrapped is None:
+            handler = continuation(handler_call_details)
+            if handler is None:
+                return None
+            wrapped = self._wrap(_Method.of(name, handler), handler)
+            self._wrapped_by_name[name] = wrapped
+        return wrapped
+
+    def _wrap(self, method: _Method, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         wrap = {
             "unary": (grpc.unary_unary_rpc_method_handler, handler.unary_unary),
             "server_stream": (grpc.unary_stream_rpc_method_handler, handler.unary_stream),

@@ -121,3 +121,16 @@ def test_invalid_reason_drops_list_indices_so_labels_stay_bounded() -> None:
     error = InvalidRequest("bad", field="members[12].subscription.owned_partitions[3].topic")
     assert invalid_reason(error) == "members[].subscription.owned_partitions[].topic"
     assert invalid_reason(ValueError("x")) == "ValueError"
+
+
+def test_an_unknown_method_is_unimplemented_and_adds_no_label_set() -> None:
+    registry = CollectorRegistry()
+    with served(registry) as channel:
+        unknown = channel.unary_unary("/kassign.v1.TaskAssignmentService/NoSuchMethod")
+        with pytest.raises(grpc.RpcError) as failed:
+            unknown(b"", timeout=10)
+        health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+    assert failed.value.code() is grpc.StatusCode.UNIMPLEMENTED
+    started = [s.labels["grpc_method"] for m in registry.collect()
+               if m.name == "grpc_server_started" for s in m.samples if s.name.endswith("_total")]
+    assert started == ["Check"]

@@ -12,6 +12,7 @@ from kassign.v1 import assignment_pb2 as pb
 from assignor.api import registered_names
 from assignor.errors import InvalidRequest
 from assignor.model import AssignmentConfigs, RackAwareStrategy
+from assignor.rack import MAX_COST
 
 __all__ = [
     "MAX_RACK_AWARE_TAGS",
@@ -85,7 +86,8 @@ def _strategy(configs: pb.AssignmentConfigs) -> RackAwareStrategy:
 def _optional_cost(configs: pb.AssignmentConfigs, name: str) -> int | None:
     if not configs.HasField(name):
         return None
-    return _at_least(int(getattr(configs, name)), 0, name)
+    # The flow solver's bound: checked here so the answer never depends on the strategy.
+    return _between(int(getattr(configs, name)), 0, MAX_COST, name)
 
 
 def _budget(configs: pb.AssignmentConfigs, default_budget_ms: int | None) -> int | None:

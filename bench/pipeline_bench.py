@@ -92,9 +92,12 @@ def main() -> int:
               f"3 configurations, generated in {time.perf_counter() - started:.1f}s")
         rates = {}
         for master in args.masters.split(","):
-            seconds, rows, errors = run(master, work / "in", work / f"out-{master}")
+            safe = "".join(ch if ch.isalnum() else "-" for ch in master)  # Hadoop globs "[1]"
+            seconds, rows, errors = run(master, work / "in", work / f"out-{safe}")
             rates[master] = rows / seconds
-            print(f"{master:>10}: {rows} rows ({errors} errors) in {seconds:.1f}s = {rates[master]:.1f} rows/s")
+            load = os.getloadavg()[0]  # other work on the machine skews the speed-up: show it
+            print(f"{master:>10}: {rows} rows ({errors} errors) in {seconds:.1f}s = {rates[master]:.1f} rows/s"
+                  f" (1-min load average after: {load:.1f} on {os.cpu_count()} cores)")
         masters = list(rates)
         if len(masters) >= 2:
             print(f"speed-up {masters[-1]} / {masters[0]}: {rates[masters[-1]] / rates[masters[0]]:.2f}x")

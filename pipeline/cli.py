@@ -8,9 +8,14 @@ not pay for them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import time
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["add_parser", "run_replay", "run_report", "run_simulate"]
 
@@ -54,21 +59,33 @@ def _bad_file(exc: Exception) -> int:
     return 2
 
 
+@contextlib.contextmanager
+def _spark(master: str | None, app_name: str) -> Iterator[SparkSession]:
+    """A session for one command; stopped afterwards unless it was already running (tests)."""
+    from pyspark.sql import SparkSession
+
+    from pipeline.spark import session
+
+    running = SparkSession.getActiveSession()
+    spark = session(master, app_name=app_name)
+    try:
+        yield spark
+    finally:
+        if running is None:
+            spark.stop()
+
+
 def run_replay(args: argparse.Namespace) -> int:
     from pipeline.grid import load_grid
     from pipeline.replay import replay
-    from pipeline.spark import session
 
     started = time.monotonic()
     try:
         grid = load_grid(args.grid)
     except (ValueError, KeyError, TypeError) as exc:
         return _bad_file(exc)
-    spark = session(args.master, app_name="kassign-replay")
-    try:
+    with _spark(args.master, "kassign-replay") as spark:
         summary = replay(spark, args.input, args.output, grid)
-    finally:
-        spark.stop()
     return _finish("replay", started, summary)
 
 
@@ -77,7 +94,6 @@ def run_simulate(args: argparse.Namespace) -> int:
     from pipeline.generate import load_spec
     from pipeline.grid import load_grid
     from pipeline.simulate import GENERATED, simulate
-    from pipeline.spark import session
 
     if args.groups < 1 or args.rounds < 1:
         log.error("--groups and --rounds must be at least 1")
@@ -88,12 +104,9 @@ def run_simulate(args: argparse.Namespace) -> int:
         events, spec = load_events(args.events), load_spec(args.spec)
     except (ValueError, KeyError, TypeError) as exc:
         return _bad_file(exc)
-    spark = session(args.master, app_name="kassign-simulate")
-    try:
+    with _spark(args.master, "kassign-simulate") as spark:
         summary = simulate(spark, args.output, groups=args.groups, seed=args.seed, spec=spec, grid=grid,
                            events=events, rounds=args.rounds)
-    finally:
-        spark.stop()
     return _finish("simulate", started, summary)
 
 

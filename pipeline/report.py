@@ -120,7 +120,8 @@ def _sections(frame: pd.DataFrame, directory: Path) -> list[Section]:
         trajectory = trajectory_table(frame)
         _trajectory_plot(trajectory, directory / "trajectory.png")
         sections.append(Section("Cost trajectory over rounds", "trajectory.png", trajectory,
-                                "Mean cross-rack partitions at each round of a phase."))
+                                "Mean cross-rack partitions at each round of a phase; a phase that converged earlier "
+                                "keeps its last value."))
     return sections
 
 

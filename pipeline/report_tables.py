@@ -59,6 +59,15 @@ def convergence_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def trajectory_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Mean cross-rack partitions per round (rows) and configuration (columns)."""
-    table = _ok(frame).pivot_table(index="round", columns="config", values="cross_rack_partitions", aggfunc="mean")
+    """Mean cross-rack partitions per round (rows) and configuration (columns).
+
+    Every group phase counts in every round: one that converged (or failed) earlier keeps its
+    last value, so the curve follows one population instead of the slow groups alone.
+    """
+    ok = _ok(frame)
+    last = int(ok["round"].max()) if len(ok) else 0
+    wide = ok.pivot_table(index=_PHASE_KEYS, columns="round", values="cross_rack_partitions", aggfunc="first")
+    wide = wide.reindex(columns=range(1, last + 1)).ffill(axis=1)
+    table = wide.groupby(level="config").mean().T
+    table.index.name = "round"
     return table.sort_index()

@@ -39,7 +39,7 @@ def simulate_frame(spark: SparkSession, *, groups: int, seed: int, spec: GroupSp
                    grid: Sequence[Configuration], events: Sequence[Event], rounds: int) -> DataFrame:
     """The simulation rows of groups ``0 .. groups-1``."""
     configurations, timeline = tuple(grid), tuple(events)
-    partitions = max(1, min(groups, spark.sparkContext.defaultParallelism * 4))
+    partitions = max(1, min(groups, spark.sparkContext.defaultParallelism * 8))  # small tail
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:

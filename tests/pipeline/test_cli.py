@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from server.cli import build_parser
+from pipeline.generate import GroupSpec, random_group
+from pipeline.group import to_request
+from server.cli import build_parser, main
+from server.journal import Journal
 
 KASSIGN = [sys.executable, "-c", "import sys; from server.cli import main; sys.exit(main())"]
 
@@ -34,19 +37,20 @@ def test_a_bad_grid_file_is_a_usage_error_before_spark_starts(tmp_path: Path) ->
 
 
 @pytest.mark.slow
-def test_simulate_and_report_from_the_command_line(tmp_path: Path) -> None:
+def test_simulate_replay_and_report_from_the_command_line(spark, tmp_path: Path, caplog) -> None:
+    """In-process, on the tests' session (the command leaves a running session alone)."""
     (tmp_path / "events.json").write_text(json.dumps([{"kind": "rack_fail", "rack": 0}]))
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
-    simulate = subprocess.run(
-        [*KASSIGN, "simulate", str(tmp_path / "sim"), "--groups", "4", "--seed", "3", "--rounds", "6",
-         "--events", str(tmp_path / "events.json"), "--master", "local[2]"],
-        check=False, capture_output=True, text=True, timeout=300, env=env,
-    )
-    assert simulate.returncode == 0, simulate.stderr[-2000:]
-    assert "simulate finished" in simulate.stderr
+    caplog.set_level(logging.INFO, logger="kassign.pipeline")
+    code = main(["simulate", str(tmp_path / "sim"), "--groups", "4", "--seed", "3", "--rounds", "6",
+                 "--events", str(tmp_path / "events.json"), "--master", "local[2]"])
+    assert code == 0 and "simulate finished" in caplog.text
     rows = pd.read_parquet(tmp_path / "sim")
     assert set(rows["event"]) == {"initial", "rack_fail:0"} and rows["group_index"].nunique() == 4
-    report = subprocess.run([*KASSIGN, "report", str(tmp_path / "sim"), str(tmp_path / "site")],
-                            check=False, capture_output=True, text=True, timeout=120, env=env)
-    assert report.returncode == 0, report.stderr[-2000:]
+    assert main(["report", str(tmp_path / "sim"), str(tmp_path / "site")]) == 0
     assert (tmp_path / "site" / "index.html").exists() and (tmp_path / "site" / "convergence.png").exists()
+    journal = Journal(tmp_path / "journal")
+    journal.record(to_request(random_group(GroupSpec(), seed=3, index=0)))
+    journal.close()
+    assert main(["replay", str(tmp_path / "journal"), str(tmp_path / "replayed")]) == 0
+    assert list(pd.read_parquet(tmp_path / "replayed")["config"]) == ["request"]
+    assert spark.sparkContext._jsc is not None  # the shared session is still up

@@ -51,7 +51,8 @@ def test_convergence_and_trajectory_tables() -> None:
     convergence = convergence_table(_rows())
     assert convergence.loc[2, "a"] == 1 and convergence.loc[1, "b"] == 1 and convergence.loc[-1, "b"] == 1
     trajectory = trajectory_table(_rows())
-    assert trajectory.loc[1, "a"] == 6 and trajectory.loc[2, "a"] == 2 and trajectory.loc[1, "b"] == 9
+    assert trajectory.loc[1, "a"] == 6 and trajectory.loc[2, "a"] == 2
+    assert trajectory.loc[1, "b"] == 9 and trajectory.loc[2, "b"] == 9  # converged: keeps its value
 
 
 def test_a_report_page_from_parquet(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ from assignor.rack_standby import (
     standby_cost,
 )
 from assignor.result import Diagnostics
+from assignor.timing import RACK_OPTIMISATION, timed
 
 __all__ = [
     "MAX_COST",
@@ -85,6 +86,7 @@ def resolve_costs(configs: AssignmentConfigs, phase: CostPhase) -> tuple[int, in
     )
 
 
+@timed(RACK_OPTIMISATION)
 def optimize_active_tasks(
     state: ApplicationState,
     tasks: Sequence[TaskId],
@@ -137,6 +139,7 @@ def optimize_active_tasks(
     )
 
 
+@timed(RACK_OPTIMISATION)
 def optimize_standby_tasks(
     state: ApplicationState,
     active: Assignment,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kassign.v1 import assignment_pb2 as pb
@@ -22,12 +24,15 @@ from server.servicer import PHASES, AssignObserver, NullObserver, assign_request
 from tests.server.requests import group, pid
 from tests.server.running import in_process
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
 
 class Recorder(NullObserver):
     """Remembers what the servicer reported."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, object]] = []
+        self.seconds: list[tuple[str, float]] = []
 
     def on_decoded(self, request: pb.AssignRequest, decoded: object) -> None:
         self.events.append(("decoded", request.group_id))
@@ -35,6 +40,7 @@ class Recorder(NullObserver):
     def on_phase(self, phase: str, seconds: float) -> None:
         assert seconds >= 0
         self.events.append(("phase", phase))
+        self.seconds.append((phase, seconds))
 
     def on_success(
         self, request: object, decoded: object, assignment: object, response: object
@@ -80,10 +86,21 @@ def test_the_observer_hears_each_phase_then_success(stub, recorder: Recorder) ->
     assert recorder.events == [
         ("phase", "decode"),
         ("decoded", "g"),
-        *(("phase", p) for p in PHASES[1:]),
+        *(("phase", p) for p in PHASES[1:] if p != "rack_optimisation"),  # strategy none
         ("success", None),
     ]
     assert isinstance(recorder, AssignObserver)
+
+
+def test_rack_optimisation_is_its_own_phase_when_it_runs() -> None:
+    request = pb.AssignRequest()
+    json_format.Parse((EXAMPLES / "rack-aware-min-traffic.json").read_text(), request)
+    recorder = Recorder()
+    assign_request(request, observer=recorder)
+    phases = [name for kind, name in recorder.events if kind == "phase"]
+    assert phases == list(PHASES)
+    seconds = dict(recorder.seconds)
+    assert seconds["rack_optimisation"] > 0 and seconds["assign"] >= 0
 
 
 def test_same_request_twice_gives_the_same_bytes_but_timings(stub) -> None:  # type: ignore[no-untyped-def]

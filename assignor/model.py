@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Self
 from uuid import UUID
 
 from assignor.ordering import process_key
@@ -37,43 +38,62 @@ UNKNOWN_OFFSET_SUM = -3
 """Offset sum (and lag) of a task whose local offsets are unknown: never caught up."""
 
 
-@dataclass(frozen=True, slots=True)
-class TaskId:
+class TaskId(tuple[bytes, int, int]):
     """A task: sub-topology and partition, optionally inside a named topology.
 
     Ordered like Kafka's ``TaskId.compareTo``: named topology first (Java ``String.compareTo``,
     i.e. UTF-16 code units), then sub-topology, then partition. The empty string is normalised
     to ``None``: Kafka never names a topology "".
+
+    Why a tuple: the tuple *is* that order, ``(topology as UTF-16-BE bytes, subtopology,
+    partition)`` (``b""`` for none), so hashing, equality and sorting run in C; a request hashes
+    and compares task ids thousands of times.
     """
 
-    subtopology: int
-    partition: int
-    named_topology: str | None = None
+    __slots__ = ()
 
-    def __post_init__(self) -> None:
-        if self.named_topology == "":
-            object.__setattr__(self, "named_topology", None)
+    def __new__(cls, subtopology: int, partition: int, named_topology: str | None = None) -> Self:
+        topology = _topology_key(named_topology) if named_topology else b""
+        return tuple.__new__(cls, (topology, subtopology, partition))
+
+    @property
+    def subtopology(self) -> int:
+        return self[1]
+
+    @property
+    def partition(self) -> int:
+        return self[2]
+
+    @property
+    def named_topology(self) -> str | None:
+        return self[0].decode("utf-16-be", "surrogatepass") if self[0] else None
 
     @property
     def sort_key(self) -> tuple[bytes, int, int]:
-        topology = b"" if self.named_topology is None else self.named_topology.encode("utf-16-be")
-        return (topology, self.subtopology, self.partition)
+        """Kafka's order as a plain tuple (kept for callers that sort with ``key=``)."""
+        return (self[0], self[1], self[2])
 
-    def __lt__(self, other: TaskId) -> bool:
-        return self.sort_key < other.sort_key
+    def __reduce__(self) -> tuple[type[TaskId], tuple[int, int, str | None]]:
+        """Pickle and copy by the constructor's arguments (Spark ships task ids to workers)."""
+        return (TaskId, (self[1], self[2], self.named_topology))
 
-    def __le__(self, other: TaskId) -> bool:
-        return self.sort_key <= other.sort_key
+    def __getnewargs__(self) -> tuple[int, int, str | None]:
+        return (self[1], self[2], self.named_topology)
 
-    def __gt__(self, other: TaskId) -> bool:
-        return self.sort_key > other.sort_key
-
-    def __ge__(self, other: TaskId) -> bool:
-        return self.sort_key >= other.sort_key
+    def __repr__(self) -> str:
+        return (
+            f"TaskId(subtopology={self[1]!r}, partition={self[2]!r}, "
+            f"named_topology={self.named_topology!r})"
+        )
 
     def __str__(self) -> str:
-        base = f"{self.subtopology}_{self.partition}"
-        return base if self.named_topology is None else f"{self.named_topology}__{base}"
+        base = f"{self[1]}_{self[2]}"
+        return base if not self[0] else f"{self.named_topology}__{base}"
+
+
+def _topology_key(named_topology: str) -> bytes:
+    """A topology name as UTF-16-BE code units: bytes compare as Java compares the String."""
+    return named_topology.encode("utf-16-be", "surrogatepass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +230,7 @@ def application_state(
     now_ms: int = 0,
 ) -> ApplicationState:
     """An ``ApplicationState`` with tasks and clients in their canonical order."""
-    task_map = {t.id: t for t in sorted(tasks, key=lambda t: t.id.sort_key)}
+    task_map = {t.id: t for t in sorted(tasks, key=lambda t: t.id)}
     client_map = {c.process_id: c for c in sorted(clients, key=lambda c: process_key(c.process_id))}
     return ApplicationState(
         tasks=task_map, clients=client_map, configs=configs or AssignmentConfigs(), now_ms=now_ms

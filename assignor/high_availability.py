@@ -70,7 +70,7 @@ class _Layout:
         clients = tuple(sorted(state.clients, key=process_key))
         # a client always has a consumer; guard anyway so a load is never a division by zero
         capacities = tuple(max(1, state.clients[c].num_threads) for c in clients)
-        by_task = sorted(state.tasks.values(), key=lambda info: info.id.sort_key)
+        by_task = sorted(state.tasks.values(), key=lambda info: info.id)
         stateful = tuple(info.id for info in by_task if info.stateful)
         stateless = tuple(info.id for info in by_task if not info.stateful)
         return _Layout(clients, capacities, stateful, stateless)

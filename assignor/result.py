@@ -36,7 +36,7 @@ class AssignedTask:
 
 
 def _sorted_tasks(tasks: Iterable[TaskId]) -> tuple[TaskId, ...]:
-    return tuple(sorted(tasks, key=lambda t: t.sort_key))
+    return tuple(sorted(tasks))
 
 
 @dataclass(frozen=True, slots=True)

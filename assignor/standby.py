@@ -61,7 +61,7 @@ def place_standby_tasks(
     """
     replicas = state.configs.num_standby_replicas
     targets = tuple(
-        sorted(state.stateful_tasks if tasks is None else tasks, key=lambda t: t.sort_key)
+        sorted(state.stateful_tasks if tasks is None else tasks)
     )
     placed: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
     layout = tag_layout(state)
@@ -252,7 +252,7 @@ def _place_least_loaded(
     """Place each pending task's remaining replicas least-loaded; return the tasks left short."""
     short: list[TaskId] = []
     clients = len(placed)
-    for task in sorted(pending, key=lambda t: t.sort_key):
+    for task in sorted(pending):
         task_holding = holding[task]
         for _ in range(pending[task]):
             chosen = heap.poll(task_holding) if len(task_holding) < clients else None

@@ -134,7 +134,7 @@ def _short_note(state: ApplicationState, short: Sequence[TaskId]) -> str:
 
 def _in_task_order(tasks: Iterable[TaskId]) -> list[TaskId]:
     """Tasks in ``TaskId`` order, whatever order the state's mappings came in."""
-    return sorted(tasks, key=lambda t: t.sort_key)
+    return sorted(tasks)
 
 
 def _previous_active_owner(state: ApplicationState) -> dict[TaskId, ProcessId]:

@@ -48,7 +48,7 @@ class ClientBook:
         for pid in state.clients:
             self._push(pid)
         for pid, tasks in (active or {}).items():
-            for task in sorted(tasks, key=lambda t: t.sort_key):
+            for task in sorted(tasks):
                 self.give(task, pid, TaskType.ACTIVE)
 
     def _push(self, pid: ProcessId) -> None:

@@ -34,62 +34,58 @@ def distribute_tasks(
 ) -> tuple[MemberAssignment, ...]:
     """Every consumer's tasks (interface 3), sorted by member id; unknown clients are skipped."""
     members: list[MemberAssignment] = []
+    stateful = frozenset(state.stateful_tasks)  # once per call, not per client
     for client_assignment in assignment.assignments:
         client = state.clients.get(client_assignment.process_id)
         if client is not None and client.consumers:
-            members.extend(_distribute_client(state, client, client_assignment))
+            members.extend(_distribute_client(state, stateful, client, client_assignment))
     return tuple(sorted(members, key=lambda m: m.member_id))
 
 
 def _distribute_client(
-    state: ApplicationState, client: KafkaStreamsState, given: KafkaStreamsAssignment
+    state: ApplicationState,
+    stateful: frozenset[TaskId],
+    client: KafkaStreamsState,
+    given: KafkaStreamsAssignment,
 ) -> list[MemberAssignment]:
     consumers = sorted(client.consumer_ids)
-    stateful_before, stateless_before = _previous_by_consumer(state, client)
-
-    def is_stateful(task: TaskId) -> bool:
-        info = state.tasks.get(task)
-        return info is not None and info.stateful
-
+    stateful_before, stateless_before = _previous_by_consumer(state, stateful, client)
     counts = {member: 0 for member in consumers}
     active = spread_over_consumers(
-        [t for t in given.active if is_stateful(t)], consumers, counts, stateful_before
+        [t for t in given.active if t in stateful], consumers, counts, stateful_before
     )
     standby = spread_over_consumers(list(given.standby), consumers, counts, stateful_before)
     stateless = spread_over_consumers(
-        [t for t in given.active if not is_stateful(t)], consumers, counts, stateless_before
+        [t for t in given.active if t not in stateful], consumers, counts, stateless_before
     )
     return [
         MemberAssignment(
             member_id=member,
             process_id=client.process_id,
-            active=tuple(sorted(active[member] + stateless[member], key=lambda t: t.sort_key)),
-            standby=tuple(sorted(standby[member], key=lambda t: t.sort_key)),
+            active=tuple(sorted(active[member] + stateless[member])),
+            standby=tuple(sorted(standby[member])),
         )
         for member in consumers
     ]
 
 
 def _previous_by_consumer(
-    state: ApplicationState, client: KafkaStreamsState
+    state: ApplicationState, stateful: frozenset[TaskId], client: KafkaStreamsState
 ) -> tuple[dict[str, list[TaskId]], dict[str, list[TaskId]]]:
     """Per consumer: stateful tasks it had by (lag, task), stateless actives it had by task."""
     lags = client.task_lags
-    stateful: dict[str, list[TaskId]] = {}
-    stateless: dict[str, list[TaskId]] = {}
+    tasks = state.tasks
+    by_lag: dict[str, list[TaskId]] = {}
+    by_task: dict[str, list[TaskId]] = {}
     for consumer in client.consumers:
-        had = (consumer.previous_stateful | consumer.previous_active) & state.tasks.keys()
-        with_lag = [t for t in had if state.tasks[t].stateful and t in lags]
-        stateful[consumer.member_id] = sorted(with_lag, key=lambda t: (lags[t], t.sort_key))
-        stateless[consumer.member_id] = sorted(
-            (
-                t
-                for t in consumer.previous_active & state.tasks.keys()
-                if not state.tasks[t].stateful
-            ),
-            key=lambda t: t.sort_key,
+        had = consumer.previous_stateful | consumer.previous_active
+        by_lag[consumer.member_id] = sorted(
+            (t for t in had if t in stateful and t in lags), key=lambda t: (lags[t], t)
         )
-    return stateful, stateless
+        by_task[consumer.member_id] = sorted(
+            t for t in consumer.previous_active if t in tasks and t not in stateful
+        )
+    return by_lag, by_task
 
 
 def spread_over_consumers(
@@ -121,7 +117,7 @@ def spread_over_consumers(
                 skipped_owner[task] = member  # a later consumer overwrites, as Kafka's map does
         if len(plan[member]) < target:
             to_fill.append(member)
-    ordered = [t for t in sorted(open_tasks, key=lambda t: t.sort_key)]
+    ordered = sorted(open_tasks)
     _deal_up_to_floor(plan, counts, floor, to_fill, ordered, open_tasks)
     if open_tasks:
         _deal_the_rest(plan, counts, floor, consumers, skipped_owner, open_tasks)
@@ -161,13 +157,13 @@ def _deal_the_rest(
 ) -> None:
     """One more task each for consumers at the floor: previous owners first, then in order."""
     at_floor = [m for m in consumers if len(plan[m]) + counts[m] == floor]
-    for task in sorted(skipped_owner, key=lambda t: t.sort_key):
+    for task in sorted(skipped_owner):
         member = skipped_owner[task]
         if member in at_floor and task in open_tasks:
             plan[member].append(task)
             open_tasks.discard(task)
             at_floor.remove(member)
-    for task in sorted(open_tasks, key=lambda t: t.sort_key):
+    for task in sorted(open_tasks):
         if at_floor:
             member = at_floor.pop(0)
         else:  # cannot happen with balanced earlier runs; stay total rather than fail

@@ -46,7 +46,7 @@ def default_standby_assignment(
     placement = place_standby_tasks(state, active)
     clients = [
         replace(
-            given, standby=tuple(sorted(placement.standby.get(pid, ()), key=lambda t: t.sort_key))
+            given, standby=tuple(sorted(placement.standby.get(pid, ())))
         )
         for pid, given in by_process.items()
     ]

@@ -72,7 +72,7 @@ def _active_on_several_clients(held: _Held, clients: list[ProcessId]) -> _Findin
         for task, is_active in held[pid]:
             if is_active:
                 owners.setdefault(task, set()).add(pid)
-    doubled = sorted((t for t, ps in owners.items() if len(ps) > 1), key=lambda t: t.sort_key)
+    doubled = sorted((t for t, ps in owners.items() if len(ps) > 1))
     if doubled:
         return (
             AssignmentError.ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES,
@@ -84,7 +84,7 @@ def _active_on_several_clients(held: _Held, clients: list[ProcessId]) -> _Findin
 def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
     for pid in clients:
         counts = Counter(task for task, _ in held[pid])
-        twice = sorted((t for t, n in counts.items() if n > 1), key=lambda t: t.sort_key)
+        twice = sorted((t for t, n in counts.items() if n > 1))
         if twice:
             return (
                 AssignmentError.TASK_ASSIGNED_TWICE_TO_CLIENT,
@@ -95,7 +95,7 @@ def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
 
 def _stateless_standby(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
     for pid in clients:
-        for task, is_active in sorted(held[pid], key=lambda h: h[0].sort_key):
+        for task, is_active in sorted(held[pid], key=lambda h: h[0]):
             info = state.tasks.get(task)
             if not is_active and info is not None and not info.stateful:
                 return (
@@ -121,7 +121,7 @@ def _unknown_client(state: ApplicationState, clients: list[ProcessId]) -> _Findi
 
 def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
     for pid in clients:
-        for task, _ in sorted(held[pid], key=lambda h: h[0].sort_key):
+        for task, _ in sorted(held[pid], key=lambda h: h[0]):
             if task not in state.tasks:
                 return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {task}"
     return None
@@ -129,7 +129,7 @@ def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]
 
 def _unassigned_active(state: ApplicationState, held: _Held) -> _Finding:
     active = {task for tasks in held.values() for task, is_active in tasks if is_active}
-    for task in sorted(state.tasks, key=lambda t: t.sort_key):
+    for task in sorted(state.tasks):
         if task not in active:
             return AssignmentError.ACTIVE_TASK_UNASSIGNED, f"task {task} has no active client"
     return None

@@ -124,7 +124,7 @@ def _consumer(report: MemberReport, topology: Topology, notes: list[str]) -> Con
     """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
     known = topology.task_ids
     sums = {t: s for t, s in report.offset_sums if t in known}
-    unknown = sorted((t for t, _ in report.offset_sums if t not in known), key=lambda t: t.sort_key)
+    unknown = sorted((t for t, _ in report.offset_sums if t not in known))
     if unknown:
         notes.append(
             f"member {report.member_id!r}: ignored offset sums of {len(unknown)} task(s) the "

@@ -118,6 +118,6 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
                 )
             sources[key] = info.id
         decoded.append(info)
-    ordered = tuple(sorted(decoded, key=lambda t: t.id.sort_key))
+    ordered = tuple(sorted(decoded, key=lambda t: t.id))
     end_offset_sums = {t.id: t.changelog_end_offset_sum for t in ordered if t.stateful}
     return Topology(ordered, sources, frozenset(seen), end_offset_sums)

@@ -286,33 +286,94 @@ def _info(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[pb.Sub
     raise InvalidRequest("no Kafka Streams userData (SubscriptionInfo)", field=name, member=member)
 
 
-def decode_member(member: pb.MemberSubscription, known: TaskIds | None = None) -> MemberReport:
+@dataclass(frozen=True, slots=True)
+class _InfoReport:
+    """The checked fields of one ``SubscriptionInfo``: every thread of a process sends the same."""
+
+    process_id: UUID
+    version: int
+    latest_supported_version: int
+    user_end_point: str | None
+    offset_sums: tuple[tuple[TaskId, int], ...]
+    client_tags: tuple[tuple[str, str], ...]
+    unique_field: int
+    error_code: int
+
+
+InfoReports = dict[bytes, _InfoReport]
+"""Checked infos by (field path + serialised info), for one request: a process's threads repeat
+one userData, which is then checked once. Only successes are kept, so the first member to send
+a bad info is still the one named."""
+
+
+def _identity(info: pb.SubscriptionInfo, field: str, member: str) -> tuple[UUID, int]:
+    """Process id and latest supported version: the info checks that come before the rest."""
+    latest = _check_versions(info, field, member)
+    _check_scalars(info, field, member)
+    return parse_process_id(info.process_id, field=f"{field}.process_id", member=member), latest
+
+
+def _info_report(
+    info: pb.SubscriptionInfo,
+    identity: tuple[UUID, int],
+    field: str,
+    member: str,
+    known: TaskIds | None,
+) -> _InfoReport:
+    return _InfoReport(
+        process_id=identity[0],
+        version=info.version,
+        latest_supported_version=identity[1],
+        user_end_point=_check_end_point(info.user_end_point, f"{field}.user_end_point", member),
+        offset_sums=_offset_sums(info, field, member, known),
+        client_tags=_client_tags(info, field, member),
+        unique_field=info.unique_field,
+        error_code=info.error_code,
+    )
+
+
+def decode_member(
+    member: pb.MemberSubscription,
+    known: TaskIds | None = None,
+    infos: InfoReports | None = None,
+) -> MemberReport:
     """A member's report, or ``InvalidRequest`` naming the member and the field at fault.
 
-    ``known`` (see ``Topology.interned``) shares task id objects across the request.
+    ``known`` (see ``Topology.interned``) shares task id objects across the request; ``infos``
+    (one empty dict per request) lets the threads of one process share one checked userData.
+    Checks run in one fixed order (info identity, owned partitions, generation, the rest of the
+    info), so the error named does not depend on what was cached.
     """
     mid = member.member_id
     if not mid:
         raise InvalidRequest("member id is empty", field="member_id")
     sub, field = _structured(member)
     info, info_field = _info(sub, field, mid)
-    latest = _check_versions(info, info_field, mid)
-    _check_scalars(info, info_field, mid)
+    key = info_field.encode() + b"\0" + info.SerializeToString() if infos is not None else b""
+    checked = infos.get(key) if infos is not None else None
+    if checked is None:
+        identity = _identity(info, info_field, mid)
+        owned, generation = _owned(sub, field, mid), _generation(sub, field, mid)
+        checked = _info_report(info, identity, info_field, mid, known)
+        if infos is not None:
+            infos[key] = checked
+    else:
+        owned, generation = _owned(sub, field, mid), _generation(sub, field, mid)
     return MemberReport(
         member_id=mid,
         group_instance_id=member.group_instance_id or None,
-        process_id=parse_process_id(info.process_id, field=f"{info_field}.process_id", member=mid),
+        process_id=checked.process_id,
         topics=tuple(sub.topics),
-        owned_partitions=_owned(sub, field, mid),
-        generation_id=_generation(sub, field, mid),
+        owned_partitions=owned,
+        generation_id=generation,
         rack_id=sub.rack_id or None,
-        version=info.version,
-        latest_supported_version=latest,
-        user_end_point=_check_end_point(info.user_end_point, f"{info_field}.user_end_point", mid),
-        offset_sums=_offset_sums(info, info_field, mid, known),
-        client_tags=_client_tags(info, info_field, mid),
-        unique_field=info.unique_field,
-        error_code=info.error_code,
+        version=checked.version,
+        latest_supported_version=checked.latest_supported_version,
+        user_end_point=checked.user_end_point,
+        offset_sums=checked.offset_sums,
+        client_tags=checked.client_tags,
+        unique_field=checked.unique_field,
+        error_code=checked.error_code,
         subscription_field=field,
         info_field=info_field,
     )

@@ -28,7 +28,7 @@ from assignor.model import (
 )
 from assignor.ordering import process_key
 from server.decode.configs import decode_configs
-from server.decode.members import MemberReport, TopicPartition, decode_member
+from server.decode.members import InfoReports, MemberReport, TopicPartition, decode_member
 from server.decode.topology import Topology, decode_topology
 
 __all__ = ["DecodedMember", "DecodedRequest", "TopicPartition", "decode_request"]
@@ -76,6 +76,7 @@ def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[
         raise InvalidRequest("a group needs at least one member", field="members")
     seen: set[str] = set()
     known = topology.interned()
+    infos: InfoReports = {}
     reports = []
     for i, member in enumerate(raw):
         if member.member_id in seen:
@@ -83,7 +84,7 @@ def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[
                 "duplicate member id", field=f"members[{i}].member_id", member=member.member_id
             )
         seen.add(member.member_id)
-        reports.append(decode_member(member, known))
+        reports.append(decode_member(member, known, infos))
     return tuple(sorted(reports, key=lambda r: r.member_id))
 
 

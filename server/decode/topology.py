@@ -60,26 +60,32 @@ class Topology:
         }
 
 
+_NO_RACKS: frozenset[str] = frozenset()
+_EMPTY_RACK = frozenset({""})
+
+
 def _partition(tp: pb.TaskTopicPartition, field: str) -> TaskTopicPartition:
-    if not tp.topic:
+    topic, partition, racks = tp.topic, tp.partition, tp.rack_ids
+    if not topic:
         raise InvalidRequest("topic is empty", field=field)
-    if tp.partition < 0:
-        raise InvalidRequest(f"negative partition {tp.partition}", field=field)
+    if partition < 0:
+        raise InvalidRequest(f"negative partition {partition}", field=field)
     return TaskTopicPartition(
-        topic=tp.topic,
-        partition=tp.partition,
-        is_source=tp.is_source,
-        is_changelog=tp.is_changelog,
-        rack_ids=frozenset(r for r in tp.rack_ids if r),
+        topic,
+        partition,
+        tp.is_source,
+        tp.is_changelog,
+        frozenset(racks) - _EMPTY_RACK if racks else _NO_RACKS,
     )
 
 
 def _task(task: pb.TaskInfo, field: str) -> TaskInfo:
     if not task.HasField("id"):
         raise InvalidRequest("task id is missing", field=f"{field}.id")
-    if task.changelog_end_offset_sum < 0:
+    end_offset_sum = task.changelog_end_offset_sum
+    if end_offset_sum < 0:
         raise InvalidRequest(
-            f"negative changelog end offset sum {task.changelog_end_offset_sum}",
+            f"negative changelog end offset sum {end_offset_sum}",
             field=f"{field}.changelog_end_offset_sum",
         )
     partitions = tuple(
@@ -87,11 +93,11 @@ def _task(task: pb.TaskInfo, field: str) -> TaskInfo:
         for i, tp in enumerate(task.topic_partitions)
     )
     return TaskInfo(
-        id=decode_task_id(task.id, f"{field}.id"),
-        stateful=task.stateful,
-        state_store_names=tuple(task.state_store_names),
-        topic_partitions=partitions,
-        changelog_end_offset_sum=task.changelog_end_offset_sum,
+        decode_task_id(task.id, f"{field}.id"),
+        task.stateful,
+        tuple(task.state_store_names),
+        partitions,
+        end_offset_sum,
     )
 
 

@@ -27,18 +27,30 @@ from pipeline.generate import GroupSpec, random_group
 from pipeline.grid import grid_from_json
 from pipeline.group import to_request
 
-GRID = {"configurations": [
-    {"name": "ha/none", "assignor": "high_availability", "rack_strategy": "none"},
-    {"name": "ha/min_traffic", "assignor": "high_availability", "rack_strategy": "min_traffic"},
-    {"name": "sticky/balance_subtopology", "assignor": "sticky", "rack_strategy": "balance_subtopology"},
-]}
+GRID = {
+    "configurations": [
+        {"name": "ha/none", "assignor": "high_availability", "rack_strategy": "none"},
+        {"name": "ha/min_traffic", "assignor": "high_availability", "rack_strategy": "min_traffic"},
+        {
+            "name": "sticky/balance_subtopology",
+            "assignor": "sticky",
+            "rack_strategy": "balance_subtopology",
+        },
+    ]
+}
 
 
 def _spec(tasks: int, clients: int) -> GroupSpec:
     subtopologies = 4
-    return GroupSpec(clients=(clients, clients), threads=(2, 2), subtopologies=(subtopologies, subtopologies),
-                     partitions=(tasks // subtopologies, tasks // subtopologies), racks=(3, 3),
-                     replication=(2, 2), standbys=(1, 1))
+    return GroupSpec(
+        clients=(clients, clients),
+        threads=(2, 2),
+        subtopologies=(subtopologies, subtopologies),
+        partitions=(tasks // subtopologies, tasks // subtopologies),
+        racks=(3, 3),
+        replication=(2, 2),
+        standbys=(1, 1),
+    )
 
 
 def write_requests(path: Path, *, groups: int, tasks: int, clients: int, seed: int) -> None:
@@ -46,8 +58,10 @@ def write_requests(path: Path, *, groups: int, tasks: int, clients: int, seed: i
     spec = _spec(tasks, clients)
     writer = None
     for start in range(0, groups, 500):
-        payloads = [to_request(random_group(spec, seed=seed, index=i)).SerializeToString()
-                    for i in range(start, min(groups, start + 500))]
+        payloads = [
+            to_request(random_group(spec, seed=seed, index=i)).SerializeToString()
+            for i in range(start, min(groups, start + 500))
+        ]
         table = pa.table({"request": pa.array(payloads, type=pa.binary())})
         writer = writer or pq.ParquetWriter(path / "part-0.parquet", table.schema)
         writer.write_table(table)
@@ -65,7 +79,9 @@ def run(master: str, source: Path, target: Path) -> tuple[float, int, int]:
     spark = session(master, app_name=f"kassign-bench-{master}")
     try:
         started = time.perf_counter()
-        replay_frame(spark, read_requests(spark, str(source)), grid_from_json(GRID)).write.mode("overwrite").parquet(str(target))
+        replay_frame(spark, read_requests(spark, str(source)), grid_from_json(GRID)).write.mode(
+            "overwrite"
+        ).parquet(str(target))
         seconds = time.perf_counter() - started
         output = spark.read.parquet(str(target))
         rows, errors = output.count(), output.where(F.col("error") != "").count()
@@ -87,20 +103,30 @@ def main() -> int:
     try:
         (work / "in").mkdir()
         started = time.perf_counter()
-        write_requests(work / "in", groups=args.groups, tasks=args.tasks, clients=args.clients, seed=args.seed)
-        print(f"input: {args.groups} groups of {args.tasks} tasks x {args.clients} clients, "
-              f"3 configurations, generated in {time.perf_counter() - started:.1f}s")
+        write_requests(
+            work / "in", groups=args.groups, tasks=args.tasks, clients=args.clients, seed=args.seed
+        )
+        print(
+            f"input: {args.groups} groups of {args.tasks} tasks x {args.clients} clients, "
+            f"3 configurations, generated in {time.perf_counter() - started:.1f}s"
+        )
         rates = {}
         for master in args.masters.split(","):
             safe = "".join(ch if ch.isalnum() else "-" for ch in master)  # Hadoop globs "[1]"
             seconds, rows, errors = run(master, work / "in", work / f"out-{safe}")
             rates[master] = rows / seconds
             load = os.getloadavg()[0]  # other work on the machine skews the speed-up: show it
-            print(f"{master:>10}: {rows} rows ({errors} errors) in {seconds:.1f}s = {rates[master]:.1f} rows/s"
-                  f" (1-min load average after: {load:.1f} on {os.cpu_count()} cores)")
+            print(
+                f"{master:>10}: {rows} rows ({errors} errors) in {seconds:.1f}s"
+                f" = {rates[master]:.1f} rows/s"
+                f" (1-min load average after: {load:.1f} on {os.cpu_count()} cores)"
+            )
         masters = list(rates)
         if len(masters) >= 2:
-            print(f"speed-up {masters[-1]} / {masters[0]}: {rates[masters[-1]] / rates[masters[0]]:.2f}x")
+            print(
+                f"speed-up {masters[-1]} / {masters[0]}: "
+                f"{rates[masters[-1]] / rates[masters[0]]:.2f}x"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -24,33 +24,55 @@ log = logging.getLogger("kassign.pipeline")
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register the three pipeline subcommands."""
-    replay = subparsers.add_parser("replay", help="replay recorded requests through a what-if grid (Spark)")
-    replay.add_argument("input", metavar="INPUT", help="JSON Lines file or folder, or Parquet folder")
+    replay = subparsers.add_parser(
+        "replay", help="replay recorded requests through a what-if grid (Spark)"
+    )
+    replay.add_argument(
+        "input", metavar="INPUT", help="JSON Lines file or folder, or Parquet folder"
+    )
     replay.add_argument("output", metavar="OUTPUT", help="Parquet folder to write")
-    replay.add_argument("--grid", metavar="GRID.json", help="configurations (default: each request's own)")
+    replay.add_argument(
+        "--grid", metavar="GRID.json", help="configurations (default: each request's own)"
+    )
     replay.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
     replay.set_defaults(func=run_replay)
 
-    simulate = subparsers.add_parser("simulate", help="simulate random groups rebalancing to convergence (Spark)")
+    simulate = subparsers.add_parser(
+        "simulate", help="simulate random groups rebalancing to convergence (Spark)"
+    )
     simulate.add_argument("output", metavar="OUTPUT", help="Parquet folder to write")
     simulate.add_argument("--groups", type=int, required=True, metavar="N")
     simulate.add_argument("--seed", type=int, required=True, metavar="S")
-    simulate.add_argument("--rounds", type=int, default=10, metavar="R", help="rebalances per phase at most")
-    simulate.add_argument("--events", metavar="EVENTS.json", help="events applied in order, one phase each")
-    simulate.add_argument("--grid", metavar="GRID.json", help="configurations (default: the generated one)")
-    simulate.add_argument("--spec", metavar="SPEC.json", help="distributions of the generated groups")
+    simulate.add_argument(
+        "--rounds", type=int, default=10, metavar="R", help="rebalances per phase at most"
+    )
+    simulate.add_argument(
+        "--events", metavar="EVENTS.json", help="events applied in order, one phase each"
+    )
+    simulate.add_argument(
+        "--grid", metavar="GRID.json", help="configurations (default: the generated one)"
+    )
+    simulate.add_argument(
+        "--spec", metavar="SPEC.json", help="distributions of the generated groups"
+    )
     simulate.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
     simulate.set_defaults(func=run_simulate)
 
-    report = subparsers.add_parser("report", help="HTML report with plots from replay or simulate output")
+    report = subparsers.add_parser(
+        "report", help="HTML report with plots from replay or simulate output"
+    )
     report.add_argument("input", metavar="INPUT", help="replay or simulate output (Parquet folder)")
     report.add_argument("report_dir", metavar="REPORT_DIR")
     report.set_defaults(func=run_report)
 
 
 def _finish(name: str, started: float, summary: dict[str, Any]) -> int:
-    log.info("%s finished in %.1fs: %s", name, time.monotonic() - started,
-             {k: v for k, v in summary.items() if not isinstance(v, dict | list)})
+    log.info(
+        "%s finished in %.1fs: %s",
+        name,
+        time.monotonic() - started,
+        {k: v for k, v in summary.items() if not isinstance(v, dict | list)},
+    )
     return 0
 
 
@@ -105,8 +127,16 @@ def run_simulate(args: argparse.Namespace) -> int:
     except (ValueError, KeyError, TypeError) as exc:
         return _bad_file(exc)
     with _spark(args.master, "kassign-simulate") as spark:
-        summary = simulate(spark, args.output, groups=args.groups, seed=args.seed, spec=spec, grid=grid,
-                           events=events, rounds=args.rounds)
+        summary = simulate(
+            spark,
+            args.output,
+            groups=args.groups,
+            seed=args.seed,
+            spec=spec,
+            grid=grid,
+            events=events,
+            rounds=args.rounds,
+        )
     return _finish("simulate", started, summary)
 
 

@@ -89,7 +89,8 @@ def apply_event(group: Group, event: Event, *, spec: GroupSpec, phase: int) -> G
         start = len(group.clients) + len(group.offline)
         racks = group.racks or ("",)
         joined = tuple(
-            new_client(rng, spec, racks[(start + i) % len(racks)], start + i) for i in range(event.count)
+            new_client(rng, spec, racks[(start + i) % len(racks)], start + i)
+            for i in range(event.count)
         )
         return replace(group, clients=group.clients + joined)
     if event.kind is EventKind.LEAVE:

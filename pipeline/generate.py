@@ -51,7 +51,9 @@ def spec_from_json(document: dict[str, Any]) -> GroupSpec:
     unknown = sorted(set(document) - known)
     if unknown:
         raise ValueError(f"unknown spec keys {unknown} (known: {sorted(known)})")
-    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in document.items()}
+    values: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in document.items()
+    }
     return GroupSpec(**values)
 
 
@@ -69,29 +71,50 @@ def _tasks(rng: random.Random, spec: GroupSpec, racks: list[str]) -> tuple[TaskI
     for sub in range(_draw(rng, spec.subtopologies)):
         stateful = rng.random() < spec.stateful_fraction
         for part in range(_draw(rng, spec.partitions)):
-            partitions = [TaskTopicPartition(f"s{sub}-in", part, True, False,
-                                             frozenset(rng.sample(racks, replication)))]
+            partitions = [
+                TaskTopicPartition(
+                    f"s{sub}-in", part, True, False, frozenset(rng.sample(racks, replication))
+                )
+            ]
             if stateful:
-                partitions.append(TaskTopicPartition(f"s{sub}-changelog", part, False, True,
-                                                     frozenset(rng.sample(racks, replication))))
-            tasks.append(TaskInfo(
-                id=TaskId(sub, part), stateful=stateful,
-                state_store_names=(f"s{sub}-store",) if stateful else (),
-                topic_partitions=tuple(partitions),
-                changelog_end_offset_sum=_draw(rng, spec.end_offsets) if stateful else 0,
-            ))
+                partitions.append(
+                    TaskTopicPartition(
+                        f"s{sub}-changelog",
+                        part,
+                        False,
+                        True,
+                        frozenset(rng.sample(racks, replication)),
+                    )
+                )
+            tasks.append(
+                TaskInfo(
+                    id=TaskId(sub, part),
+                    stateful=stateful,
+                    state_store_names=(f"s{sub}-store",) if stateful else (),
+                    topic_partitions=tuple(partitions),
+                    changelog_end_offset_sum=_draw(rng, spec.end_offsets) if stateful else 0,
+                )
+            )
     return tuple(tasks)
 
 
 def new_client(rng: random.Random, spec: GroupSpec, rack: str, index: int) -> SimClient:
     """A client with no local state, in ``rack``; tag values cycle so every value is used."""
-    tags = {key: f"{key}-{(index + k) % count}" for k, (key, count) in enumerate(sorted(spec.tags.items()))}
-    return SimClient(process_id=uuid.UUID(int=rng.getrandbits(128)), threads=_draw(rng, spec.threads),
-                     rack=rack, tags=tags)
+    tags = {
+        key: f"{key}-{(index + k) % count}"
+        for k, (key, count) in enumerate(sorted(spec.tags.items()))
+    }
+    return SimClient(
+        process_id=uuid.UUID(int=rng.getrandbits(128)),
+        threads=_draw(rng, spec.threads),
+        rack=rack,
+        tags=tags,
+    )
 
 
-def _state(rng: random.Random, spec: GroupSpec, tasks: tuple[TaskInfo, ...],
-           clients: list[SimClient]) -> list[SimClient]:
+def _state(
+    rng: random.Random, spec: GroupSpec, tasks: tuple[TaskInfo, ...], clients: list[SimClient]
+) -> list[SimClient]:
     """Previous owners and stores: most tasks had an active; some clients hold lagging state."""
     sums: list[dict[TaskId, int]] = [{} for _ in clients]
     for task in tasks:
@@ -101,10 +124,16 @@ def _state(rng: random.Random, spec: GroupSpec, tasks: tuple[TaskInfo, ...],
         if task.stateful:
             for other in order[1:]:
                 if rng.random() < spec.standby_state_fraction:
-                    lag = min(int(rng.expovariate(1.0 / spec.lag_mean)), task.changelog_end_offset_sum)
+                    lag = min(
+                        int(rng.expovariate(1.0 / spec.lag_mean)), task.changelog_end_offset_sum
+                    )
                     sums[other][task.id] = task.changelog_end_offset_sum - lag
-    return [SimClient(process_id=c.process_id, threads=c.threads, rack=c.rack, tags=c.tags,
-                      offset_sums=s) for c, s in zip(clients, sums, strict=True)]
+    return [
+        SimClient(
+            process_id=c.process_id, threads=c.threads, rack=c.rack, tags=c.tags, offset_sums=s
+        )
+        for c, s in zip(clients, sums, strict=True)
+    ]
 
 
 def random_group(spec: GroupSpec, *, seed: int, index: int) -> Group:
@@ -112,11 +141,18 @@ def random_group(spec: GroupSpec, *, seed: int, index: int) -> Group:
     rng = random.Random(f"kassign-simulate:{seed}:{index}")
     racks = [f"rack-{r}" for r in range(_draw(rng, spec.racks))]
     tasks = _tasks(rng, spec, racks)
-    clients = [new_client(rng, spec, racks[i % len(racks)], i) for i in range(_draw(rng, spec.clients))]
+    clients = [
+        new_client(rng, spec, racks[i % len(racks)], i) for i in range(_draw(rng, spec.clients))
+    ]
     standbys = _draw(rng, spec.standbys)
     configs = AssignmentConfigs(
         num_standby_replicas=standbys,
         rack_aware_assignment_tags=tuple(sorted(spec.tags)) if standbys else (),
     )
-    return Group(group_id=f"sim-{seed}-{index:06d}", tasks=tasks, clients=tuple(_state(rng, spec, tasks, clients)),
-                 configs=configs, racks=tuple(racks))
+    return Group(
+        group_id=f"sim-{seed}-{index:06d}",
+        tasks=tasks,
+        clients=tuple(_state(rng, spec, tasks, clients)),
+        configs=configs,
+        racks=tuple(racks),
+    )

@@ -1,4 +1,4 @@
-"""The what-if grid: configurations to run every request under (assignor x rack strategy x costs x standbys).
+"""The what-if grid: assignor x rack strategy x costs x standbys, each request run under each.
 
 Why: an operator asks "what would min_traffic with standbys=1 change?" before changing a setting;
 replay answers by re-running each recorded request under every configuration of the grid.
@@ -25,17 +25,26 @@ from typing import Any
 
 from assignor.model import AssignmentConfigs, RackAwareStrategy
 
-__all__ = ["OWN_CONFIGURATION", "Configuration", "apply", "grid_from_json", "load_grid", "parse_strategy"]
+__all__ = [
+    "OWN_CONFIGURATION",
+    "Configuration",
+    "apply",
+    "grid_from_json",
+    "load_grid",
+    "parse_strategy",
+]
 
 _STRATEGIES = {s.value: s for s in RackAwareStrategy}
 _SHORT = {"high_availability": "ha"}
 
 
 def parse_strategy(text: str) -> RackAwareStrategy:
-    """A rack strategy from its Kafka config value ("none", "min_traffic", "balance_subtopology")."""
+    """A rack strategy from its Kafka config value: none, min_traffic or balance_subtopology."""
     key = text.strip().lower().removeprefix("rack_aware_strategy_")
     if key not in _STRATEGIES:
-        raise ValueError(f"unknown rack strategy {text!r} (known: {', '.join(sorted(_STRATEGIES))})")
+        raise ValueError(
+            f"unknown rack strategy {text!r} (known: {', '.join(sorted(_STRATEGIES))})"
+        )
     return _STRATEGIES[key]
 
 
@@ -57,7 +66,9 @@ class Configuration:
             "config_assignor": self.assignor or "",
             "config_rack_strategy": self.rack_strategy.value if self.rack_strategy else "",
             "config_traffic_cost": -1 if self.traffic_cost is None else self.traffic_cost,
-            "config_non_overlap_cost": -1 if self.non_overlap_cost is None else self.non_overlap_cost,
+            "config_non_overlap_cost": -1
+            if self.non_overlap_cost is None
+            else self.non_overlap_cost,
             "config_standbys": -1 if self.standbys is None else self.standbys,
         }
 
@@ -81,8 +92,12 @@ def apply(configuration: Configuration, configs: AssignmentConfigs) -> Assignmen
     return replace(configs, **changes)
 
 
-def _name(assignor: str | None, strategy: RackAwareStrategy | None, costs: Sequence[int] | None,
-          standbys: int | None) -> str:
+def _name(
+    assignor: str | None,
+    strategy: RackAwareStrategy | None,
+    costs: Sequence[int] | None,
+    standbys: int | None,
+) -> str:
     """A short name from the axes the grid sets, e.g. "ha/min_traffic/10:1/sb1"."""
     parts = [
         _SHORT.get(assignor, assignor) if assignor else "",
@@ -130,8 +145,12 @@ def grid_from_json(document: Mapping[str, Any]) -> tuple[Configuration, ...]:
         standbys = document.get("standbys") or [None]
         grid = tuple(
             Configuration(
-                name=_name(a, s, c, n), assignor=a, rack_strategy=s,
-                traffic_cost=c[0] if c else None, non_overlap_cost=c[1] if c else None, standbys=n,
+                name=_name(a, s, c, n),
+                assignor=a,
+                rack_strategy=s,
+                traffic_cost=c[0] if c else None,
+                non_overlap_cost=c[1] if c else None,
+                standbys=n,
             )
             for a, s, c, n in itertools.product(assignors, strategies, costs, standbys)
         )

@@ -81,8 +81,11 @@ def to_state(group: Group) -> ApplicationState:
 
 
 def _pb_task(task: TaskId) -> pb.TaskId:
-    return pb.TaskId(subtopology=task.subtopology, partition=task.partition,
-                     named_topology=task.named_topology or "")
+    return pb.TaskId(
+        subtopology=task.subtopology,
+        partition=task.partition,
+        named_topology=task.named_topology or "",
+    )
 
 
 def _pb_configs(configs: AssignmentConfigs) -> pb.AssignmentConfigs:
@@ -111,28 +114,40 @@ def _pb_task_info(info: TaskInfo) -> pb.TaskInfo:
         state_store_names=list(info.state_store_names),
         changelog_end_offset_sum=info.changelog_end_offset_sum,
         topic_partitions=[
-            pb.TaskTopicPartition(topic=tp.topic, partition=tp.partition, is_source=tp.is_source,
-                                  is_changelog=tp.is_changelog, rack_ids=sorted(tp.rack_ids))
+            pb.TaskTopicPartition(
+                topic=tp.topic,
+                partition=tp.partition,
+                is_source=tp.is_source,
+                is_changelog=tp.is_changelog,
+                rack_ids=sorted(tp.rack_ids),
+            )
             for tp in info.topic_partitions
         ],
     )
 
 
-def _members(client: SimClient, sources: Mapping[TaskId, list[pb.TopicPartition]],
-             topics: list[str]) -> list[pb.MemberSubscription]:
+def _members(
+    client: SimClient, sources: Mapping[TaskId, list[pb.TopicPartition]], topics: list[str]
+) -> list[pb.MemberSubscription]:
     info = pb.SubscriptionInfo(
-        version=11, latest_supported_version=11, process_id=str(client.process_id),
+        version=11,
+        latest_supported_version=11,
+        process_id=str(client.process_id),
         task_offset_sums=[
             pb.TaskOffsetSum(task=_pb_task(t), offset_sum=s)
             for t, s in sorted(client.offset_sums.items(), key=lambda kv: kv[0].sort_key)
         ],
         client_tags=[pb.ClientTag(key=k, value=v) for k, v in sorted(client.tags.items())],
     )
-    active = sorted((t for t, s in client.offset_sums.items() if s == LATEST_OFFSET), key=lambda t: t.sort_key)
+    active = sorted(
+        (t for t, s in client.offset_sums.items() if s == LATEST_OFFSET), key=lambda t: t.sort_key
+    )
     members = []
     for member_id, owned in zip(member_ids(client), _spread(active, client.threads), strict=True):
         subscription = pb.ConsumerSubscription(
-            topics=topics, rack_id=client.rack or "", info=info,
+            topics=topics,
+            rack_id=client.rack or "",
+            info=info,
             owned_partitions=[tp for t in owned for tp in sources.get(t, [])],
         )
         members.append(pb.MemberSubscription(member_id=member_id, subscription=subscription))
@@ -142,8 +157,11 @@ def _members(client: SimClient, sources: Mapping[TaskId, list[pb.TopicPartition]
 def to_request(group: Group) -> pb.AssignRequest:
     """The ``AssignRequest`` the group's leader would send for its next rebalance."""
     sources = {
-        t.id: [pb.TopicPartition(topic=tp.topic, partition=tp.partition) for tp in t.topic_partitions
-               if tp.is_source]
+        t.id: [
+            pb.TopicPartition(topic=tp.topic, partition=tp.partition)
+            for tp in t.topic_partitions
+            if tp.is_source
+        ]
         for t in group.tasks
     }
     topics = sorted({tp.topic for t in group.tasks for tp in t.topic_partitions if tp.is_source})

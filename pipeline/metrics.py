@@ -63,7 +63,7 @@ def failed(reason: str, *, tasks: int = 0, clients: int = 0, seconds: float = 0.
 
 
 def active_moves(state: ApplicationState, assignment: TaskAssignment) -> int:
-    """Actives now on a client that did not own them before, counting only tasks that had an owner."""
+    """Actives now on a client that did not own them before (only tasks that had an owner)."""
     had_owner = {t for c in state.clients.values() for t in c.previous_active_tasks}
     moved = 0
     for target in assignment.assignments:
@@ -98,7 +98,9 @@ def cross_rack_partitions(state: ApplicationState, assignment: TaskAssignment) -
         for task in target.active:
             info = state.tasks.get(task)
             if info is not None:
-                count += sum(1 for tp in info.topic_partitions if tp.rack_ids and rack not in tp.rack_ids)
+                count += sum(
+                    1 for tp in info.topic_partitions if tp.rack_ids and rack not in tp.rack_ids
+                )
     return count
 
 
@@ -191,4 +193,3 @@ def assign_and_measure(state: ApplicationState) -> tuple[TaskAssignment | None, 
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
-

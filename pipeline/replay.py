@@ -36,11 +36,15 @@ def read_requests(spark: SparkSession, path: str) -> DataFrame:
     """Requests as rows ``(request_index, payload, format)``, payload the raw bytes."""
     source = Path(path)
     if _is_parquet(source):
-        frame = spark.read.parquet(str(source)).select(F.col("request").alias("payload"), F.lit("proto").alias("format"))
+        frame = spark.read.parquet(str(source)).select(
+            F.col("request").alias("payload"), F.lit("proto").alias("format")
+        )
     else:
         files = str(source / "*.jsonl") if source.is_dir() else str(source)
         lines = spark.read.text(files).where(F.length(F.trim("value")) > 0)
-        frame = lines.select(F.col("value").cast("binary").alias("payload"), F.lit("json").alias("format"))
+        frame = lines.select(
+            F.col("value").cast("binary").alias("payload"), F.lit("json").alias("format")
+        )
     return frame.withColumn("request_index", F.monotonically_increasing_id())
 
 
@@ -50,14 +54,18 @@ def _spread(spark: SparkSession, frame: DataFrame) -> DataFrame:
     return frame.repartition(wanted) if frame.rdd.getNumPartitions() < wanted else frame
 
 
-def replay_frame(spark: SparkSession, requests: DataFrame, grid: Sequence[Configuration]) -> DataFrame:
+def replay_frame(
+    spark: SparkSession, requests: DataFrame, grid: Sequence[Configuration]
+) -> DataFrame:
     """The replay rows of ``requests`` (as ``read_requests`` gives them) under ``grid``."""
     configurations = tuple(grid)
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
             rows: list[dict[str, Any]] = []
-            for index, payload, fmt in zip(batch["request_index"], batch["payload"], batch["format"], strict=True):
+            for index, payload, fmt in zip(
+                batch["request_index"], batch["payload"], batch["format"], strict=True
+            ):
                 rows.extend(replay_rows(int(index), payload, fmt, configurations))
             yield pd.DataFrame(rows, columns=list(REPLAY_COLUMNS))
 
@@ -65,7 +73,9 @@ def replay_frame(spark: SparkSession, requests: DataFrame, grid: Sequence[Config
     return _spread(spark, requests).mapInPandas(run, schema)
 
 
-def replay(spark: SparkSession, source: str, target: str, grid: Sequence[Configuration]) -> dict[str, Any]:
+def replay(
+    spark: SparkSession, source: str, target: str, grid: Sequence[Configuration]
+) -> dict[str, Any]:
     """Run the replay job and write ``target``; returns the driver's summary."""
     frame = replay_frame(spark, read_requests(spark, source), grid)
     frame.write.mode("overwrite").parquet(target)
@@ -76,17 +86,30 @@ def summarise(output: DataFrame) -> dict[str, Any]:
     """Rows, errors and per-configuration means, read back from the written output."""
     per_config = (
         output.groupBy("config")
-        .agg(F.count("*").alias("rows"), F.sum(F.when(F.col("error") != "", 1).otherwise(0)).alias("errors"),
-             F.avg("cross_rack_partitions").alias("cross_rack"), F.avg("active_moved").alias("moved"),
-             F.avg("assign_seconds").alias("seconds"))
+        .agg(
+            F.count("*").alias("rows"),
+            F.sum(F.when(F.col("error") != "", 1).otherwise(0)).alias("errors"),
+            F.avg("cross_rack_partitions").alias("cross_rack"),
+            F.avg("active_moved").alias("moved"),
+            F.avg("assign_seconds").alias("seconds"),
+        )
         .orderBy("config")
         .collect()
     )
-    summary = {"rows": sum(r["rows"] for r in per_config), "errors": sum(r["errors"] for r in per_config),
-               "configs": {r["config"]: r.asDict() for r in per_config}}
+    summary = {
+        "rows": sum(r["rows"] for r in per_config),
+        "errors": sum(r["errors"] for r in per_config),
+        "configs": {r["config"]: r.asDict() for r in per_config},
+    }
     for row in per_config:
-        log.info("%-40s rows=%d errors=%d cross-rack=%.1f moved=%.1f assign=%.1fms", row["config"],
-                 row["rows"], row["errors"], row["cross_rack"] or 0, row["moved"] or 0,
-                 1000 * (row["seconds"] or 0))
+        log.info(
+            "%-40s rows=%d errors=%d cross-rack=%.1f moved=%.1f assign=%.1fms",
+            row["config"],
+            row["rows"],
+            row["errors"],
+            row["cross_rack"] or 0,
+            row["moved"] or 0,
+            1000 * (row["seconds"] or 0),
+        )
     log.info("replay: %d rows, %d errors", summary["rows"], summary["errors"])
     return summary

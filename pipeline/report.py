@@ -104,24 +104,50 @@ def _sections(frame: pd.DataFrame, directory: Path) -> list[Section]:
     sections = []
     cost = cost_table(frame)
     _cost_plot(cost, directory / "cost.png")
-    sections.append(Section("Cross-rack cost per configuration", "cost.png", cost,
-                            "Mean KIP-925 solver cost before and after rack optimisation, and the "
-                            "partitions actives read with no replica in their rack."))
+    sections.append(
+        Section(
+            "Cross-rack cost per configuration",
+            "cost.png",
+            cost,
+            "Mean KIP-925 solver cost before and after rack optimisation, and the "
+            "partitions actives read with no replica in their rack.",
+        )
+    )
     _movement_plot(units, directory / "movement.png")
-    sections.append(Section("Active task movements", "movement.png", movement_table(units),
-                            "Per " + ("group phase (summed over its rebalances)" if simulated else "request")
-                            + "; boxes show quartiles, whiskers 1.5 IQR."))
+    sections.append(
+        Section(
+            "Active task movements",
+            "movement.png",
+            movement_table(units),
+            "Per "
+            + ("group phase (summed over its rebalances)" if simulated else "request")
+            + "; boxes show quartiles, whiskers 1.5 IQR.",
+        )
+    )
     if simulated:
         convergence = convergence_table(frame)
         _convergence_plot(convergence, directory / "convergence.png")
-        sections.append(Section("Rebalances to converge", "convergence.png", convergence,
-                                "Group phases (initial convergence and one per event) by how many "
-                                "rebalances ran until no follow-up was scheduled."))
+        sections.append(
+            Section(
+                "Rebalances to converge",
+                "convergence.png",
+                convergence,
+                "Group phases (initial convergence and one per event) by how many "
+                "rebalances ran until no follow-up was scheduled.",
+            )
+        )
         trajectory = trajectory_table(frame)
         _trajectory_plot(trajectory, directory / "trajectory.png")
-        sections.append(Section("Cost trajectory over rounds", "trajectory.png", trajectory,
-                                "Mean cross-rack partitions at each round of a phase; a phase that converged earlier "
-                                "keeps its last value."))
+        sections.append(
+            Section(
+                "Cost trajectory over rounds",
+                "trajectory.png",
+                trajectory,
+                "Mean cross-rack partitions at each round of a phase; a phase that converged "
+                "earlier "
+                "keeps its last value.",
+            )
+        )
     return sections
 
 
@@ -132,12 +158,16 @@ def _page(frame: pd.DataFrame, sections: list[Section], source: str) -> str:
         "<!doctype html><html><head><meta charset='utf-8'><title>kassign report</title>",
         _STYLE,
         f"<h1>kassign {kind} report</h1>",
-        f"<p>Source: <code>{html.escape(Path(source).name)}</code>; {len(frame)} rows, {errors} with an error.</p>",
+        f"<p>Source: <code>{html.escape(Path(source).name)}</code>; {len(frame)} rows, "
+        f"{errors} with an error.</p>",
     ]
     for section in sections:
-        parts += [f"<h2>{html.escape(section.title)}</h2>", f"<p>{html.escape(section.note)}</p>",
-                  f"<img src='{section.png}' alt='{html.escape(section.title)}'>",
-                  section.table.to_html(float_format=lambda v: f"{v:.2f}", border=0)]
+        parts += [
+            f"<h2>{html.escape(section.title)}</h2>",
+            f"<p>{html.escape(section.note)}</p>",
+            f"<img src='{section.png}' alt='{html.escape(section.title)}'>",
+            section.table.to_html(float_format=lambda v: f"{v:.2f}", border=0),
+        ]
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -17,23 +17,29 @@ def _ok(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def cost_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration: assignments, mean solver cost before/after, saved, cross-rack partitions."""
+    """Per configuration: mean solver cost before/after, saving, and cross-rack partitions."""
     grouped = _ok(frame).groupby("config")
-    table = pd.DataFrame({
-        "assignments": grouped.size(),
-        "cross_rack_before": grouped["cost_before"].mean(),
-        "cross_rack_after": grouped["cost_after"].mean(),
-        "cross_rack_partitions": grouped["cross_rack_partitions"].mean(),
-    })
+    table = pd.DataFrame(
+        {
+            "assignments": grouped.size(),
+            "cross_rack_before": grouped["cost_before"].mean(),
+            "cross_rack_after": grouped["cost_after"].mean(),
+            "cross_rack_partitions": grouped["cross_rack_partitions"].mean(),
+        }
+    )
     table["saved"] = table["cross_rack_before"] - table["cross_rack_after"]
-    table["saved_pct"] = (100 * table["saved"] / table["cross_rack_before"].where(table["cross_rack_before"] > 0)).fillna(0)
+    table["saved_pct"] = (
+        100 * table["saved"] / table["cross_rack_before"].where(table["cross_rack_before"] > 0)
+    ).fillna(0)
     return table.sort_index()
 
 
 def phase_totals(frame: pd.DataFrame) -> pd.DataFrame:
     """Simulation rows summed per group phase: the movements one event (or start-up) caused."""
     ok = _ok(frame)
-    totals = ok.groupby(_PHASE_KEYS, as_index=False)[["active_moved", "standby_moved", "warmups"]].sum()
+    totals = ok.groupby(_PHASE_KEYS, as_index=False)[
+        ["active_moved", "standby_moved", "warmups"]
+    ].sum()
     return totals.sort_values(_PHASE_KEYS, kind="stable").reset_index(drop=True)
 
 
@@ -66,7 +72,9 @@ def trajectory_table(frame: pd.DataFrame) -> pd.DataFrame:
     """
     ok = _ok(frame)
     last = int(ok["round"].max()) if len(ok) else 0
-    wide = ok.pivot_table(index=_PHASE_KEYS, columns="round", values="cross_rack_partitions", aggfunc="first")
+    wide = ok.pivot_table(
+        index=_PHASE_KEYS, columns="round", values="cross_rack_partitions", aggfunc="first"
+    )
     wide = wide.reindex(columns=range(1, last + 1)).ffill(axis=1)
     table = wide.groupby(level="config").mean().T
     table.index.name = "round"

@@ -33,11 +33,27 @@ __all__ = [
     "simulate_rows",
 ]
 
-_CONFIG_COLUMNS = ("config", "config_assignor", "config_rack_strategy", "config_traffic_cost",
-                   "config_non_overlap_cost", "config_standbys")
+_CONFIG_COLUMNS = (
+    "config",
+    "config_assignor",
+    "config_rack_strategy",
+    "config_traffic_cost",
+    "config_non_overlap_cost",
+    "config_standbys",
+)
 REPLAY_COLUMNS = ("request_index", "group_id", *_CONFIG_COLUMNS, *MEASURE_COLUMNS, "notes")
-SIMULATE_COLUMNS = ("group_id", "group_index", "seed", *_CONFIG_COLUMNS, "phase", "event", "round",
-                    *MEASURE_COLUMNS, "rebalances_to_converge", "converged")
+SIMULATE_COLUMNS = (
+    "group_id",
+    "group_index",
+    "seed",
+    *_CONFIG_COLUMNS,
+    "phase",
+    "event",
+    "round",
+    *MEASURE_COLUMNS,
+    "rebalances_to_converge",
+    "converged",
+)
 
 
 def parse_request(payload: bytes, fmt: str) -> pb.AssignRequest:
@@ -54,8 +70,9 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
-def replay_rows(index: int, payload: bytes | None, fmt: str,
-                grid: Sequence[Configuration]) -> list[dict[str, Any]]:
+def replay_rows(
+    index: int, payload: bytes | None, fmt: str, grid: Sequence[Configuration]
+) -> list[dict[str, Any]]:
     """One row per configuration for the request at ``index`` of the input."""
     from server.decode.request import decode_request  # late: the decoding helper's module
 
@@ -78,10 +95,16 @@ def replay_rows(index: int, payload: bytes | None, fmt: str,
     return rows
 
 
-def _replay_row(index: int, group_id: str, configuration: Configuration, measures: Measures,
-                notes: str) -> dict[str, Any]:
-    return {"request_index": index, "group_id": group_id, **configuration.columns(),
-            **measures.row(), "notes": notes}
+def _replay_row(
+    index: int, group_id: str, configuration: Configuration, measures: Measures, notes: str
+) -> dict[str, Any]:
+    return {
+        "request_index": index,
+        "group_id": group_id,
+        **configuration.columns(),
+        **measures.row(),
+        "notes": notes,
+    }
 
 
 def after_rebalance(group: Group, assignment: TaskAssignment) -> Group:
@@ -94,7 +117,11 @@ def after_rebalance(group: Group, assignment: TaskAssignment) -> Group:
     placed = assignment.by_process()
     clients = []
     for client in group.clients:
-        sums = {t: (end[t] if s == LATEST_OFFSET else s) for t, s in client.offset_sums.items() if t in end}
+        sums = {
+            t: (end[t] if s == LATEST_OFFSET else s)
+            for t, s in client.offset_sums.items()
+            if t in end
+        }
         target = placed.get(client.process_id)
         if target is not None:
             sums.update({t: end[t] for t in target.standby if t in end})
@@ -123,8 +150,15 @@ def _converge(group: Group, rounds: int) -> tuple[Group, list[Measures], bool]:
     return group, history, False
 
 
-def simulate_rows(*, seed: int, index: int, spec: GroupSpec, grid: Sequence[Configuration],
-                  events: Sequence[Event], rounds: int) -> list[dict[str, Any]]:
+def simulate_rows(
+    *,
+    seed: int,
+    index: int,
+    spec: GroupSpec,
+    grid: Sequence[Configuration],
+    events: Sequence[Event],
+    rounds: int,
+) -> list[dict[str, Any]]:
     """Every round of every phase of group ``index``, under each configuration.
 
     Phase 0 converges the freshly generated group; phase k applies event k to the group as
@@ -139,11 +173,18 @@ def simulate_rows(*, seed: int, index: int, spec: GroupSpec, grid: Sequence[Conf
                 group = apply_event(group, event, spec=spec, phase=phase)
             group, history, converged = _converge(group, rounds)
             for number, measures in enumerate(history, start=1):
-                rows.append({
-                    "group_id": base.group_id, "group_index": index, "seed": seed,
-                    **configuration.columns(), "phase": phase,
-                    "event": "initial" if event is None else event.label, "round": number,
-                    **measures.row(), "rebalances_to_converge": len(history) if converged else -1,
-                    "converged": converged,
-                })
+                rows.append(
+                    {
+                        "group_id": base.group_id,
+                        "group_index": index,
+                        "seed": seed,
+                        **configuration.columns(),
+                        "phase": phase,
+                        "event": "initial" if event is None else event.label,
+                        "round": number,
+                        **measures.row(),
+                        "rebalances_to_converge": len(history) if converged else -1,
+                        "converged": converged,
+                    }
+                )
     return rows

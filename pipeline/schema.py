@@ -10,10 +10,16 @@ __all__ = ["CONFIG_TYPES", "MEASURE_TYPES", "spark_schema"]
 
 _DDL = {int: "bigint", float: "double", bool: "boolean", str: "string"}
 
-MEASURE_TYPES: dict[str, type] = {name: type(getattr(Measures(), name)) for name in Measures.__dataclass_fields__}
+MEASURE_TYPES: dict[str, type] = {
+    name: type(getattr(Measures(), name)) for name in Measures.__dataclass_fields__
+}
 CONFIG_TYPES: dict[str, type] = {
-    "config": str, "config_assignor": str, "config_rack_strategy": str, "config_traffic_cost": int,
-    "config_non_overlap_cost": int, "config_standbys": int,
+    "config": str,
+    "config_assignor": str,
+    "config_rack_strategy": str,
+    "config_traffic_cost": int,
+    "config_non_overlap_cost": int,
+    "config_standbys": int,
 }
 
 

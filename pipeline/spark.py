@@ -19,7 +19,9 @@ ARROW_BATCH_ROWS = 16
 """Rows per Arrow batch into ``mapInPandas``: a row is a whole assignment, so batches stay small."""
 
 
-def session(master: str | None = None, *, app_name: str = "kassign", progress: bool = True) -> SparkSession:
+def session(
+    master: str | None = None, *, app_name: str = "kassign", progress: bool = True
+) -> SparkSession:
     """A SparkSession on ``master`` (default ``local[*]``), logging warnings only.
 
     ``progress`` keeps Spark's console progress bar, which Spark shows for stages running longer
@@ -29,7 +31,9 @@ def session(master: str | None = None, *, app_name: str = "kassign", progress: b
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     # PySpark warns on every pandas check that pandas 3 is "not yet fully supported"; the
     # pipeline's use (mapInPandas over plain columns) is covered by its tests.
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    warnings.filterwarnings(
+        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+    )
     builder = (
         SparkSession.builder.master(master or "local[*]")
         .appName(app_name)
@@ -41,7 +45,9 @@ def session(master: str | None = None, *, app_name: str = "kassign", progress: b
         .config("spark.sql.debug.maxToStringFields", "200")
     )
     if (master or "local").startswith("local"):
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        builder = builder.config("spark.driver.host", "127.0.0.1").config(
+            "spark.driver.bindAddress", "127.0.0.1"
+        )
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark

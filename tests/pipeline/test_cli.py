@@ -21,8 +21,15 @@ KASSIGN = [sys.executable, "-c", "import sys; from server.cli import main; sys.e
 
 def test_the_pipeline_commands_are_registered() -> None:
     parser = build_parser()
-    args = parser.parse_args(["replay", "in.jsonl", "out", "--grid", "g.json", "--master", "local[2]"])
-    assert (args.input, args.output, args.grid, args.master) == ("in.jsonl", "out", "g.json", "local[2]")
+    args = parser.parse_args(
+        ["replay", "in.jsonl", "out", "--grid", "g.json", "--master", "local[2]"]
+    )
+    assert (args.input, args.output, args.grid, args.master) == (
+        "in.jsonl",
+        "out",
+        "g.json",
+        "local[2]",
+    )
     args = parser.parse_args(["simulate", "out", "--groups", "5", "--seed", "1"])
     assert (args.groups, args.seed, args.rounds, args.events) == (5, 1, 10, None)
     args = parser.parse_args(["report", "out", "site"])
@@ -31,8 +38,13 @@ def test_the_pipeline_commands_are_registered() -> None:
 
 def test_a_bad_grid_file_is_a_usage_error_before_spark_starts(tmp_path: Path) -> None:
     (tmp_path / "grid.json").write_text(json.dumps({"rack_aware_strategies": ["sideways"]}))
-    done = subprocess.run([*KASSIGN, "replay", "in", "out", "--grid", str(tmp_path / "grid.json")],
-                          check=False, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [*KASSIGN, "replay", "in", "out", "--grid", str(tmp_path / "grid.json")],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "sideways" in done.stderr
 
 
@@ -41,13 +53,29 @@ def test_simulate_replay_and_report_from_the_command_line(spark, tmp_path: Path,
     """In-process, on the tests' session (the command leaves a running session alone)."""
     (tmp_path / "events.json").write_text(json.dumps([{"kind": "rack_fail", "rack": 0}]))
     caplog.set_level(logging.INFO, logger="kassign.pipeline")
-    code = main(["simulate", str(tmp_path / "sim"), "--groups", "4", "--seed", "3", "--rounds", "6",
-                 "--events", str(tmp_path / "events.json"), "--master", "local[2]"])
+    code = main(
+        [
+            "simulate",
+            str(tmp_path / "sim"),
+            "--groups",
+            "4",
+            "--seed",
+            "3",
+            "--rounds",
+            "6",
+            "--events",
+            str(tmp_path / "events.json"),
+            "--master",
+            "local[2]",
+        ]
+    )
     assert code == 0 and "simulate finished" in caplog.text
     rows = pd.read_parquet(tmp_path / "sim")
     assert set(rows["event"]) == {"initial", "rack_fail:0"} and rows["group_index"].nunique() == 4
     assert main(["report", str(tmp_path / "sim"), str(tmp_path / "site")]) == 0
-    assert (tmp_path / "site" / "index.html").exists() and (tmp_path / "site" / "convergence.png").exists()
+    assert (tmp_path / "site" / "index.html").exists() and (
+        tmp_path / "site" / "convergence.png"
+    ).exists()
     journal = Journal(tmp_path / "journal")
     journal.record(to_request(random_group(GroupSpec(), seed=3, index=0)))
     journal.close()

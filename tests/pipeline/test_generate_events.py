@@ -32,13 +32,17 @@ def test_groups_follow_their_spec_and_decode_like_real_requests(seed: int, index
     state = to_state(group)  # the server's decoder accepts what we generate
     assert set(state.clients) == {c.process_id for c in group.clients}
     assert len(state.tasks) == len(group.tasks)
-    assert state.configs.num_standby_replicas == 1 and state.configs.rack_aware_assignment_tags == ("zone",)
+    assert state.configs.num_standby_replicas == 1 and state.configs.rack_aware_assignment_tags == (
+        "zone",
+    )
 
 
 def test_requests_list_one_member_per_thread() -> None:
     group = random_group(SPEC, seed=1, index=0)
     request = to_request(group)
-    assert sorted(m.member_id for m in request.members) == sorted(m for c in group.clients for m in member_ids(c))
+    assert sorted(m.member_id for m in request.members) == sorted(
+        m for c in group.clients for m in member_ids(c)
+    )
 
 
 def test_spec_from_json_takes_ranges_and_refuses_unknown_keys() -> None:
@@ -56,7 +60,9 @@ def test_a_failed_rack_takes_all_its_clients_and_returns_them_without_running_ta
     rack = _rack_of_most(group)
     down = apply_event(group, Event(kind=EventKind.RACK_FAIL, rack=rack), spec=SPEC, phase=1)
     assert all(c.rack != rack for c in down.clients)
-    assert {c.process_id for c in down.offline} == {c.process_id for c in group.clients if c.rack == rack}
+    assert {c.process_id for c in down.offline} == {
+        c.process_id for c in group.clients if c.rack == rack
+    }
     back = apply_event(down, Event(kind=EventKind.RACK_RETURN, rack=rack), spec=SPEC, phase=2)
     assert {c.process_id for c in back.clients} == {c.process_id for c in group.clients}
     assert back.offline == ()
@@ -67,7 +73,7 @@ def test_a_failed_rack_takes_all_its_clients_and_returns_them_without_running_ta
 def test_join_adds_clients_without_state_and_leave_removes_some() -> None:
     group = random_group(SPEC, seed=5, index=2)
     joined = apply_event(group, Event(kind=EventKind.JOIN, count=2), spec=SPEC, phase=1)
-    new = joined.clients[len(group.clients):]
+    new = joined.clients[len(group.clients) :]
     assert len(new) == 2 and all(not c.offset_sums for c in new)
     left = apply_event(group, Event(kind=EventKind.LEAVE, count=2), spec=SPEC, phase=1)
     assert len(left.clients) == len(group.clients) - 2
@@ -76,8 +82,11 @@ def test_join_adds_clients_without_state_and_leave_removes_some() -> None:
 
 def test_events_on_missing_racks_or_the_last_rack_change_nothing() -> None:
     group = random_group(GroupSpec(racks=(1, 1)), seed=1, index=1)
-    for event in (Event(kind=EventKind.RACK_FAIL, rack=5), Event(kind=EventKind.RACK_FAIL, rack=0),
-                  Event(kind=EventKind.RACK_RETURN, rack="nowhere")):
+    for event in (
+        Event(kind=EventKind.RACK_FAIL, rack=5),
+        Event(kind=EventKind.RACK_FAIL, rack=0),
+        Event(kind=EventKind.RACK_RETURN, rack="nowhere"),
+    ):
         assert apply_event(group, event, spec=GroupSpec(), phase=1) == group
 
 

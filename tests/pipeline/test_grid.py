@@ -12,48 +12,82 @@ from pipeline.grid import OWN_CONFIGURATION, Configuration, apply, grid_from_jso
 
 
 def test_the_grid_is_the_product_of_its_axes_in_written_order() -> None:
-    grid = grid_from_json({"assignors": ["high_availability", "sticky"],
-                           "rack_aware_strategies": ["none", "min_traffic"], "costs": [[10, 1]],
-                           "standbys": [0, 1]})
+    grid = grid_from_json(
+        {
+            "assignors": ["high_availability", "sticky"],
+            "rack_aware_strategies": ["none", "min_traffic"],
+            "costs": [[10, 1]],
+            "standbys": [0, 1],
+        }
+    )
     assert len(grid) == 8
-    assert [c.name for c in grid[:3]] == ["ha/none/10:1/sb0", "ha/none/10:1/sb1", "ha/min_traffic/10:1/sb0"]
-    assert grid[-1] == Configuration(name="sticky/min_traffic/10:1/sb1", assignor="sticky",
-                                     rack_strategy=RackAwareStrategy.MIN_TRAFFIC, traffic_cost=10,
-                                     non_overlap_cost=1, standbys=1)
+    assert [c.name for c in grid[:3]] == [
+        "ha/none/10:1/sb0",
+        "ha/none/10:1/sb1",
+        "ha/min_traffic/10:1/sb0",
+    ]
+    assert grid[-1] == Configuration(
+        name="sticky/min_traffic/10:1/sb1",
+        assignor="sticky",
+        rack_strategy=RackAwareStrategy.MIN_TRAFFIC,
+        traffic_cost=10,
+        non_overlap_cost=1,
+        standbys=1,
+    )
 
 
 def test_missing_axes_keep_the_requests_values() -> None:
-    configs = AssignmentConfigs(assignor="sticky", num_standby_replicas=2, traffic_cost=3, non_overlap_cost=4)
+    configs = AssignmentConfigs(
+        assignor="sticky", num_standby_replicas=2, traffic_cost=3, non_overlap_cost=4
+    )
     (only,) = grid_from_json({"rack_aware_strategies": ["balance_subtopology"]})
     changed = apply(only, configs)
     assert changed.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY
-    assert (changed.assignor, changed.num_standby_replicas, changed.traffic_cost) == ("sticky", 2, 3)
+    assert (changed.assignor, changed.num_standby_replicas, changed.traffic_cost) == (
+        "sticky",
+        2,
+        3,
+    )
     assert apply(OWN_CONFIGURATION, configs) == configs
 
 
 def test_null_costs_mean_the_requests_costs() -> None:
     configs = AssignmentConfigs(traffic_cost=7, non_overlap_cost=8)
     with_costs, without = grid_from_json({"costs": [[1, 10], None]})
-    assert (apply(with_costs, configs).traffic_cost, apply(with_costs, configs).non_overlap_cost) == (1, 10)
+    assert (
+        apply(with_costs, configs).traffic_cost,
+        apply(with_costs, configs).non_overlap_cost,
+    ) == (1, 10)
     assert apply(without, configs) == configs
 
 
 def test_explicit_configurations_and_files(tmp_path: Path) -> None:
     path = tmp_path / "grid.json"
-    path.write_text(json.dumps({"configurations": [
-        {"name": "today"}, {"name": "rack", "rack_strategy": "min_traffic", "standbys": 1}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "configurations": [
+                    {"name": "today"},
+                    {"name": "rack", "rack_strategy": "min_traffic", "standbys": 1},
+                ]
+            }
+        )
+    )
     today, rack = load_grid(path)
     assert today == Configuration(name="today")
     assert rack.rack_strategy is RackAwareStrategy.MIN_TRAFFIC and rack.standbys == 1
     assert load_grid(None) == (OWN_CONFIGURATION,)
 
 
-@pytest.mark.parametrize("document", [
-    {"rack_aware_strategies": ["fastest"]},
-    {"costs": [[1, 2, 3]]},
-    {"configurations": [{"name": "a"}, {"name": "a"}]},
-    {"configurations": []},
-])
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"rack_aware_strategies": ["fastest"]},
+        {"costs": [[1, 2, 3]]},
+        {"configurations": [{"name": "a"}, {"name": "a"}]},
+        {"configurations": []},
+    ],
+)
 def test_bad_grids_are_refused(document: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         grid_from_json(document)
@@ -61,5 +95,11 @@ def test_bad_grids_are_refused(document: dict[str, object]) -> None:
 
 def test_columns_mark_kept_values() -> None:
     columns = OWN_CONFIGURATION.columns()
-    assert columns == {"config": "request", "config_assignor": "", "config_rack_strategy": "",
-                       "config_traffic_cost": -1, "config_non_overlap_cost": -1, "config_standbys": -1}
+    assert columns == {
+        "config": "request",
+        "config_assignor": "",
+        "config_rack_strategy": "",
+        "config_traffic_cost": -1,
+        "config_non_overlap_cost": -1,
+        "config_standbys": -1,
+    }

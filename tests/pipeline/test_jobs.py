@@ -24,7 +24,9 @@ from server.journal import Journal
 
 pytestmark = pytest.mark.slow
 
-SPEC = GroupSpec(clients=(3, 5), racks=(3, 3), replication=(1, 2), subtopologies=(1, 2), partitions=(2, 6))
+SPEC = GroupSpec(
+    clients=(3, 5), racks=(3, 3), replication=(1, 2), subtopologies=(1, 2), partitions=(2, 6)
+)
 GRID = grid_from_json({"rack_aware_strategies": ["none", "min_traffic"]})
 
 
@@ -41,7 +43,9 @@ EVENTS = (Event(kind=EventKind.RACK_FAIL, rack=0), Event(kind=EventKind.RACK_RET
 
 
 @pytest.fixture(scope="module")
-def replayed(spark, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str], dict[str, Any]]:
+def replayed(
+    spark, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, list[str], dict[str, Any]]:
     """A journal of four requests plus two bad lines, replayed under GRID."""
     work = tmp_path_factory.mktemp("replay")
     groups = _journal_with_requests(work / "journal", 4)
@@ -77,12 +81,19 @@ def test_replay_reads_the_journal_and_turns_bad_requests_into_error_rows(replaye
     assert (good[good["config"] == "none"]["rack_optimisation"] == "off").all()
 
 
-def test_replay_reads_parquet_of_serialized_requests_with_their_own_configs(spark, tmp_path: Path) -> None:
+def test_replay_reads_parquet_of_serialized_requests_with_their_own_configs(
+    spark, tmp_path: Path
+) -> None:
     requests = [to_request(random_group(SPEC, seed=12, index=i)) for i in range(3)]
     payloads = [r.SerializeToString() for r in requests] + [b"\x12\x99garbage"]
     pd.DataFrame({"request": payloads}).to_parquet(tmp_path / "in.parquet")
     assert read_requests(spark, str(tmp_path / "in.parquet")).count() == 4
-    replay(spark, str(tmp_path / "in.parquet"), str(tmp_path / "out"), grid_from_json({"configurations": [{"name": "request"}]}))
+    replay(
+        spark,
+        str(tmp_path / "in.parquet"),
+        str(tmp_path / "out"),
+        grid_from_json({"configurations": [{"name": "request"}]}),
+    )
     rows = pd.read_parquet(tmp_path / "out").sort_values("group_id")
     assert list(rows["config"].unique()) == ["request"]
     assert (rows["error"] != "").sum() == 1
@@ -90,7 +101,9 @@ def test_replay_reads_parquet_of_serialized_requests_with_their_own_configs(spar
     assert sorted(good["group_id"]) == sorted(r.group_id for r in requests)
 
 
-def test_simulate_converges_through_a_rack_failure_and_does_not_depend_on_partitioning(simulated) -> None:
+def test_simulate_converges_through_a_rack_failure_and_does_not_depend_on_partitioning(
+    simulated,
+) -> None:
     rows = pd.read_parquet(simulated)
     assert rows["error"].eq("").all()
     assert sorted(rows["group_index"].unique()) == list(range(6))
@@ -104,14 +117,22 @@ def test_simulate_converges_through_a_rack_failure_and_does_not_depend_on_partit
     down = sum(c.rack == group.racks[0] for c in group.clients)
     assert down > 0 and (failed_phase["clients"] == len(group.clients) - down).all()
     # the same group computed alone, outside Spark, gives the same rows (timings aside)
-    alone = pd.DataFrame(simulate_rows(seed=5, index=2, spec=SPEC, grid=GRID, events=EVENTS, rounds=8))
-    spark_rows = rows[rows["group_index"] == 2].sort_values(["config", "phase", "round"]).reset_index(drop=True)
+    alone = pd.DataFrame(
+        simulate_rows(seed=5, index=2, spec=SPEC, grid=GRID, events=EVENTS, rounds=8)
+    )
+    spark_rows = (
+        rows[rows["group_index"] == 2]
+        .sort_values(["config", "phase", "round"])
+        .reset_index(drop=True)
+    )
     alone = alone.sort_values(["config", "phase", "round"], kind="stable").reset_index(drop=True)
     columns = [c for c in alone.columns if c != "assign_seconds"]
     pd.testing.assert_frame_equal(spark_rows[columns], alone[columns], check_dtype=False)
 
 
-def test_report_writes_a_page_and_its_plots_for_both_outputs(replayed, simulated, tmp_path: Path) -> None:
+def test_report_writes_a_page_and_its_plots_for_both_outputs(
+    replayed, simulated, tmp_path: Path
+) -> None:
     index = build_report(simulated, tmp_path / "report")
     page = index.read_text()
     for png in ("cost.png", "movement.png", "convergence.png", "trajectory.png"):

@@ -93,7 +93,9 @@ def test_a_forked_worker_writes_its_own_file(tmp_path: Path) -> None:
     journal.close()
     names = sorted(p.name for p in tmp_path.glob("requests-*.jsonl"))
     assert names == sorted([f"requests-{os.getpid()}-000001.jsonl", f"requests-{pid}-000001.jsonl"])
-    assert [r.group_id for r in _read_back([tmp_path / f"requests-{pid}-000001.jsonl"])] == ["child"]
+    assert [r.group_id for r in _read_back([tmp_path / f"requests-{pid}-000001.jsonl"])] == [
+        "child"
+    ]
 
 
 def test_limits_must_be_positive(tmp_path: Path) -> None:

@@ -37,19 +37,28 @@ def _task(task: TaskId, racks: set[str]) -> TaskInfo:
     return TaskInfo(id=task, stateful=True, topic_partitions=(source, changelog))
 
 
-def _client(pid: UUID, rack: str, zone: str, active: set[TaskId], standby: set[TaskId]) -> KafkaStreamsState:
+def _client(
+    pid: UUID, rack: str, zone: str, active: set[TaskId], standby: set[TaskId]
+) -> KafkaStreamsState:
     lags = {t: LATEST_OFFSET if t in active else 0 if t in standby else 100 for t in (T0, T1, T2)}
     return KafkaStreamsState(
-        process_id=pid, consumers=(ConsumerState(f"{pid}-a"), ConsumerState(f"{pid}-b")),
-        previous_active_tasks=frozenset(active), previous_standby_tasks=frozenset(standby),
-        task_lags=lags, rack_id=rack, client_tags={"zone": zone},
+        process_id=pid,
+        consumers=(ConsumerState(f"{pid}-a"), ConsumerState(f"{pid}-b")),
+        previous_active_tasks=frozenset(active),
+        previous_standby_tasks=frozenset(standby),
+        task_lags=lags,
+        rack_id=rack,
+        client_tags={"zone": zone},
     )
 
 
 def _state(tags: tuple[str, ...] = ()) -> ApplicationState:
     tasks = [_task(T0, {"r1"}), _task(T1, {"r2"}), _task(T2, {"r1", "r2"})]
-    clients = [_client(P1, "r1", "z1", {T0}, {T1}), _client(P2, "r2", "z1", {T1}, set()),
-               _client(P3, "r2", "z2", set(), set())]
+    clients = [
+        _client(P1, "r1", "z1", {T0}, {T1}),
+        _client(P2, "r2", "z1", {T1}, set()),
+        _client(P3, "r2", "z2", set(), set()),
+    ]
     configs = AssignmentConfigs(num_standby_replicas=1, rack_aware_assignment_tags=tags)
     return application_state(tasks, clients, configs, now_ms=5)
 
@@ -58,10 +67,17 @@ def _assignment():  # type: ignore[no-untyped-def]
     # T0 stays on P1; T1 moves P2 -> P1; T2 (no previous owner) lands on P3.
     # Standbys: T0 on P2 (fresh), T1 on P2 (it had T1 as active, so it has state), T2 on P1 (fresh).
     return task_assignment(
-        [KafkaStreamsAssignment.of(P1, active=[T0, T1], standby=[T2]),
-         KafkaStreamsAssignment.of(P2, standby=[T0, T1], followup_rebalance_deadline_ms=99),
-         KafkaStreamsAssignment.of(P3, active=[T2])],
-        Diagnostics(warmups=1, rack_optimisation="optimal", cross_rack_cost_before=30, cross_rack_cost_after=12),
+        [
+            KafkaStreamsAssignment.of(P1, active=[T0, T1], standby=[T2]),
+            KafkaStreamsAssignment.of(P2, standby=[T0, T1], followup_rebalance_deadline_ms=99),
+            KafkaStreamsAssignment.of(P3, active=[T2]),
+        ],
+        Diagnostics(
+            warmups=1,
+            rack_optimisation="optimal",
+            cross_rack_cost_before=30,
+            cross_rack_cost_after=12,
+        ),
     )
 
 
@@ -79,8 +95,11 @@ def test_cross_rack_partitions_count_partitions_without_a_replica_in_the_clients
 
 
 def test_thread_balance_is_the_spread_of_tasks_per_thread() -> None:
-    members = [MemberAssignment("a", P1, active=(T0, T1)), MemberAssignment("b", P1, standby=(T2,)),
-               MemberAssignment("c", P2)]
+    members = [
+        MemberAssignment("a", P1, active=(T0, T1)),
+        MemberAssignment("b", P1, standby=(T2,)),
+        MemberAssignment("c", P2),
+    ]
     assert thread_balance(members) == 2
     assert thread_balance([]) == 0
 

@@ -18,20 +18,70 @@ from pipeline.report_tables import (
 
 def _rows() -> pd.DataFrame:
     # two configs x one group; config "a" needs 2 rounds in phase 0, "b" one; one error row
-    return pd.DataFrame([
-        {"config": "a", "group_id": "g", "phase": 0, "event": "initial", "round": 1, "cost_before": 10,
-         "cost_after": 4, "cross_rack_partitions": 6, "active_moved": 3, "standby_moved": 1, "warmups": 2,
-         "rebalances_to_converge": 2, "error": ""},
-        {"config": "a", "group_id": "g", "phase": 0, "event": "initial", "round": 2, "cost_before": 6,
-         "cost_after": 2, "cross_rack_partitions": 2, "active_moved": 1, "standby_moved": 0, "warmups": 0,
-         "rebalances_to_converge": 2, "error": ""},
-        {"config": "b", "group_id": "g", "phase": 0, "event": "initial", "round": 1, "cost_before": 0,
-         "cost_after": 0, "cross_rack_partitions": 9, "active_moved": 5, "standby_moved": 2, "warmups": 0,
-         "rebalances_to_converge": 1, "error": ""},
-        {"config": "b", "group_id": "h", "phase": 0, "event": "initial", "round": 1, "cost_before": 99,
-         "cost_after": 0, "cross_rack_partitions": 99, "active_moved": 99, "standby_moved": 99, "warmups": 0,
-         "rebalances_to_converge": -1, "error": "InvalidRequest: no members"},
-    ])
+    return pd.DataFrame(
+        [
+            {
+                "config": "a",
+                "group_id": "g",
+                "phase": 0,
+                "event": "initial",
+                "round": 1,
+                "cost_before": 10,
+                "cost_after": 4,
+                "cross_rack_partitions": 6,
+                "active_moved": 3,
+                "standby_moved": 1,
+                "warmups": 2,
+                "rebalances_to_converge": 2,
+                "error": "",
+            },
+            {
+                "config": "a",
+                "group_id": "g",
+                "phase": 0,
+                "event": "initial",
+                "round": 2,
+                "cost_before": 6,
+                "cost_after": 2,
+                "cross_rack_partitions": 2,
+                "active_moved": 1,
+                "standby_moved": 0,
+                "warmups": 0,
+                "rebalances_to_converge": 2,
+                "error": "",
+            },
+            {
+                "config": "b",
+                "group_id": "g",
+                "phase": 0,
+                "event": "initial",
+                "round": 1,
+                "cost_before": 0,
+                "cost_after": 0,
+                "cross_rack_partitions": 9,
+                "active_moved": 5,
+                "standby_moved": 2,
+                "warmups": 0,
+                "rebalances_to_converge": 1,
+                "error": "",
+            },
+            {
+                "config": "b",
+                "group_id": "h",
+                "phase": 0,
+                "event": "initial",
+                "round": 1,
+                "cost_before": 99,
+                "cost_after": 0,
+                "cross_rack_partitions": 99,
+                "active_moved": 99,
+                "standby_moved": 99,
+                "warmups": 0,
+                "rebalances_to_converge": -1,
+                "error": "InvalidRequest: no members",
+            },
+        ]
+    )
 
 
 def test_cost_table_means_and_savings_leave_errors_out() -> None:
@@ -49,7 +99,11 @@ def test_phase_totals_sum_a_phases_rounds() -> None:
 
 def test_convergence_and_trajectory_tables() -> None:
     convergence = convergence_table(_rows())
-    assert convergence.loc[2, "a"] == 1 and convergence.loc[1, "b"] == 1 and convergence.loc[-1, "b"] == 1
+    assert (
+        convergence.loc[2, "a"] == 1
+        and convergence.loc[1, "b"] == 1
+        and convergence.loc[-1, "b"] == 1
+    )
     trajectory = trajectory_table(_rows())
     assert trajectory.loc[1, "a"] == 6 and trajectory.loc[2, "a"] == 2
     assert trajectory.loc[1, "b"] == 9 and trajectory.loc[2, "b"] == 9  # converged: keeps its value
@@ -63,4 +117,8 @@ def test_a_report_page_from_parquet(tmp_path: Path) -> None:
     page = build_report(tmp_path / "rows.parquet", tmp_path / "site").read_text()
     assert "4 rows, 1 with an error" in page and "kassign simulation report" in page
     assert sorted(p.name for p in (tmp_path / "site").glob("*.png")) == [
-        "convergence.png", "cost.png", "movement.png", "trajectory.png"]
+        "convergence.png",
+        "cost.png",
+        "movement.png",
+        "trajectory.png",
+    ]

@@ -20,7 +20,9 @@ from pipeline.rows import (
 )
 
 SPEC = GroupSpec(clients=(4, 6), racks=(3, 3), replication=(1, 2), standbys=(1, 1))
-GRID = grid_from_json({"assignors": ["high_availability", "sticky"], "rack_aware_strategies": ["none", "min_traffic"]})
+GRID = grid_from_json(
+    {"assignors": ["high_availability", "sticky"], "rack_aware_strategies": ["none", "min_traffic"]}
+)
 
 
 def test_a_request_gives_one_row_per_configuration() -> None:
@@ -29,7 +31,10 @@ def test_a_request_gives_one_row_per_configuration() -> None:
     rows = replay_rows(7, payload, "json", GRID)
     assert [r["config"] for r in rows] == [c.name for c in GRID]
     assert all(tuple(r) == REPLAY_COLUMNS for r in rows)
-    assert all(r["error"] == "" and r["request_index"] == 7 and r["group_id"] == group.group_id for r in rows)
+    assert all(
+        r["error"] == "" and r["request_index"] == 7 and r["group_id"] == group.group_id
+        for r in rows
+    )
     assert {r["tasks"] for r in rows} == {len(group.tasks)}
     by_name = {r["config"]: r for r in rows}
     assert by_name["ha/none"]["rack_optimisation"] == "off"
@@ -38,14 +43,18 @@ def test_a_request_gives_one_row_per_configuration() -> None:
 
 def test_proto_and_json_payloads_give_the_same_measures() -> None:
     request = to_request(random_group(SPEC, seed=1, index=2))
-    as_json = replay_rows(0, json_format.MessageToJson(request).encode(), "json", (OWN_CONFIGURATION,))
+    as_json = replay_rows(
+        0, json_format.MessageToJson(request).encode(), "json", (OWN_CONFIGURATION,)
+    )
     as_proto = replay_rows(0, request.SerializeToString(), "proto", (OWN_CONFIGURATION,))
     strip = [{k: v for k, v in r.items() if k != "assign_seconds"} for r in (*as_json, *as_proto)]
     assert strip[0] == strip[1]
 
 
-@pytest.mark.parametrize("payload, fmt", [(b"{nope", "json"), (b"\xff\xff", "proto"), (None, "json"),
-                                          (b'{"groupId": "g"}', "json")])
+@pytest.mark.parametrize(
+    "payload, fmt",
+    [(b"{nope", "json"), (b"\xff\xff", "proto"), (None, "json"), (b'{"groupId": "g"}', "json")],
+)
 def test_a_bad_request_is_an_error_row_per_configuration(payload: bytes | None, fmt: str) -> None:
     rows = replay_rows(3, payload, fmt, GRID)
     assert len(rows) == len(GRID)
@@ -70,7 +79,9 @@ def test_after_a_rebalance_actives_run_and_standbys_have_caught_up() -> None:
 
 def test_simulation_rounds_end_when_no_follow_up_is_asked() -> None:
     events = (Event(kind=EventKind.RACK_FAIL, rack=1), Event(kind=EventKind.JOIN, count=2))
-    rows = simulate_rows(seed=3, index=5, spec=SPEC, grid=(OWN_CONFIGURATION,), events=events, rounds=10)
+    rows = simulate_rows(
+        seed=3, index=5, spec=SPEC, grid=(OWN_CONFIGURATION,), events=events, rounds=10
+    )
     assert all(tuple(r) == SIMULATE_COLUMNS for r in rows)
     for phase in (0, 1, 2):
         phase_rows = [r for r in rows if r["phase"] == phase]
@@ -83,9 +94,17 @@ def test_simulation_rounds_end_when_no_follow_up_is_asked() -> None:
 
 
 def test_a_round_limit_marks_the_phase_unconverged() -> None:
-    many_warmups = GroupSpec(clients=(6, 6), owned_fraction=1.0, standby_state_fraction=0.0, standbys=(1, 1))
-    group_rows = simulate_rows(seed=1, index=0, spec=many_warmups, grid=(OWN_CONFIGURATION,),
-                               events=(Event(kind=EventKind.JOIN, count=3),), rounds=1)
+    many_warmups = GroupSpec(
+        clients=(6, 6), owned_fraction=1.0, standby_state_fraction=0.0, standbys=(1, 1)
+    )
+    group_rows = simulate_rows(
+        seed=1,
+        index=0,
+        spec=many_warmups,
+        grid=(OWN_CONFIGURATION,),
+        events=(Event(kind=EventKind.JOIN, count=3),),
+        rounds=1,
+    )
     join = [r for r in group_rows if r["phase"] == 1]
     assert len(join) == 1 and join[0]["followup"]
     assert join[0]["rebalances_to_converge"] == -1 and not join[0]["converged"]

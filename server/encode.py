@@ -18,12 +18,17 @@ from typing import TYPE_CHECKING
 
 from kassign.v1 import assignment_pb2 as pb
 
-from assignor.model import ApplicationState, ProcessId, TaskId
+from assignor.model import ApplicationState, TaskId
 from assignor.ordering import process_key
 from assignor.result import KafkaStreamsAssignment, MemberAssignment, TaskAssignment
 
 if TYPE_CHECKING:
+    from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+
     from server.decode.request import DecodedRequest
+
+    RepeatedClients = RepeatedCompositeFieldContainer[pb.ClientAssignment]
+    RepeatedMembers = RepeatedCompositeFieldContainer[pb.MemberAssignment]
 
 __all__ = [
     "Timings",
@@ -57,13 +62,11 @@ def encode_response(
     """The response for ``assignment`` of ``decoded``'s group, members already distributed."""
     state = decoded.state
     table = _TaskTable(state)
-    clients = sorted(assignment.assignments, key=lambda a: process_key(a.process_id))
-    response = pb.AssignResponse(
-        clients=[_client(state, table, a) for a in clients],
-        members=[_member(table, m) for m in sorted(members, key=lambda m: m.member_id)],
-        error=error_value(error),
-        report=_report(decoded, assignment),
-    )
+    response = pb.AssignResponse(error=error_value(error), report=_report(decoded, assignment))
+    for client in sorted(assignment.assignments, key=lambda a: process_key(a.process_id)):
+        _add_client(response.clients, state, table, client)
+    for member in sorted(members, key=lambda m: m.member_id):
+        _add_member(response.members, table, member)
     set_timings(response, timings)
     return response
 
@@ -101,48 +104,60 @@ def _task(task: TaskId) -> pb.TaskId:
     )
 
 
-_Entry = tuple[tuple[int, tuple[bytes, int, int]], pb.TaskId, tuple[tuple[str, int], ...]]
+_Entry = tuple[pb.TaskId, tuple[tuple[str, int], ...]]
 
 
 class _TaskTable:
-    """Per-task (sort key, message, source partitions), computed once per response.
+    """Per-task (message, source partitions) and per-partition messages, built once per response.
 
     Large groups list each task several times (client, member, partitions); one lookup per
-    listing keeps encoding linear. A task the topology does not know (only in a rejected
+    listing keeps encoding linear, and messages are built once and copied where listed (adding
+    to a repeated field copies anyway). A task the topology does not know (only in a rejected
     assignment) still encodes, sorted after the known ones.
     """
 
     def __init__(self, state: ApplicationState) -> None:
-        ordered = sorted(state.tasks.items(), key=lambda item: item[0].sort_key)
         self._entries: dict[TaskId, _Entry] = {
-            t: (
-                (i, (b"", 0, 0)),
-                _task(t),
-                tuple((tp.topic, tp.partition) for tp in info.topic_partitions if tp.is_source),
-            )
-            for i, (t, info) in enumerate(ordered)
+            t: (_task(t), tuple((p.topic, p.partition) for p in info.topic_partitions if p.is_source))
+            for t, info in state.tasks.items()
         }
+        self._partitions: dict[tuple[str, int], pb.TopicPartition] = {}
 
     def entries(self, tasks: Iterable[TaskId]) -> list[_Entry]:
-        found = [self._entries.get(t) or ((len(self._entries), t.sort_key), _task(t), ()) for t in tasks]
-        found.sort(key=lambda e: e[0])
+        """Known tasks in task order, then unknown ones in task order."""
+        ordered = sorted(tasks)
+        found = [self._entries[t] for t in ordered if t in self._entries]
+        if len(found) < len(ordered):
+            found += [(_task(t), ()) for t in ordered if t not in self._entries]
         return found
+
+    def sources(self, entries: list[_Entry]) -> list[pb.TopicPartition]:
+        """The source partitions of ``entries``, sorted, each once."""
+        found = sorted({tp for e in entries for tp in e[1]})
+        return [self._partition(topic, partition) for topic, partition in found]
+
+    def _partition(self, topic: str, partition: int) -> pb.TopicPartition:
+        message = self._partitions.get((topic, partition))
+        if message is None:
+            message = self._partitions[(topic, partition)] = pb.TopicPartition(
+                topic=topic, partition=partition
+            )
+        return message
 
 
 def _messages(entries: list[_Entry]) -> list[pb.TaskId]:
-    return [e[1] for e in entries]
+    return [e[0] for e in entries]
 
 
-def _sources(entries: list[_Entry]) -> list[pb.TopicPartition]:
-    found = {tp for e in entries for tp in e[2]}
-    return [pb.TopicPartition(topic=topic, partition=p) for topic, p in sorted(found)]
-
-
-def _client(
-    state: ApplicationState, table: _TaskTable, client: KafkaStreamsAssignment
-) -> pb.ClientAssignment:
+def _add_client(
+    clients: RepeatedClients,
+    state: ApplicationState,
+    table: _TaskTable,
+    client: KafkaStreamsAssignment,
+) -> None:
+    """Append the client's entry (built in place: appending a built message would copy it)."""
     known = state.clients.get(client.process_id)
-    return pb.ClientAssignment(
+    clients.add(
         process_id=str(client.process_id),
         active_tasks=_messages(table.entries(client.active)),
         standby_tasks=_messages(table.entries(client.standby)),
@@ -153,15 +168,15 @@ def _client(
     )
 
 
-def _member(table: _TaskTable, member: MemberAssignment) -> pb.MemberAssignment:
+def _add_member(members: RepeatedMembers, table: _TaskTable, member: MemberAssignment) -> None:
     active, standby = table.entries(member.active), table.entries(member.standby)
-    return pb.MemberAssignment(
+    members.add(
         member_id=member.member_id,
         process_id=str(member.process_id),
         active_tasks=_messages(active),
         standby_tasks=_messages(standby),
-        active_partitions=_sources(active),
-        standby_partitions=_sources(standby),
+        active_partitions=table.sources(active),
+        standby_partitions=table.sources(standby),
     )
 
 
@@ -171,18 +186,26 @@ def moved_counts(state: ApplicationState, assignment: TaskAssignment) -> tuple[i
     An active counts as moved only if some client owned it before: a brand-new task has no
     previous owner to move from. A standby counts when its client reported no state for it.
     """
-    previous_owners: dict[TaskId, set[ProcessId]] = {}
+    previous_owners: dict[TaskId, set[int]] = {}  # UUID.int: hashed in C, UUID's hash is not
     for pid, client in state.clients.items():
         for task in client.previous_active_tasks:
-            previous_owners.setdefault(task, set()).add(pid)
+            previous_owners.setdefault(task, set()).add(pid.int)
     active_moved = standby_moved = 0
     for target in assignment.assignments:
         known = state.clients.get(target.process_id)
-        had = known.previous_tasks if known else frozenset()
+        target_pid = target.process_id.int
         active_moved += sum(
-            1 for t in target.active if previous_owners.get(t) and target.process_id not in previous_owners[t]
+            1
+            for t in target.active
+            if (owners := previous_owners.get(t)) and target_pid not in owners
         )
-        standby_moved += sum(1 for t in target.standby if t not in had)
+        if known is None:
+            standby_moved += len(target.standby)
+        else:
+            had_active, had_standby = known.previous_active_tasks, known.previous_standby_tasks
+            standby_moved += sum(
+                1 for t in target.standby if t not in had_active and t not in had_standby
+            )
     return active_moved, standby_moved
 
 

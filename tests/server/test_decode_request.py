@@ -537,3 +537,24 @@ def test_conflicts_found_per_process_name_the_raw_field() -> None:
     assert (err.field, err.member) == ("raw_subscription.rack_id", "b")
     err = invalid(request(raw("a", "r1", "h:1"), raw("b", "r1", "h:2")))
     assert (err.field, err.member) == ("raw_subscription.user_data.user_end_point", "b")
+
+
+def test_threads_sending_one_info_are_checked_once_and_agree() -> None:
+    """The per-request info cache: one checked userData per process, the same state either way."""
+    same = {"sums": {(0, 0): -2, (0, 1): 40}, "user_end_point": "h:1"}
+    two = decode_request(request(member("a", **same), member("b", **same)), now_ms=1)
+    one = decode_request(request(member("a", **same)), now_ms=1)
+    (client,) = two.state.clients.values()
+    assert dict(client.task_lags) == dict(next(iter(one.state.clients.values())).task_lags)
+    assert [c.previous_stateful for c in client.consumers] == [
+        frozenset({TaskId(0, 0), TaskId(0, 1)})
+    ] * 2
+
+
+def test_a_bad_info_sent_by_two_threads_names_the_first_and_owned_checks_keep_their_turn() -> None:
+    bad = {"sums": {(0, 0): -7}}
+    assert invalid(request(member("a", **bad), member("b", **bad))).member == "a"
+    # "b" shares "a"'s good info but owns a partition twice: its own error, not a cached pass
+    owned_twice = (("in-0", 0), ("in-0", 0))
+    err = invalid(request(member("a"), member("b", owned=owned_twice)))
+    assert err.member == "b" and err.field.endswith("owned_partitions")

@@ -110,6 +110,10 @@ class TaskLags(Mapping[TaskId, int]):
         lag = self._local.get(task)
         return self._end_offset_sums[task] if lag is None else lag
 
+    def __contains__(self, task: object) -> bool:
+        """A dict lookup; ``Mapping``'s default goes through ``__getitem__`` and an exception."""
+        return task in self._end_offset_sums
+
     def __iter__(self) -> Iterator[TaskId]:
         return iter(self._end_offset_sums)
 

@@ -197,12 +197,11 @@ def _place_by_tags(
     pending: dict[TaskId, int] = {}
     for task in targets:
         task_holding = holding[task]
-        leaders = sorted(task_holding, key=process_key)
-        if not leaders:
+        if not task_holding:
             pending[task] = replicas
             continue
         excluded: dict[int, set[str]] = {}
-        last, used, remaining = leaders[0], 1, replicas
+        last, used, remaining = min(task_holding, key=process_key), 1, replicas
         while remaining > 0:
             exclude_used_values(excluded, values[last], used, layout.distinct)
             if eligible.available(excluded, task_holding) <= 0:

@@ -72,16 +72,21 @@ def _distribute_client(
 def _previous_by_consumer(
     state: ApplicationState, stateful: frozenset[TaskId], client: KafkaStreamsState
 ) -> tuple[dict[str, list[TaskId]], dict[str, list[TaskId]]]:
-    """Per consumer: stateful tasks it had by (lag, task), stateless actives it had by task."""
+    """Per consumer: stateful tasks it had by (lag, task), stateless actives it had by task.
+
+    The client's threads mostly report the same state, so the (lag, task) order is sorted once
+    for the client and each consumer's list filtered from it (a subset of a total order).
+    """
     lags = client.task_lags
     tasks = state.tasks
+    had = {c.member_id: c.previous_stateful | c.previous_active for c in client.consumers}
+    with_lag = {t for ts in had.values() for t in ts if t in stateful and t in lags}
+    lag_order = sorted(with_lag, key=lambda t: (lags[t], t))
     by_lag: dict[str, list[TaskId]] = {}
     by_task: dict[str, list[TaskId]] = {}
     for consumer in client.consumers:
-        had = consumer.previous_stateful | consumer.previous_active
-        by_lag[consumer.member_id] = sorted(
-            (t for t in had if t in stateful and t in lags), key=lambda t: (lags[t], t)
-        )
+        mine = had[consumer.member_id]
+        by_lag[consumer.member_id] = [t for t in lag_order if t in mine]
         by_task[consumer.member_id] = sorted(
             t for t in consumer.previous_active if t in tasks and t not in stateful
         )

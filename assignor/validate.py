@@ -94,14 +94,14 @@ def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
 
 
 def _stateless_standby(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
+    stateless = {t for t, info in state.tasks.items() if not info.stateful}
     for pid in clients:
-        for task, is_active in sorted(held[pid], key=lambda h: h[0]):
-            info = state.tasks.get(task)
-            if not is_active and info is not None and not info.stateful:
-                return (
-                    AssignmentError.INVALID_STANDBY_TASK,
-                    f"client {pid} has a standby of stateless task {task}",
-                )
+        wrong = [task for task, is_active in held[pid] if not is_active and task in stateless]
+        if wrong:  # the first in task order, found without sorting every client's tasks
+            return (
+                AssignmentError.INVALID_STANDBY_TASK,
+                f"client {pid} has a standby of stateless task {min(wrong)}",
+            )
     return None
 
 
@@ -121,15 +121,15 @@ def _unknown_client(state: ApplicationState, clients: list[ProcessId]) -> _Findi
 
 def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
     for pid in clients:
-        for task, _ in sorted(held[pid], key=lambda h: h[0]):
-            if task not in state.tasks:
-                return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {task}"
+        unknown = [task for task, _ in held[pid] if task not in state.tasks]
+        if unknown:
+            return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {min(unknown)}"
     return None
 
 
 def _unassigned_active(state: ApplicationState, held: _Held) -> _Finding:
     active = {task for tasks in held.values() for task, is_active in tasks if is_active}
-    for task in sorted(state.tasks):
-        if task not in active:
-            return AssignmentError.ACTIVE_TASK_UNASSIGNED, f"task {task} has no active client"
+    missing = [task for task in state.tasks if task not in active]
+    if missing:
+        return AssignmentError.ACTIVE_TASK_UNASSIGNED, f"task {min(missing)} has no active client"
     return None

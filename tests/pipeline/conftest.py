@@ -18,10 +18,3 @@ def spark() -> Iterator[object]:
     spark.conf.set("spark.sql.shuffle.partitions", "4")
     yield spark
     spark.stop()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    # PySpark 4 warns that pandas 3 is "not yet fully supported"; these tests cover our use.
-    config.addinivalue_line(
-        "filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning"
-    )

@@ -64,12 +64,15 @@ _NO_RACKS: frozenset[str] = frozenset()
 _EMPTY_RACK = frozenset({""})
 
 
-def _partition(tp: pb.TaskTopicPartition, field: str) -> TaskTopicPartition:
+def _partition(tp: pb.TaskTopicPartition, task_field: str, index: int) -> TaskTopicPartition:
+    """One checked partition; the field path is only spelt out for an error."""
     topic, partition, racks = tp.topic, tp.partition, tp.rack_ids
     if not topic:
-        raise InvalidRequest("topic is empty", field=field)
+        raise InvalidRequest("topic is empty", field=f"{task_field}.topic_partitions[{index}]")
     if partition < 0:
-        raise InvalidRequest(f"negative partition {partition}", field=field)
+        raise InvalidRequest(
+            f"negative partition {partition}", field=f"{task_field}.topic_partitions[{index}]"
+        )
     return TaskTopicPartition(
         topic,
         partition,
@@ -88,10 +91,7 @@ def _task(task: pb.TaskInfo, field: str) -> TaskInfo:
             f"negative changelog end offset sum {end_offset_sum}",
             field=f"{field}.changelog_end_offset_sum",
         )
-    partitions = tuple(
-        _partition(tp, f"{field}.topic_partitions[{i}]")
-        for i, tp in enumerate(task.topic_partitions)
-    )
+    partitions = tuple([_partition(tp, field, i) for i, tp in enumerate(task.topic_partitions)])
     return TaskInfo(
         decode_task_id(task.id, f"{field}.id"),
         task.stateful,

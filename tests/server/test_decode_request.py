@@ -558,3 +558,15 @@ def test_a_bad_info_sent_by_two_threads_names_the_first_and_owned_checks_keep_th
     owned_twice = (("in-0", 0), ("in-0", 0))
     err = invalid(request(member("a"), member("b", owned=owned_twice)))
     assert err.member == "b" and err.field.endswith("owned_partitions")
+
+
+@pytest.mark.parametrize(
+    ("topic", "partition", "says"), [("", 0, "topic is empty"), ("in-9", -1, "negative partition")]
+)
+def test_a_bad_task_partition_names_its_task_and_position(
+    topic: str, partition: int, says: str
+) -> None:
+    bad = task(1, 0)
+    bad.topic_partitions.add(topic=topic, partition=partition)
+    err = invalid(request(member("a"), tasks=[task(0, 0), bad]))
+    assert err.field == "tasks[1].topic_partitions[1]" and says in str(err)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from kassign.v1 import assignment_pb2 as pb
 
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
     from server.decode.request import DecodedRequest
 
-    RepeatedClients = RepeatedCompositeFieldContainer[pb.ClientAssignment]
-    RepeatedMembers = RepeatedCompositeFieldContainer[pb.MemberAssignment]
+    RepeatedClients: TypeAlias = RepeatedCompositeFieldContainer[pb.ClientAssignment]
+    RepeatedMembers: TypeAlias = RepeatedCompositeFieldContainer[pb.MemberAssignment]
 
 __all__ = [
     "Timings",

@@ -24,8 +24,8 @@ from kassign.v1 import assignment_pb2_grpc
 from assignor.api import run
 from assignor.result import MemberAssignment, TaskAssignment
 from assignor.threads import distribute_tasks
-from assignor.validate import AssignmentError
 from assignor.timing import RACK_OPTIMISATION, measure
+from assignor.validate import AssignmentError
 from server import encode, status
 from server.decode.request import DecodedRequest, decode_request
 

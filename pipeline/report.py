@@ -158,8 +158,10 @@ def _page(frame: pd.DataFrame, sections: list[Section], source: str) -> str:
         "<!doctype html><html><head><meta charset='utf-8'><title>kassign report</title>",
         _STYLE,
         f"<h1>kassign {kind} report</h1>",
-        f"<p>Source: <code>{html.escape(Path(source).name)}</code>; {len(frame)} rows, "
-        f"{errors} with an error.</p>",
+        (
+            f"<p>Source: <code>{html.escape(Path(source).name)}</code>; {len(frame)} rows, "
+            f"{errors} with an error.</p>"
+        ),
     ]
     for section in sections:
         parts += [

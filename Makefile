@@ -49,6 +49,7 @@ java: system-deps gen
 	$(MAKE) --no-print-directory -C clients/java
 
 lint: setup system-deps
+	$(VENV)/bin/ruff check --quiet .
 	bash deploy/lint.sh
 
 pytest: setup system-deps java

@@ -36,9 +36,6 @@ from assignor.tags import tag_layout
 
 __all__ = ["HighAvailabilityTaskAssignor", "assign_high_availability"]
 
-STATEFUL_TRAFFIC_COST, STATEFUL_NON_OVERLAP_COST = 10, 1
-STATELESS_TRAFFIC_COST, STATELESS_NON_OVERLAP_COST = 1, 0
-
 _Holdings = list[set[int]]
 """Per client index, a set of task indices: the scratch form of one kind of assignment."""
 
@@ -147,15 +144,6 @@ def _movements(
     return moved, copied
 
 
-def _rack_costs(state: ApplicationState) -> tuple[int, int]:
-    configs = state.configs
-    traffic = STATEFUL_TRAFFIC_COST if configs.traffic_cost is None else configs.traffic_cost
-    overlap = (
-        STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
-    )
-    return traffic, overlap
-
-
 def _rack_aware(state: ApplicationState) -> bool:
     return state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
 
@@ -174,7 +162,7 @@ def _stateful_actives(state: ApplicationState, layout: _Layout) -> tuple[_Holdin
         return active, Diagnostics()
     from assignor import rack  # only a rack-aware request pays for the solver
 
-    traffic, overlap = _rack_costs(state)
+    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.HIGH_AVAILABILITY)
     optimised, diagnostics = rack.optimize_active_tasks(
         state,
         layout.stateful,
@@ -217,7 +205,7 @@ def _standbys(
         return standby, diagnostics
     from assignor import rack
 
-    traffic, overlap = _rack_costs(state)
+    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.HIGH_AVAILABILITY)
     optimised, rack_diagnostics = rack.optimize_standby_tasks(
         state,
         active_map,
@@ -249,12 +237,13 @@ def _stateless_actives(
         return assignment, Diagnostics()
     from assignor import rack
 
+    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.STATELESS)
     optimised, diagnostics = rack.optimize_active_tasks(
         state,
         layout.stateless,
         assignment,
-        traffic_cost=STATELESS_TRAFFIC_COST,
-        non_overlap_cost=STATELESS_NON_OVERLAP_COST,
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
     )
     return {c: frozenset(optimised.get(c, ())) for c in layout.clients}, diagnostics
 

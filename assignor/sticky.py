@@ -40,11 +40,6 @@ from assignor.tags import tag_layout
 
 __all__ = ["StickyTaskAssignor", "sticky_actives"]
 
-STATEFUL_TRAFFIC_COST = 1
-STATEFUL_NON_OVERLAP_COST = 10
-STATELESS_TRAFFIC_COST = 1
-STATELESS_NON_OVERLAP_COST = 0
-
 
 @dataclass(frozen=True, slots=True)
 class StickyTaskAssignor:
@@ -158,11 +153,7 @@ def _optimise_actives(
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     from assignor import rack  # lazy: only with a KIP-925 strategy (needs OR-Tools)
 
-    configs = state.configs
-    traffic = STATEFUL_TRAFFIC_COST if configs.traffic_cost is None else configs.traffic_cost
-    overlap = (
-        STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
-    )
+    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.STICKY)
     result, diagnostics = rack.optimize_active_tasks(
         state,
         _in_task_order(state.stateful_tasks),
@@ -171,12 +162,15 @@ def _optimise_actives(
         non_overlap_cost=overlap,
     )
     if state.stateless_tasks:
+        stateless_traffic, stateless_overlap = rack.resolve_costs(
+            state.configs, rack.CostPhase.STATELESS
+        )
         result, more = rack.optimize_active_tasks(
             state,
             _in_task_order(state.stateless_tasks),
             result,
-            traffic_cost=STATELESS_TRAFFIC_COST,
-            non_overlap_cost=STATELESS_NON_OVERLAP_COST,
+            traffic_cost=stateless_traffic,
+            non_overlap_cost=stateless_overlap,
         )
         diagnostics = diagnostics.merged(more)
     return {pid: frozenset(result.get(pid, ())) for pid in state.clients}, diagnostics
@@ -189,11 +183,7 @@ def _optimise_standbys(
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     from assignor import rack  # lazy, as above
 
-    configs = state.configs
-    traffic = STATEFUL_TRAFFIC_COST if configs.traffic_cost is None else configs.traffic_cost
-    overlap = (
-        STATEFUL_NON_OVERLAP_COST if configs.non_overlap_cost is None else configs.non_overlap_cost
-    )
+    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.STICKY)
     result, diagnostics = rack.optimize_standby_tasks(
         state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap
     )

@@ -31,6 +31,7 @@ __all__ = [
     "build_active_problem",
     "build_standby_problem",
     "check_standbys",
+    "client_racks",
     "diversity",
     "every_client",
     "misses_per_rack",
@@ -77,15 +78,20 @@ def build_active_problem(
     if state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
         keys = [f"{t.named_topology or ''}\0{t.subtopology:011d}" for t in ordered]
         subtopology = np.unique(np.array(keys), return_inverse=True)[1].astype(np.int64)
-    rack_of = {r: i for i, r in enumerate(racks)}
     return ActiveProblem(
-        client_rack=np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64),
+        client_rack=client_racks(state, racks),
         start=start,
         misses=misses,
         traffic_cost=traffic_cost,
         non_overlap_cost=non_overlap_cost,
         subtopology=subtopology,
     )
+
+
+def client_racks(state: ApplicationState, racks: list[str]) -> np.ndarray:
+    """Each client's rack as an index into ``racks`` (sorted), in the state's client order."""
+    rack_of = {r: i for i, r in enumerate(racks)}
+    return np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64)
 
 
 def build_standby_problem(
@@ -99,10 +105,9 @@ def build_standby_problem(
     non_overlap_cost: int,
 ) -> StandbyProblem:
     """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
-    rack_of = {r: i for i, r in enumerate(racks)}
     client_class, class_values = tag_classes(state, list(state.clients))
     return StandbyProblem(
-        client_rack=np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64),
+        client_rack=client_racks(state, racks),
         client_class=client_class,
         class_values=class_values,
         rep_task=rep_task,

@@ -17,6 +17,7 @@ from assignor.ordering import process_key
 
 __all__ = [
     "LATEST_OFFSET",
+    "MAX_RACK_COST",
     "UNKNOWN_OFFSET_SUM",
     "ApplicationState",
     "AssignmentConfigs",
@@ -36,6 +37,10 @@ LATEST_OFFSET = -2
 """Offset sum (and lag) of a task running as an active on the client: always caught up."""
 UNKNOWN_OFFSET_SUM = -3
 """Offset sum (and lag) of a task whose local offsets are unknown: never caught up."""
+MAX_RACK_COST = 1 << 20
+"""Largest ``traffic_cost`` or ``non_overlap_cost``: the KIP-925 flow solver's bound, far from
+overflow even with its tie-break scaling. Here, not in ``rack.py``, so checking a request's
+configs does not load the solver."""
 
 
 class TaskId(tuple[bytes, int, int]):

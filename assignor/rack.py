@@ -29,7 +29,14 @@ from dataclasses import replace
 import numpy as np
 
 from assignor.errors import InvalidAssignment, InvalidRequest, SolverError
-from assignor.model import ApplicationState, AssignmentConfigs, ProcessId, RackAwareStrategy, TaskId
+from assignor.model import (
+    MAX_RACK_COST,
+    ApplicationState,
+    AssignmentConfigs,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+)
 from assignor.rack_graph import placement_cost, solve_active_compact
 from assignor.rack_model import (
     Assignment,
@@ -61,8 +68,8 @@ __all__ = [
 ]
 
 
-MAX_COST = 1 << 20
-"""Largest traffic or non-overlap cost accepted; with the tie-break scaling, far from overflow."""
+MAX_COST = MAX_RACK_COST
+"""Largest traffic or non-overlap cost accepted (``model.MAX_RACK_COST``)."""
 _MS_PER_ARC = 0.003
 """Conservative solve-time estimate per arc, for skipping a graph the budget cannot afford."""
 

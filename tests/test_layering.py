@@ -27,3 +27,16 @@ def test_assignor_imports_no_service_code() -> None:
         if _imports(f) & set(FORBIDDEN) or any(n.endswith("_pb2") for n in _imports(f))
     }
     assert offenders == {}
+
+
+def test_decoding_and_plain_assignment_do_not_load_the_solver() -> None:
+    """OR-Tools loads only when a request asks for rack awareness (the assignors import it lazily)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, server.decode, server.servicer, assignor.high_availability, assignor.sticky;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'ortools'))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

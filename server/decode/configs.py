@@ -11,8 +11,7 @@ from kassign.v1 import assignment_pb2 as pb
 
 from assignor.api import registered_names
 from assignor.errors import InvalidRequest
-from assignor.model import AssignmentConfigs, RackAwareStrategy
-from assignor.rack import MAX_COST
+from assignor.model import MAX_RACK_COST, AssignmentConfigs, RackAwareStrategy
 
 __all__ = [
     "MAX_RACK_AWARE_TAGS",
@@ -87,7 +86,7 @@ def _optional_cost(configs: pb.AssignmentConfigs, name: str) -> int | None:
     if not configs.HasField(name):
         return None
     # The flow solver's bound: checked here so the answer never depends on the strategy.
-    return _between(int(getattr(configs, name)), 0, MAX_COST, name)
+    return _between(int(getattr(configs, name)), 0, MAX_RACK_COST, name)
 
 
 def _budget(configs: pb.AssignmentConfigs, default_budget_ms: int | None) -> int | None:

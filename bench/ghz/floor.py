@@ -1,0 +1,262 @@
+"""How close to the empty-RPC baseline any Python handler of the 12-task group can get.
+
+The issue's target is the 12-task group at >= 60% of the health check's requests/s. This bench
+measures where that ceiling lies for handlers that do less and less than kassign does, each in
+the same server (one process, the thread pool ``kassign serve`` uses) under the same load:
+
+- ``canned``: returns a prebuilt answer. What gRPC itself costs for messages of this size.
+- ``touch``: reads every field of the request once (hand-written attribute reads, no objects
+  made) and builds an answer of the same shape field by field from plain values prepared at
+  start-up. No decoding, no model, no assignment: the least any Python implementation of the
+  contract must do, since it must read all of its input and write all of its output.
+- ``kassign``: the real servicer (``server.servicer.TaskAssignmentServicer``, no metrics).
+
+For each it prints requests/s and the server's CPU time per call for the health check and the
+12-task group, and the group's share of the baseline.
+
+    .venv/bin/python bench/ghz/floor.py --seconds 6 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent import futures
+from pathlib import Path
+
+__all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "bench" / "ghz" / "data" / "group_12.json"
+MODES = ("canned", "touch", "kassign")
+TICKS = os.sysconf("SC_CLK_TCK")
+NOW_MS = 1_700_000_000_000
+
+
+def _read_request(request: object) -> int:
+    """Reads each field the contract defines once; returns a count so nothing is optimised away."""
+    n = len(request.group_id) + request.now_ms  # type: ignore[attr-defined]
+    for member in request.members:  # type: ignore[attr-defined]
+        n += len(member.member_id) + len(member.group_instance_id)
+        sub = member.subscription
+        n += len(sub.topics) + sub.generation_id + len(sub.rack_id)
+        for tp in sub.owned_partitions:
+            n += len(tp.topic) + tp.partition
+        info = sub.info
+        n += info.version + info.latest_supported_version + len(info.process_id)
+        n += len(info.user_end_point) + info.unique_field + info.error_code
+        for task in (*info.prev_tasks, *info.standby_tasks):
+            n += task.subtopology + task.partition + len(task.named_topology)
+        for entry in info.task_offset_sums:
+            task = entry.task
+            n += task.subtopology + task.partition + len(task.named_topology) + entry.offset_sum
+        for tag in info.client_tags:
+            n += len(tag.key) + len(tag.value)
+    for info in request.tasks:  # type: ignore[attr-defined]
+        task = info.id
+        n += task.subtopology + task.partition + len(task.named_topology) + info.stateful
+        n += len(info.state_store_names) + info.changelog_end_offset_sum
+        for tp in info.topic_partitions:
+            n += len(tp.topic) + tp.partition + tp.is_source + tp.is_changelog + len(tp.rack_ids)
+    c = request.configs  # type: ignore[attr-defined]
+    n += len(c.assignor) + c.acceptable_recovery_lag + c.max_warmup_replicas
+    n += c.num_standby_replicas + c.probing_rebalance_interval_ms
+    n += len(c.rack_aware_assignment_tags) + c.rack_aware_strategy + c.traffic_cost
+    n += c.non_overlap_cost + c.assignment_time_budget_ms
+    return n
+
+
+def _plain(response: object) -> tuple[list[tuple], list[tuple], list[object]]:
+    """The answer's content as plain Python values, what an implementation would hold."""
+
+    def tasks(items: object) -> list[tuple[int, int, str]]:
+        return [(t.subtopology, t.partition, t.named_topology) for t in items]  # type: ignore[attr-defined]
+
+    def parts(items: object) -> list[tuple[str, int]]:
+        return [(p.topic, p.partition) for p in items]  # type: ignore[attr-defined]
+
+    clients = [
+        (c.process_id, tasks(c.active_tasks), tasks(c.standby_tasks),
+         c.followup_rebalance_deadline_ms, c.rack_id, list(c.member_ids), c.user_end_point)
+        for c in response.clients  # type: ignore[attr-defined]
+    ]
+    members = [
+        (m.member_id, m.process_id, tasks(m.active_tasks), tasks(m.standby_tasks),
+         parts(m.active_partitions), parts(m.standby_partitions))
+        for m in response.members  # type: ignore[attr-defined]
+    ]
+    r = response.report  # type: ignore[attr-defined]
+    report = [r.assignor, r.tasks, r.clients, r.active_tasks_moved, r.standby_tasks_moved,
+              r.warmups, r.followup_scheduled, r.rack_aware_strategy, r.rack_optimisation,
+              r.cross_rack_cost_before, r.cross_rack_cost_after, r.solver_fallback, r.assign_seconds,
+              r.total_seconds, list(r.notes)]
+    return clients, members, report
+
+
+def _build(pb: object, plain: tuple[list[tuple], list[tuple], list[object]]) -> object:
+    """An AssignResponse written field by field from ``plain``."""
+    clients, members, report = plain
+    out = pb.AssignResponse()  # type: ignore[attr-defined]
+
+    def add_tasks(repeated: object, items: list[tuple[int, int, str]]) -> None:
+        for subtopology, partition, named in items:
+            t = repeated.add()  # type: ignore[attr-defined]
+            t.subtopology, t.partition = subtopology, partition
+            if named:
+                t.named_topology = named
+
+    def add_parts(repeated: object, items: list[tuple[str, int]]) -> None:
+        for topic, partition in items:
+            p = repeated.add()  # type: ignore[attr-defined]
+            p.topic, p.partition = topic, partition
+
+    for pid, actives, standbys, deadline, rack, member_ids, endpoint in clients:
+        c = out.clients.add()
+        c.process_id, c.followup_rebalance_deadline_ms = pid, deadline
+        c.rack_id, c.user_end_point = rack, endpoint
+        add_tasks(c.active_tasks, actives)
+        add_tasks(c.standby_tasks, standbys)
+        c.member_ids.extend(member_ids)
+    for member_id, pid, actives, standbys, active_parts, standby_parts in members:
+        m = out.members.add()
+        m.member_id, m.process_id = member_id, pid
+        add_tasks(m.active_tasks, actives)
+        add_tasks(m.standby_tasks, standbys)
+        add_parts(m.active_partitions, active_parts)
+        add_parts(m.standby_partitions, standby_parts)
+    r = out.report
+    (r.assignor, r.tasks, r.clients, r.active_tasks_moved, r.standby_tasks_moved, r.warmups,
+     r.followup_scheduled, r.rack_aware_strategy, r.rack_optimisation, r.cross_rack_cost_before,
+     r.cross_rack_cost_after, r.solver_fallback, r.assign_seconds, r.total_seconds) = report[:14]
+    r.notes.extend(report[14])  # type: ignore[arg-type]
+    return out
+
+
+def _serve(mode: str, port_file: Path) -> None:
+    """The server process: health plus ``Assign`` answered the ``mode`` way."""
+    import grpc
+    from google.protobuf import json_format
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+    from kassign.v1 import assignment_pb2 as pb
+    from kassign.v1 import assignment_pb2_grpc
+
+    from server.app import ServerConfig, channel_options
+    from server.servicer import TaskAssignmentServicer, assign_request
+
+    request = json_format.Parse(DATA.read_text(), pb.AssignRequest())
+    answer = assign_request(request, clock_ms=lambda: NOW_MS).response
+    plain = _plain(answer)
+    real = TaskAssignmentServicer()
+    if _build(pb, plain) != answer:
+        raise SystemExit("floor: the touch answer differs from kassign's")
+
+    class Floor(assignment_pb2_grpc.TaskAssignmentServiceServicer):
+        def Assign(self, req: object, context: object) -> object:
+            if mode == "canned":
+                return answer
+            if mode == "touch":
+                _read_request(req)
+                return _build(pb, plain)
+            return real.Assign(req, context)  # type: ignore[arg-type]
+
+    config = ServerConfig()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=config.max_workers),
+                         options=channel_options(config.max_message_bytes))
+    assignment_pb2_grpc.add_TaskAssignmentServiceServicer_to_server(Floor(), server)
+    checks = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(checks, server)
+    checks.set("", health_pb2.HealthCheckResponse.SERVING)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    port_file.write_text(str(port))
+    server.wait_for_termination()
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _load(target: str, health: bool, seconds: float, args: argparse.Namespace) -> dict[str, object]:
+    what = ["--health"] if health else ["--data", str(DATA)]
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "load.py"), "--target", target, *what,
+         "--duration", str(seconds), "--concurrency", str(args.concurrency),
+         "--connections", str(args.connections), "--processes", str(args.processes)],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=seconds + 300,
+    )
+    if not result.stdout:
+        raise SystemExit(f"load.py failed: {result.stderr}")
+    report: dict[str, object] = json.loads(result.stdout)
+    return report
+
+
+def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, float]]:
+    """Median requests/s and mean server CPU ms per call, for "health" and "group_12"."""
+    port_file = tmp / f"port-{mode}"
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", mode, "--port-file", str(port_file)],
+                            cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 60
+        while not port_file.exists() or not port_file.read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"floor server ({mode}) did not start")
+            time.sleep(0.1)
+        target = f"127.0.0.1:{port_file.read_text()}"
+        rps: dict[str, list[float]] = {"health": [], "group_12": []}
+        cpu: dict[str, list[float]] = {"health": [], "group_12": []}
+        calls: dict[str, int] = {"health": 0, "group_12": 0}
+        cases = ("health", "group_12")
+        for case in cases:
+            _load(target, case == "health", args.warmup, args)
+        for _ in range(args.repeats):
+            for case in cases:
+                before = _cpu_seconds(proc.pid)
+                report = _load(target, case == "health", args.seconds, args)
+                cpu[case].append(_cpu_seconds(proc.pid) - before)
+                rps[case].append(float(report["rps"]))  # type: ignore[arg-type]
+                calls[case] += int(report["count"])  # type: ignore[call-overload]
+        return {case: (statistics.median(rps[case]), 1000 * sum(cpu[case]) / calls[case])
+                for case in cases}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    p.add_argument("--seconds", type=float, default=6.0, help="per measured run")
+    p.add_argument("--warmup", type=float, default=1.0)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--concurrency", type=int, default=16)
+    p.add_argument("--connections", type=int, default=16)
+    p.add_argument("--processes", type=int, default=2, help="generator processes")
+    p.add_argument("--serve", choices=MODES, help=argparse.SUPPRESS)
+    p.add_argument("--port-file", type=Path, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.serve:
+        _serve(args.serve, args.port_file)
+        return 0
+    print("mode     health req/s  ms/call   group_12 req/s  ms/call   group_12 / health")
+    with tempfile.TemporaryDirectory(prefix="kassign-floor-") as tmp:
+        for mode in args.modes:
+            figures = measure(mode, args, Path(tmp))
+            (h_rps, h_ms), (g_rps, g_ms) = figures["health"], figures["group_12"]
+            print(f"{mode:8} {h_rps:12.1f} {h_ms:8.3f} {g_rps:16.1f} {g_ms:8.3f} "
+                  f"{100 * g_rps / h_rps:14.1f}%", flush=True)
+    print(f"load: {args.concurrency} in flight over {args.connections} connections from "
+          f"{args.processes} generator process(es), {args.seconds:g} s x {args.repeats}; one "
+          f"server process; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())

@@ -155,6 +155,74 @@ def test_an_exhausted_time_budget_falls_back_to_the_input() -> None:
     assert diag.cross_rack_cost_before == diag.cross_rack_cost_after == 6
 
 
+class _Clock:
+    """Stands in for ``time`` in ``assignor.rack``: only a wrapped solver moves it."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+def _slow(monkeypatch, name: str, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    """The real solver of ``assignor.rack.<name>``, finishing ``seconds`` after it started."""
+    from assignor import rack
+
+    clock = _Clock()
+    real = getattr(rack, name)
+
+    def late(problem):  # type: ignore[no-untyped-def]
+        solved = real(problem)
+        clock.now += seconds
+        return solved
+
+    monkeypatch.setattr(rack, "time", clock)
+    monkeypatch.setattr(rack, name, late)
+
+
+def _held(placement):  # type: ignore[no-untyped-def]
+    return {p: tasks for p, tasks in placement.items() if tasks}
+
+
+def _with_budget(state, budget_ms: int):  # type: ignore[no-untyped-def]
+    configs = dataclasses.replace(state.configs, assignment_time_budget_ms=budget_ms)
+    return dataclasses.replace(state, configs=configs)
+
+
+@pytest.mark.parametrize(("budget_ms", "kept"), [(40, False), (60, True)])
+def test_an_active_solution_that_arrives_late_is_discarded(monkeypatch, budget_ms, kept) -> None:  # type: ignore[no-untyped-def]
+    # OR-Tools cannot be interrupted: a solve that overran the budget is thrown away after it.
+    _slow(monkeypatch, "solve_active_compact", 0.050)
+    state, start = _two_racks_crossed()
+    result, diag = optimize_active_tasks(
+        _with_budget(state, budget_ms), T, start, traffic_cost=10, non_overlap_cost=1
+    )
+    if kept:
+        assert diag.rack_optimisation == "optimal" and not diag.solver_fallback
+        assert result != start and diag.cross_rack_cost_after < diag.cross_rack_cost_before
+    else:
+        assert result == start and diag.solver_fallback
+        assert diag.rack_optimisation == "fallback: time budget of 40 ms exceeded (50 ms spent)"
+        assert diag.cross_rack_cost_before == diag.cross_rack_cost_after == 6
+
+
+@pytest.mark.parametrize(("budget_ms", "kept"), [(40, False), (60, True)])
+def test_a_standby_solution_that_arrives_late_is_discarded(monkeypatch, budget_ms, kept) -> None:  # type: ignore[no-untyped-def]
+    _slow(monkeypatch, "solve_standby_compact", 0.050)
+    state, active, standby = _swappable_standbys()
+    result, diag = optimize_standby_tasks(
+        _with_budget(state, budget_ms), active, standby, traffic_cost=10, non_overlap_cost=1
+    )
+    if kept:
+        assert diag.rack_optimisation == "optimal" and not diag.solver_fallback
+        assert _held(result) != _held(standby)
+    else:
+        assert diag.solver_fallback and _held(result) == _held(standby)
+        assert diag.rack_optimisation == "fallback: time budget of 40 ms exceeded (50 ms spent)"
+        assert diag.cross_rack_cost_before == diag.cross_rack_cost_after > 0
+
+
 def test_default_costs_per_assignor() -> None:
     none = AssignmentConfigs()
     assert resolve_costs(none, CostPhase.HIGH_AVAILABILITY) == (10, 1)
@@ -242,8 +310,8 @@ def _standby_case(tags: bool):
     return state, active, standby
 
 
-def test_standby_moves_toward_its_data_when_tags_allow() -> None:
-    state, active, standby = _standby_case(tags=True)
+def _swappable_standbys():  # type: ignore[no-untyped-def]
+    state, _, _ = _standby_case(tags=True)
     # Client 1 holds nothing else, so only a swap could move it; give client 2 a standby to swap.
     tasks = [*state.tasks.values(), task_info(TaskId(0, 1), [{"b"}])]
     state = state_of(
@@ -251,6 +319,11 @@ def test_standby_moves_toward_its_data_when_tags_allow() -> None:
     )
     active = {pid(0): frozenset({TaskId(0, 0), TaskId(0, 1)})}
     standby = {pid(1): frozenset({TaskId(0, 0)}), pid(2): frozenset({TaskId(0, 1)})}
+    return state, active, standby
+
+
+def test_standby_moves_toward_its_data_when_tags_allow() -> None:
+    state, active, standby = _swappable_standbys()
     result, diag = optimize_standby_tasks(
         state, active, standby, traffic_cost=10, non_overlap_cost=1
     )

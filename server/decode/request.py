@@ -28,30 +28,13 @@ from assignor.model import (
 )
 from assignor.ordering import process_key
 from server.decode.configs import decode_configs
-from server.decode.members import InfoReports, MemberReport, TopicPartition, decode_member
+from server.decode.members import DecodedMember, InfoReports, TopicPartition, decode_member
 from server.decode.topology import Topology, decode_topology
 
 __all__ = ["DecodedMember", "DecodedRequest", "TopicPartition", "decode_request"]
 
 T = TypeVar("T")
 _LISTED = 10  # notes name at most this many tasks or partitions
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DecodedMember:
-    """One group member as the response encoder needs it (ids, ownership, placement)."""
-
-    member_id: str
-    process_id: UUID
-    owned_partitions: tuple[TopicPartition, ...]  # sorted
-    rack_id: str | None
-    user_end_point: str | None
-    group_instance_id: str | None = None
-    generation_id: int | None = None
-    topics: tuple[str, ...] = ()
-    version: int = 0
-    latest_supported_version: int = -1
-    error_code: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +54,7 @@ def _listed(items: Iterable[object]) -> str:
     return ", ".join(names[:_LISTED]) + more
 
 
-def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[MemberReport, ...]:
+def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[DecodedMember, ...]:
     if not raw:
         raise InvalidRequest("a group needs at least one member", field="members")
     seen: set[str] = set()
@@ -88,7 +71,7 @@ def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[
     return tuple(sorted(reports, key=lambda r: r.member_id))
 
 
-def _one_value(reports: Sequence[MemberReport], values: Sequence[T], what: str, name: str) -> T:
+def _one_value(reports: Sequence[DecodedMember], values: Sequence[T], what: str, name: str) -> T:
     """The value every member of one process reported; two values mean two processes share an id."""
     for report, value in zip(reports, values):
         if value != values[0]:
@@ -101,7 +84,7 @@ def _one_value(reports: Sequence[MemberReport], values: Sequence[T], what: str, 
     return values[0]
 
 
-def _rack(reports: Sequence[MemberReport], notes: list[str]) -> str | None:
+def _rack(reports: Sequence[DecodedMember], notes: list[str]) -> str | None:
     """The client's rack; members without one leave it unknown, as Kafka's rack check does."""
     racks = sorted({r.rack_id for r in reports if r.rack_id is not None})
     if len(racks) > 1:
@@ -121,7 +104,7 @@ def _rack(reports: Sequence[MemberReport], notes: list[str]) -> str | None:
     return racks[0] if racks else None
 
 
-def _consumer(report: MemberReport, topology: Topology, notes: list[str]) -> ConsumerReport:
+def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> ConsumerReport:
     """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
     known = topology.task_ids
     sums = {t: s for t, s in report.offset_sums if t in known}
@@ -148,7 +131,7 @@ def _consumer(report: MemberReport, topology: Topology, notes: list[str]) -> Con
 
 
 def _client(
-    reports: Sequence[MemberReport], topology: Topology, notes: list[str]
+    reports: Sequence[DecodedMember], topology: Topology, notes: list[str]
 ) -> KafkaStreamsState:
     end_point = _one_value(
         reports, [r.user_end_point for r in reports], "user end point", "user_end_point"
@@ -164,7 +147,7 @@ def _client(
     )
 
 
-def _shared_partitions(reports: Sequence[MemberReport], notes: list[str]) -> None:
+def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> None:
     """Two members claiming one partition (a zombie, say) is allowed, as in Kafka, but noted."""
     owners: dict[TopicPartition, list[str]] = {}
     for r in reports:
@@ -177,22 +160,6 @@ def _shared_partitions(reports: Sequence[MemberReport], notes: list[str]) -> Non
             )
 
 
-def _decoded_member(r: MemberReport) -> DecodedMember:
-    return DecodedMember(
-        member_id=r.member_id,
-        process_id=r.process_id,
-        owned_partitions=r.owned_partitions,
-        rack_id=r.rack_id,
-        user_end_point=r.user_end_point,
-        group_instance_id=r.group_instance_id,
-        generation_id=r.generation_id,
-        topics=r.topics,
-        version=r.version,
-        latest_supported_version=r.latest_supported_version,
-        error_code=r.error_code,
-    )
-
-
 def decode_request(
     request: pb.AssignRequest, *, now_ms: int, default_budget_ms: int | None = None
 ) -> DecodedRequest:
@@ -203,7 +170,7 @@ def decode_request(
     topology = decode_topology(request.tasks)
     reports = _members(request.members, topology)
     notes: list[str] = []
-    by_process: dict[UUID, list[MemberReport]] = {}
+    by_process: dict[UUID, list[DecodedMember]] = {}
     for r in reports:
         by_process.setdefault(r.process_id, []).append(r)
         if r.error_code:
@@ -212,7 +179,7 @@ def decode_request(
     _shared_partitions(reports, notes)
     return DecodedRequest(
         state=application_state(topology.tasks, clients, configs, now_ms),
-        members=tuple(_decoded_member(r) for r in reports),
+        members=reports,
         notes=tuple(notes),
         group_id=request.group_id,
     )

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from kassign.v1 import assignment_pb2 as pb
 
-from server.decode.members import MemberReport, decode_member
+from server.decode.members import DecodedMember, decode_member
 from server.wire.consumer_protocol import (
     ConsumerProtocolSubscription,
     decode_consumer_subscription,
@@ -85,7 +85,7 @@ def _wire_view(info: SubscriptionInfoData) -> dict[str, Any]:
     return view
 
 
-def _kafka_view(report: MemberReport) -> dict[str, Any]:
+def _kafka_view(report: DecodedMember) -> dict[str, Any]:
     """Our member-level reading in the shape of Kafka's ``SubscriptionInfo`` accessors."""
     sums = {str(t): s for t, s in report.offset_sums}
     return {
@@ -102,7 +102,7 @@ def _kafka_view(report: MemberReport) -> dict[str, Any]:
     }
 
 
-def _member(**kind: Any) -> MemberReport:
+def _member(**kind: Any) -> DecodedMember:
     return decode_member(pb.MemberSubscription(member_id="m", **kind))
 
 

@@ -119,7 +119,7 @@ def create_server(
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="kassign"),
         options=[*options, *config.extra_options],
-        interceptors=tuple(interceptors),
+        interceptors=list(interceptors),
     )
     kwargs = {"default_budget_ms": config.default_budget_ms, "observer": observer}
     servicer = (

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from kassign.v1 import assignment_pb2 as pb
 
@@ -71,11 +71,11 @@ def encode_response(
     return response
 
 
-def error_value(error: object) -> int:
+def error_value(error: object) -> pb.AssignmentError:
     """The proto ``AssignmentError`` for a validation result (an enum with KIP-924 names)."""
     name = getattr(error, "name", None) or "NONE"
-    value: int = pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}")
-    return value
+    # types-protobuf types EnumTypeWrapper.Value as a bare int; the number is an AssignmentError.
+    return cast("pb.AssignmentError", pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}"))
 
 
 def set_timings(response: pb.AssignResponse, timings: Timings) -> None:

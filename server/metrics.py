@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
@@ -52,6 +52,7 @@ LATENCY_BUCKETS = (
 SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000)
 COST_BUCKETS = (0, 1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000)
 UNKNOWN = "unknown"
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic in the stubs only
 """Label value for an assignor or strategy a failed call never got to decode."""
 
 
@@ -88,7 +89,7 @@ class _Method:
     method: str
 
     @staticmethod
-    def of(full_method: str, handler: grpc.RpcMethodHandler) -> _Method:
+    def of(full_method: str, handler: _Handler) -> _Method:
         service, _, method = full_method.lstrip("/").rpartition("/")
         kind = {
             (False, False): "unary", (True, False): "client_stream",
@@ -101,7 +102,7 @@ class _Method:
         return (self.grpc_type, self.service, self.method)
 
 
-class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class MetricsInterceptor(grpc.ServerInterceptor):
     """Wraps every handler the server resolves so each call is counted and timed.
 
     The code of a call is what the handler left on its context (``context.code()``): ``OK``
@@ -110,13 +111,13 @@ class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
 
     def __init__(self, metrics: GrpcMetrics) -> None:
         self._metrics = metrics
-        self._wrapped_by_name: dict[str, grpc.RpcMethodHandler] = {}
+        self._wrapped_by_name: dict[str, _Handler] = {}
 
     def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], _Handler | None],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
+    ) -> _Handler | None:
         """Called for every call: the wrapped handler is built once per registered method (an
         unknown method gets no handler, so the cache holds only methods the server has)."""
         name = handler_call_details.method
@@ -129,7 +130,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             self._wrapped_by_name[name] = wrapped
         return wrapped
 
-    def _wrap(self, method: _Method, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def _wrap(self, method: _Method, handler: _Handler) -> _Handler:
         wrap = {
             "unary": (grpc.unary_unary_rpc_method_handler, handler.unary_unary),
             "server_stream": (grpc.unary_stream_rpc_method_handler, handler.unary_stream),
@@ -137,6 +138,8 @@ class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             "bidi_stream": (grpc.stream_stream_rpc_method_handler, handler.stream_stream),
         }
         make_handler, behaviour = wrap[method.grpc_type]
+        if behaviour is None:  # grpc sets the behaviour its streaming flags name; nothing to time
+            return handler
         return make_handler(
             self._wrapped(method, behaviour),
             request_deserializer=handler.request_deserializer,
@@ -150,7 +153,9 @@ class MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         streams_out = method.grpc_type in ("server_stream", "bidi_stream")
 
         def finish(context: grpc.ServicerContext, start: float, failed: bool) -> grpc.StatusCode:
-            code = context.code() or (grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK)
+            # ServicerContext.code() exists since grpc 1.38; types-grpcio does not declare it.
+            left: grpc.StatusCode | None = context.code()  # type: ignore[attr-defined]
+            code = left or (grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK)
             metrics.handled.labels(*labels, code.name).inc()
             metrics.handling_seconds.labels(*labels).observe(time.perf_counter() - start)
             return code

@@ -21,7 +21,10 @@ def check(target: str, *, service: str = "", timeout: float = 3.0) -> str:
 
     with grpc.insecure_channel(target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
-        response = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
+        # types-grpcio-health-checking declares HealthStub without the methods it gets in __init__.
+        response: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]
+            health_pb2.HealthCheckRequest(service=service), timeout=timeout
+        )
     return str(health_pb2.HealthCheckResponse.ServingStatus.Name(response.status))
 
 

@@ -31,8 +31,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from server.app import ServerConfig, run_process
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
 
 __all__ = ["reserve_port", "serve_workers"]
 
@@ -119,7 +123,7 @@ def _fork_worker(config: ServerConfig, index: int) -> int:
         os._exit(code)
 
 
-def _start_metrics_server(multiproc_dir: str, host: str, port: int) -> object | None:
+def _start_metrics_server(multiproc_dir: str, host: str, port: int) -> WSGIServer | None:
     from prometheus_client import CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
 
@@ -222,6 +226,6 @@ def serve_workers(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         if metrics is not None:
-            metrics.shutdown()  # type: ignore[attr-defined]
+            metrics.shutdown()
         shutil.rmtree(multiproc_dir, ignore_errors=True)
     return 0 if failed == 0 else 1

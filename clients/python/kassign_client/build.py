@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypedDict, Unpack
 from uuid import UUID
 
 from kassign.v1 import assignment_pb2 as pb
@@ -24,6 +24,7 @@ from kassign.v1 import assignment_pb2 as pb
 __all__ = [
     "LATEST_OFFSET",
     "UNKNOWN_OFFSET_SUM",
+    "ConfigValues",
     "Encoding",
     "TaskRef",
     "client",
@@ -38,6 +39,20 @@ __all__ = [
 TaskRef: TypeAlias = str | tuple[int, int] | tuple[int, int, str] | pb.TaskId
 Encoding: TypeAlias = Literal["structured", "info_bytes", "raw"]
 PartitionRef: TypeAlias = str | tuple[str, int]
+
+
+class ConfigValues(TypedDict, total=False):
+    """The scalar ``AssignmentConfigs`` fields ``configs`` takes as keywords."""
+
+    assignor: str
+    acceptable_recovery_lag: int
+    max_warmup_replicas: int
+    num_standby_replicas: int
+    probing_rebalance_interval_ms: int
+    traffic_cost: int
+    non_overlap_cost: int
+    assignment_time_budget_ms: int
+
 
 LATEST_OFFSET = -2
 """Offset sum a client reports for a task it runs as an active (KIP-441)."""
@@ -59,7 +74,7 @@ def task_id(ref: TaskRef) -> pb.TaskId:
         topology, _, base = ref.rpartition("__")
         sub, _, part = base.partition("_")
         return pb.TaskId(subtopology=int(sub), partition=int(part), named_topology=topology)
-    named = str(ref[2]) if len(ref) == 3 else ""  # type: ignore[misc]
+    named = str(ref[2]) if len(ref) == 3 else ""
     return pb.TaskId(subtopology=ref[0], partition=ref[1], named_topology=named)
 
 
@@ -214,7 +229,10 @@ def client(
 
 
 def configs(
-    *, rack_aware_strategy: str | None = None, rack_aware_assignment_tags: Sequence[str] = (), **values: int | str
+    *,
+    rack_aware_strategy: str | None = None,
+    rack_aware_assignment_tags: Sequence[str] = (),
+    **values: Unpack[ConfigValues],
 ) -> pb.AssignmentConfigs:
     """``AssignmentConfigs``; unset fields keep Kafka's defaults. Strategy by name: "min_traffic"."""
     message = pb.AssignmentConfigs(rack_aware_assignment_tags=list(rack_aware_assignment_tags), **values)

@@ -70,9 +70,12 @@ class RetryPolicy:
 
 
 def _error(exc: grpc.RpcError) -> KassignCallError:
-    code = exc.code() if isinstance(exc, grpc.Call) else grpc.StatusCode.UNKNOWN
-    details = (exc.details() if isinstance(exc, grpc.Call) else None) or str(exc)
-    trailing = exc.trailing_metadata() if isinstance(exc, grpc.Call) else None
+    # types-grpcio declares trailing_metadata() differently on RpcError and on Call, so mypy
+    # deems an error that is also a Call impossible; every error a grpc stub raises is both.
+    call: grpc.Call | None = exc if isinstance(exc, grpc.Call) else None
+    code = call.code() if call is not None else grpc.StatusCode.UNKNOWN
+    details = (call.details() if call is not None else None) or str(exc)
+    trailing = call.trailing_metadata() if call is not None else None
     metadata = {str(k): str(v) for k, v in (trailing or ())}
     cls = KassignInvalidRequest if code == grpc.StatusCode.INVALID_ARGUMENT else KassignCallError
     return cls(code, details, metadata)

@@ -27,8 +27,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from concurrent import futures
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    import grpc
+    from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+    from kassign.v1 import assignment_pb2
 
 __all__ = ["main"]
 
@@ -37,12 +45,14 @@ DATA = ROOT / "bench" / "ghz" / "data" / "group_12.json"
 MODES = ("canned", "touch", "kassign")
 TICKS = os.sysconf("SC_CLK_TCK")
 NOW_MS = 1_700_000_000_000
+Plain: TypeAlias = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Any]]
+"""An answer as plain Python values: clients, members, report fields (see ``_plain``)."""
 
 
-def _read_request(request: object) -> int:
+def _read_request(request: assignment_pb2.AssignRequest) -> int:
     """Reads each field the contract defines once; returns a count so nothing is optimised away."""
-    n = len(request.group_id) + request.now_ms  # type: ignore[attr-defined]
-    for member in request.members:  # type: ignore[attr-defined]
+    n = len(request.group_id) + request.now_ms
+    for member in request.members:
         n += len(member.member_id) + len(member.group_instance_id)
         sub = member.subscription
         n += len(sub.topics) + sub.generation_id + len(sub.rack_id)
@@ -58,13 +68,13 @@ def _read_request(request: object) -> int:
             n += task.subtopology + task.partition + len(task.named_topology) + entry.offset_sum
         for tag in info.client_tags:
             n += len(tag.key) + len(tag.value)
-    for info in request.tasks:  # type: ignore[attr-defined]
-        task = info.id
-        n += task.subtopology + task.partition + len(task.named_topology) + info.stateful
-        n += len(info.state_store_names) + info.changelog_end_offset_sum
-        for tp in info.topic_partitions:
-            n += len(tp.topic) + tp.partition + tp.is_source + tp.is_changelog + len(tp.rack_ids)
-    c = request.configs  # type: ignore[attr-defined]
+    for task_info in request.tasks:
+        task = task_info.id
+        n += task.subtopology + task.partition + len(task.named_topology) + task_info.stateful
+        n += len(task_info.state_store_names) + task_info.changelog_end_offset_sum
+        for ttp in task_info.topic_partitions:
+            n += len(ttp.topic) + ttp.partition + ttp.is_source + ttp.is_changelog + len(ttp.rack_ids)
+    c = request.configs
     n += len(c.assignor) + c.acceptable_recovery_lag + c.max_warmup_replicas
     n += c.num_standby_replicas + c.probing_rebalance_interval_ms
     n += len(c.rack_aware_assignment_tags) + c.rack_aware_strategy + c.traffic_cost
@@ -72,26 +82,26 @@ def _read_request(request: object) -> int:
     return n
 
 
-def _plain(response: object) -> tuple[list[tuple], list[tuple], list[object]]:
+def _plain(response: assignment_pb2.AssignResponse) -> Plain:
     """The answer's content as plain Python values, what an implementation would hold."""
 
-    def tasks(items: object) -> list[tuple[int, int, str]]:
-        return [(t.subtopology, t.partition, t.named_topology) for t in items]  # type: ignore[attr-defined]
+    def tasks(items: Iterable[assignment_pb2.TaskId]) -> list[tuple[int, int, str]]:
+        return [(t.subtopology, t.partition, t.named_topology) for t in items]
 
-    def parts(items: object) -> list[tuple[str, int]]:
-        return [(p.topic, p.partition) for p in items]  # type: ignore[attr-defined]
+    def parts(items: Iterable[assignment_pb2.TopicPartition]) -> list[tuple[str, int]]:
+        return [(p.topic, p.partition) for p in items]
 
     clients = [
         (c.process_id, tasks(c.active_tasks), tasks(c.standby_tasks),
          c.followup_rebalance_deadline_ms, c.rack_id, list(c.member_ids), c.user_end_point)
-        for c in response.clients  # type: ignore[attr-defined]
+        for c in response.clients
     ]
     members = [
         (m.member_id, m.process_id, tasks(m.active_tasks), tasks(m.standby_tasks),
          parts(m.active_partitions), parts(m.standby_partitions))
-        for m in response.members  # type: ignore[attr-defined]
+        for m in response.members
     ]
-    r = response.report  # type: ignore[attr-defined]
+    r = response.report
     report = [r.assignor, r.tasks, r.clients, r.active_tasks_moved, r.standby_tasks_moved,
               r.warmups, r.followup_scheduled, r.rack_aware_strategy, r.rack_optimisation,
               r.cross_rack_cost_before, r.cross_rack_cost_after, r.solver_fallback, r.assign_seconds,
@@ -99,21 +109,27 @@ def _plain(response: object) -> tuple[list[tuple], list[tuple], list[object]]:
     return clients, members, report
 
 
-def _build(pb: object, plain: tuple[list[tuple], list[tuple], list[object]]) -> object:
+def _build(pb: ModuleType, plain: Plain) -> assignment_pb2.AssignResponse:
     """An AssignResponse written field by field from ``plain``."""
     clients, members, report = plain
-    out = pb.AssignResponse()  # type: ignore[attr-defined]
+    out: assignment_pb2.AssignResponse = pb.AssignResponse()
 
-    def add_tasks(repeated: object, items: list[tuple[int, int, str]]) -> None:
+    def add_tasks(
+        repeated: RepeatedCompositeFieldContainer[assignment_pb2.TaskId],
+        items: list[tuple[int, int, str]],
+    ) -> None:
         for subtopology, partition, named in items:
-            t = repeated.add()  # type: ignore[attr-defined]
+            t = repeated.add()
             t.subtopology, t.partition = subtopology, partition
             if named:
                 t.named_topology = named
 
-    def add_parts(repeated: object, items: list[tuple[str, int]]) -> None:
+    def add_parts(
+        repeated: RepeatedCompositeFieldContainer[assignment_pb2.TopicPartition],
+        items: list[tuple[str, int]],
+    ) -> None:
         for topic, partition in items:
-            p = repeated.add()  # type: ignore[attr-defined]
+            p = repeated.add()
             p.topic, p.partition = topic, partition
 
     for pid, actives, standbys, deadline, rack, member_ids, endpoint in clients:
@@ -134,7 +150,7 @@ def _build(pb: object, plain: tuple[list[tuple], list[tuple], list[object]]) -> 
     (r.assignor, r.tasks, r.clients, r.active_tasks_moved, r.standby_tasks_moved, r.warmups,
      r.followup_scheduled, r.rack_aware_strategy, r.rack_optimisation, r.cross_rack_cost_before,
      r.cross_rack_cost_after, r.solver_fallback, r.assign_seconds, r.total_seconds) = report[:14]
-    r.notes.extend(report[14])  # type: ignore[arg-type]
+    r.notes.extend(report[14])
     return out
 
 
@@ -157,13 +173,15 @@ def _serve(mode: str, port_file: Path) -> None:
         raise SystemExit("floor: the touch answer differs from kassign's")
 
     class Floor(assignment_pb2_grpc.TaskAssignmentServiceServicer):
-        def Assign(self, req: object, context: object) -> object:
+        def Assign(
+            self, req: assignment_pb2.AssignRequest, context: grpc.ServicerContext
+        ) -> assignment_pb2.AssignResponse:
             if mode == "canned":
                 return answer
             if mode == "touch":
                 _read_request(req)
                 return _build(pb, plain)
-            return real.Assign(req, context)  # type: ignore[arg-type]
+            return real.Assign(req, context)
 
     config = ServerConfig()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=config.max_workers),
@@ -183,7 +201,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def _load(target: str, health: bool, seconds: float, args: argparse.Namespace) -> dict[str, object]:
+def _load(target: str, health: bool, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
     what = ["--health"] if health else ["--data", str(DATA)]
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "load.py"), "--target", target, *what,
@@ -193,7 +211,7 @@ def _load(target: str, health: bool, seconds: float, args: argparse.Namespace) -
     )
     if not result.stdout:
         raise SystemExit(f"load.py failed: {result.stderr}")
-    report: dict[str, object] = json.loads(result.stdout)
+    report: dict[str, Any] = json.loads(result.stdout)  # load.py's JSON summary
     return report
 
 
@@ -220,8 +238,8 @@ def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[f
                 before = _cpu_seconds(proc.pid)
                 report = _load(target, case == "health", args.seconds, args)
                 cpu[case].append(_cpu_seconds(proc.pid) - before)
-                rps[case].append(float(report["rps"]))  # type: ignore[arg-type]
-                calls[case] += int(report["count"])  # type: ignore[call-overload]
+                rps[case].append(float(report["rps"]))
+                calls[case] += int(report["count"])
         return {case: (statistics.median(rps[case]), 1000 * sum(cpu[case]) / calls[case])
                 for case in cases}
     finally:

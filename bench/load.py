@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = ["Load", "Sample", "main", "run", "summarise"]
 
@@ -91,7 +92,9 @@ async def _drive(load: Load) -> Sample:
     sample = Sample()
     try:
         await asyncio.gather(*(c.channel_ready() for c in channels))
-        calls = [c.unary_unary(load.method) for c in channels]  # raw bytes in and out
+        calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+            c.unary_unary(load.method) for c in channels  # raw bytes in and out
+        ]
         delay = load.start_at - time.time()
         if delay > 0:
             await asyncio.sleep(delay)
@@ -200,8 +203,10 @@ def summarise(sample: Sample, wall_seconds: float, options: dict[str, object]) -
     }
 
 
-def _summary_text(report: dict[str, object]) -> str:
-    ms = lambda ns: f"{ns / 1e6:.2f} ms"
+def _summary_text(report: dict[str, Any]) -> str:
+    def ms(ns: float) -> str:
+        return f"{ns / 1e6:.2f} ms"
+
     lines = [
         "Summary:",
         f"  Count:        {report['count']}",

@@ -25,6 +25,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["main"]
 
@@ -103,7 +104,7 @@ def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str
     return proc, f"127.0.0.1:{port_file.read_text().strip()}", pids, metrics.group(1)
 
 
-def _load(target: str, case: str, seconds: float, args: argparse.Namespace) -> dict[str, object]:
+def _load(target: str, case: str, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
     what = ["--health"] if CASES[case] is None else ["--data", str(CASES[case])]
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "load.py"), "--target", target, *what,
@@ -113,7 +114,7 @@ def _load(target: str, case: str, seconds: float, args: argparse.Namespace) -> d
     )
     if not result.stdout:
         raise SystemExit(f"load.py failed: {result.stderr}")
-    report: dict[str, object] = json.loads(result.stdout)
+    report: dict[str, Any] = json.loads(result.stdout)  # load.py's JSON summary
     return report
 
 
@@ -128,9 +129,9 @@ def measure(workers: int, args: argparse.Namespace, tmp: Path) -> list[Run]:
                 server0, phases0 = _cpu_seconds(pids), _phases(metrics_url)
                 report = _load(target, case, args.seconds, args)
                 runs.append(Run(
-                    workers, case, float(report["rps"]), int(report["count"]),  # type: ignore[arg-type]
-                    _cpu_seconds(pids) - server0, float(report["clientCpuSeconds"]),  # type: ignore[arg-type]
-                    dict(report["statusCodeDistribution"]),  # type: ignore[call-overload]
+                    workers, case, float(report["rps"]), int(report["count"]),
+                    _cpu_seconds(pids) - server0, float(report["clientCpuSeconds"]),
+                    dict(report["statusCodeDistribution"]),
                     _delta(_phases(metrics_url), phases0),
                 ))
                 print(f"  workers={workers} {case:9} {runs[-1].rps:8.1f} req/s {runs[-1].codes}",

@@ -75,8 +75,8 @@ def build_request(group: Group) -> pb.AssignRequest:
     tasks = [_task_info(s, p, rng) for s in range(group.subtopologies) for p in range(group.partitions)]
     clients = [uuid.UUID(int=rng.getrandbits(128), version=4) for _ in range(group.clients)]
     running = group.clients - 1  # the last client has just joined
-    active = {i: [] for i in range(group.clients)}
-    standby = {i: [] for i in range(group.clients)}
+    active: dict[int, list[pb.TaskInfo]] = {i: [] for i in range(group.clients)}
+    standby: dict[int, list[pb.TaskInfo]] = {i: [] for i in range(group.clients)}
     for n, task in enumerate(tasks):
         owner = n % running
         active[owner].append(task)

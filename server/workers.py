@@ -8,9 +8,10 @@ The process model, in order (it matters: gRPC must not exist before the fork):
 2. It forks N workers before any gRPC server or channel exists. Each worker switches
    prometheus_client to multiprocess values, builds its metrics, and serves the port with
    ``grpc.so_reuseport`` (the kernel spreads *connections* over the workers, not requests).
-3. The parent serves ``/metrics`` with ``MultiProcessCollector`` (every worker's files, summed),
-   forwards SIGTERM/SIGINT to the workers as SIGTERM (a second signal forwards a second SIGTERM:
-   stop at once), marks each worker dead as it exits, and returns when all have exited.
+3. The parent serves ``/metrics`` with ``MultiProcessCollector`` (every worker's files, summed)
+   and leaves the workers to ``server.supervisor``: it forwards SIGTERM/SIGINT to them as
+   SIGTERM (a second signal forwards a second SIGTERM: stop at once), marks each worker dead as
+   it exits, replaces one that exits while the service is up, and returns when all have exited.
 
 Workers sit in their own process group, so a terminal's Ctrl-C reaches the parent only and each
 worker gets exactly one SIGTERM; on Linux a worker also gets SIGTERM if the parent dies.
@@ -27,13 +28,12 @@ import signal
 import socket
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import replace
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from server.app import ServerConfig, run_process
+from server.supervisor import STOP_SIGNALS, Supervisor
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -44,8 +44,6 @@ log = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _PR_SET_PDEATHSIG = 1
-_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
-DUPLICATE_SIGNAL_SECONDS = 1.0
 
 
 @contextlib.contextmanager
@@ -92,7 +90,7 @@ def _worker_main(config: ServerConfig, index: int) -> int:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's forwarding handler is not ours
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     from prometheus_client import CollectorRegistry, values
 
     from server.metrics import AssignmentMetrics, GrpcMetrics, MetricsInterceptor
@@ -142,51 +140,11 @@ def _start_metrics_server(multiproc_dir: str, host: str, port: int) -> WSGIServe
     return server
 
 
-def _forward_signals(pids: set[int]) -> None:
-    """SIGTERM/SIGINT to the parent become SIGTERM to every live worker.
-
-    A repeat within ``DUPLICATE_SIGNAL_SECONDS`` of the first is one signal delivered twice
-    (``timeout`` and some supervisors signal the process and then its group), not an operator's
-    second request to stop at once, so it is not forwarded.
-    """
-    first: list[float] = []
-
-    def handler(signum: int, _frame: FrameType | None) -> None:
-        now = time.monotonic()
-        if first and now - first[0] < DUPLICATE_SIGNAL_SECONDS:
-            return
-        first[:1] = first[:1] or [now]
-        log.info("received %s, stopping %d worker(s)", signal.Signals(signum).name, len(pids))
-        for pid in sorted(pids):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-
-    for sig in sorted(_STOP_SIGNALS):
-        signal.signal(sig, handler)
-
-
-def _wait_all(pids: set[int], multiproc_dir: str) -> int:
-    """Reap workers until none is left; the number that exited with an error."""
+def _mark_dead(pid: int, multiproc_dir: str) -> None:
+    """Its gauges go; its counters and histograms stay in the totals."""
     from prometheus_client import multiprocess
 
-    failed = 0
-    while pids:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            log.error("workers %s vanished", sorted(pids))
-            return failed + len(pids)
-        if pid not in pids:
-            continue
-        pids.discard(pid)
-        multiprocess.mark_process_dead(pid, multiproc_dir)
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            failed += 1
-            log.error("worker pid %d exited with %d; %d left", pid, code, len(pids))
-        else:
-            log.info("worker pid %d exited", pid)
-    return failed
+    multiprocess.mark_process_dead(pid, multiproc_dir)
 
 
 def serve_workers(
@@ -204,27 +162,23 @@ def serve_workers(
         raise ValueError(f"workers must be at least 1, not {workers}")
     multiproc_dir = tempfile.mkdtemp(prefix="kassign-metrics-")
     os.environ[MULTIPROC_ENV] = multiproc_dir
-    pids: set[int] = set()
+    supervisor: Supervisor | None = None
     metrics = None
     try:
         with reserve_port(config.host, config.port) as port:
             worker_config = replace(config, port=port, reuse_port=True)
-            _forward_signals(pids)
-            # Stop signals wait while forking: each worker starts with its own handlers, and
-            # the parent forwards a signal that arrived meanwhile once every pid is known.
-            signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-            try:
-                for index in range(workers):
-                    pids.add(_fork_worker(worker_config, index))
-            finally:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+            supervisor = Supervisor(
+                fork=lambda index: _fork_worker(worker_config, index),
+                on_exit=lambda pid: _mark_dead(pid, multiproc_dir),
+            )
+            supervisor.install_signal_handlers()
+            supervisor.start(workers)
             log.info("kassign: %d worker(s) on port %d", workers, port)
             metrics = _start_metrics_server(multiproc_dir, metrics_host, metrics_port)
-            failed = _wait_all(pids, multiproc_dir)
+            failed = supervisor.wait()
     finally:
-        for pid in sorted(pids):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        if supervisor is not None:
+            supervisor.kill_all()
         if metrics is not None:
             metrics.shutdown()
         shutil.rmtree(multiproc_dir, ignore_errors=True)

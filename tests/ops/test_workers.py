@@ -83,24 +83,39 @@ def test_sigterm_drains_in_flight_calls_on_every_worker_then_exits_cleanly(tmp_p
         assert "exited with" not in log
 
 
-def test_a_dead_worker_is_marked_and_its_counts_kept_while_the_other_serves(tmp_path: Path) -> None:
-    with kassign_serve(tmp_path, workers=2) as served:
-        for _ in range(6):
-            with grpc.insecure_channel(served.target, options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
-                health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
-        before = served.metrics_text()
-        victim = min(int(pid) for pid in worker_pids(served))
-        os.kill(victim, signal.SIGKILL)
-        deadline = time.monotonic() + 30
-        while f"worker pid {victim} exited with" not in served.log.read_text():
-            assert time.monotonic() < deadline, served.log.read_text()
-            time.sleep(0.05)
-        with grpc.insecure_channel(served.target) as ch:
+def _health_checks(served: Served, count: int) -> None:
+    for _ in range(count):  # a connection each, so the kernel spreads them over the workers
+        with grpc.insecure_channel(served.target, options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
             reply = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
-        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def _wait_for_log(served: Served, text: str, count: int = 1) -> None:
+    deadline = time.monotonic() + 60
+    while served.log.read_text().count(text) < count:
+        assert time.monotonic() < deadline, served.log.read_text()
+        time.sleep(0.05)
+
+
+def test_a_dead_worker_is_replaced_and_its_counts_kept(tmp_path: Path) -> None:
+    with kassign_serve(tmp_path, workers=2) as served:
+        _health_checks(served, 6)
+        before = served.metrics_text()
+        originals = sorted(int(pid) for pid in worker_pids(served))
+        for n, victim in enumerate(originals, start=1):
+            os.kill(victim, signal.SIGKILL)
+            _wait_for_log(served, f"worker pid {victim} exited with -9; replacing worker")
+            _wait_for_log(served, "kassign serving on", 2 + n)
+        replacements = {int(pid) for pid in worker_pids(served)} - set(originals)
+        assert len(replacements) == 2
+        # Both originals are gone: whatever answers now is a replacement, on the same port.
+        _health_checks(served, 4)
         checks = 'grpc_server_started_total{grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"}'
         assert f"{checks} 6.0" in before
-        # Counts from before the kill are kept, whichever worker served them.
-        assert f"{checks} 7.0" in served.metrics_text()
+        # Counts from before the kills are kept, whichever worker served them.
+        assert f"{checks} 10.0" in served.metrics_text()
         os.kill(served.proc.pid, signal.SIGTERM)
-        assert served.proc.wait(timeout=60) == 1  # a worker failed
+        assert served.proc.wait(timeout=60) == 1  # workers failed, though the service went on
+        log = served.log.read_text()
+        for pid in replacements:
+            assert f"worker pid {pid} exited\n" in log

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main"]
+__all__ = ["CASES", "cpu_seconds", "load_case", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "ghz" / "data"
@@ -47,7 +47,7 @@ class Run:
     phases: dict[str, tuple[float, float]]  # phase -> (seconds, calls), from /metrics
 
 
-def _cpu_seconds(pids: list[int]) -> float:
+def cpu_seconds(pids: list[int]) -> float:
     total = 0
     for pid in pids:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -104,7 +104,7 @@ def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str
     return proc, f"127.0.0.1:{port_file.read_text().strip()}", pids, metrics.group(1)
 
 
-def _load(target: str, case: str, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
+def load_case(target: str, case: str, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
     what = ["--health"] if CASES[case] is None else ["--data", str(CASES[case])]
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "load.py"), "--target", target, *what,
@@ -123,14 +123,14 @@ def measure(workers: int, args: argparse.Namespace, tmp: Path) -> list[Run]:
     runs = []
     try:
         for case in CASES:
-            _load(target, case, args.warmup, args)
+            load_case(target, case, args.warmup, args)
         for _ in range(args.repeats):
             for case in CASES:
-                server0, phases0 = _cpu_seconds(pids), _phases(metrics_url)
-                report = _load(target, case, args.seconds, args)
+                server0, phases0 = cpu_seconds(pids), _phases(metrics_url)
+                report = load_case(target, case, args.seconds, args)
                 runs.append(Run(
                     workers, case, float(report["rps"]), int(report["count"]),
-                    _cpu_seconds(pids) - server0, float(report["clientCpuSeconds"]),
+                    cpu_seconds(pids) - server0, float(report["clientCpuSeconds"]),
                     dict(report["statusCodeDistribution"]),
                     _delta(_phases(metrics_url), phases0),
                 ))

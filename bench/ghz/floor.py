@@ -20,7 +20,6 @@ For each it prints requests/s and the server's CPU time per call for the health 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -33,6 +32,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from figures import cpu_seconds, load_case
+
 if TYPE_CHECKING:
     import grpc
     from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
@@ -43,7 +45,6 @@ __all__ = ["main"]
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "ghz" / "data" / "group_12.json"
 MODES = ("canned", "touch", "kassign")
-TICKS = os.sysconf("SC_CLK_TCK")
 NOW_MS = 1_700_000_000_000
 Plain: TypeAlias = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Any]]
 """An answer as plain Python values: clients, members, report fields (see ``_plain``)."""
@@ -196,25 +197,6 @@ def _serve(mode: str, port_file: Path) -> None:
     server.wait_for_termination()
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def _load(target: str, health: bool, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
-    what = ["--health"] if health else ["--data", str(DATA)]
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load.py"), "--target", target, *what,
-         "--duration", str(seconds), "--concurrency", str(args.concurrency),
-         "--connections", str(args.connections), "--processes", str(args.processes)],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=seconds + 300,
-    )
-    if not result.stdout:
-        raise SystemExit(f"load.py failed: {result.stderr}")
-    report: dict[str, Any] = json.loads(result.stdout)  # load.py's JSON summary
-    return report
-
-
 def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, float]]:
     """Median requests/s and mean server CPU ms per call, for "health" and "group_12"."""
     port_file = tmp / f"port-{mode}"
@@ -232,12 +214,12 @@ def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[f
         calls: dict[str, int] = {"health": 0, "group_12": 0}
         cases = ("health", "group_12")
         for case in cases:
-            _load(target, case == "health", args.warmup, args)
+            load_case(target, case, args.warmup, args)
         for _ in range(args.repeats):
             for case in cases:
-                before = _cpu_seconds(proc.pid)
-                report = _load(target, case == "health", args.seconds, args)
-                cpu[case].append(_cpu_seconds(proc.pid) - before)
+                before = cpu_seconds([proc.pid])
+                report = load_case(target, case, args.seconds, args)
+                cpu[case].append(cpu_seconds([proc.pid]) - before)
                 rps[case].append(float(report["rps"]))
                 calls[case] += int(report["count"])
         return {case: (statistics.median(rps[case]), 1000 * sum(cpu[case]) / calls[case])

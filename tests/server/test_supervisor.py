@@ -36,6 +36,16 @@ def child(code, *, wait_for_term=False):
         return pid
     return fork
 
+def stop_after(s, count):
+    # The count-th fork asks the supervisor to stop, so a slot that keeps refilling ends.
+    real_fork = s.fork
+    def fork(index):
+        pid = real_fork(index)
+        if len(forks) == count:
+            s.stopping = True
+        return pid
+    s.fork = fork
+
 ready_r, ready_w = os.pipe()
 """
 
@@ -67,13 +77,7 @@ def test_a_worker_that_ran_a_while_is_always_replaced() -> None:
     report = run("""
         ticks = iter(range(0, 10_000, 60))
         s = sv.Supervisor(fork=child(3), clock=lambda: float(next(ticks)))
-        real_fork = s.fork
-        def fork(index):
-            pid = real_fork(index)
-            if len(forks) == 6:
-                s.stopping = True
-            return pid
-        s.fork = fork
+        stop_after(s, 6)
         s.start(1)
         failed = s.wait()
         print(json.dumps({"forks": forks, "failed": failed}))
@@ -105,13 +109,7 @@ def test_quick_failures_must_be_in_a_row() -> None:
 def test_a_worker_that_exits_cleanly_while_serving_is_replaced_too() -> None:
     report = run("""
         s = sv.Supervisor(fork=child(0))
-        real_fork = s.fork
-        def fork(index):
-            pid = real_fork(index)
-            if len(forks) == 4:
-                s.stopping = True
-            return pid
-        s.fork = fork
+        stop_after(s, 4)
         s.start(1)
         failed = s.wait()
         print(json.dumps({"forks": len(forks), "failed": failed}))

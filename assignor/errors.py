@@ -1,9 +1,9 @@
 """The errors of the assignor library, one tree, mapped to gRPC status codes once at the edge.
 
-    KassignError
-    ├── InvalidRequest(field, member)   the input cannot be assigned as given
-    ├── InvalidAssignment(code)         an assignor returned something KIP-924 forbids
-    └── SolverError(status)             the min-cost-flow solver did not reach an optimum
+KassignError
+├── InvalidRequest(field, member)   the input cannot be assigned as given
+├── InvalidAssignment(code)         an assignor returned something KIP-924 forbids
+└── SolverError(status)             the min-cost-flow solver did not reach an optimum
 """
 
 from __future__ import annotations

@@ -25,4 +25,3 @@ def process_key(process_id: UUID) -> tuple[int, int]:
 def sorted_processes(process_ids: Iterable[UUID]) -> list[UUID]:
     """Process ids in Kafka's order."""
     return sorted(process_ids, key=process_key)
-

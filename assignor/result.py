@@ -60,7 +60,10 @@ class KafkaStreamsAssignment:
     ) -> KafkaStreamsAssignment:
         """An assignment with its task lists sorted."""
         return KafkaStreamsAssignment(
-            process_id, _sorted_tasks(active), _sorted_tasks(standby), followup_rebalance_deadline_ms
+            process_id,
+            _sorted_tasks(active),
+            _sorted_tasks(standby),
+            followup_rebalance_deadline_ms,
         )
 
     def with_followup_rebalance(self, deadline_ms: int) -> KafkaStreamsAssignment:

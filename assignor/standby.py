@@ -60,9 +60,7 @@ def place_standby_tasks(
     Loads start from the actives given; a client never receives a standby of a task it holds.
     """
     replicas = state.configs.num_standby_replicas
-    targets = tuple(
-        sorted(state.stateful_tasks if tasks is None else tasks)
-    )
+    targets = tuple(sorted(state.stateful_tasks if tasks is None else tasks))
     placed: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
     layout = tag_layout(state)
     if replicas <= 0 or not targets or not state.clients:

@@ -45,9 +45,7 @@ def default_standby_assignment(
     active = {pid: frozenset(a.active) for pid, a in by_process.items()}
     placement = place_standby_tasks(state, active)
     clients = [
-        replace(
-            given, standby=tuple(sorted(placement.standby.get(pid, ())))
-        )
+        replace(given, standby=tuple(sorted(placement.standby.get(pid, ()))))
         for pid, given in by_process.items()
     ]
     notes = Diagnostics(notes=placement.notes)

@@ -88,12 +88,15 @@ async def _drive(load: Load) -> Sample:
         ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ("grpc.use_local_subchannel_pool", 1),  # one TCP connection per channel, as ghz does
     ]
-    channels = [grpc.aio.insecure_channel(load.target, options=options) for _ in range(load.connections)]
+    channels = [
+        grpc.aio.insecure_channel(load.target, options=options) for _ in range(load.connections)
+    ]
     sample = Sample()
     try:
         await asyncio.gather(*(c.channel_ready() for c in channels))
         calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
-            c.unary_unary(load.method) for c in channels  # raw bytes in and out
+            c.unary_unary(load.method)
+            for c in channels  # raw bytes in and out
         ]
         delay = load.start_at - time.time()
         if delay > 0:
@@ -133,8 +136,15 @@ def _ghz_code(code: object) -> str:
 
 def _worker(load: Load, results: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
     sample = asyncio.run(_drive(load))
-    results.put((sample.latencies_ns, dict(sample.codes), dict(sample.errors),
-                 sample.finished - sample.started, sample.cpu_seconds))
+    results.put(
+        (
+            sample.latencies_ns,
+            dict(sample.codes),
+            dict(sample.errors),
+            sample.finished - sample.started,
+            sample.cpu_seconds,
+        )
+    )
 
 
 def _share(total: int, parts: int, index: int) -> int:
@@ -154,11 +164,15 @@ def run(load: Load, *, processes: int = 1) -> tuple[Sample, float]:
     workers = []
     for i in range(processes):
         share = Load(
-            target=load.target, method=load.method, body=load.body,
-            count=_share(load.count, processes, i), duration=load.duration,
+            target=load.target,
+            method=load.method,
+            body=load.body,
+            count=_share(load.count, processes, i),
+            duration=load.duration,
             concurrency=_share(load.concurrency, processes, i),
             connections=max(1, _share(load.connections, processes, i)),
-            timeout=load.timeout, start_at=start_at,
+            timeout=load.timeout,
+            start_at=start_at,
         )
         workers.append(ctx.Process(target=_worker, args=(share, results), daemon=True))
     for w in workers:
@@ -195,7 +209,8 @@ def summarise(sample: Sample, wall_seconds: float, options: dict[str, object]) -
         "slowest": ordered[-1] if count else 0,
         "rps": count / wall_seconds if wall_seconds > 0 else 0.0,
         "latencyDistribution": [
-            {"percentage": p, "latency": _percentile(ordered, p) if count else 0} for p in PERCENTILES
+            {"percentage": p, "latency": _percentile(ordered, p) if count else 0}
+            for p in PERCENTILES
         ],
         "statusCodeDistribution": dict(sorted(sample.codes.items())),
         "errorDistribution": dict(sorted(sample.errors.items())),
@@ -246,16 +261,25 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("load.py: counts must be positive")
     method, body = request_body(data=args.data, health=args.health)
     load = Load(
-        target=args.target, method=method, body=body, count=args.count or 0,
-        duration=args.duration or 0.0, concurrency=args.concurrency,
-        connections=args.connections, timeout=args.timeout,
+        target=args.target,
+        method=method,
+        body=body,
+        count=args.count or 0,
+        duration=args.duration or 0.0,
+        concurrency=args.concurrency,
+        connections=args.connections,
+        timeout=args.timeout,
     )
     sample, wall = run(load, processes=args.processes)
     options = {
-        "call": method.strip("/").replace("/", "."), "host": args.target,
-        "data-file": str(args.data) if args.data else None, "total": args.count,
-        "duration": args.duration, "concurrency": args.concurrency,
-        "connections": args.connections, "processes": args.processes,
+        "call": method.strip("/").replace("/", "."),
+        "host": args.target,
+        "data-file": str(args.data) if args.data else None,
+        "total": args.count,
+        "duration": args.duration,
+        "concurrency": args.concurrency,
+        "connections": args.connections,
+        "processes": args.processes,
     }
     report = summarise(sample, wall, options)
     if args.format == "summary":

@@ -41,10 +41,16 @@ def _stateful(sub: int, partition: int, *, end: int = 1_000_000, racks: object =
 
 def small() -> pb.AssignRequest:
     """Three clients of two threads, a stateful and a stateless sub-topology, one standby each."""
-    tasks = [_stateful(0, p) for p in range(4)] + [build.task(1, p, source=["clicks"]) for p in range(4)]
+    tasks = [_stateful(0, p) for p in range(4)] + [
+        build.task(1, p, source=["clicks"]) for p in range(4)
+    ]
     members = [build.client(_pid(n), threads=2, end_point=f"app-{n}:8080") for n in (1, 2, 3)]
     return build.request(
-        members, tasks, configs=build.configs(num_standby_replicas=1), group_id="small-app", now_ms=NOW_MS
+        members,
+        tasks,
+        configs=build.configs(num_standby_replicas=1),
+        group_id="small-app",
+        now_ms=NOW_MS,
     )
 
 
@@ -53,17 +59,24 @@ def kip441_scale_out() -> pb.AssignRequest:
     t1, t2, t3 = "0_0", "0_1", "0_2"
     tasks = [_stateful(0, p) for p in range(3)]
     i1 = build.client(
-        _pid(1), previous_active=[t1, t3], offset_sums={t2: 999_500},
+        _pid(1),
+        previous_active=[t1, t3],
+        offset_sums={t2: 999_500},
         owned_partitions={f"{_pid(1)}-StreamThread-1-consumer": [("input-0", 0), ("input-0", 2)]},
     )
     i2 = build.client(
-        _pid(2), previous_active=[t2], offset_sums={t1: 999_500, t3: 999_500},
+        _pid(2),
+        previous_active=[t2],
+        offset_sums={t1: 999_500, t3: 999_500},
         owned_partitions={f"{_pid(2)}-StreamThread-1-consumer": [("input-0", 1)]},
     )
     i3 = build.client(_pid(3))
     return build.request(
-        [i1, i2, i3], tasks, configs=build.configs(num_standby_replicas=1),
-        group_id="kip-441-scale-out", now_ms=NOW_MS,
+        [i1, i2, i3],
+        tasks,
+        configs=build.configs(num_standby_replicas=1),
+        group_id="kip-441-scale-out",
+        now_ms=NOW_MS,
     )
 
 
@@ -75,7 +88,9 @@ def kip708_nine_nodes() -> pb.AssignRequest:
         members.append(build.client(_pid(n + 1), tags={"cluster": cluster, "zone": zone}))
     tasks = [_stateful(0, p) for p in range(9)]
     configs = build.configs(num_standby_replicas=2, rack_aware_assignment_tags=["zone", "cluster"])
-    return build.request(members, tasks, configs=configs, group_id="kip-708-nine-nodes", now_ms=NOW_MS)
+    return build.request(
+        members, tasks, configs=configs, group_id="kip-708-nine-nodes", now_ms=NOW_MS
+    )
 
 
 def rack_aware_min_traffic() -> pb.AssignRequest:

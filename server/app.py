@@ -92,9 +92,7 @@ class _JournalingServicer(TaskAssignmentServicer):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._journal = journal
 
-    def Assign(
-        self, request: pb.AssignRequest, context: grpc.ServicerContext
-    ) -> pb.AssignResponse:
+    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
         try:
             self._journal.record(request)
         except Exception:
@@ -189,7 +187,10 @@ def run_process(
     journal = _open_journal(config)
     health_servicer = health.HealthServicer()
     server, port = create_server(
-        config, observer=observer, journal=journal, health_servicer=health_servicer,
+        config,
+        observer=observer,
+        journal=journal,
+        health_servicer=health_servicer,
         interceptors=interceptors,
     )
 

@@ -52,7 +52,9 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("request", metavar="FILE|-", help="AssignRequest as protobuf JSON")
     parser.add_argument("--format", choices=("json", "table"), default="json")
     parser.add_argument(
-        "--no-timings", dest="timings", action="store_false",
+        "--no-timings",
+        dest="timings",
+        action="store_false",
         help="leave out the report's timing fields (output then depends on the request only)",
     )
 
@@ -62,16 +64,22 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--host", default="[::]", help="address to bind (default [::], all interfaces)")
     p.add_argument("--port", type=int, default=app.DEFAULT_PORT, help="0 picks a free port")
     p.add_argument("--port-file", type=Path, help="write the bound port here once serving")
-    p.add_argument("--grace", type=float, default=10.0, help="seconds in-flight calls get on shutdown")
+    p.add_argument(
+        "--grace", type=float, default=10.0, help="seconds in-flight calls get on shutdown"
+    )
     p.add_argument("--max-message-mb", type=int, default=app.DEFAULT_MAX_MESSAGE_BYTES >> 20)
     p.add_argument("--max-workers", type=int, default=4, help="calls computed at once")
     p.add_argument(
-        "--assignment-time-budget-ms", type=int, default=5_000,
+        "--assignment-time-budget-ms",
+        type=int,
+        default=5_000,
         help="solver budget for requests that set none (0: none)",
     )
     p.add_argument("--journal", type=Path, metavar="DIR", help="record every request under DIR")
     p.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1,
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
         help="server processes sharing the port (default: the number of cores)",
     )
     p.add_argument(
@@ -98,7 +106,9 @@ def _run_serve(args: argparse.Namespace) -> int:
     from server.workers import serve_workers
 
     return serve_workers(
-        _serve_config(args), workers=args.workers, metrics_port=args.metrics_port,
+        _serve_config(args),
+        workers=args.workers,
+        metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
     )
 

@@ -34,7 +34,11 @@ def _client_rows(response: pb.AssignResponse) -> list[str]:
     header = f"{'PROCESS':<36}  {'RACK':<14} {'THREADS':>7} {'ACTIVE':>6} {'STANDBY':>7}  FOLLOW-UP"
     lines = [header]
     for client in response.clients:
-        followup = str(client.followup_rebalance_deadline_ms) if client.followup_rebalance_deadline_ms else "-"
+        followup = (
+            str(client.followup_rebalance_deadline_ms)
+            if client.followup_rebalance_deadline_ms
+            else "-"
+        )
         lines.append(
             f"{client.process_id:<36}  {client.rack_id or '-':<14} {len(client.member_ids):>7} "
             f"{len(client.active_tasks):>6} {len(client.standby_tasks):>7}  {followup}"
@@ -60,7 +64,9 @@ def _report_lines(response: pb.AssignResponse) -> list[str]:
         ),
     ]
     if r.total_seconds:
-        lines.append(f"time: assign {r.assign_seconds * 1000:.1f} ms, total {r.total_seconds * 1000:.1f} ms")
+        lines.append(
+            f"time: assign {r.assign_seconds * 1000:.1f} ms, total {r.total_seconds * 1000:.1f} ms"
+        )
     lines += [f"note: {n}" for n in r.notes]
     return lines
 

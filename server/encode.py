@@ -100,7 +100,9 @@ def canonical_bytes(response: pb.AssignResponse) -> bytes:
 
 def _task(task: TaskId) -> pb.TaskId:
     return pb.TaskId(
-        subtopology=task.subtopology, partition=task.partition, named_topology=task.named_topology or ""
+        subtopology=task.subtopology,
+        partition=task.partition,
+        named_topology=task.named_topology or "",
     )
 
 
@@ -118,7 +120,10 @@ class _TaskTable:
 
     def __init__(self, state: ApplicationState) -> None:
         self._entries: dict[TaskId, _Entry] = {
-            t: (_task(t), tuple((p.topic, p.partition) for p in info.topic_partitions if p.is_source))
+            t: (
+                _task(t),
+                tuple((p.topic, p.partition) for p in info.topic_partitions if p.is_source),
+            )
             for t, info in state.tasks.items()
         }
         self._partitions: dict[tuple[str, int], pb.TopicPartition] = {}

@@ -46,7 +46,21 @@ __all__ = [
 ]
 
 LATENCY_BUCKETS = (
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
 )
 """Seconds: from a health check (sub-millisecond) to a large group with rack optimisation."""
 SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000)
@@ -65,19 +79,28 @@ class GrpcMetrics:
             "grpc_server_started_total", "RPCs started on the server.", method, registry=registry
         )
         self.handled = Counter(
-            "grpc_server_handled_total", "RPCs completed on the server, regardless of success.",
-            (*method, "grpc_code"), registry=registry,
+            "grpc_server_handled_total",
+            "RPCs completed on the server, regardless of success.",
+            (*method, "grpc_code"),
+            registry=registry,
         )
         self.handling_seconds = Histogram(
-            "grpc_server_handling_seconds", "Time to handle an RPC until the server finished it.",
-            method, buckets=LATENCY_BUCKETS, registry=registry,
+            "grpc_server_handling_seconds",
+            "Time to handle an RPC until the server finished it.",
+            method,
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
         )
         self.msg_received = Counter(
-            "grpc_server_msg_received_total", "Stream messages received on the server.", method,
+            "grpc_server_msg_received_total",
+            "Stream messages received on the server.",
+            method,
             registry=registry,
         )
         self.msg_sent = Counter(
-            "grpc_server_msg_sent_total", "Stream messages sent by the server.", method,
+            "grpc_server_msg_sent_total",
+            "Stream messages sent by the server.",
+            method,
             registry=registry,
         )
 
@@ -92,8 +115,10 @@ class _Method:
     def of(full_method: str, handler: _Handler) -> _Method:
         service, _, method = full_method.lstrip("/").rpartition("/")
         kind = {
-            (False, False): "unary", (True, False): "client_stream",
-            (False, True): "server_stream", (True, True): "bidi_stream",
+            (False, False): "unary",
+            (True, False): "client_stream",
+            (False, True): "server_stream",
+            (True, True): "bidi_stream",
         }[(bool(handler.request_streaming), bool(handler.response_streaming))]
         return _Method(kind, service or UNKNOWN, method)
 
@@ -224,39 +249,55 @@ class AssignmentMetrics:
 
     def __init__(self, registry: CollectorRegistry | None) -> None:
         self.seconds = Histogram(
-            "kassign_assignment_seconds", "Time per phase of an assignment.",
-            ("assignor", "strategy", "phase"), buckets=LATENCY_BUCKETS, registry=registry,
+            "kassign_assignment_seconds",
+            "Time per phase of an assignment.",
+            ("assignor", "strategy", "phase"),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
         )
         self.group_tasks = Histogram(
-            "kassign_group_tasks", "Tasks per assigned group.", buckets=SIZE_BUCKETS,
+            "kassign_group_tasks",
+            "Tasks per assigned group.",
+            buckets=SIZE_BUCKETS,
             registry=registry,
         )
         self.group_clients = Histogram(
-            "kassign_group_clients", "Clients (processes) per assigned group.",
-            buckets=SIZE_BUCKETS, registry=registry,
+            "kassign_group_clients",
+            "Clients (processes) per assigned group.",
+            buckets=SIZE_BUCKETS,
+            registry=registry,
         )
         self.tasks_moved = Counter(
-            "kassign_tasks_moved_total", "Tasks placed away from their previous owner.",
-            ("type",), registry=registry,
+            "kassign_tasks_moved_total",
+            "Tasks placed away from their previous owner.",
+            ("type",),
+            registry=registry,
         )
         self.warmups = Counter(
             "kassign_warmups_total", "Warm-up replicas assigned (KIP-441).", registry=registry
         )
         self.followups = Counter(
-            "kassign_followup_rebalances_total", "Assignments that scheduled a follow-up rebalance.",
+            "kassign_followup_rebalances_total",
+            "Assignments that scheduled a follow-up rebalance.",
             registry=registry,
         )
         self.cross_rack_cost = Histogram(
-            "kassign_cross_rack_cost", "Cross-rack cost of assignments the rack optimiser ran on.",
-            ("stage",), buckets=COST_BUCKETS, registry=registry,
+            "kassign_cross_rack_cost",
+            "Cross-rack cost of assignments the rack optimiser ran on.",
+            ("stage",),
+            buckets=COST_BUCKETS,
+            registry=registry,
         )
         self.solver_fallbacks = Counter(
-            "kassign_solver_fallbacks_total", "Rack optimisations that fell back (KIP-925).",
+            "kassign_solver_fallbacks_total",
+            "Rack optimisations that fell back (KIP-925).",
             registry=registry,
         )
         self.invalid_requests = Counter(
-            "kassign_invalid_requests_total", "Requests rejected as INVALID_ARGUMENT.",
-            ("reason",), registry=registry,
+            "kassign_invalid_requests_total",
+            "Requests rejected as INVALID_ARGUMENT.",
+            ("reason",),
+            registry=registry,
         )
         self._call = _Call()
 

@@ -41,7 +41,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser("health", help="check a running server's gRPC health (exit 0: serving)")
+    p = subparsers.add_parser(
+        "health", help="check a running server's gRPC health (exit 0: serving)"
+    )
     p.add_argument("--target", default="127.0.0.1:50051", help="HOST:PORT")
     p.add_argument("--service", default="", help="service name; empty: the whole server")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds")

@@ -178,9 +178,7 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
         self._default_budget_ms = default_budget_ms
         self._observer: AssignObserver = observer or NullObserver()
 
-    def Assign(
-        self, request: pb.AssignRequest, context: grpc.ServicerContext
-    ) -> pb.AssignResponse:
+    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
         with _mapped_errors(self._observer, context):
             outcome = assign_request(
                 request, default_budget_ms=self._default_budget_ms, observer=self._observer

@@ -68,7 +68,9 @@ def to_status(exc: BaseException) -> MappedStatus:
         return MappedStatus(grpc.StatusCode.INVALID_ARGUMENT, str(exc), tuple(meta))
     if code is not None and isinstance(exc, _EXPLAINED):
         request_id = _log_with_id(exc, expected=True)
-        return MappedStatus(code, f"{exc} (request id {request_id})", (("kassign-request-id", request_id),))
+        return MappedStatus(
+            code, f"{exc} (request id {request_id})", (("kassign-request-id", request_id),)
+        )
     request_id = _log_with_id(exc, expected=False)
     return MappedStatus(
         code or grpc.StatusCode.INTERNAL,

@@ -137,7 +137,12 @@ class Supervisor:
             log.error(
                 "worker pid %d exited with %d; worker %d failed %d times within %g s of starting, "
                 "not replacing it; %d left",
-                pid, code, slot.index, failures, QUICK_SECONDS, len(self.slots),
+                pid,
+                code,
+                slot.index,
+                failures,
+                QUICK_SECONDS,
+                len(self.slots),
             )
             return
         log.error("worker pid %d exited with %d; replacing worker %d", pid, code, slot.index)

@@ -74,24 +74,47 @@ def _phases(metrics_url: str) -> dict[str, tuple[float, float]]:
     return {phase: (v[0], v[1]) for phase, v in sorted(totals.items())}
 
 
-def _delta(after: dict[str, tuple[float, float]], before: dict[str, tuple[float, float]]
-           ) -> dict[str, tuple[float, float]]:
+def _delta(
+    after: dict[str, tuple[float, float]], before: dict[str, tuple[float, float]]
+) -> dict[str, tuple[float, float]]:
     zero = (0.0, 0.0)
-    return {k: (v[0] - before.get(k, zero)[0], v[1] - before.get(k, zero)[1]) for k, v in after.items()}
+    return {
+        k: (v[0] - before.get(k, zero)[0], v[1] - before.get(k, zero)[1]) for k, v in after.items()
+    }
 
 
 def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str, list[int], str]:
     port_file, log = tmp / f"port-{workers}", tmp / f"serve-{workers}.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", "0",
-             "--port-file", str(port_file), "--workers", str(workers), "--metrics-port", "0",
-             "--metrics-host", "127.0.0.1"],
-            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "server",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--port-file",
+                str(port_file),
+                "--workers",
+                str(workers),
+                "--metrics-port",
+                "0",
+                "--metrics-host",
+                "127.0.0.1",
+            ],
+            cwd=ROOT,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 120
-    while (log.read_text().count("kassign serving on") < workers or not port_file.exists()
-           or "metrics on" not in log.read_text()):
+    while (
+        log.read_text().count("kassign serving on") < workers
+        or not port_file.exists()
+        or "metrics on" not in log.read_text()
+    ):
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
             raise SystemExit(f"server did not start:\n{log.read_text()}")
@@ -107,10 +130,26 @@ def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str
 def load_case(target: str, case: str, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
     what = ["--health"] if CASES[case] is None else ["--data", str(CASES[case])]
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "load.py"), "--target", target, *what,
-         "--duration", str(seconds), "--concurrency", str(args.concurrency),
-         "--connections", str(args.connections), "--processes", str(args.processes)],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=seconds + 300,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "load.py"),
+            "--target",
+            target,
+            *what,
+            "--duration",
+            str(seconds),
+            "--concurrency",
+            str(args.concurrency),
+            "--connections",
+            str(args.connections),
+            "--processes",
+            str(args.processes),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=seconds + 300,
     )
     if not result.stdout:
         raise SystemExit(f"load.py failed: {result.stderr}")
@@ -128,14 +167,23 @@ def measure(workers: int, args: argparse.Namespace, tmp: Path) -> list[Run]:
             for case in CASES:
                 server0, phases0 = cpu_seconds(pids), _phases(metrics_url)
                 report = load_case(target, case, args.seconds, args)
-                runs.append(Run(
-                    workers, case, float(report["rps"]), int(report["count"]),
-                    cpu_seconds(pids) - server0, float(report["clientCpuSeconds"]),
-                    dict(report["statusCodeDistribution"]),
-                    _delta(_phases(metrics_url), phases0),
-                ))
-                print(f"  workers={workers} {case:9} {runs[-1].rps:8.1f} req/s {runs[-1].codes}",
-                      file=sys.stderr, flush=True)
+                runs.append(
+                    Run(
+                        workers,
+                        case,
+                        float(report["rps"]),
+                        int(report["count"]),
+                        cpu_seconds(pids) - server0,
+                        float(report["clientCpuSeconds"]),
+                        dict(report["statusCodeDistribution"]),
+                        _delta(_phases(metrics_url), phases0),
+                    )
+                )
+                print(
+                    f"  workers={workers} {case:9} {runs[-1].rps:8.1f} req/s {runs[-1].codes}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
@@ -189,14 +237,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=float, default=1.0, help="per case, not measured")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--concurrency", type=int, default=16)
-    p.add_argument("--connections", type=int, default=16, help="many: SO_REUSEPORT spreads connections")
+    p.add_argument(
+        "--connections", type=int, default=16, help="many: SO_REUSEPORT spreads connections"
+    )
     p.add_argument("--processes", type=int, default=2, help="generator processes")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="kassign-figures-") as tmp:
         runs = [r for w in args.workers for r in measure(w, args, Path(tmp))]
-    print(f"load: {args.concurrency} in flight over {args.connections} connections from "
-          f"{args.processes} generator process(es), {args.seconds:g} s x {args.repeats} per case; "
-          f"load average at the end {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"load: {args.concurrency} in flight over {args.connections} connections from "
+        f"{args.processes} generator process(es), {args.seconds:g} s x {args.repeats} per case; "
+        f"load average at the end {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     print(report(runs, args.workers))
     return 0
 

@@ -74,7 +74,13 @@ def _read_request(request: assignment_pb2.AssignRequest) -> int:
         n += task.subtopology + task.partition + len(task.named_topology) + task_info.stateful
         n += len(task_info.state_store_names) + task_info.changelog_end_offset_sum
         for ttp in task_info.topic_partitions:
-            n += len(ttp.topic) + ttp.partition + ttp.is_source + ttp.is_changelog + len(ttp.rack_ids)
+            n += (
+                len(ttp.topic)
+                + ttp.partition
+                + ttp.is_source
+                + ttp.is_changelog
+                + len(ttp.rack_ids)
+            )
     c = request.configs
     n += len(c.assignor) + c.acceptable_recovery_lag + c.max_warmup_replicas
     n += c.num_standby_replicas + c.probing_rebalance_interval_ms
@@ -93,20 +99,46 @@ def _plain(response: assignment_pb2.AssignResponse) -> Plain:
         return [(p.topic, p.partition) for p in items]
 
     clients = [
-        (c.process_id, tasks(c.active_tasks), tasks(c.standby_tasks),
-         c.followup_rebalance_deadline_ms, c.rack_id, list(c.member_ids), c.user_end_point)
+        (
+            c.process_id,
+            tasks(c.active_tasks),
+            tasks(c.standby_tasks),
+            c.followup_rebalance_deadline_ms,
+            c.rack_id,
+            list(c.member_ids),
+            c.user_end_point,
+        )
         for c in response.clients
     ]
     members = [
-        (m.member_id, m.process_id, tasks(m.active_tasks), tasks(m.standby_tasks),
-         parts(m.active_partitions), parts(m.standby_partitions))
+        (
+            m.member_id,
+            m.process_id,
+            tasks(m.active_tasks),
+            tasks(m.standby_tasks),
+            parts(m.active_partitions),
+            parts(m.standby_partitions),
+        )
         for m in response.members
     ]
     r = response.report
-    report = [r.assignor, r.tasks, r.clients, r.active_tasks_moved, r.standby_tasks_moved,
-              r.warmups, r.followup_scheduled, r.rack_aware_strategy, r.rack_optimisation,
-              r.cross_rack_cost_before, r.cross_rack_cost_after, r.solver_fallback, r.assign_seconds,
-              r.total_seconds, list(r.notes)]
+    report = [
+        r.assignor,
+        r.tasks,
+        r.clients,
+        r.active_tasks_moved,
+        r.standby_tasks_moved,
+        r.warmups,
+        r.followup_scheduled,
+        r.rack_aware_strategy,
+        r.rack_optimisation,
+        r.cross_rack_cost_before,
+        r.cross_rack_cost_after,
+        r.solver_fallback,
+        r.assign_seconds,
+        r.total_seconds,
+        list(r.notes),
+    ]
     return clients, members, report
 
 
@@ -148,9 +180,22 @@ def _build(pb: ModuleType, plain: Plain) -> assignment_pb2.AssignResponse:
         add_parts(m.active_partitions, active_parts)
         add_parts(m.standby_partitions, standby_parts)
     r = out.report
-    (r.assignor, r.tasks, r.clients, r.active_tasks_moved, r.standby_tasks_moved, r.warmups,
-     r.followup_scheduled, r.rack_aware_strategy, r.rack_optimisation, r.cross_rack_cost_before,
-     r.cross_rack_cost_after, r.solver_fallback, r.assign_seconds, r.total_seconds) = report[:14]
+    (
+        r.assignor,
+        r.tasks,
+        r.clients,
+        r.active_tasks_moved,
+        r.standby_tasks_moved,
+        r.warmups,
+        r.followup_scheduled,
+        r.rack_aware_strategy,
+        r.rack_optimisation,
+        r.cross_rack_cost_before,
+        r.cross_rack_cost_after,
+        r.solver_fallback,
+        r.assign_seconds,
+        r.total_seconds,
+    ) = report[:14]
     r.notes.extend(report[14])
     return out
 
@@ -185,8 +230,10 @@ def _serve(mode: str, port_file: Path) -> None:
             return real.Assign(req, context)
 
     config = ServerConfig()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=config.max_workers),
-                         options=channel_options(config.max_message_bytes))
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=config.max_workers),
+        options=channel_options(config.max_message_bytes),
+    )
     assignment_pb2_grpc.add_TaskAssignmentServiceServicer_to_server(Floor(), server)
     checks = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(checks, server)
@@ -200,8 +247,9 @@ def _serve(mode: str, port_file: Path) -> None:
 def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, float]]:
     """Median requests/s and mean server CPU ms per call, for "health" and "group_12"."""
     port_file = tmp / f"port-{mode}"
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", mode, "--port-file", str(port_file)],
-                            cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", mode, "--port-file", str(port_file)], cwd=ROOT
+    )
     try:
         deadline = time.monotonic() + 60
         while not port_file.exists() or not port_file.read_text():
@@ -222,8 +270,10 @@ def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[f
                 cpu[case].append(cpu_seconds([proc.pid]) - before)
                 rps[case].append(float(report["rps"]))
                 calls[case] += int(report["count"])
-        return {case: (statistics.median(rps[case]), 1000 * sum(cpu[case]) / calls[case])
-                for case in cases}
+        return {
+            case: (statistics.median(rps[case]), 1000 * sum(cpu[case]) / calls[case])
+            for case in cases
+        }
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -249,11 +299,16 @@ def main(argv: list[str] | None = None) -> int:
         for mode in args.modes:
             figures = measure(mode, args, Path(tmp))
             (h_rps, h_ms), (g_rps, g_ms) = figures["health"], figures["group_12"]
-            print(f"{mode:8} {h_rps:12.1f} {h_ms:8.3f} {g_rps:16.1f} {g_ms:8.3f} "
-                  f"{100 * g_rps / h_rps:14.1f}%", flush=True)
-    print(f"load: {args.concurrency} in flight over {args.connections} connections from "
-          f"{args.processes} generator process(es), {args.seconds:g} s x {args.repeats}; one "
-          f"server process; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+            print(
+                f"{mode:8} {h_rps:12.1f} {h_ms:8.3f} {g_rps:16.1f} {g_ms:8.3f} "
+                f"{100 * g_rps / h_rps:14.1f}%",
+                flush=True,
+            )
+    print(
+        f"load: {args.concurrency} in flight over {args.connections} connections from "
+        f"{args.processes} generator process(es), {args.seconds:g} s x {args.repeats}; one "
+        f"server process; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     return 0
 
 

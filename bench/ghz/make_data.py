@@ -61,7 +61,9 @@ def _task_info(sub: int, part: int, rng: random.Random) -> pb.TaskInfo:
     if stateful:
         info.state_store_names.append(f"store-{sub}")
         info.topic_partitions.add(
-            topic=f"bench-store-{sub}-changelog", partition=part, is_changelog=True,
+            topic=f"bench-store-{sub}-changelog",
+            partition=part,
+            is_changelog=True,
             rack_ids=sorted(rng.sample(RACKS, 2)),
         )
         info.changelog_end_offset_sum = rng.randrange(100_000, 1_000_000)
@@ -72,7 +74,9 @@ def build_request(group: Group) -> pb.AssignRequest:
     """The request for ``group``: tasks, members with v11 subscriptions, Kafka's default configs
     but one standby replica."""
     rng = random.Random(group.seed)
-    tasks = [_task_info(s, p, rng) for s in range(group.subtopologies) for p in range(group.partitions)]
+    tasks = [
+        _task_info(s, p, rng) for s in range(group.subtopologies) for p in range(group.partitions)
+    ]
     clients = [uuid.UUID(int=rng.getrandbits(128), version=4) for _ in range(group.clients)]
     running = group.clients - 1  # the last client has just joined
     active: dict[int, list[pb.TaskInfo]] = {i: [] for i in range(group.clients)}
@@ -87,11 +91,15 @@ def build_request(group: Group) -> pb.AssignRequest:
     topics = sorted({tp.topic for t in tasks for tp in t.topic_partitions if tp.is_source})
     for i, process in enumerate(clients):
         info = pb.SubscriptionInfo(
-            version=11, latest_supported_version=11, process_id=str(process),
+            version=11,
+            latest_supported_version=11,
+            process_id=str(process),
             user_end_point=f"host-{i}:8080",
             client_tags=[pb.ClientTag(key="zone", value=RACKS[i % len(RACKS)])],
         )
-        for task in sorted(active[i] + standby[i], key=lambda t: (t.id.subtopology, t.id.partition)):
+        for task in sorted(
+            active[i] + standby[i], key=lambda t: (t.id.subtopology, t.id.partition)
+        ):
             if not task.stateful:
                 continue
             lag = rng.randrange(0, 20_000)
@@ -107,7 +115,9 @@ def build_request(group: Group) -> pb.AssignRequest:
             sub.rack_id = RACKS[i % len(RACKS)]
             sub.info.CopyFrom(info)
             for task in active[i][thread :: group.threads]:
-                sub.owned_partitions.add(topic=f"input-{task.id.subtopology}", partition=task.id.partition)
+                sub.owned_partitions.add(
+                    topic=f"input-{task.id.subtopology}", partition=task.id.partition
+                )
     return request
 
 

@@ -40,7 +40,10 @@ def test_assign_returns_the_response() -> None:
 
 def test_structured_info_bytes_and_raw_requests_get_the_same_assignment() -> None:
     with in_process() as (_, target), KassignClient(target) as client:
-        answers = {enc: canonical_bytes(client.assign(group(encoding=enc))) for enc in ("structured", "info_bytes", "raw")}
+        answers = {
+            enc: canonical_bytes(client.assign(group(encoding=enc)))
+            for enc in ("structured", "info_bytes", "raw")
+        }
     assert len(set(answers.values())) == 1
 
 
@@ -105,7 +108,12 @@ def test_backoff_grows_and_is_capped() -> None:
 
 @pytest.mark.parametrize(
     ("ref", "expected"),
-    [("1_2", (1, 2, "")), ("topo__3_4", (3, 4, "topo")), ((5, 6), (5, 6, "")), ((7, 8, "t"), (7, 8, "t"))],
+    [
+        ("1_2", (1, 2, "")),
+        ("topo__3_4", (3, 4, "topo")),
+        ((5, 6), (5, 6, "")),
+        ((7, 8, "t"), (7, 8, "t")),
+    ],
 )
 def test_task_id_spellings(ref: build.TaskRef, expected: tuple[int, int, str]) -> None:
     t = build.task_id(ref)
@@ -113,8 +121,12 @@ def test_task_id_spellings(ref: build.TaskRef, expected: tuple[int, int, str]) -
 
 
 def test_old_versions_list_previous_tasks_new_ones_send_offset_sums() -> None:
-    old = build.subscription_info(pid(1), previous_active=["0_1"], previous_standby=["0_2"], version=6)
-    assert [t.partition for t in old.prev_tasks] == [1] and [t.partition for t in old.standby_tasks] == [2]
+    old = build.subscription_info(
+        pid(1), previous_active=["0_1"], previous_standby=["0_2"], version=6
+    )
+    assert [t.partition for t in old.prev_tasks] == [1] and [
+        t.partition for t in old.standby_tasks
+    ] == [2]
     assert not old.task_offset_sums
     new = build.subscription_info(pid(1), previous_active=["0_1"], offset_sums={"0_2": 17})
     assert [(s.task.partition, s.offset_sum) for s in new.task_offset_sums] == [(1, -2), (2, 17)]
@@ -131,8 +143,14 @@ def test_client_builds_one_member_per_thread_with_owned_partitions() -> None:
 def test_task_builder_marks_sources_changelogs_and_racks() -> None:
     info = build.task(2, 3, source=["in"], changelog=["store-changelog"], racks=["r1", "r2"])
     assert info.stateful
-    parts = {(tp.topic, tp.partition): (tp.is_source, tp.is_changelog, list(tp.rack_ids)) for tp in info.topic_partitions}
-    assert parts == {("in", 3): (True, False, ["r1", "r2"]), ("store-changelog", 3): (False, True, ["r1", "r2"])}
+    parts = {
+        (tp.topic, tp.partition): (tp.is_source, tp.is_changelog, list(tp.rack_ids))
+        for tp in info.topic_partitions
+    }
+    assert parts == {
+        ("in", 3): (True, False, ["r1", "r2"]),
+        ("store-changelog", 3): (False, True, ["r1", "r2"]),
+    }
     assert not build.task(0, 0, source=["in"]).stateful
 
 

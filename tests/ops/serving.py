@@ -55,13 +55,34 @@ def kassign_serve(tmp_path: Path, *args: str, workers: int = 2) -> Iterator[Serv
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", "0",
-             "--port-file", str(port_file), "--workers", str(workers), "--metrics-port", "0",
-             "--metrics-host", "127.0.0.1", *args],
-            cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "server",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--port-file",
+                str(port_file),
+                "--workers",
+                str(workers),
+                "--metrics-port",
+                "0",
+                "--metrics-host",
+                "127.0.0.1",
+                *args,
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
         )
     try:
-        _wait_for(lambda: port_file.exists() and METRICS_LINE.search(log.read_text()), 90, proc, log)
+        _wait_for(
+            lambda: port_file.exists() and METRICS_LINE.search(log.read_text()), 90, proc, log
+        )
         served_lines = lambda: log.read_text().count("kassign serving on")
         _wait_for(lambda: served_lines() >= workers, 90, proc, log)
         metrics_port = int(METRICS_LINE.search(log.read_text()).group(1))  # type: ignore[union-attr]

@@ -36,8 +36,12 @@ def _pins(path: Path) -> dict[str, str]:
 def _run_lint(root: Path) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, VENV_BIN=str(VENV_BIN))
     return subprocess.run(
-        ["bash", str(root / "deploy" / "lint.sh")], env=env, capture_output=True, text=True,
-        check=False, timeout=120,
+        ["bash", str(root / "deploy" / "lint.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
 
 
@@ -56,11 +60,19 @@ def test_lint_passes_on_the_committed_files() -> None:
 @pytest.mark.parametrize(
     ("name", "old", "new", "culprit"),
     [
-        ("docker-compose.yml", "    stop_signal: SIGTERM\n", "    stop_signl: SIGTERM\n",
-         "docker-compose config"),
+        (
+            "docker-compose.yml",
+            "    stop_signal: SIGTERM\n",
+            "    stop_signl: SIGTERM\n",
+            "docker-compose config",
+        ),
         ("deploy/prometheus.yml", "scrape_interval: 5s", "scrape_interval: soon", "promtool"),
-        ("Dockerfile", "USER 10001:10001\n", "USER 10001:10001\nRUN apt-get install curl\n",
-         "hadolint"),
+        (
+            "Dockerfile",
+            "USER 10001:10001\n",
+            "USER 10001:10001\nRUN apt-get install curl\n",
+            "hadolint",
+        ),
     ],
 )
 def test_lint_fails_loudly_on_a_broken_file(
@@ -154,14 +166,25 @@ def test_the_image_layout_runs_the_cli_without_the_repository(tmp_path: Path) ->
     app = tmp_path / "app"
     for source, destination in _runtime_copies(dockerfile):
         assert destination.startswith("/app/"), destination
-        shutil.copytree(ROOT / source, app / destination.removeprefix("/app/"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / source,
+            app / destination.removeprefix("/app/"),
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     gen = app / "gen"
     (gen / "kassign" / "v1").mkdir(parents=True)
     subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", f"-I{ROOT / 'proto'}", f"--python_out={gen}",
-         f"--grpc_python_out={gen}", str(ROOT / "proto" / "kassign" / "v1" / "assignment.proto")],
-        check=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{ROOT / 'proto'}",
+            f"--python_out={gen}",
+            f"--grpc_python_out={gen}",
+            str(ROOT / "proto" / "kassign" / "v1" / "assignment.proto"),
+        ],
+        check=True,
+        timeout=120,
     )
     for package in (gen / "kassign", gen / "kassign" / "v1"):
         (package / "__init__.py").touch()
@@ -180,8 +203,13 @@ def test_the_image_layout_runs_the_cli_without_the_repository(tmp_path: Path) ->
         "print('spark', 'pyspark' in sys.modules)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe, str(app)], cwd=tmp_path, env=env, capture_output=True,
-        text=True, check=False, timeout=120,
+        [sys.executable, "-c", probe, str(app)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert "outside []" in result.stdout

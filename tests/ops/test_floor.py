@@ -27,13 +27,35 @@ def test_touch_builds_the_answer_kassign_gives_and_reads_the_whole_request() -> 
 
 def test_a_short_run_prints_the_share_of_the_baseline() -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "ghz" / "floor.py"), "--modes", "touch",
-         "--seconds", "0.5", "--warmup", "0.2", "--repeats", "1", "--processes", "1",
-         "--concurrency", "2", "--connections", "2"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120, check=True,
+        [
+            sys.executable,
+            str(ROOT / "bench" / "ghz" / "floor.py"),
+            "--modes",
+            "touch",
+            "--seconds",
+            "0.5",
+            "--warmup",
+            "0.2",
+            "--repeats",
+            "1",
+            "--processes",
+            "1",
+            "--concurrency",
+            "2",
+            "--connections",
+            "2",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
-    row = re.search(r"^touch\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%$",
-                    result.stdout, re.MULTILINE)
+    row = re.search(
+        r"^touch\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%$",
+        result.stdout,
+        re.MULTILINE,
+    )
     assert row is not None, result.stdout
     health_rps, _, group_rps, _, share = map(float, row.groups())
     assert health_rps > 0 and group_rps > 0

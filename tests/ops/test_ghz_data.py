@@ -29,7 +29,9 @@ def test_data_file_describes_the_group_it_is_named_for(name: str) -> None:
     assert len(request.tasks) == group.tasks
     assert len(request.members) == group.clients * group.threads
     assert len({m.subscription.info.process_id for m in request.members}) == group.clients
-    newcomer = [m for m in request.members if m.member_id.startswith(f"client-{group.clients - 1}-")]
+    newcomer = [
+        m for m in request.members if m.member_id.startswith(f"client-{group.clients - 1}-")
+    ]
     assert newcomer and all(not m.subscription.owned_partitions for m in newcomer)
 
 

@@ -39,7 +39,9 @@ def check_report(report: dict, count: int) -> None:  # type: ignore[type-arg]
 @pytest.mark.parametrize("health", [True, False])
 def test_a_bounded_count_over_two_connections(target: str, health: bool) -> None:
     method, body = load.request_body(data=None if health else DATA / "group_12.json", health=health)
-    spec = load.Load(target=target, method=method, body=body, count=13, concurrency=3, connections=2)
+    spec = load.Load(
+        target=target, method=method, body=body, count=13, concurrency=3, connections=2
+    )
     sample, wall = load.run(spec)
     report = load.summarise(sample, wall, {})
     check_report(report, 13)
@@ -54,7 +56,9 @@ def test_a_duration_stops_the_callers(target: str) -> None:
 
 
 def test_failed_calls_are_counted_by_ghz_code_name(target: str) -> None:
-    spec = load.Load(target=target, method=load.ASSIGN_METHOD, body=b"\x12\x03\x22\x01\x00", count=4)
+    spec = load.Load(
+        target=target, method=load.ASSIGN_METHOD, body=b"\x12\x03\x22\x01\x00", count=4
+    )
     sample, wall = load.run(spec)
     report = load.summarise(sample, wall, {})
     assert report["statusCodeDistribution"] == {"InvalidArgument": 4}
@@ -64,9 +68,27 @@ def test_failed_calls_are_counted_by_ghz_code_name(target: str) -> None:
 @pytest.mark.slow
 def test_the_command_line_splits_the_load_over_processes(target: str) -> None:
     result = subprocess.run(
-        [sys.executable, "bench/load.py", "--target", target, "--data", str(DATA / "group_12.json"),
-         "-n", "20", "-c", "4", "--connections", "2", "--processes", "2"],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=120,
+        [
+            sys.executable,
+            "bench/load.py",
+            "--target",
+            target,
+            "--data",
+            str(DATA / "group_12.json"),
+            "-n",
+            "20",
+            "-c",
+            "4",
+            "--connections",
+            "2",
+            "--processes",
+            "2",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)

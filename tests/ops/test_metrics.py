@@ -19,7 +19,11 @@ from server.app import ServerConfig, create_server
 from server.metrics import AssignmentMetrics, GrpcMetrics, MetricsInterceptor, invalid_reason
 from tests.ops.serving import DATA
 
-ASSIGN = {"grpc_service": "kassign.v1.TaskAssignmentService", "grpc_method": "Assign", "grpc_type": "unary"}
+ASSIGN = {
+    "grpc_service": "kassign.v1.TaskAssignmentService",
+    "grpc_method": "Assign",
+    "grpc_type": "unary",
+}
 CHECK = {"grpc_service": "grpc.health.v1.Health", "grpc_method": "Check", "grpc_type": "unary"}
 
 
@@ -62,9 +66,17 @@ def test_health_and_reflection_calls_are_counted_by_type_and_code() -> None:
             health.Check(health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=10)
         assert missing.value.code() is grpc.StatusCode.NOT_FOUND
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-        replies = list(stub.ServerReflectionInfo(
-            iter([reflection_pb2.ServerReflectionRequest(list_services=""),
-                  reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10))
+        replies = list(
+            stub.ServerReflectionInfo(
+                iter(
+                    [
+                        reflection_pb2.ServerReflectionRequest(list_services=""),
+                        reflection_pb2.ServerReflectionRequest(list_services=""),
+                    ]
+                ),
+                timeout=10,
+            )
+        )
         assert len(replies) == 2
     assert value(registry, "grpc_server_started_total", **CHECK) == 4
     assert value(registry, "grpc_server_handled_total", **CHECK, grpc_code="OK") == 3
@@ -72,8 +84,11 @@ def test_health_and_reflection_calls_are_counted_by_type_and_code() -> None:
     assert value(registry, "grpc_server_handling_seconds_count", **CHECK) == 4
     assert value(registry, "grpc_server_msg_received_total", **CHECK) == 4
     assert value(registry, "grpc_server_msg_sent_total", **CHECK) == 3
-    bidi = {"grpc_service": "grpc.reflection.v1alpha.ServerReflection",
-            "grpc_method": "ServerReflectionInfo", "grpc_type": "bidi_stream"}
+    bidi = {
+        "grpc_service": "grpc.reflection.v1alpha.ServerReflection",
+        "grpc_method": "ServerReflectionInfo",
+        "grpc_type": "bidi_stream",
+    }
     assert value(registry, "grpc_server_started_total", **bidi) == 1
     assert value(registry, "grpc_server_msg_received_total", **bidi) == 2
     assert value(registry, "grpc_server_msg_sent_total", **bidi) == 2
@@ -88,8 +103,13 @@ def test_an_invalid_request_counts_its_reason_and_its_code() -> None:
             stub.Assign(bad_request(), timeout=30)
     assert failed.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     assert value(registry, "grpc_server_handled_total", **ASSIGN, grpc_code="INVALID_ARGUMENT") == 1
-    reasons = [s for m in registry.collect() if m.name == "kassign_invalid_requests"
-               for s in m.samples if s.name.endswith("_total")]
+    reasons = [
+        s
+        for m in registry.collect()
+        if m.name == "kassign_invalid_requests"
+        for s in m.samples
+        if s.name.endswith("_total")
+    ]
     assert [s.value for s in reasons] == [1.0]
     assert "[0]" not in reasons[0].labels["reason"]
     decode = {"assignor": "unknown", "strategy": "unknown", "phase": "decode"}
@@ -111,7 +131,9 @@ def test_a_successful_assignment_records_phases_sizes_and_moves() -> None:
     assert value(registry, "kassign_group_tasks_sum") == 2 * 12
     assert value(registry, "kassign_group_clients_sum") == 2 * 3
     report = response.report
-    assert value(registry, "kassign_tasks_moved_total", type="active") == 2 * report.active_tasks_moved
+    assert (
+        value(registry, "kassign_tasks_moved_total", type="active") == 2 * report.active_tasks_moved
+    )
     assert value(registry, "kassign_warmups_total") == 2 * report.warmups
     assert value(registry, "kassign_followup_rebalances_total") == 2 * report.followup_scheduled
     assert value(registry, "kassign_solver_fallbacks_total") == 0
@@ -131,6 +153,11 @@ def test_an_unknown_method_is_unimplemented_and_adds_no_label_set() -> None:
             unknown(b"", timeout=10)
         health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
     assert failed.value.code() is grpc.StatusCode.UNIMPLEMENTED
-    started = [s.labels["grpc_method"] for m in registry.collect()
-               if m.name == "grpc_server_started" for s in m.samples if s.name.endswith("_total")]
+    started = [
+        s.labels["grpc_method"]
+        for m in registry.collect()
+        if m.name == "grpc_server_started"
+        for s in m.samples
+        if s.name.endswith("_total")
+    ]
     assert started == ["Check"]

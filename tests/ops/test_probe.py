@@ -13,7 +13,11 @@ from tests.ops.serving import ROOT, free_port
 def run_probe(target: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "server", "health", "--target", target, "--timeout", "2"],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=60,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
 
 
@@ -39,4 +43,3 @@ def test_probe_exits_one_when_nothing_listens() -> None:
     result = run_probe(f"127.0.0.1:{free_port()}")
     assert result.returncode == 1
     assert "UNAVAILABLE" in result.stderr or "DEADLINE_EXCEEDED" in result.stderr
-

@@ -28,7 +28,9 @@ from tests.ops.serving import DATA, free_port, kassign_serve
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("prometheus") is None, reason="Debian prometheus not installed"),
+    pytest.mark.skipif(
+        shutil.which("prometheus") is None, reason="Debian prometheus not installed"
+    ),
 ]
 
 
@@ -45,9 +47,15 @@ def prometheus(tmp_path: Path, scrape_port: int) -> Iterator[str]:
         port = free_port()
         log = (tmp_path / "prometheus.log").open("wb")
         proc = subprocess.Popen(
-            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-            stdout=log, stderr=subprocess.STDOUT,
+            [
+                "prometheus",
+                f"--config.file={config}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--log.level=warn",
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         base = f"http://127.0.0.1:{port}"
         if _wait_ready(base, proc):
@@ -114,14 +122,17 @@ def make_calls(target: str) -> None:
 
 
 def test_prometheus_reads_grpc_and_assignment_metrics_summed_over_workers(tmp_path: Path) -> None:
-    with kassign_serve(tmp_path, workers=2) as served, prometheus(tmp_path, served.metrics_port) as base:
+    with (
+        kassign_serve(tmp_path, workers=2) as served,
+        prometheus(tmp_path, served.metrics_port) as base,
+    ):
         make_calls(served.target)
         assign = 'grpc_service="kassign.v1.TaskAssignmentService",grpc_method="Assign"'
         expected = {
-            "up{job=\"kassign\"}": 1.0,
+            'up{job="kassign"}': 1.0,
             f"sum(grpc_server_started_total{{{assign}}})": 4.0,
-            f"sum(grpc_server_handled_total{{{assign},grpc_code=\"OK\"}})": 2.0,
-            f"sum(grpc_server_handled_total{{{assign},grpc_code=\"INVALID_ARGUMENT\"}})": 2.0,
+            f'sum(grpc_server_handled_total{{{assign},grpc_code="OK"}})': 2.0,
+            f'sum(grpc_server_handled_total{{{assign},grpc_code="INVALID_ARGUMENT"}})': 2.0,
             'sum(grpc_server_handled_total{grpc_service="grpc.health.v1.Health",grpc_code="OK"})': 6.0,
             f"sum(grpc_server_handling_seconds_count{{{assign}}})": 4.0,
             f"sum(grpc_server_msg_received_total{{{assign}}})": 4.0,

@@ -20,8 +20,11 @@ from tests.ops.serving import DATA, Served, kassign_serve
 
 pytestmark = pytest.mark.slow
 
-ASSIGN = {"grpc_service": "kassign.v1.TaskAssignmentService", "grpc_method": "Assign",
-          "grpc_type": "unary"}
+ASSIGN = {
+    "grpc_service": "kassign.v1.TaskAssignmentService",
+    "grpc_method": "Assign",
+    "grpc_type": "unary",
+}
 CALLS = 6
 
 
@@ -46,16 +49,23 @@ def call(target: str, request: pb.AssignRequest) -> pb.AssignResponse:
 
 
 def worker_pids(served: Served) -> set[str]:
-    return {line.rsplit("(pid ", 1)[1].rstrip(")")
-            for line in served.log.read_text().splitlines() if "kassign serving on" in line}
+    return {
+        line.rsplit("(pid ", 1)[1].rstrip(")")
+        for line in served.log.read_text().splitlines()
+        if "kassign serving on" in line
+    }
 
 
 def test_workers_share_one_port_and_answer_health_checks(tmp_path: Path) -> None:
     with kassign_serve(tmp_path, workers=2) as served:
         assert len(worker_pids(served)) == 2
         for _ in range(4):
-            with grpc.insecure_channel(served.target, options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
-                reply = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
+            with grpc.insecure_channel(
+                served.target, options=[("grpc.use_local_subchannel_pool", 1)]
+            ) as ch:
+                reply = health_pb2_grpc.HealthStub(ch).Check(
+                    health_pb2.HealthCheckRequest(), timeout=10
+                )
                 assert reply.status == health_pb2.HealthCheckResponse.SERVING
         os.kill(served.proc.pid, signal.SIGTERM)
         assert served.proc.wait(timeout=60) == 0
@@ -85,8 +95,12 @@ def test_sigterm_drains_in_flight_calls_on_every_worker_then_exits_cleanly(tmp_p
 
 def _health_checks(served: Served, count: int) -> None:
     for _ in range(count):  # a connection each, so the kernel spreads them over the workers
-        with grpc.insecure_channel(served.target, options=[("grpc.use_local_subchannel_pool", 1)]) as ch:
-            reply = health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=10)
+        with grpc.insecure_channel(
+            served.target, options=[("grpc.use_local_subchannel_pool", 1)]
+        ) as ch:
+            reply = health_pb2_grpc.HealthStub(ch).Check(
+                health_pb2.HealthCheckRequest(), timeout=10
+            )
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 

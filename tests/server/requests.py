@@ -14,12 +14,19 @@ def pid(n: int) -> UUID:
 
 
 def group(
-    *, clients: int = 3, threads: int = 2, partitions: int = 6, standbys: int = 1,
-    encoding: Encoding = "structured", now_ms: int = 1_000_000,
+    *,
+    clients: int = 3,
+    threads: int = 2,
+    partitions: int = 6,
+    standbys: int = 1,
+    encoding: Encoding = "structured",
+    now_ms: int = 1_000_000,
 ) -> pb.AssignRequest:
     """Stateful sub-topology 0 and stateless 1; client n had actives p % clients == n before."""
     tasks = [
-        build.task(0, p, source=["orders"], changelog=["app-store-changelog"], end_offset_sum=10_000)
+        build.task(
+            0, p, source=["orders"], changelog=["app-store-changelog"], end_offset_sum=10_000
+        )
         for p in range(partitions)
     ] + [build.task(1, p, source=["clicks"]) for p in range(partitions)]
     members = []
@@ -28,11 +35,20 @@ def group(
         others = {f"0_{p}": 9_990 for p in range(partitions) if p % clients == (n + 1) % clients}
         members.append(
             build.client(
-                pid(n + 1), threads=threads, previous_active=mine, offset_sums=others,
-                rack=f"rack-{n % 2}", end_point=f"host-{n}:8080", encoding=encoding,
+                pid(n + 1),
+                threads=threads,
+                previous_active=mine,
+                offset_sums=others,
+                rack=f"rack-{n % 2}",
+                end_point=f"host-{n}:8080",
+                encoding=encoding,
                 topics=["clicks", "orders"],
             )
         )
     return build.request(
-        members, tasks, configs=build.configs(num_standby_replicas=standbys), group_id="g", now_ms=now_ms
+        members,
+        tasks,
+        configs=build.configs(num_standby_replicas=standbys),
+        group_id="g",
+        now_ms=now_ms,
     )

@@ -352,7 +352,12 @@ RAW_NULL_USER_DATA = encode_consumer_subscription(
             "between",
         ),
         (request(member("a"), traffic_cost=-1), "configs.traffic_cost", None, "between"),
-        (request(member("a"), non_overlap_cost=2**20 + 1), "configs.non_overlap_cost", None, "between"),
+        (
+            request(member("a"), non_overlap_cost=2**20 + 1),
+            "configs.non_overlap_cost",
+            None,
+            "between",
+        ),
     ],
 )
 def test_bad_input_names_field_and_member(

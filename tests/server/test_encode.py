@@ -21,7 +21,8 @@ MID = UUID("80000000-0000-0000-0000-000000000000")  # the most negative: sorts b
 
 def _decoded() -> DecodedRequest:
     tasks = [
-        build.task(0, p, source=["in"], changelog=["app-store-changelog"], end_offset_sum=100) for p in range(3)
+        build.task(0, p, source=["in"], changelog=["app-store-changelog"], end_offset_sum=100)
+        for p in range(3)
     ]
     members = [
         build.client(LOW, threads=["low-b", "low-a"], previous_active=["0_0"], rack="r1"),
@@ -39,7 +40,9 @@ def _assignment(diagnostics: Diagnostics | None = None):  # type: ignore[no-unty
         [
             KafkaStreamsAssignment.of(LOW, active=[T2], standby=[T1]),
             KafkaStreamsAssignment.of(HIGH_BIT, active=[T0], standby=[T2]),
-            KafkaStreamsAssignment.of(MID, active=[T1], standby=[T0], followup_rebalance_deadline_ms=5_000),
+            KafkaStreamsAssignment.of(
+                MID, active=[T1], standby=[T0], followup_rebalance_deadline_ms=5_000
+            ),
         ],
         diagnostics,
     )
@@ -57,7 +60,11 @@ def test_clients_in_java_uuid_order_with_rack_members_and_endpoint() -> None:
     response = encode_response(_decoded(), _assignment(), MEMBERS)
     assert [c.process_id for c in response.clients] == [str(MID), str(HIGH_BIT), str(LOW)]
     mid, _, low = response.clients
-    assert (mid.rack_id, mid.user_end_point, mid.followup_rebalance_deadline_ms) == ("r3", "mid-host:9000", 5_000)
+    assert (mid.rack_id, mid.user_end_point, mid.followup_rebalance_deadline_ms) == (
+        "r3",
+        "mid-host:9000",
+        5_000,
+    )
     assert list(low.member_ids) == ["low-a", "low-b"]
     assert low.followup_rebalance_deadline_ms == 0
 
@@ -90,13 +97,22 @@ def test_moved_counts_only_tasks_with_a_previous_owner_and_standbys_without_stat
 
 def test_report_carries_diagnostics_notes_and_counts() -> None:
     diagnostics = Diagnostics(
-        warmups=2, rack_optimisation="optimal", cross_rack_cost_before=9, cross_rack_cost_after=4,
+        warmups=2,
+        rack_optimisation="optimal",
+        cross_rack_cost_before=9,
+        cross_rack_cost_after=4,
         notes=("from the assignor",),
     )
-    response = encode_response(_decoded(), _assignment(diagnostics), MEMBERS, timings=Timings(0.5, 0.75))
+    response = encode_response(
+        _decoded(), _assignment(diagnostics), MEMBERS, timings=Timings(0.5, 0.75)
+    )
     r = response.report
     assert (r.assignor, r.tasks, r.clients, r.warmups) == ("high_availability", 3, 3, 2)
-    assert (r.rack_optimisation, r.cross_rack_cost_before, r.cross_rack_cost_after) == ("optimal", 9, 4)
+    assert (r.rack_optimisation, r.cross_rack_cost_before, r.cross_rack_cost_after) == (
+        "optimal",
+        9,
+        4,
+    )
     assert r.followup_scheduled and not r.solver_fallback
     assert r.rack_aware_strategy == "none"
     assert list(r.notes)[-1] == "from the assignor"

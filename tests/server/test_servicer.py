@@ -165,7 +165,11 @@ def _bad_requests() -> dict[str, tuple[pb.AssignRequest, str, str | None]]:
             "info_bytes",
             "late",
         ),
-        "unknown version": (_with_member(_bytes_member("late", unknown_version)), "version", "late"),
+        "unknown version": (
+            _with_member(_bytes_member("late", unknown_version)),
+            "version",
+            "late",
+        ),
         "garbage raw subscription": (
             _with_member(pb.MemberSubscription(member_id="late", raw_subscription=b"\x00")),
             "raw_subscription",
@@ -226,7 +230,9 @@ def plugins() -> Iterator[None]:
 
 
 def test_a_raising_assignor_is_internal_with_a_request_id_and_no_traceback(
-    stub, recorder: Recorder, plugins: None  # type: ignore[no-untyped-def]
+    stub,
+    recorder: Recorder,
+    plugins: None,  # type: ignore[no-untyped-def]
 ) -> None:
     request = group()
     request.configs.assignor = "test-raises"
@@ -240,7 +246,9 @@ def test_a_raising_assignor_is_internal_with_a_request_id_and_no_traceback(
     assert recorder.events[-1] == ("error", grpc.StatusCode.INTERNAL)
 
 
-def test_an_invalid_assignment_comes_back_with_its_error_and_no_members(stub, plugins: None) -> None:  # type: ignore[no-untyped-def]
+def test_an_invalid_assignment_comes_back_with_its_error_and_no_members(
+    stub, plugins: None
+) -> None:  # type: ignore[no-untyped-def]
     request = group()
     request.configs.assignor = "test-drops"
     response = _call(stub, request)
@@ -270,7 +278,9 @@ def test_answer_depends_on_the_group_not_on_member_order(  # type: ignore[no-unt
     first = assign_request(request).response
     assert canonical_bytes(first) == canonical_bytes(assign_request(shuffled).response)
     assert first.error == pb.ASSIGNMENT_ERROR_NONE
-    assert sorted(m.member_id for m in first.members) == sorted(m.member_id for m in request.members)
+    assert sorted(m.member_id for m in first.members) == sorted(
+        m.member_id for m in request.members
+    )
 
 
 def test_offset_sums_of_unknown_tasks_are_ignored_and_reported(stub) -> None:  # type: ignore[no-untyped-def]
@@ -279,4 +289,6 @@ def test_offset_sums_of_unknown_tasks_are_ignored_and_reported(stub) -> None:  #
     response = _call(stub, request)
     assert response.error == pb.ASSIGNMENT_ERROR_NONE
     assert any("newcomer" in note and "9_9" in note for note in response.report.notes)
-    assert "9_9" not in {f"{t.subtopology}_{t.partition}" for c in response.clients for t in c.standby_tasks}
+    assert "9_9" not in {
+        f"{t.subtopology}_{t.partition}" for c in response.clients for t in c.standby_tasks
+    }

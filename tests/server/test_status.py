@@ -12,10 +12,15 @@ from server.status import STATUS_TABLE, to_status
 
 
 def test_invalid_request_names_field_and_member_in_message_and_metadata() -> None:
-    status = to_status(InvalidRequest("bad uuid 'x'", field="members[0].info.process_id", member="m-1"))
+    status = to_status(
+        InvalidRequest("bad uuid 'x'", field="members[0].info.process_id", member="m-1")
+    )
     assert status.code is grpc.StatusCode.INVALID_ARGUMENT
     assert "members[0].info.process_id" in status.message and "'m-1'" in status.message
-    assert dict(status.metadata) == {"kassign-field": "members[0].info.process_id", "kassign-member": "m-1"}
+    assert dict(status.metadata) == {
+        "kassign-field": "members[0].info.process_id",
+        "kassign-member": "m-1",
+    }
 
 
 def test_invalid_request_without_member_has_no_member_metadata() -> None:
@@ -32,7 +37,10 @@ def test_metadata_values_are_escaped_to_printable_ascii() -> None:
 
 @pytest.mark.parametrize(
     "error",
-    [InvalidAssignment("ACTIVE_TASK_UNASSIGNED", "task 0_1 has no owner"), SolverError("INFEASIBLE")],
+    [
+        InvalidAssignment("ACTIVE_TASK_UNASSIGNED", "task 0_1 has no owner"),
+        SolverError("INFEASIBLE"),
+    ],
 )
 def test_server_side_kassign_errors_are_internal_with_their_reason_and_a_request_id(
     error: KassignError, caplog: pytest.LogCaptureFixture

@@ -53,7 +53,11 @@ ready_r, ready_w = os.pipe()
 def run(scenario: str) -> dict[str, object]:
     script = PRELUDE + textwrap.dedent(scenario)
     result = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
     assert result.returncode == 0, result.stderr

@@ -142,7 +142,8 @@ def subscription_info(
     info = pb.SubscriptionInfo(
         version=version,
         latest_supported_version=(
-            latest_supported_version if latest_supported_version is not None
+            latest_supported_version
+            if latest_supported_version is not None
             else (-1 if version < 3 else version)
         ),
         process_id=str(process_id),
@@ -155,9 +156,15 @@ def subscription_info(
     )
     if version < 7:
         info.prev_tasks.extend(actives)
-        info.standby_tasks.extend(standbys + [t for t, _ in explicit.values() if t not in actives + standbys])
+        info.standby_tasks.extend(
+            standbys + [t for t, _ in explicit.values() if t not in actives + standbys]
+        )
         return info
-    merged = {_key(t): (t, 0) for t in standbys} | explicit | {_key(t): (t, LATEST_OFFSET) for t in actives}
+    merged = (
+        {_key(t): (t, 0) for t in standbys}
+        | explicit
+        | {_key(t): (t, LATEST_OFFSET) for t in actives}
+    )
     info.task_offset_sums.extend(
         pb.TaskOffsetSum(task=t, offset_sum=s) for _, (t, s) in sorted(merged.items())
     )
@@ -184,7 +191,9 @@ def member(
     user_data = subscription_info(process_id, **info)  # type: ignore[arg-type]
     sub = pb.ConsumerSubscription(
         topics=list(topics),
-        owned_partitions=[pb.TopicPartition(topic=t, partition=p) for t, p in sorted(owned_partitions)],
+        owned_partitions=[
+            pb.TopicPartition(topic=t, partition=p) for t, p in sorted(owned_partitions)
+        ],
         rack_id=rack,
     )
     if generation_id is not None:
@@ -235,7 +244,9 @@ def configs(
     **values: Unpack[ConfigValues],
 ) -> pb.AssignmentConfigs:
     """``AssignmentConfigs``; unset fields keep Kafka's defaults. Strategy by name: "min_traffic"."""
-    message = pb.AssignmentConfigs(rack_aware_assignment_tags=list(rack_aware_assignment_tags), **values)
+    message = pb.AssignmentConfigs(
+        rack_aware_assignment_tags=list(rack_aware_assignment_tags), **values
+    )
     if rack_aware_strategy is not None:
         message.rack_aware_strategy = _STRATEGIES[rack_aware_strategy]
     return message

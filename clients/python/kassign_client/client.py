@@ -108,7 +108,9 @@ class KassignClient:
         self._retry = retry
         self.target = target
 
-    def assign(self, request: pb.AssignRequest, *, timeout: float | None = 30.0) -> pb.AssignResponse:
+    def assign(
+        self, request: pb.AssignRequest, *, timeout: float | None = 30.0
+    ) -> pb.AssignResponse:
         """The assignment for ``request``; raises ``KassignCallError`` for any non-OK status."""
         deadline = None if timeout is None else time.monotonic() + timeout
         attempt = 0

@@ -8,10 +8,10 @@ PIP       := $(VENV)/bin/pip
 PROTO_SRC := $(wildcard proto/kassign/v1/*.proto)
 GEN       := gen/kassign/v1
 # Debian packages the suite runs for real: Prometheus, the Java toolchain for the JVM client,
-# and docker-compose to validate the compose file (no engine runs here).
+# docker-compose to validate the compose file (no engine runs here), openssl for TLS test certs.
 APT_PACKAGES := prometheus protobuf-compiler protobuf-compiler-grpc-java-plugin libgrpc-java \
 	libprotobuf-java libnetty-java libperfmark-java libgeronimo-annotation-1.3-spec-java \
-	openjdk-17-jdk-headless libguava-java libgoogle-gson-java docker-compose
+	openjdk-17-jdk-headless libguava-java libgoogle-gson-java docker-compose openssl
 
 .PHONY: setup run test pytest system-deps java lint gen clean
 

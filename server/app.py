@@ -30,6 +30,7 @@ from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
 from server.servicer import AssignObserver, TaskAssignmentServicer
+from server.tls import ServerTls, server_credentials
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -62,7 +63,7 @@ class ServerConfig:
 
     ``default_budget_ms`` fills ``assignment_time_budget_ms`` when a request leaves it unset.
     ``reuse_port`` lets several processes share one port (for forked workers; off otherwise, so
-    a second server on a taken port fails instead of silently sharing it).
+    a second server on a taken port fails instead of silently sharing it). ``tls`` set: TLS only.
     """
 
     host: str = "[::]"
@@ -74,6 +75,7 @@ class ServerConfig:
     reuse_port: bool = False
     port_file: Path | None = None
     journal_dir: Path | None = None
+    tls: ServerTls | None = None
     extra_options: tuple[tuple[str, int | str], ...] = field(default=())
 
 
@@ -135,7 +137,10 @@ def create_server(
     )
     address = f"{config.host}:{config.port}"
     try:
-        port = server.add_insecure_port(address)
+        if config.tls is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, server_credentials(config.tls))
     except RuntimeError as exc:
         raise OSError(f"cannot listen on {address}: {exc}") from exc
     if port == 0:

@@ -19,7 +19,7 @@ from google.protobuf import json_format
 from kassign.v1 import assignment_pb2 as pb
 
 from assignor.errors import InvalidRequest
-from server import app
+from server import app, tls
 from server.status import to_status
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main", "read_request", "write_response"]
@@ -86,6 +86,7 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--metrics-port", type=int, default=9464, help="Prometheus /metrics port (0: any, -1: off)"
     )
     p.add_argument("--metrics-host", default="0.0.0.0", help="address the metrics endpoint binds")
+    tls.add_server_arguments(p)
     p.set_defaults(func=_run_serve)
 
 
@@ -99,6 +100,7 @@ def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
         max_workers=args.max_workers,
         default_budget_ms=args.assignment_time_budget_ms or None,
         journal_dir=args.journal,
+        tls=tls.server_tls(args),
     )
 
 
@@ -142,6 +144,7 @@ def _add_call(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
     _add_output_options(p)
     p.add_argument("--target", default=f"localhost:{app.DEFAULT_PORT}", help="HOST:PORT")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds")
+    tls.add_client_arguments(p)
     p.set_defaults(func=_run_call)
 
 
@@ -149,8 +152,9 @@ def _run_call(args: argparse.Namespace) -> int:
     from kassign_client import KassignCallError, KassignClient, KassignInvalidRequest
 
     request = read_request(args.request)
+    credentials = tls.client_tls(args)
     try:
-        with KassignClient(args.target) as client:
+        with KassignClient(args.target, credentials=credentials) as client:
             response = client.assign(request, timeout=args.timeout)
     except KassignInvalidRequest as exc:
         print(f"kassign: invalid request: {exc.details}", file=sys.stderr)
@@ -186,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         code: int = args.func(args)
-    except (OSError, json_format.ParseError) as exc:
+    except (OSError, json_format.ParseError, tls.TlsError) as exc:
         print(f"kassign: {exc}", file=sys.stderr)
-        return EXIT_INVALID if isinstance(exc, json_format.ParseError) else EXIT_FAILED
+        return EXIT_FAILED if isinstance(exc, OSError) else EXIT_INVALID
     return code

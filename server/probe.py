@@ -9,17 +9,31 @@ from __future__ import annotations
 import argparse
 import sys
 
+import grpc
+
+from server import tls
+
 __all__ = ["add_parser", "check"]
 
-EXIT_SERVING, EXIT_NOT_SERVING = 0, 1
+EXIT_SERVING, EXIT_NOT_SERVING, EXIT_USAGE = 0, 1, 2
 
 
-def check(target: str, *, service: str = "", timeout: float = 3.0) -> str:
+def check(
+    target: str,
+    *,
+    service: str = "",
+    timeout: float = 3.0,
+    credentials: grpc.ChannelCredentials | None = None,
+) -> str:
     """The serving status name the server reports for ``service`` ("" = the whole server)."""
-    import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    with grpc.insecure_channel(target) as channel:
+    channel = (
+        grpc.insecure_channel(target)
+        if credentials is None
+        else grpc.secure_channel(target, credentials)
+    )
+    with channel:
         stub = health_pb2_grpc.HealthStub(channel)
         # types-grpcio-health-checking declares HealthStub without the methods it gets in __init__.
         response: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]
@@ -29,10 +43,15 @@ def check(target: str, *, service: str = "", timeout: float = 3.0) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import grpc
-
     try:
-        status = check(args.target, service=args.service, timeout=args.timeout)
+        credentials = tls.client_tls(args)
+    except tls.TlsError as exc:
+        print(f"kassign health: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        status = check(
+            args.target, service=args.service, timeout=args.timeout, credentials=credentials
+        )
     except grpc.RpcError as exc:
         print(f"kassign health: {args.target}: {exc.code().name}", file=sys.stderr)
         return EXIT_NOT_SERVING
@@ -47,4 +66,5 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--target", default="127.0.0.1:50051", help="HOST:PORT")
     p.add_argument("--service", default="", help="service name; empty: the whole server")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds")
+    tls.add_client_arguments(p)
     p.set_defaults(func=_run)

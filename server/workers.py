@@ -93,12 +93,13 @@ def _worker_main(config: ServerConfig, index: int) -> int:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     from prometheus_client import CollectorRegistry, values
 
+    from server.calllog import CallLog, Observers
     from server.metrics import AssignmentMetrics, GrpcMetrics, MetricsInterceptor
 
     # Whatever imported prometheus_client first, this process writes to the shared files.
     values.ValueClass = values.MultiProcessValue()
     registry = CollectorRegistry()  # never exposed: the parent reads the files
-    observer = AssignmentMetrics(registry)
+    observer = Observers((AssignmentMetrics(registry), CallLog()))
     interceptor = MetricsInterceptor(GrpcMetrics(registry))
     log.info("worker %d (pid %d) starting", index, os.getpid())
     run_process(config, observer=observer, interceptors=(interceptor,))

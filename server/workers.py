@@ -106,12 +106,16 @@ def _worker_main(config: ServerConfig, index: int) -> int:
     return 0
 
 
-def _fork_worker(config: ServerConfig, index: int) -> int:
+def _fork_worker(config: ServerConfig, index: int, metrics: WSGIServer | None = None) -> int:
+    """A worker process; ``metrics`` is the parent's endpoint, which a replacement worker forked
+    after it started would otherwise keep listening (and the port taken) after the parent."""
     pid = os.fork()
     if pid:
         return pid
     code = 1
     try:
+        if metrics is not None:
+            metrics.socket.close()
         code = _worker_main(config, index)
     except BaseException:
         log.exception("worker %d failed", index)
@@ -169,7 +173,7 @@ def serve_workers(
         with reserve_port(config.host, config.port) as port:
             worker_config = replace(config, port=port, reuse_port=True)
             supervisor = Supervisor(
-                fork=lambda index: _fork_worker(worker_config, index),
+                fork=lambda index: _fork_worker(worker_config, index, metrics),
                 on_exit=lambda pid: _mark_dead(pid, multiproc_dir),
             )
             supervisor.install_signal_handlers()

@@ -113,6 +113,18 @@ def _wait_for_log(served: Served, text: str, count: int = 1) -> None:
         time.sleep(0.05)
 
 
+def _listens_on(pid: int, port: int) -> bool:
+    """Whether process ``pid`` holds a listening TCP socket on ``port`` (from /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # LISTEN
+                inodes.add(f"socket:[{fields[9]}]")
+    fds = Path(f"/proc/{pid}/fd")
+    return any(os.readlink(fd) in inodes for fd in fds.iterdir())
+
+
 def test_a_dead_worker_is_replaced_and_its_counts_kept(tmp_path: Path) -> None:
     with kassign_serve(tmp_path, workers=2) as served:
         _health_checks(served, 6)
@@ -124,6 +136,9 @@ def test_a_dead_worker_is_replaced_and_its_counts_kept(tmp_path: Path) -> None:
             _wait_for_log(served, "kassign serving on", 2 + n)
         replacements = {int(pid) for pid in worker_pids(served)} - set(originals)
         assert len(replacements) == 2
+        # Forked after the metrics endpoint opened, they must not keep its port open.
+        assert _listens_on(served.proc.pid, served.metrics_port)
+        assert not any(_listens_on(pid, served.metrics_port) for pid in replacements)
         # Both originals are gone: whatever answers now is a replacement, on the same port.
         _health_checks(served, 4)
         checks = 'grpc_server_started_total{grpc_method="Check",grpc_service="grpc.health.v1.Health",grpc_type="unary"}'

@@ -124,3 +124,21 @@ def test_sparse_and_dense_lags_agree(sums: dict[int, int], ends: dict[int, int])
     for task, lag in client.task_lags.items():
         assert lag in (LATEST_OFFSET, UNKNOWN_OFFSET_SUM) or 0 <= lag <= task_ends[task]
     assert client.previous_tasks == set(task_sums)
+
+
+def test_only_javas_long_max_recovery_lag_means_unbounded() -> None:
+    # acceptable.recovery.lag arrives as a Java long; only Long.MAX_VALUE switches the lag check
+    # off, one less is an ordinary (huge) bound that an unknown offset sum still fails
+    long_max = 9_223_372_036_854_775_807
+    assert is_caught_up(UNKNOWN_OFFSET_SUM, long_max)
+    assert is_caught_up(long_max - 1, long_max)
+    assert not is_caught_up(UNKNOWN_OFFSET_SUM, long_max - 1)
+    assert is_caught_up(long_max - 1, long_max - 1)
+
+
+def test_sparse_lags_answer_membership_for_stateful_tasks_only() -> None:
+    # every stateful task has a lag (local or the whole changelog); a dropped task has none
+    lags = TaskLags({T01: 10, T02: 20}, {T02: 5, T04: 1})
+    assert T01 in lags and T02 in lags
+    assert T03 not in lags and T04 not in lags
+    assert lags.get(T04) is None and lags.get(T01) == 10

@@ -260,3 +260,78 @@ def test_two_clients_trade_tasks_and_each_warms_up_the_other() -> None:
     assert moves.active == (frozenset({0}), frozenset({2}), frozenset({1}))
     assert moves.standby == (frozenset(), frozenset({1}), frozenset({2}))
     assert moves.movements == 2 and moves.warmups_left == 8
+
+
+def test_lagging_standby_goes_to_the_most_caught_up_free_client_when_none_is_caught_up() -> None:
+    # the only caught-up client runs the task; client 2 lags 300 (not caught up at 100) but less
+    # than the standby on client 1 (900): the copy goes there, and client 1 keeps a warm-up
+    idx = index([{0: LATEST_OFFSET}, {0: 900}, {0: 300}], 1)
+    none: list[frozenset[int]] = [frozenset()] * 3
+    moves = _standby(
+        idx,
+        sets({0}, set(), set()),
+        sets(set(), {0}, set()),
+        [1, 1, 1],
+        warmups=none,
+        warmups_left=1,
+    )
+    assert moves.standby == (frozenset(), frozenset({0}), frozenset({0}))
+    assert (moves.movements, moves.warmups_placed, moves.warmups_left) == (1, 1, 0)
+
+
+def test_standby_is_not_copied_to_a_client_lagging_more_than_its_holder() -> None:
+    # the free client 2 lags 900, behind the standby's own 300: the search stops at the holder
+    idx = index([{0: LATEST_OFFSET}, {0: 300}, {0: 900}], 1)
+    none: list[frozenset[int]] = [frozenset()] * 3
+    moves = _standby(
+        idx,
+        sets({0}, set(), set()),
+        sets(set(), {0}, set()),
+        [1, 1, 1],
+        warmups=none,
+        warmups_left=1,
+    )
+    assert moves.movements == 0 and moves.warmups_left == 1
+    assert moves.standby == (frozenset(), frozenset({0}), frozenset())
+
+
+def test_equal_queue_keys_keep_their_offer_order() -> None:
+    # Java's sift-up stops at a parent that compares equal: two lagging copies of one task stay
+    # in the order they were offered (process order of the lagging clients)
+    queue = _JavaQueue()
+    queue.offer(2, 5, lagging=1)
+    queue.offer(2, 5, lagging=2)
+    assert [lagging for _, _, lagging in queue.items] == [1, 2]
+
+
+def test_the_one_warmup_goes_to_the_first_lagging_standby_in_process_order() -> None:
+    # clients 1 and 2 both hold a lagging standby; 3 and 4 are caught up and free. Both copies
+    # move, and the single warm-up keeps client 1's copy, whose movement was queued first
+    idx = index([{0: LATEST_OFFSET}, {0: 900}, {0: 900}, {0: 0}, {0: 0}], 1)
+    none: list[frozenset[int]] = [frozenset()] * 5
+    moves = _standby(
+        idx,
+        sets({0}, set(), set(), set(), set()),
+        sets(set(), {0}, {0}, set(), set()),
+        [1] * 5,
+        warmups=none,
+        warmups_left=1,
+    )
+    assert moves.standby == (
+        frozenset(),
+        frozenset({0}),
+        frozenset(),
+        frozenset({0}),
+        frozenset({0}),
+    )
+    assert (moves.movements, moves.warmups_placed, moves.warmups_left) == (2, 1, 0)
+
+
+def test_standbys_count_toward_a_runners_load() -> None:
+    # KIP-441 load is actives plus standbys per thread: client 0 carries two standbys (2/1),
+    # client 1 one active (1/1), so client 1 is the less loaded caught-up runner
+    idx = index([{0: 0}, {0: 0}, {}], 8)
+    moves = _active(
+        idx, sets(set(), {7}, {0}), sets({5, 6}, set(), set()), [1, 1, 1], warmups_left=0
+    )
+    assert moves.active == (frozenset(), frozenset({0, 7}), frozenset())

@@ -426,3 +426,21 @@ def test_same_placement_as_a_plain_scan(app: ApplicationState, stride: int) -> N
     assert assign_standby_tasks(app, active) == {
         p: frozenset(ts) for p, ts in _reference(app, active).items()
     }
+
+
+def test_tag_groups_tie_break_by_java_uuid_order() -> None:
+    # two idle clients in two free zones: the one whose id sorts first in Java's signed order
+    # (high bit set, so last as an unsigned number) takes the replica
+    negative = UUID("f0000000-0000-0000-0000-000000000000")
+    app = state(
+        [
+            client(1, active=[T00], tags={"zone": "a"}),
+            client(2, tags={"zone": "b"}),
+            replace(client(3, tags={"zone": "c"}), process_id=negative),
+        ],
+        [T00],
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=("zone",),
+    )
+    standby = assign_standby_tasks(app, _actives(app))
+    assert standby[negative] == {T00} and standby[pid(2)] == frozenset()

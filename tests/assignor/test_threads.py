@@ -154,3 +154,25 @@ def test_sticky_results_spread_fully_and_evenly(app: ApplicationState, seed: int
         totals = [len(m.active) + len(m.standby) for m in mine]
         assert max(totals) - min(totals) <= 1
     assert distribute_tasks(shared.shuffled(app, seed), result) == members
+
+
+def test_three_consumers_are_dealt_round_robin_in_task_order() -> None:
+    # no history: task i of the sorted list goes to consumer i mod 3, so each consumer gets one
+    # task of each sub-topology (two consumers alone could not tell this from a reversed deal)
+    client = _client({"c": ([], []), "a": ([], []), "b": ([], [])})
+    stateless = [T00, T01, T02, T10, T11, T12]
+    members = _spread(client, stateless, stateless=stateless)
+    assert members["a"].active == (T00, T10)
+    assert members["b"].active == (T01, T11)
+    assert members["c"].active == (T02, T12)
+
+
+def test_standby_leftover_goes_to_the_first_consumer_at_the_floor_counting_actives() -> None:
+    # run 1 puts the one active on "a"; run 2 (two standbys) has floor (1 + 2) // 2 = 1: "b" is
+    # filled up to it, and the leftover goes to the first consumer at the floor counting what
+    # it already runs, which is "a" (1 active), not "b" a second time
+    lags = {T00: 0, T01: 0, T02: 0}
+    client = _client({"a": ([], []), "b": ([], [])}, lags)
+    members = _spread(client, [T00], standby=[T01, T02])
+    assert (members["a"].active, members["a"].standby) == ((T00,), (T02,))
+    assert (members["b"].active, members["b"].standby) == ((), (T01,))

@@ -444,3 +444,82 @@ def test_tag_groups_tie_break_by_java_uuid_order() -> None:
     )
     standby = assign_standby_tasks(app, _actives(app))
     assert standby[negative] == {T00} and standby[pid(2)] == frozenset()
+
+
+def test_a_replica_on_an_untagged_client_does_not_free_the_actives_zone() -> None:
+    # the first replica lands on client 3, which has no zone; the zone of the active (z1) stays
+    # barred, so the second replica goes to z2 (client 4), not to client 2 beside the active
+    app = state(
+        [
+            client(1, active=[T00], tags={"zone": "z1"}),
+            client(2, tags={"zone": "z1"}),
+            client(3),
+            client(4, tags={"zone": "z2"}),
+        ],
+        [T00],
+        num_standby_replicas=2,
+        rack_aware_assignment_tags=("zone",),
+    )
+    assert _holders(assign_standby_tasks(app, _actives(app)), T00) == {3, 4}
+
+
+def test_a_task_whose_active_has_no_tag_is_placed_in_task_order() -> None:
+    # nothing is barred for 0_0 (its active, client 2, has no zone): it is placed first, on the
+    # idle client 3; then 0_1 avoids z1 and, clients 2 and 3 now equal, goes to client 2
+    app = state(
+        [
+            client(1, active=[T01], tags={"zone": "z1"}),
+            client(2, active=[T00]),
+            client(3, tags={"zone": "z2"}),
+        ],
+        [T00, T01],
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=("zone",),
+    )
+    standby = assign_standby_tasks(app, _actives(app))
+    assert standby == {pid(1): frozenset(), pid(2): frozenset({T01}), pid(3): frozenset({T00})}
+
+
+@st.composite
+def _partly_tagged(draw: st.DrawFn) -> ApplicationState:
+    """Small groups on one zone key where some clients carry no zone at all."""
+    n_clients = draw(st.integers(2, 6))
+    n_tasks = draw(st.integers(1, 6))
+    owners = draw(st.lists(st.integers(1, n_clients), min_size=n_tasks, max_size=n_tasks))
+    zones = draw(
+        st.lists(st.sampled_from([None, "z1", "z2", "z3"]), min_size=n_clients, max_size=n_clients)
+    )
+    stateful = [TaskId(0, p) for p in range(n_tasks)]
+    clients = [
+        client(
+            i,
+            threads=draw(st.integers(1, 2)),
+            active=[t for t, o in zip(stateful, owners, strict=True) if o == i],
+            tags=None if zone is None else {"zone": zone},
+        )
+        for i, zone in enumerate(zones, start=1)
+    ]
+    return state(
+        clients,
+        stateful,
+        num_standby_replicas=draw(st.integers(1, 3)),
+        rack_aware_assignment_tags=("zone",),
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(_partly_tagged())
+def test_same_placement_as_a_plain_scan_with_untagged_clients(app: ApplicationState) -> None:
+    active = _actives(app)
+    assert assign_standby_tasks(app, active) == {
+        p: frozenset(ts) for p, ts in _reference(app, active).items()
+    }
+
+
+def test_the_short_note_counts_every_task_and_names_the_first_five() -> None:
+    # one client: none of the seven tasks can have a standby; the note stays short all the same
+    seven = tasks("0_0 0_1 0_2 0_3 0_4 0_5 0_6")
+    app = state([client(1, active=seven)], seven, num_standby_replicas=1)
+    (note,) = place_standby_tasks(app, _actives(app)).notes
+    assert note.startswith("7 task(s)")
+    assert note.endswith("(first: 0_0, 0_1, 0_2, 0_3, 0_4)")

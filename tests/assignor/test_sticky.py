@@ -527,3 +527,44 @@ def test_when_a_client_leaves_only_its_tasks_move(
     assert sorted(moved, key=lambda t: t.sort_key) == sorted(
         gone.previous_active_tasks, key=lambda t: t.sort_key
     )
+
+
+def test_a_single_standby_replica_is_rack_optimised_too() -> None:
+    """KIP-925 optimises standbys whenever there are any: one replica is enough to trigger it.
+
+    Clients in racks c, a, b; traffic dominating. The actives are already where the optimiser
+    leaves them, so only the standbys can differ from the run without a strategy, and they
+    must cross fewer racks.
+    """
+    from tests.assignor import rack_cases as rc
+
+    infos = [
+        rc.task_info(TaskId(0, 0), [["a"], ["b"]]),
+        rc.task_info(TaskId(0, 1), [["a"]]),
+        rc.task_info(TaskId(0, 2), [["a"], ["b"]]),
+        rc.task_info(TaskId(0, 3), [["b"], ["a"]]),
+    ]
+    clients = [rc.client(0, "c"), rc.client(1, "a"), rc.client(2, "b")]
+    configs = {"assignor": "sticky", "num_standby_replicas": 1, "traffic_cost": 10}
+    app = rc.state_of(infos, clients, RackAwareStrategy.MIN_TRAFFIC, non_overlap_cost=1, **configs)
+    plain = rc.state_of(infos, clients, RackAwareStrategy.NONE, **configs)
+    tuned, untuned = StickyTaskAssignor().assign(app), StickyTaskAssignor().assign(plain)
+
+    def standby_misses(result: TaskAssignment) -> int:
+        return sum(
+            rc.misses(app, t, a.process_id, standby=True)
+            for a in result.assignments
+            for t in a.standby
+        )
+
+    assert validate(app, tuned) is AssignmentError.NONE
+    assert [a.active for a in tuned.assignments] == [a.active for a in untuned.assignments]
+    assert standby_misses(tuned) < standby_misses(untuned)
+
+
+def test_the_short_note_counts_every_task_and_names_the_first_five() -> None:
+    # one client cannot hold a standby of anything; the note counts all seven, names five
+    result = _run([client(1)], [T00, T01, T02, T03, T04, T05, T06], 1)
+    (note,) = result.diagnostics.notes
+    assert note.startswith("7 task(s)")
+    assert note.endswith("(first: 0_0, 0_1, 0_2, 0_3, 0_4)")

@@ -90,3 +90,21 @@ def test_sticky_results_always_pass(app: ApplicationState) -> None:
 
 def test_empty_group_with_no_tasks_is_valid() -> None:
     assert validate(state([]), task_assignment([])) is AssignmentError.NONE
+
+
+def test_the_explanation_names_the_first_offending_task_in_task_order() -> None:
+    # each list below holds its two offenders in reverse order; the sentence names the smaller
+    app = state([client(1), client(2)], [T00, T01], tasks("1_0 1_1"))
+    t10, t11 = tasks("1_0 1_1")
+    stateless_standby = _of((pid(1), [T00, t10, t11], []), (pid(2), [T01], [t11, t10]))
+    error, why = check(app, stateless_standby)
+    assert error is AssignmentError.INVALID_STANDBY_TASK and why.endswith("stateless task 1_0")
+    u7, u8 = tasks("7_7 8_8")
+    unknown = _of((pid(1), [T00, t10, t11], []), (pid(2), [T01, u8, u7], []))
+    error, why = check(app, unknown)
+    assert error is AssignmentError.UNKNOWN_TASK_ID and why.endswith("unknown task 7_7")
+    unassigned = _of((pid(1), [t11, t10], [T01]), (pid(2), [], [T00]))
+    error, why = check(app, unassigned)
+    assert (
+        error is AssignmentError.ACTIVE_TASK_UNASSIGNED and why == "task 0_0 has no active client"
+    )

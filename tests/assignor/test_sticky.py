@@ -529,13 +529,8 @@ def test_when_a_client_leaves_only_its_tasks_move(
     )
 
 
-def test_a_single_standby_replica_is_rack_optimised_too() -> None:
-    """KIP-925 optimises standbys whenever there are any: one replica is enough to trigger it.
-
-    Clients in racks c, a, b; traffic dominating. The actives are already where the optimiser
-    leaves them, so only the standbys can differ from the run without a strategy, and they
-    must cross fewer racks.
-    """
+def _single_standby_group(strategy: RackAwareStrategy) -> ApplicationState:
+    """Clients in racks c, a, b, four tasks, one standby replica, traffic dominating."""
     from tests.assignor import rack_cases as rc
 
     infos = [
@@ -545,21 +540,45 @@ def test_a_single_standby_replica_is_rack_optimised_too() -> None:
         rc.task_info(TaskId(0, 3), [["b"], ["a"]]),
     ]
     clients = [rc.client(0, "c"), rc.client(1, "a"), rc.client(2, "b")]
-    configs = {"assignor": "sticky", "num_standby_replicas": 1, "traffic_cost": 10}
-    app = rc.state_of(infos, clients, RackAwareStrategy.MIN_TRAFFIC, non_overlap_cost=1, **configs)
-    plain = rc.state_of(infos, clients, RackAwareStrategy.NONE, **configs)
-    tuned, untuned = StickyTaskAssignor().assign(app), StickyTaskAssignor().assign(plain)
+    return rc.state_of(
+        infos,
+        clients,
+        strategy,
+        assignor="sticky",
+        num_standby_replicas=1,
+        traffic_cost=10,
+        non_overlap_cost=1,
+    )
 
-    def standby_misses(result: TaskAssignment) -> int:
-        return sum(
-            rc.misses(app, t, a.process_id, standby=True)
-            for a in result.assignments
-            for t in a.standby
-        )
 
+def _standby_misses(app: ApplicationState, result: TaskAssignment) -> int:
+    from tests.assignor.rack_cases import misses
+
+    return sum(
+        misses(app, t, a.process_id, standby=True) for a in result.assignments for t in a.standby
+    )
+
+
+def test_a_single_standby_replica_is_rack_optimised_too() -> None:
+    """KIP-925 optimises standbys whenever there are any: one replica is enough to trigger it.
+
+    The actives are already where the optimiser leaves them, so only the standbys can differ
+    from the run without a strategy, and they must cross fewer racks.
+    """
+    app = _single_standby_group(RackAwareStrategy.MIN_TRAFFIC)
+    tuned = StickyTaskAssignor().assign(app)
+    untuned = StickyTaskAssignor().assign(_single_standby_group(RackAwareStrategy.NONE))
     assert validate(app, tuned) is AssignmentError.NONE
     assert [a.active for a in tuned.assignments] == [a.active for a in untuned.assignments]
-    assert standby_misses(tuned) < standby_misses(untuned)
+    assert _standby_misses(app, tuned) < _standby_misses(app, untuned)
+
+
+def test_the_standby_optimisation_is_reported_in_the_diagnostics() -> None:
+    # the actives gain nothing here, so a lower reported cost can only come from the standbys
+    app = _single_standby_group(RackAwareStrategy.MIN_TRAFFIC)
+    diagnostics = StickyTaskAssignor().assign(app).diagnostics
+    assert diagnostics.cross_rack_cost_after < diagnostics.cross_rack_cost_before
+    assert any("standbys" in note for note in diagnostics.notes)
 
 
 def test_the_short_note_counts_every_task_and_names_the_first_five() -> None:
@@ -568,3 +587,80 @@ def test_the_short_note_counts_every_task_and_names_the_first_five() -> None:
     (note,) = result.diagnostics.notes
     assert note.startswith("7 task(s)")
     assert note.endswith("(first: 0_0, 0_1, 0_2, 0_3, 0_4)")
+
+
+@settings(max_examples=40, deadline=None)
+@given(app_states())
+def test_sticky_actives_are_the_assignors_actives(app: ApplicationState) -> None:
+    from assignor.sticky import sticky_actives
+
+    result = StickyTaskAssignor().assign(app)
+    assert sticky_actives(app) == {a.process_id: frozenset(a.active) for a in result.assignments}
+
+
+def _rack_trim_group(*, standbys: int) -> ApplicationState:
+    """Two clients in racks r1/r2, each running the other rack's tasks; traffic dominates.
+
+    Stateful 0_0/0_2 and stateless 1_0 read from r2 and run on client 1; 0_1/0_3 and 1_1
+    read from r1 and run on client 2.
+    """
+    from tests.assignor import rack_cases as rc
+
+    infos = [
+        rc.task_info(TaskId(0, 0), [["r2"]]),
+        rc.task_info(TaskId(0, 1), [["r1"]]),
+        rc.task_info(TaskId(0, 2), [["r2"]]),
+        rc.task_info(TaskId(0, 3), [["r1"]]),
+        rc.task_info(TaskId(1, 0), [["r2"]], stateful=False),
+        rc.task_info(TaskId(1, 1), [["r1"]], stateful=False),
+    ]
+    clients = [
+        client(1, rack="r1", active=[T00, T02, T10]),
+        client(2, rack="r2", active=[T01, T03, T11]),
+    ]
+    return rc.state_of(
+        infos,
+        clients,
+        RackAwareStrategy.MIN_TRAFFIC,
+        assignor="sticky",
+        num_standby_replicas=standbys,
+        traffic_cost=10,
+        non_overlap_cost=1,
+    )
+
+
+def test_rack_trim_moves_stateless_tasks_to_their_rack_too() -> None:
+    app = _rack_trim_group(standbys=0)
+    result = StickyTaskAssignor().assign(app).by_process()
+    p1, p2 = sorted(app.clients)
+    assert set(result[p1].active) == {T01, T03, T11}
+    assert set(result[p2].active) == {T00, T02, T10}
+
+
+def test_standbys_are_placed_against_the_trimmed_actives() -> None:
+    # after the trim each client runs the other's old tasks: a standby placed against the old
+    # actives would land beside its own active
+    app = _rack_trim_group(standbys=1)
+    result = StickyTaskAssignor().assign(app)
+    assert validate(app, result) is AssignmentError.NONE
+    for a in result.assignments:
+        assert not set(a.active) & set(a.standby)
+        assert set(a.standby) == {T00, T01, T02, T03} - set(a.active)
+
+
+def test_tag_aware_standby_notes_reach_the_diagnostics() -> None:
+    app = state(
+        [client(1, tags={"zone": "a"})],
+        [T00],
+        assignor="sticky",
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=("zone",),
+    )
+    notes = StickyTaskAssignor().assign(app).diagnostics.notes
+    assert any("fewer than 1 standby" in note for note in notes)
+
+
+def test_rack_trim_costs_count_the_stateless_tasks() -> None:
+    # each of the six tasks reads one partition from the other rack before the trim, none after
+    diagnostics = StickyTaskAssignor().assign(_rack_trim_group(standbys=0)).diagnostics
+    assert (diagnostics.cross_rack_cost_before, diagnostics.cross_rack_cost_after) == (6, 0)

@@ -523,3 +523,23 @@ def test_the_short_note_counts_every_task_and_names_the_first_five() -> None:
     (note,) = place_standby_tasks(app, _actives(app)).notes
     assert note.startswith("7 task(s)")
     assert note.endswith("(first: 0_0, 0_1, 0_2, 0_3, 0_4)")
+
+
+def test_a_task_nobody_runs_still_gets_its_replicas_with_tags() -> None:
+    # interface 1 promises never to fail: a task without an active has nothing to keep its
+    # replicas apart from, so they wait for the least-loaded pass after the tag pass. There
+    # 0_1 has already put one replica on each of clients 2 and 3: all three carry one task,
+    # and process order picks clients 1 and 2
+    app = state(
+        [
+            client(1, active=[T01], tags={"zone": "a"}),
+            client(2, tags={"zone": "a"}),
+            client(3, tags={"zone": "b"}),
+        ],
+        [T00, T01],
+        num_standby_replicas=2,
+        rack_aware_assignment_tags=("zone",),
+    )
+    standby = assign_standby_tasks(app, {pid(1): frozenset({T01})})
+    assert _holders(standby, T01) == {2, 3}
+    assert _holders(standby, T00) == {1, 2}

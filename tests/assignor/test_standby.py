@@ -543,3 +543,27 @@ def test_a_task_nobody_runs_still_gets_its_replicas_with_tags() -> None:
     standby = assign_standby_tasks(app, {pid(1): frozenset({T01})})
     assert _holders(standby, T01) == {2, 3}
     assert _holders(standby, T00) == {1, 2}
+
+
+def test_loads_stay_current_across_zones_after_many_placements() -> None:
+    # zones z1/z3, two replicas each, so a task's second replica may go anywhere. By the last
+    # pick (0_2's second replica) client 1 carries 2 tasks on 2 threads and client 2 carries
+    # 2 on 3: client 2 is the less loaded and takes it, whatever the zones' earlier order
+    app = state(
+        [
+            client(1, threads=2, tags={"zone": "z3"}),
+            client(2, threads=3, active=[T00], tags={"zone": "z1"}),
+            client(3, threads=2, active=[T02], tags={"zone": "z1"}),
+            client(4, threads=2, active=[T01], tags={"zone": "z3"}),
+        ],
+        [T00, T01, T02],
+        num_standby_replicas=2,
+        rack_aware_assignment_tags=("zone",),
+    )
+    standby = assign_standby_tasks(app, _actives(app))
+    assert standby == {
+        pid(1): frozenset({T00, T01}),
+        pid(2): frozenset({T01, T02}),
+        pid(3): frozenset({T00}),
+        pid(4): frozenset({T02}),
+    }

@@ -50,6 +50,7 @@ java: system-deps gen
 
 lint: setup system-deps
 	$(VENV)/bin/ruff check --quiet .
+	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --no-error-summary assignor server clients/python pipeline bench
 	bash deploy/lint.sh
 

@@ -45,7 +45,7 @@ def test_task_ids_order_by_named_topology_then_subtopology_then_partition() -> N
 def test_named_topology_compares_as_java_utf16() -> None:
     # U+FF61 is one UTF-16 unit 0xFF61; U+1F600 is the surrogate pair 0xD83D 0xDE00.
     # Java orders the emoji first (0xD83D < 0xFF61); code points would say otherwise.
-    assert TaskId(0, 0, "\U0001F600") < TaskId(0, 0, "\uFF61")
+    assert TaskId(0, 0, "\U0001f600") < TaskId(0, 0, "\uff61")
 
 
 def test_empty_named_topology_is_none() -> None:

@@ -13,7 +13,9 @@ def test_assignment_sorts_tasks_and_follow_up_is_a_new_value() -> None:
     a = KafkaStreamsAssignment.of(P1, active=[TaskId(1, 0), TaskId(0, 3)], standby=[TaskId(0, 1)])
     assert a.active == (TaskId(0, 3), TaskId(1, 0))
     later = a.with_followup_rebalance(1_000)
-    assert later.followup_rebalance_deadline_ms == 1_000 and a.followup_rebalance_deadline_ms is None
+    assert (
+        later.followup_rebalance_deadline_ms == 1_000 and a.followup_rebalance_deadline_ms is None
+    )
     assert [t.type.value for t in a.tasks] == ["ACTIVE", "ACTIVE", "STANDBY"]
 
 
@@ -40,7 +42,13 @@ def test_merged_status_keeps_what_matters_most() -> None:
 
 def test_merged_adds_counts_and_costs() -> None:
     a = Diagnostics(warmups=1, cross_rack_cost_before=10, cross_rack_cost_after=4, notes=("a",))
-    b = Diagnostics(warmups=2, cross_rack_cost_before=5, cross_rack_cost_after=5, solver_fallback=True, notes=("b",))
+    b = Diagnostics(
+        warmups=2,
+        cross_rack_cost_before=5,
+        cross_rack_cost_after=5,
+        solver_fallback=True,
+        notes=("b",),
+    )
     m = a.merged(b)
     assert (m.warmups, m.cross_rack_cost_before, m.cross_rack_cost_after) == (3, 15, 9)
     assert m.solver_fallback and m.notes == ("a", "b")

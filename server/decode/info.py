@@ -112,7 +112,7 @@ def _offset_sums(
             )
         seen.add(task)
         tasks[i] = task
-    return tuple((tasks[i], pairs[i][1]) for i in range(len(pairs)))
+    return tuple((tasks[i], pairs[i][1]) for i in order)
 
 
 def _client_tags(info: pb.SubscriptionInfo, field: str, member: str) -> tuple[tuple[str, str], ...]:

@@ -54,7 +54,7 @@ class DecodedMember:
     version: int
     latest_supported_version: int
     user_end_point: str | None
-    offset_sums: tuple[tuple[TaskId, int], ...]  # in the order reported
+    offset_sums: tuple[tuple[TaskId, int], ...]  # in task order, however the wire grouped them
     client_tags: tuple[tuple[str, str], ...]  # sorted by key
     unique_field: int
     error_code: int

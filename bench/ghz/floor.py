@@ -46,6 +46,12 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "ghz" / "data" / "group_12.json"
 MODES = ("canned", "touch", "kassign")
 NOW_MS = 1_700_000_000_000
+_REPORT_SCALARS = (
+    "assignor", "tasks", "clients", "active_tasks_moved", "standby_tasks_moved", "warmups",
+    "followup_scheduled", "rack_aware_strategy", "rack_optimisation", "cross_rack_cost_before",
+    "cross_rack_cost_after", "solver_fallback", "assign_seconds", "total_seconds",
+)  # fmt: skip
+"""The report's single fields, in one place for reading and writing; ``notes`` follows them."""
 Plain: TypeAlias = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Any]]
 """An answer as plain Python values: clients, members, report fields (see ``_plain``)."""
 
@@ -122,23 +128,7 @@ def _plain(response: assignment_pb2.AssignResponse) -> Plain:
         for m in response.members
     ]
     r = response.report
-    report = [
-        r.assignor,
-        r.tasks,
-        r.clients,
-        r.active_tasks_moved,
-        r.standby_tasks_moved,
-        r.warmups,
-        r.followup_scheduled,
-        r.rack_aware_strategy,
-        r.rack_optimisation,
-        r.cross_rack_cost_before,
-        r.cross_rack_cost_after,
-        r.solver_fallback,
-        r.assign_seconds,
-        r.total_seconds,
-        list(r.notes),
-    ]
+    report = [getattr(r, name) for name in _REPORT_SCALARS] + [list(r.notes)]
     return clients, members, report
 
 
@@ -180,23 +170,9 @@ def _build(pb: ModuleType, plain: Plain) -> assignment_pb2.AssignResponse:
         add_parts(m.active_partitions, active_parts)
         add_parts(m.standby_partitions, standby_parts)
     r = out.report
-    (
-        r.assignor,
-        r.tasks,
-        r.clients,
-        r.active_tasks_moved,
-        r.standby_tasks_moved,
-        r.warmups,
-        r.followup_scheduled,
-        r.rack_aware_strategy,
-        r.rack_optimisation,
-        r.cross_rack_cost_before,
-        r.cross_rack_cost_after,
-        r.solver_fallback,
-        r.assign_seconds,
-        r.total_seconds,
-    ) = report[:14]
-    r.notes.extend(report[14])
+    for name, value in zip(_REPORT_SCALARS, report, strict=False):
+        setattr(r, name, value)
+    r.notes.extend(report[-1])
     return out
 
 

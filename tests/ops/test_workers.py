@@ -56,17 +56,21 @@ def worker_pids(served: Served) -> set[str]:
     }
 
 
+def _health_checks(served: Served, count: int) -> None:
+    for _ in range(count):  # a connection each, so the kernel spreads them over the workers
+        with grpc.insecure_channel(
+            served.target, options=[("grpc.use_local_subchannel_pool", 1)]
+        ) as ch:
+            reply = health_pb2_grpc.HealthStub(ch).Check(
+                health_pb2.HealthCheckRequest(), timeout=10
+            )
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
 def test_workers_share_one_port_and_answer_health_checks(tmp_path: Path) -> None:
     with kassign_serve(tmp_path, workers=2) as served:
         assert len(worker_pids(served)) == 2
-        for _ in range(4):
-            with grpc.insecure_channel(
-                served.target, options=[("grpc.use_local_subchannel_pool", 1)]
-            ) as ch:
-                reply = health_pb2_grpc.HealthStub(ch).Check(
-                    health_pb2.HealthCheckRequest(), timeout=10
-                )
-                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        _health_checks(served, 4)
         os.kill(served.proc.pid, signal.SIGTERM)
         assert served.proc.wait(timeout=60) == 0
 
@@ -93,17 +97,6 @@ def test_sigterm_drains_in_flight_calls_on_every_worker_then_exits_cleanly(tmp_p
         log = served.log.read_text()
         assert log.count("kassign stopped") == 2
         assert "exited with" not in log
-
-
-def _health_checks(served: Served, count: int) -> None:
-    for _ in range(count):  # a connection each, so the kernel spreads them over the workers
-        with grpc.insecure_channel(
-            served.target, options=[("grpc.use_local_subchannel_pool", 1)]
-        ) as ch:
-            reply = health_pb2_grpc.HealthStub(ch).Check(
-                health_pb2.HealthCheckRequest(), timeout=10
-            )
-            assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
 def _wait_for_log(served: Served, text: str, count: int = 1) -> None:

@@ -94,17 +94,17 @@ class Supervisor:
 
     def stop(self) -> None:
         """SIGTERM to every live worker; none is replaced from now on."""
-        self.stopping = True
-        for pid in sorted(self.slots):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+        self._signal_all(signal.SIGTERM)
 
     def kill_all(self) -> None:
         """SIGKILL to whatever is still running (the parent's last resort on its way out)."""
+        self._signal_all(signal.SIGKILL)
+
+    def _signal_all(self, sig: signal.Signals) -> None:
         self.stopping = True
         for pid in sorted(self.slots):
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, sig)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         now = self.clock()

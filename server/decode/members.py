@@ -28,7 +28,7 @@ from server.wire.subscription_info import (
     peek_versions,
 )
 
-__all__ = ["DecodedMember", "InfoReports", "TopicPartition", "decode_member"]
+__all__ = ["DecodedMember", "TopicPartition", "decode_member"]
 
 
 class TopicPartition(NamedTuple):

@@ -28,7 +28,8 @@ from assignor.model import (
 )
 from assignor.ordering import process_key
 from server.decode.configs import decode_configs
-from server.decode.members import DecodedMember, InfoReports, TopicPartition, decode_member
+from server.decode.info import InfoReports
+from server.decode.members import DecodedMember, TopicPartition, decode_member
 from server.decode.topology import Topology, decode_topology
 
 __all__ = ["DecodedMember", "DecodedRequest", "TopicPartition", "decode_request"]

@@ -33,8 +33,15 @@ log = logging.getLogger("kassign.calls")
 def describe(group_id: str, response: pb.AssignResponse) -> str:
     """The log line's text for one answer (no timestamp, no level)."""
     report = response.report
-    deadlines = sorted({c.followup_rebalance_deadline_ms for c in response.clients} - {0})
-    followup = f"follow-up rebalance at {deadlines[0]}" if deadlines else "no follow-up"
+    first = min(
+        (
+            c.followup_rebalance_deadline_ms
+            for c in response.clients
+            if c.followup_rebalance_deadline_ms
+        ),
+        default=0,
+    )
+    followup = f"follow-up rebalance at {first}" if first else "no follow-up"
     size = f"{report.tasks} tasks, {report.clients} clients, {len(response.members)} members"
     parts = [
         f"assigned group {group_id!r} ({report.assignor}): {size}",

@@ -21,9 +21,10 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Protocol
+from typing import Any, Protocol, cast
 
 import grpc
+from google.protobuf import descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from kassign.v1 import assignment_pb2 as pb
@@ -102,6 +103,34 @@ class _JournalingServicer(TaskAssignmentServicer):
         return super().Assign(request, context)
 
 
+class _MethodSymbolPool:
+    """The default descriptor pool, which reflection also asks for methods by full name.
+
+    The reflection protocol's ``file_containing_symbol`` takes ``package.Service.Method`` too, and
+    ghz asks for exactly that (``--call kassign.v1.TaskAssignmentService.Assign``), but protobuf's
+    upb pool finds only services, messages, enums and fields by name ("Symbol not found").
+    """
+
+    def __init__(self, pool: Any) -> None:  # the stubs leave DescriptorPool's methods untyped
+        self._pool = pool
+
+    def FindFileContainingSymbol(self, symbol: str) -> Any:
+        try:
+            return self._pool.FindFileContainingSymbol(symbol)
+        except KeyError:
+            service_name, _, method = symbol.rpartition(".")
+            try:
+                service = self._pool.FindServiceByName(service_name)
+            except KeyError:
+                raise KeyError(symbol) from None
+            if method not in service.methods_by_name:
+                raise KeyError(symbol) from None
+            return service.file
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+
 def create_server(
     config: ServerConfig,
     *,
@@ -132,8 +161,11 @@ def create_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    pool = _MethodSymbolPool(descriptor_pool.Default())  # type: ignore[no-untyped-call]
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        server,
+        pool=cast(descriptor_pool.DescriptorPool, pool),
     )
     address = f"{config.host}:{config.port}"
     try:

@@ -41,6 +41,20 @@ def test_reflection_lists_the_services_and_serves_the_proto() -> None:
         assert "members" in method.input_type.fields_by_name
 
 
+def test_reflection_finds_the_file_of_a_method_by_its_full_name() -> None:
+    # ghz resolves --call package.Service.Method with exactly this request
+    with in_process() as (_, target), grpc.insecure_channel(target) as channel:
+        ask = lambda symbol: ProtoReflectionDescriptorDatabase(channel).FindFileContainingSymbol(
+            symbol  # a fresh database each time: one answers from the files it already holds
+        )
+        assert ask(f"{SERVICE_NAME}.Assign").name == "kassign/v1/assignment.proto"
+        assert ask("grpc.health.v1.Health.Check").name == "grpc_health/v1/health.proto"
+        assert ask(SERVICE_NAME).name == "kassign/v1/assignment.proto"
+        for missing in (f"{SERVICE_NAME}.Nope", "kassign.v1.Nope.Assign", "Assign"):
+            with pytest.raises(KeyError):
+                ask(missing)
+
+
 def test_requests_over_4_mib_are_read_and_the_limit_is_configurable() -> None:
     big = pb.AssignRequest(group_id="x" * (5 << 20))  # no members: a quick INVALID_ARGUMENT
     with (

@@ -48,13 +48,36 @@ system-deps:
 java: system-deps gen
 	$(MAKE) --no-print-directory -C clients/java
 
+# ghz, the gRPC load tester (bench/ghz, tests/ops/test_ghz.py), built from its pinned Go module
+# into the venv. The stamp names the version, so a new GHZ_VERSION rebuilds it, and so does a
+# missing binary. Go is not a Debian package here: it is already on these machines (/usr/local/go).
+# The version is injected as goreleaser does, so `ghz --version` prints it (a plain `go install`
+# says "dev").
+GHZ_VERSION := v0.120.0
+GHZ_STAMP   := $(VENV)/.ghz-$(GHZ_VERSION)
+GO          ?= $(shell command -v go || { test -x /usr/local/go/bin/go && echo /usr/local/go/bin/go; })
+
+ghz: $(GHZ_STAMP)
+
+$(GHZ_STAMP): $(if $(wildcard $(VENV)/bin/ghz),,ghz-missing)
+	@test -n "$(GO)" || { echo "make ghz: no Go toolchain (neither 'go' on PATH nor" \
+		"/usr/local/go/bin/go); ghz $(GHZ_VERSION) is built from its source with Go" >&2; exit 1; }
+	mkdir -p $(VENV)/bin
+	GOBIN=$(abspath $(VENV)/bin) $(GO) install -ldflags "-X main.version=$(GHZ_VERSION)" \
+		github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)
+	test "$$($(VENV)/bin/ghz --version 2>&1)" = "$(GHZ_VERSION)"
+	rm -f $(VENV)/.ghz-*
+	touch $@
+
+ghz-missing:
+
 lint: setup system-deps
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --no-error-summary assignor server clients/python pipeline bench
 	bash deploy/lint.sh
 
-pytest: setup system-deps java
+pytest: setup system-deps java ghz
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
 
 test: setup system-deps java lint pytest

@@ -68,7 +68,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
                     response, clients.keySet(), applicationState.allTasks().keySet());
             LOG.log(Level.DEBUG, () -> "kassign assignment: " + ResponseToAssignment.describe(assignment));
             return assignment;
-        } catch (final RuntimeException e) {
+        } catch (final RuntimeException | LinkageError e) {
             final Duration delay = settings().fallbackFollowupDelay();
             LOG.log(Level.WARNING, "kassign could not assign tasks (" + e + "); keeping the previous assignment "
                     + "and scheduling a follow-up rebalance in " + delay.toMillis() + " ms");

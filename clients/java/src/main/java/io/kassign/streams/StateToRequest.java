@@ -52,7 +52,7 @@ final class StateToRequest {
     static final long UNKNOWN = -3L;
 
     private static final Comparator<TaskId> TASK_ORDER = Comparator
-            .comparing((TaskId t) -> t.namedTopology() == null ? "" : t.namedTopology())
+            .comparing((TaskId t) -> t.topologyName() == null ? "" : t.topologyName())
             .thenComparingInt(TaskId::subtopology)
             .thenComparingInt(TaskId::partition);
 
@@ -214,6 +214,6 @@ final class StateToRequest {
     }
 
     static io.kassign.v1.TaskId taskId(final TaskId task) {
-        return TaskIds.of(task.namedTopology(), task.subtopology(), task.partition());
+        return TaskIds.of(task.topologyName(), task.subtopology(), task.partition());
     }
 }

@@ -1,0 +1,518 @@
+"""Real processes for the end-to-end test: a KRaft broker, ``kassign serve``, Kafka Streams JVMs.
+
+Nothing here stands in for Kafka: the broker is ``kafka.Kafka`` from kafka_2.13 4.4.0, the
+application is Kafka Streams 4.3.1 (``app/src/main/java/io/kassign/e2e/E2e.java``), and both
+classpaths come from Maven (``broker/pom.xml``, ``app/pom.xml``; ~/.m2 is the cache). Every
+process is started through a ``Processes`` registry that SIGKILLs whatever is still running
+when its owner (a fixture) ends, and every wait is bounded: ``wait_until`` fails with the last
+lines of the logs that explain why.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+ROOT = Path(__file__).resolve().parents[2]
+E2E = ROOT / "tests" / "e2e"
+PLUGIN_JAR = ROOT / "clients" / "java" / "target" / "kassign-client.jar"
+TASKS = frozenset(f"0_{p}" for p in range(6))  # one sub-topology over the 6 input partitions
+
+T = TypeVar("T")
+
+# JVM flags for short-lived test JVMs on a small machine: quick start, small heaps.
+JVM_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"]
+# slf4j-simple on stdout (one stream, so log lines and the app's own lines never interleave).
+SLF4J_FLAGS = [
+    "-Dorg.slf4j.simpleLogger.logFile=System.out",
+    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+    # the config dumps: hundreds of lines per client, no diagnosis in them
+    *(
+        f"-Dorg.slf4j.simpleLogger.log.{name}=warn"
+        for name in (
+            "org.apache.kafka.clients.consumer.ConsumerConfig",
+            "org.apache.kafka.clients.producer.ProducerConfig",
+            "org.apache.kafka.clients.admin.AdminClientConfig",
+            "org.apache.kafka.streams.StreamsConfig",
+            "kafka.server.KafkaConfig",
+            "org.apache.kafka.common.config.AbstractConfig",
+            "org.apache.kafka.common.utils.AppInfoParser",
+        )
+    ),
+]
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return f"--- {path}: (no file)"
+    return f"--- {path} (last {min(lines, len(text))} of {len(text)} lines)\n" + "\n".join(
+        text[-lines:]
+    )
+
+
+def tails(paths: Iterable[Path], lines: int = 30) -> str:
+    return "\n".join(tail(p, lines) for p in paths)
+
+
+def wait_until(
+    what: str,
+    probe: Callable[[], T | None],
+    timeout: float,
+    logs: Callable[[], Iterable[Path]] = lambda: (),
+    interval: float = 0.1,
+) -> T:
+    """``probe()`` until it returns something other than None/False; AssertionError at timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"timed out after {timeout:.0f} s waiting for {what}\n" + tails(logs())
+            )
+        time.sleep(interval)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class Processes:
+    """Everything a fixture started; ``kill_all`` SIGKILLs what still runs and reaps it."""
+
+    started: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start(
+        self, args: Sequence[str], log: Path, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("ab") as sink:
+            proc = subprocess.Popen(
+                list(args),
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=ROOT,
+            )
+        self.started.append(proc)
+        return proc
+
+    def kill_all(self) -> None:
+        for proc in self.started:
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self.started:
+            try:
+                proc.wait(timeout=30)
+            except (
+                subprocess.TimeoutExpired
+            ):  # pragma: no cover - a stuck process is reported, not hidden
+                print(f"process {proc.pid} survived SIGKILL for 30 s", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------------------- build
+
+
+def build_classpaths(work: Path) -> tuple[str, str]:
+    """(broker classpath, app classpath): both Maven projects, built in parallel."""
+    runs = {}
+    for name in ("broker", "app"):
+        log = work / f"mvn-{name}.log"
+        with log.open("wb") as sink:
+            runs[name] = (
+                subprocess.Popen(
+                    [
+                        "mvn",
+                        "-B",
+                        "-q",
+                        "-f",
+                        str(E2E / name / "pom.xml"),
+                        "package",
+                        "dependency:build-classpath",
+                    ],
+                    stdout=sink,
+                    stderr=subprocess.STDOUT,
+                    cwd=ROOT,
+                ),
+                log,
+            )
+    for name, (proc, log) in runs.items():
+        try:
+            status = proc.wait(timeout=900)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        assert status == 0, f"mvn for tests/e2e/{name} failed\n{tail(log, 60)}"
+    broker = (E2E / "broker" / "target" / "classpath.txt").read_text().strip()
+    app = (E2E / "app" / "target" / "classpath.txt").read_text().strip()
+    return broker, os.pathsep.join([str(E2E / "app" / "target" / "classes"), app])
+
+
+# --------------------------------------------------------------------------------------- broker
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    proc: subprocess.Popen[bytes]
+    bootstrap: str
+    log: Path
+
+
+BROKER_SETTINGS = {
+    "process.roles": "broker,controller",
+    "node.id": "1",
+    "controller.listener.names": "CONTROLLER",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "inter.broker.listener.name": "PLAINTEXT",
+    "num.partitions": "1",
+    "auto.create.topics.enable": "false",
+    # one broker: every internal topic has one replica
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "3",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "3",
+    "default.replication.factor": "1",
+    "min.insync.replicas": "1",
+    # fast groups: no initial delay, and the apps' 6 s session timeout allowed
+    "group.initial.rebalance.delay.ms": "0",
+    "group.min.session.timeout.ms": "1000",
+    # a killed exactly-once instance's open transaction is aborted within ~1 s of its timeout
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+    "log.flush.interval.messages": "100000",
+}
+
+
+def start_broker(work: Path, classpath: str, procs: Processes) -> Broker:
+    """A combined broker+controller on loopback, formatted fresh under ``work``."""
+    port, controller = free_port(), free_port()
+    settings = {
+        **BROKER_SETTINGS,
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.quorum.voters": f"1@127.0.0.1:{controller}",
+        "log.dirs": str(work / "data"),
+    }
+    work.mkdir(parents=True, exist_ok=True)
+    config = work / "server.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    log = work / "broker.log"
+    java = ["java", *JVM_FLAGS, *SLF4J_FLAGS, "-cp", classpath]
+    cluster = subprocess.run(
+        [*java, "kafka.tools.StorageTool", "random-uuid"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.split()[-1]
+    fmt = subprocess.run(
+        [*java, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert fmt.returncode == 0, (
+        f"kafka-storage format failed:\n{fmt.stdout[-3000:]}\n{fmt.stderr[-3000:]}"
+    )
+    proc = procs.start([*java[:1], "-Xmx512m", *java[1:], "kafka.Kafka", str(config)], log)
+    wait_until(
+        "the broker to start",
+        lambda: (
+            proc.poll() is None
+            and "Kafka Server started" in log.read_text(errors="replace")
+            or None
+        ),
+        120,
+        lambda: [log],
+        interval=0.2,
+    )
+    return Broker(proc, f"127.0.0.1:{port}", log)
+
+
+# -------------------------------------------------------------------------------------- kassign
+
+
+CALL_LINE = re.compile(
+    r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) INFO kassign\.calls: assigned group '(?P<group>[^']*)' "
+    r"\((?P<assignor>[^)]*)\): (?P<tasks>\d+) tasks, (?P<clients>\d+) clients, (?P<members>\d+) members; "
+    r"moved (?P<active>\d+) active, (?P<standby>\d+) standby; (?P<warmups>\d+) warm-ups; "
+    r"(?:follow-up rebalance at (?P<followup>\d+)|no follow-up)",
+    re.MULTILINE,
+)
+METRICS_LINE = re.compile(r"metrics on http://[^:]+:(\d+)/metrics")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One line of kassign's call log: an assignment the service computed."""
+
+    at_ms: int
+    group: str
+    clients: int
+    moved_active: int
+    warmups: int
+    followup_ms: int  # 0: none
+    line: str
+
+
+def calls(logs: Iterable[Path], group: str) -> list[Call]:
+    found = []
+    for log in logs:
+        if not log.exists():
+            continue
+        for m in CALL_LINE.finditer(log.read_text(errors="replace")):
+            if m["group"] != group:
+                continue
+            at = datetime.strptime(
+                m["at"], "%Y-%m-%d %H:%M:%S,%f"
+            ).timestamp()  # local time, as logged
+            found.append(
+                Call(
+                    int(at * 1000),
+                    group,
+                    int(m["clients"]),
+                    int(m["active"]),
+                    int(m["warmups"]),
+                    int(m["followup"] or 0),
+                    m[0],
+                )
+            )
+    return sorted(found, key=lambda c: c.at_ms)
+
+
+@dataclass(frozen=True, slots=True)
+class Kassign:
+    proc: subprocess.Popen[bytes]
+    port: int
+    metrics_port: int
+    log: Path
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def metrics_text(self) -> str:
+        import urllib.request
+
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10
+        ) as r:
+            return str(r.read().decode())
+
+    def stop(self) -> None:
+        """SIGTERM, as a supervisor stops it; waits for the exit."""
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=30)
+
+
+def start_kassign(work: Path, procs: Processes, *args: str, port: int = 0) -> Kassign:
+    """``kassign serve`` (one worker) on 127.0.0.1; ``port`` 0 picks one (read from --port-file)."""
+    work.mkdir(parents=True, exist_ok=True)
+    port_file = work / "port"
+    port_file.unlink(missing_ok=True)
+    log = work / "serve.log"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
+    proc = procs.start(
+        [
+            sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
+            "--port-file", str(port_file), "--workers", "1", "--grace", "1",
+            "--metrics-port", "0", "--metrics-host", "127.0.0.1", *args,
+        ],
+        log,
+        env,
+    )  # fmt: skip
+    wait_until(
+        "kassign serve to start",
+        lambda: (
+            (
+                proc.poll() is None
+                and port_file.exists()
+                and port_file.read_text().strip() != ""
+                and METRICS_LINE.search(log.read_text())
+                and "kassign serving on" in log.read_text()
+            )
+            or None
+        ),
+        90,
+        lambda: [log],
+        interval=0.05,
+    )
+    metrics = METRICS_LINE.search(log.read_text())
+    assert metrics is not None
+    return Kassign(proc, int(port_file.read_text().strip()), int(metrics.group(1)), log)
+
+
+def metric_value(text: str, name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels`` (0 when there are none)."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        head, _, value = line.rpartition(" ")
+        if all(f'{k}="{v}"' in head for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
+# ------------------------------------------------------------------------------ the Streams app
+
+
+ASSIGNMENT_LINE = re.compile(r"^E2E assignment active=(\S*) standby=(\S*) at (\d+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    at_ms: int
+    active: frozenset[str]
+    standby: frozenset[str]
+
+
+def _ids(text: str) -> frozenset[str]:
+    return frozenset(t for t in text.split(",") if t)
+
+
+@dataclass
+class Instance:
+    name: str
+    zone: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    started_ms: int
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def assignments(self) -> list[Assignment]:
+        return [
+            Assignment(int(m[3]), _ids(m[1]), _ids(m[2]))
+            for m in ASSIGNMENT_LINE.finditer(self.text())
+        ]
+
+    def active(self) -> frozenset[str]:
+        history = self.assignments()
+        return history[-1].active if history else frozenset()
+
+    def running(self) -> bool:
+        text = self.text()
+        return self.proc.poll() is None and text.rfind("->RUNNING at") > text.rfind(
+            "->REBALANCING at"
+        )
+
+    def count(self, needle: str) -> int:
+        return self.text().count(needle)
+
+
+@dataclass
+class App:
+    """One Kafka Streams application: its instances (JVMs), topics and settings."""
+
+    app_id: str
+    bootstrap: str
+    classpath: str
+    work: Path
+    procs: Processes
+    settings: dict[str, str]
+    instances: list[Instance] = field(default_factory=list)
+
+    @property
+    def input(self) -> str:
+        return f"{self.app_id}-in"
+
+    @property
+    def output(self) -> str:
+        return f"{self.app_id}-out"
+
+    def driver(self, *args: str, timeout: float = 120) -> str:
+        """One run of the harness's producer / verifier / topic tool; its stdout."""
+        run = subprocess.run(
+            ["java", *JVM_FLAGS, "-Xmx128m", *SLF4J_FLAGS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+             "-cp", self.classpath, "io.kassign.e2e.E2e", *args],
+            capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0, (
+            f"E2e {args[0]} failed ({run.returncode}):\n{run.stdout[-4000:]}"
+        )
+        return run.stdout
+
+    def create_topics(self, partitions: int = 6) -> None:
+        self.driver(
+            "topics", self.bootstrap, f"{self.input}:{partitions}", f"{self.output}:{partitions}"
+        )
+
+    def produce(self, keys: int, per_key: int) -> None:
+        self.driver("produce", self.bootstrap, self.input, str(keys), str(per_key))
+
+    def counts(self) -> dict[str, int]:
+        out = self.driver("counts", self.bootstrap, self.output, "20000")
+        import json
+
+        line = next(ln for ln in out.splitlines() if ln.startswith("COUNTS "))
+        return {str(k): int(v) for k, v in json.loads(line[len("COUNTS ") :]).items()}
+
+    def start(self, name: str, zone: str) -> Instance:
+        props = {
+            **self.settings,
+            "application.id": self.app_id,
+            "bootstrap.servers": self.bootstrap,
+            "state.dir": str(self.work / name / "state"),
+            "client.tag.zone": zone,
+            "e2e.input": self.input,
+            "e2e.output": self.output,
+        }
+        (self.work / name).mkdir(parents=True, exist_ok=True)
+        config = self.work / name / "app.properties"
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        log = self.work / name / "app.log"
+        started = now_ms()
+        proc = self.procs.start(
+            [
+                "java",
+                *JVM_FLAGS,
+                "-Xmx256m",
+                *SLF4J_FLAGS,
+                "-cp",
+                self.classpath,
+                "io.kassign.e2e.E2e",
+                "app",
+                str(config),
+            ],
+            log,
+        )
+        instance = Instance(name, zone, proc, log, started)
+        self.instances.append(instance)
+        return instance
+
+    def live(self) -> list[Instance]:
+        return [i for i in self.instances if i.proc.poll() is None]
+
+    def logs(self) -> list[Path]:
+        return [i.log for i in self.instances]
+
+    def owned(self, instances: Iterable[Instance] | None = None) -> frozenset[str]:
+        return frozenset().union(
+            *(i.active() for i in (self.live() if instances is None else instances))
+        )

@@ -1,0 +1,374 @@
+"""kassign under a real Kafka Streams application on a real KRaft broker.
+
+One broker (kafka_2.13 4.4.0, combined broker+controller on loopback) serves the module. Each
+test runs its own application (Kafka Streams 4.3.1, three instances in separate JVMs, one stream
+thread each, exactly-once, a count per key with a changelog, one standby, client tags across
+zones) with ``task.assignor.class=io.kassign.streams.KassignTaskAssignor`` against its own
+``kassign serve``:
+
+1. every rebalance is computed by kassign and every record produced is counted, then a fourth
+   instance joins: warm-ups, the probing rebalance kassign scheduled, actives for the newcomer;
+2. kassign stopped, one instance ``kill -9``: the plug-in's local fallback hands its tasks to the
+   survivors, processing goes on, and the fallback's follow-up is computed by kassign again once
+   it is back on the same port;
+3. the same application over TLS (``kassign.tls.ca.file``).
+
+The figures (run time, the scale-out's rebalances and time to balance, the fallback's takeover
+time) are printed at the end (``pytest -s``) and written to ``e2e-figures.json`` in the pytest
+temp directory. Run alone: ``.venv/bin/python -m pytest -s tests/e2e``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import (
+    PLUGIN_JAR,
+    TASKS,
+    App,
+    Broker,
+    Instance,
+    Processes,
+    build_classpaths,
+    calls,
+    metric_value,
+    now_ms,
+    start_broker,
+    start_kassign,
+    tails,
+    wait_until,
+)
+from tests.server.test_tls import _ca, _leaf
+
+ASSIGNOR = "io.kassign.streams.KassignTaskAssignor"
+FALLBACK = "kassign fallback:"
+ASSIGNED = "kassign assigned"
+KEYS = 12
+
+FIGURES: dict[str, object] = {}
+
+
+def app_settings(kassign_target: str, **extra: str) -> dict[str, str]:
+    """The Streams settings every test's application uses (see the module docstring for why)."""
+    return {
+        "group.protocol": "classic",
+        "processing.guarantee": "exactly_once_v2",
+        "num.stream.threads": "1",
+        "num.standby.replicas": "1",
+        "rack.aware.assignment.tags": "zone",
+        "replication.factor": "1",
+        # a warm-up is needed by anyone without the state: "caught up" means within 10 records
+        "acceptable.recovery.lag": "10",
+        "probing.rebalance.interval.ms": "60000",  # Kafka Streams' minimum
+        "statestore.cache.max.bytes": "0",  # every update reaches the changelog and the output
+        "commit.interval.ms": "100",
+        "session.timeout.ms": "6000",
+        "heartbeat.interval.ms": "1000",
+        "metadata.max.age.ms": "5000",
+        "producer.transaction.timeout.ms": "5000",
+        "task.assignor.class": ASSIGNOR,
+        "kassign.target": kassign_target,
+        "kassign.deadline.ms": "3000",
+        "kassign.fallback.followup.delay.ms": "3000",
+        **extra,
+    }
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("e2e")
+
+
+@pytest.fixture(scope="module")
+def classpaths(work: Path) -> tuple[str, str]:
+    broker, app = build_classpaths(work)
+    assert PLUGIN_JAR.exists(), f"{PLUGIN_JAR} is missing: `make java` builds it"
+    return broker, f"{app}:{PLUGIN_JAR}"
+
+
+@pytest.fixture(scope="module")
+def broker(work: Path, classpaths: tuple[str, str]) -> Iterator[Broker]:
+    started = time.monotonic()
+    procs = Processes()
+    try:
+        yield start_broker(work / "broker", classpaths[0], procs)
+    finally:
+        procs.kill_all()
+        FIGURES["module_seconds_from_build_end"] = round(time.monotonic() - started, 1)
+        report = work / "e2e-figures.json"
+        report.write_text(json.dumps(FIGURES, indent=2) + "\n")
+        print(f"\nkassign e2e figures ({report}):\n{json.dumps(FIGURES, indent=2)}")
+
+
+@pytest.fixture
+def procs() -> Iterator[Processes]:
+    """The test's own processes (instances, kassign), killed when the test ends, pass or fail."""
+    procs = Processes()
+    try:
+        yield procs
+    finally:
+        procs.kill_all()
+
+
+def new_app(
+    app_id: str,
+    broker: Broker,
+    classpaths: tuple[str, str],
+    work: Path,
+    procs: Processes,
+    target: str,
+    **extra: str,
+) -> App:
+    app = App(
+        app_id, broker.bootstrap, classpaths[1], work / app_id, procs, app_settings(target, **extra)
+    )
+    app.create_topics()
+    return app
+
+
+def diagnostics(app: App, kassign_logs: list[Path], broker: Broker) -> list[Path]:
+    return [*app.logs(), *kassign_logs, broker.log]
+
+
+def wait_for_counts(
+    app: App, expected: dict[str, int], logs: list[Path], timeout: float = 90
+) -> None:
+    last: dict[str, dict[str, int]] = {}
+
+    def probe() -> bool:
+        last["counts"] = app.counts()
+        return last["counts"] == expected
+
+    try:
+        wait_until("every record counted", probe, timeout, lambda: logs, interval=0.5)
+    except AssertionError as e:
+        raise AssertionError(f"counts {last.get('counts')} != expected {expected}\n{e}") from None
+
+
+def all_active_and_running(app: App, instances: list[Instance]) -> bool:
+    return app.owned(instances) == TASKS and all(i.running() for i in instances)
+
+
+def no_fallback(app: App, logs: list[Path]) -> None:
+    for instance in app.instances:
+        assert instance.count(FALLBACK) == 0, f"{instance.name} fell back\n{tails(logs)}"
+
+
+# ------------------------------------------------------------------------------------ the tests
+
+
+def test_every_rebalance_is_kassigns_and_a_fourth_instance_gets_actives_after_warming_up(
+    broker: Broker, classpaths: tuple[str, str], work: Path, procs: Processes
+) -> None:
+    t0 = time.monotonic()
+    kassign = start_kassign(work / "kassign-scale", procs)
+    app = new_app("e2e-scale", broker, classpaths, work, procs, kassign.target)
+
+    def logs() -> list[Path]:
+        return diagnostics(app, [kassign.log], broker)
+
+    expected = dict.fromkeys((f"k{k}" for k in range(KEYS)), 0)
+
+    def produce(per_key: int) -> None:
+        app.produce(KEYS, per_key)
+        for key in expected:
+            expected[key] += per_key
+
+    produce(50)
+    first = [
+        app.start(name, zone) for name, zone in (("a", "zone-a"), ("b", "zone-b"), ("c", "zone-c"))
+    ]
+    wait_until(
+        "three instances running with every task active",
+        lambda: all_active_and_running(app, first),
+        120,
+        logs,
+    )
+    wait_for_counts(app, expected, logs())
+
+    # 1. every rebalance so far was computed by kassign: one call-log line per "kassign assigned"
+    group_calls = calls([kassign.log], app.app_id)
+    assigned = sum(i.count(ASSIGNED) for i in app.instances)
+    assert group_calls, "kassign never assigned the group\n" + tails(logs())
+    assert assigned == len(group_calls), (
+        f"{assigned} plug-in assignments, {len(group_calls)} calls\n" + tails(logs())
+    )
+    no_fallback(app, logs())
+    ok_calls = metric_value(
+        kassign.metrics_text(), "grpc_server_handled_total", grpc_method="Assign", grpc_code="OK"
+    )
+    assert ok_calls == len(group_calls)
+    FIGURES["initial_rebalances"] = len(group_calls)
+
+    # More changelog for the newcomer to restore, processed before it joins: the three are
+    # caught up, the fourth has nothing, so kassign must warm it up first.
+    produce(100)
+    wait_for_counts(app, expected, logs())
+    before = len(calls([kassign.log], app.app_id))
+    d = app.start("d", "zone-a")
+    got_actives = wait_until(
+        "the fourth instance to own active tasks", lambda: bool(d.active()) or None, 200, logs
+    )
+    assert got_actives
+    balanced_at = next(a.at_ms for a in d.assignments() if a.active)
+    scale_calls = [c for c in calls([kassign.log], app.app_id)[before:] if c.at_ms <= balanced_at]
+    warmup_calls = [c for c in scale_calls if c.warmups > 0]
+    assert warmup_calls, "no warm-ups while scaling out\n" + "\n".join(c.line for c in scale_calls)
+    followup = warmup_calls[0].followup_ms
+    assert followup > 0, f"warm-ups without a follow-up rebalance: {warmup_calls[0].line}"
+    # the follow-up kassign asked for is what the application honoured: the newcomer's actives
+    # come from a rebalance at or after it, not before
+    assert any(c.at_ms >= followup - 1000 for c in scale_calls), "\n".join(
+        c.line for c in scale_calls
+    )
+    assert balanced_at >= followup - 1000, (balanced_at, followup)
+    assert any(a.standby for a in d.assignments()), "the newcomer never hosted a warm-up/standby"
+    FIGURES["scale_out_rebalances"] = len(scale_calls)
+    FIGURES["scale_out_seconds_to_balance"] = round((balanced_at - d.started_ms) / 1000, 1)
+    FIGURES["scale_out_warmups_first_rebalance"] = warmup_calls[0].warmups
+    FIGURES["scale_out_call_log"] = [c.line for c in scale_calls]
+    print(
+        f"\nscale-out: {len(scale_calls)} rebalances, {FIGURES['scale_out_seconds_to_balance']} s to balance"
+    )
+
+    # everything still processed after the move, and still only kassign's assignments
+    four = [*first, d]
+    wait_until(
+        "four instances running with every task active",
+        lambda: all_active_and_running(app, four),
+        60,
+        logs,
+    )
+    produce(20)
+    wait_for_counts(app, expected, logs())
+    no_fallback(app, logs())
+    assert sum(i.count(ASSIGNED) for i in app.instances) == len(calls([kassign.log], app.app_id))
+    FIGURES["scale_test_seconds"] = round(time.monotonic() - t0, 1)
+
+
+def test_without_kassign_the_fallback_moves_a_killed_instances_tasks_and_kassign_takes_back_over(
+    broker: Broker, classpaths: tuple[str, str], work: Path, procs: Processes
+) -> None:
+    t0 = time.monotonic()
+    kassign = start_kassign(work / "kassign-failover", procs)
+    kassign_logs = [kassign.log]
+    app = new_app("e2e-failover", broker, classpaths, work, procs, kassign.target)
+
+    def logs() -> list[Path]:
+        return diagnostics(app, kassign_logs, broker)
+
+    expected = dict.fromkeys((f"k{k}" for k in range(KEYS)), 50)
+    app.produce(KEYS, 50)
+    three = [
+        app.start(name, zone) for name, zone in (("a", "zone-a"), ("b", "zone-b"), ("c", "zone-c"))
+    ]
+    wait_until(
+        "three instances running with every task active",
+        lambda: all_active_and_running(app, three),
+        120,
+        logs,
+    )
+    wait_for_counts(app, expected, logs())
+    no_fallback(app, logs())
+
+    kassign.stop()
+    victim = next(i for i in three if i.active())
+    survivors = [i for i in three if i is not victim]
+    killed_at = now_ms()
+    victim.proc.kill()
+    victim.proc.wait(timeout=10)
+    took_over = wait_until(
+        "the survivors to own every task through the fallback",
+        lambda: now_ms() if all_active_and_running(app, survivors) else None,
+        90,
+        logs,
+    )
+    assert any(i.count(FALLBACK) for i in survivors), "no survivor logged a fallback\n" + tails(
+        logs()
+    )
+    for key in expected:
+        expected[key] += 10
+    app.produce(KEYS, 10)
+    wait_for_counts(app, expected, logs())
+    processed = now_ms()
+    FIGURES["fallback_takeover_seconds"] = round((took_over - killed_at) / 1000, 1)
+    FIGURES["fallback_kill_to_new_records_counted_seconds"] = round(
+        (processed - killed_at) / 1000, 1
+    )
+    print(
+        f"\nfallback: survivors own every task {FIGURES['fallback_takeover_seconds']} s after kill -9"
+    )
+
+    # kassign back on the same port: the fallback's follow-up rebalance is kassign's again
+    back = start_kassign(kassign.log.parent / "restarted", procs, port=kassign.port)
+    kassign_logs.append(back.log)
+    wait_until(
+        "a kassign assignment after the restart",
+        lambda: calls([back.log], app.app_id) or None,
+        60,
+        logs,
+    )
+    wait_until(
+        "the plug-in to log a kassign assignment after the restart",
+        lambda: any(i.count(ASSIGNED) for i in survivors) or None,
+        30,
+        logs,
+    )
+    for key in expected:
+        expected[key] += 10
+    app.produce(KEYS, 10)
+    wait_for_counts(app, expected, logs())
+    FIGURES["failover_test_seconds"] = round(time.monotonic() - t0, 1)
+
+
+def test_the_application_over_tls(
+    broker: Broker, classpaths: tuple[str, str], work: Path, procs: Processes
+) -> None:
+    t0 = time.monotonic()
+    pki = work / "pki"
+    pki.mkdir()
+    _ca("test-ca", pki)
+    _leaf("server", "test-ca", "subjectAltName=DNS:localhost,IP:127.0.0.1", pki)
+    kassign = start_kassign(
+        work / "kassign-tls",
+        procs,
+        "--tls-cert",
+        str(pki / "server.pem"),
+        "--tls-key",
+        str(pki / "server.key"),
+    )
+    app = new_app(
+        "e2e-tls",
+        broker,
+        classpaths,
+        work,
+        procs,
+        kassign.target,
+        **{"kassign.tls.ca.file": str(pki / "test-ca.pem")},
+    )
+
+    def logs() -> list[Path]:
+        return diagnostics(app, [kassign.log], broker)
+
+    expected = dict.fromkeys((f"k{k}" for k in range(KEYS)), 30)
+    app.produce(KEYS, 30)
+    three = [
+        app.start(name, zone) for name, zone in (("a", "zone-a"), ("b", "zone-b"), ("c", "zone-c"))
+    ]
+    wait_until(
+        "three instances running with every task active",
+        lambda: all_active_and_running(app, three),
+        120,
+        logs,
+    )
+    wait_for_counts(app, expected, logs())
+    group_calls = calls([kassign.log], app.app_id)
+    assert group_calls, "kassign never assigned the group over TLS\n" + tails(logs())
+    assert sum(i.count(ASSIGNED) for i in app.instances) == len(group_calls)
+    no_fallback(app, logs())
+    FIGURES["tls_test_seconds"] = round(time.monotonic() - t0, 1)

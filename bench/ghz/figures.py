@@ -1,13 +1,18 @@
-"""The load figures of docs/operations.md: bench/load.py against ``kassign serve --workers 1`` and 2.
+"""The load figures of docs/operations.md: bench/load.py and ghz against ``kassign serve``.
 
-For each worker count it starts a real server, then runs, interleaved and repeated, the empty-RPC
-baseline (health ``Check``), the 12-task group and the 200-task group, each for ``--seconds``
-after a short warm-up. It prints requests/s (median, min, max over the repeats) and the CPU time
-the server processes and the generator processes spent per call (read from /proc and
-``getrusage``), which a busy shared machine disturbs far less than requests/s. Then the ratios
-the issue asks for: each group against the baseline, and 2 workers against 1.
+For each worker count (``--workers 1 2``) it starts a real server, then runs, interleaved and
+repeated, the empty-RPC baseline (health ``Check``), the 12-task group and the 200-task group,
+each for ``--seconds`` after a short warm-up, from each generator: ``bench/load.py`` (Python,
+``--processes`` processes) and ghz (Go, ``.venv/bin/ghz`` from ``make ghz``, ``-z`` for the same
+seconds with the same concurrency and connections). It prints requests/s (median, min, max over
+the repeats), the median 50th and 99th latency percentiles, and the CPU time the server
+processes and the generator spent per call (read from /proc and ``getrusage``), which a busy
+shared machine disturbs far less than requests/s. Then the ratios, per generator and always
+against that generator's baseline measured in the same run: each group's requests/s and
+latency against the baseline's, and 2 workers against 1.
 
     .venv/bin/python bench/ghz/figures.py --seconds 8 --repeats 3
+    .venv/bin/python bench/ghz/figures.py --generators load   # without ghz
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import signal
 import statistics
 import subprocess
@@ -27,24 +33,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CASES", "cpu_seconds", "load_case", "main"]
+__all__ = ["CASES", "GENERATORS", "cpu_seconds", "ghz_case", "load_case", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "ghz" / "data"
 CASES = {"health": None, "group_12": DATA / "group_12.json", "group_200": DATA / "group_200.json"}
 TICKS = os.sysconf("SC_CLK_TCK")
+GHZ = ROOT / ".venv" / "bin" / "ghz"
+GENERATORS = ("load", "ghz")
 
 
 @dataclass(frozen=True, slots=True)
 class Run:
     workers: int
     case: str
+    generator: str  # "load" (bench/load.py) or "ghz"
     rps: float
     calls: int
     server_cpu: float  # seconds, all worker processes
     client_cpu: float  # seconds, all generator processes, while sending
     codes: dict[str, int]
     phases: dict[str, tuple[float, float]]  # phase -> (seconds, calls), from /metrics
+    latency_ms: dict[int, float]  # percentile -> latency
+
+
+def _latencies(report: dict[str, Any]) -> dict[int, float]:
+    """``latencyDistribution`` (ghz's and load.py's alike) as percentile -> ms."""
+    return {int(d["percentage"]): d["latency"] / 1e6 for d in report["latencyDistribution"]}
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -157,55 +172,124 @@ def load_case(target: str, case: str, seconds: float, args: argparse.Namespace) 
     return report
 
 
+def ghz_case(target: str, case: str, seconds: float, args: argparse.Namespace) -> dict[str, Any]:
+    """ghz's ``-O json`` report for one case, plus ``clientCpuSeconds`` (ghz's own CPU time).
+
+    ghz runs for ``seconds`` (``-z``, the calls in flight at the end finish and count, as in
+    load.py) with the same calls in flight and connections as load.py; its CPU time (``getrusage`` of the waited child) includes its start and reflection lookup.
+    """
+    data = CASES[case]
+    what = (
+        ["--call", "grpc.health.v1.Health.Check", "-d", "{}"]
+        if data is None
+        else ["--call", "kassign.v1.TaskAssignmentService.Assign", "-D", str(data)]
+    )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = subprocess.run(
+        [
+            str(GHZ),
+            "--insecure",
+            *what,
+            "-z",
+            f"{seconds:g}s",
+            "--duration-stop",
+            "wait",  # calls in flight at the end finish and count, as in load.py
+            "--concurrency",
+            str(args.concurrency),
+            "--connections",
+            str(args.connections),
+            "--timeout",
+            "120s",
+            "-O",
+            "json",
+            target,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=seconds + 300,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if result.returncode != 0 or not result.stdout:
+        raise SystemExit(f"ghz failed ({result.returncode}): {result.stderr}")
+    report: dict[str, Any] = json.loads(result.stdout)
+    report["clientCpuSeconds"] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return report
+
+
+def _run(generator: str, target: str, case: str, seconds: float, args: argparse.Namespace) -> Any:
+    return (ghz_case if generator == "ghz" else load_case)(target, case, seconds, args)
+
+
 def measure(workers: int, args: argparse.Namespace, tmp: Path) -> list[Run]:
     proc, target, pids, metrics_url = _start_server(workers, tmp)
     runs = []
     try:
         for case in CASES:
-            load_case(target, case, args.warmup, args)
+            for generator in args.generators:
+                _run(generator, target, case, args.warmup, args)
         for _ in range(args.repeats):
             for case in CASES:
-                server0, phases0 = cpu_seconds(pids), _phases(metrics_url)
-                report = load_case(target, case, args.seconds, args)
-                runs.append(
-                    Run(
-                        workers,
-                        case,
-                        float(report["rps"]),
-                        int(report["count"]),
-                        cpu_seconds(pids) - server0,
-                        float(report["clientCpuSeconds"]),
-                        dict(report["statusCodeDistribution"]),
-                        _delta(_phases(metrics_url), phases0),
+                for generator in args.generators:
+                    server0, phases0 = cpu_seconds(pids), _phases(metrics_url)
+                    report = _run(generator, target, case, args.seconds, args)
+                    runs.append(
+                        Run(
+                            workers,
+                            case,
+                            generator,
+                            float(report["rps"]),
+                            int(report["count"]),
+                            cpu_seconds(pids) - server0,
+                            float(report["clientCpuSeconds"]),
+                            dict(report["statusCodeDistribution"]),
+                            _delta(_phases(metrics_url), phases0),
+                            _latencies(report),
+                        )
                     )
-                )
-                print(
-                    f"  workers={workers} {case:9} {runs[-1].rps:8.1f} req/s {runs[-1].codes}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                    print(
+                        f"  workers={workers} {case:9} {generator:4} {runs[-1].rps:8.1f} req/s"
+                        f" {runs[-1].codes}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
     return runs
 
 
-def _median_rps(runs: list[Run], workers: int, case: str) -> float:
-    return statistics.median(r.rps for r in runs if r.workers == workers and r.case == case)
+def _mine(runs: list[Run], workers: int, case: str, generator: str) -> list[Run]:
+    return [r for r in runs if (r.workers, r.case, r.generator) == (workers, case, generator)]
+
+
+def _median_rps(runs: list[Run], workers: int, case: str, generator: str = "load") -> float:
+    return statistics.median(r.rps for r in _mine(runs, workers, case, generator))
+
+
+def _median_latency(runs: list[Run], workers: int, case: str, generator: str, pct: int) -> float:
+    return statistics.median(r.latency_ms[pct] for r in _mine(runs, workers, case, generator))
 
 
 def report(runs: list[Run], worker_counts: list[int]) -> str:
-    lines = ["workers case          req/s median [min-max]  server CPU ms/call  client CPU ms/call"]
+    generators = [g for g in GENERATORS if any(r.generator == g for r in runs)]
+    header = "workers case       generator  req/s median [min-max]  p50 ms  p99 ms"
+    lines = [header + "  server CPU ms/call  client CPU ms/call"]
     for workers in worker_counts:
         for case in CASES:
-            mine = [r for r in runs if r.workers == workers and r.case == case]
-            rps = sorted(r.rps for r in mine)
-            calls = sum(r.calls for r in mine)
-            lines.append(
-                f"{workers:7} {case:10} {statistics.median(rps):9.1f} [{rps[0]:.1f}-{rps[-1]:.1f}]"
-                f"{1000 * sum(r.server_cpu for r in mine) / calls:17.2f}"
-                f"{1000 * sum(r.client_cpu for r in mine) / calls:20.2f}"
-            )
+            for generator in generators:
+                mine = _mine(runs, workers, case, generator)
+                rps = sorted(r.rps for r in mine)
+                calls = sum(r.calls for r in mine)
+                p50, p99 = (_median_latency(runs, workers, case, generator, p) for p in (50, 99))
+                lines.append(
+                    f"{workers:7} {case:10} {generator:9}"
+                    f" {statistics.median(rps):9.1f} [{rps[0]:.1f}-{rps[-1]:.1f}]"
+                    f"{p50:8.2f}{p99:8.2f}"
+                    f"{1000 * sum(r.server_cpu for r in mine) / calls:20.2f}"
+                    f"{1000 * sum(r.client_cpu for r in mine) / calls:20.2f}"
+                )
     lines.append("")
     lines.append("mean ms per call by phase (kassign_assignment_seconds, all workers' runs):")
     for case in ("group_12", "group_200"):
@@ -218,15 +302,30 @@ def report(runs: list[Run], worker_counts: list[int]) -> str:
             parts.append(f"{phase} {1000 * seconds / count:.2f}" if count else f"{phase} -")
         lines.append(f"  {case}: " + ", ".join(parts))
     lines.append("")
+    lines.append("against the same generator's baseline (health Check) in this run:")
     for workers in worker_counts:
-        base = _median_rps(runs, workers, "health")
         for case in ("group_12", "group_200"):
-            share = _median_rps(runs, workers, case) / base
-            lines.append(f"workers={workers}: {case} at {100 * share:.1f}% of the baseline's req/s")
+            parts = []
+            for generator in generators:
+                share = _median_rps(runs, workers, case, generator) / _median_rps(
+                    runs, workers, "health", generator
+                )
+                p50, p99 = (
+                    _median_latency(runs, workers, case, generator, p)
+                    / _median_latency(runs, workers, "health", generator, p)
+                    for p in (50, 99)
+                )
+                parts.append(
+                    f"{generator} {100 * share:.1f}% of the req/s, p50 x{p50:.1f}, p99 x{p99:.1f}"
+                )
+            lines.append(f"workers={workers}: {case}: " + "; ".join(parts))
     if 1 in worker_counts and 2 in worker_counts:
         for case in CASES:
-            ratio = _median_rps(runs, 2, case) / _median_rps(runs, 1, case)
-            lines.append(f"{case}: 2 workers / 1 worker = {ratio:.2f}x")
+            parts = [
+                f"{g} {_median_rps(runs, 2, case, g) / _median_rps(runs, 1, case, g):.2f}x"
+                for g in generators
+            ]
+            lines.append(f"{case}: 2 workers / 1 worker = " + ", ".join(parts))
     return "\n".join(lines)
 
 
@@ -240,13 +339,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--connections", type=int, default=16, help="many: SO_REUSEPORT spreads connections"
     )
-    p.add_argument("--processes", type=int, default=2, help="generator processes")
+    p.add_argument("--processes", type=int, default=2, help="load.py's generator processes")
+    p.add_argument(
+        "--generators", nargs="+", choices=GENERATORS, default=list(GENERATORS), help="who loads"
+    )
     args = p.parse_args(argv)
+    if "ghz" in args.generators and not GHZ.exists():
+        raise SystemExit(f"figures.py: no {GHZ}: run `make ghz`, or give --generators load")
     with tempfile.TemporaryDirectory(prefix="kassign-figures-") as tmp:
         runs = [r for w in args.workers for r in measure(w, args, Path(tmp))]
     print(
         f"load: {args.concurrency} in flight over {args.connections} connections from "
-        f"{args.processes} generator process(es), {args.seconds:g} s x {args.repeats} per case; "
+        f"{' and '.join(args.generators)} (load.py in {args.processes} process(es)), "
+        f"{args.seconds:g} s x {args.repeats} per case and generator; "
         f"load average at the end {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
     )
     print(report(runs, args.workers))

@@ -340,7 +340,8 @@ def start_kassign(work: Path, procs: Processes, *args: str, port: int = 0) -> Ka
         [
             sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
             "--port-file", str(port_file), "--workers", "1", "--grace", "1",
-            "--metrics-port", "0", "--metrics-host", "127.0.0.1", *args,
+            "--metrics-port", "0", "--metrics-host", "127.0.0.1", "--journal", str(work / "journal"),
+            *args,
         ],
         log,
         env,
@@ -473,9 +474,10 @@ class App:
         line = next(ln for ln in out.splitlines() if ln.startswith("COUNTS "))
         return {str(k): int(v) for k, v in json.loads(line[len("COUNTS ") :]).items()}
 
-    def start(self, name: str, zone: str) -> Instance:
+    def start(self, name: str, zone: str, **extra: str) -> Instance:
         props = {
             **self.settings,
+            **extra,
             "application.id": self.app_id,
             "bootstrap.servers": self.bootstrap,
             "state.dir": str(self.work / name / "state"),

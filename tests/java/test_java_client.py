@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.server.running import subprocess_server
+from tests.server.test_tls import _ca, _leaf
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA_DIR = ROOT / "clients" / "java"
@@ -195,3 +197,42 @@ def test_simulator_retries_until_the_server_comes_up(java_build: Path, tmp_path:
             waiting.communicate()
     assert waiting.returncode == 0, err
     assert without_timings(json.loads(out)) == python_cli_assign(KIP708)
+
+
+def test_shaded_jar_is_self_contained(java_build: Path) -> None:
+    """Every class is ours or relocated under io.kassign.shaded; no Kafka, no SLF4J inside."""
+    with zipfile.ZipFile(java_build) as jar:
+        classes = [n for n in jar.namelist() if n.endswith(".class")]
+        services = [n for n in jar.namelist() if n.startswith("META-INF/services/io.")]
+    foreign = [
+        n
+        for n in classes
+        if not n.startswith("io/kassign/") and not n.startswith("META-INF/versions/")
+    ]
+    assert foreign == []
+    for prefix in ("io/grpc/", "com/google/", "io/netty/", "org/apache/kafka/", "org/slf4j/"):
+        assert not any(n.startswith(prefix) for n in classes), prefix
+    assert any(n.startswith("io/kassign/shaded/io/grpc/netty/shaded/") for n in classes)
+    assert "META-INF/services/io.kassign.shaded.io.grpc.ManagedChannelProvider" in services
+    assert "io/kassign/streams/KassignTaskAssignor.class" in classes
+
+
+def test_simulator_over_mutual_tls(java_build: Path, tmp_path: Path) -> None:
+    """The shaded jar speaks TLS and presents a client certificate to ``serve --tls-client-ca``."""
+    _ca("test-ca", tmp_path)
+    _leaf("server", "test-ca", "subjectAltName=DNS:localhost,IP:127.0.0.1", tmp_path)
+    _leaf("leader", "test-ca", "extendedKeyUsage=clientAuth", tmp_path)
+    tls = ("--tls-cert", str(tmp_path / "server.pem"), "--tls-key", str(tmp_path / "server.key"))
+    client_ca = ("--tls-client-ca", str(tmp_path / "test-ca.pem"))
+    with subprocess_server(tmp_path, *tls, *client_ca) as (_, address):
+        ca = ("--ca-file", str(tmp_path / "test-ca.pem"))
+        leader = ("--client-cert", str(tmp_path / "leader.pem"))
+        key = ("--client-key", str(tmp_path / "leader.key"))
+        done = simulate("--target", address, *ca, *leader, *key, "--json", str(KIP708))
+        assert done.returncode == 0, done.stderr
+        assert without_timings(json.loads(done.stdout)) == python_cli_assign(KIP708)
+        refused = simulate("--target", address, *ca, "--attempts", "1", str(KIP708))
+        assert refused.returncode == 1
+        half = simulate("--target", address, *ca, *leader, str(KIP708))
+        assert half.returncode == 2
+        assert "--client-cert and --client-key go together" in half.stderr

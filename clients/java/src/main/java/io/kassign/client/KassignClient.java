@@ -132,7 +132,10 @@ public final class KassignClient implements AutoCloseable {
     /** Settings for a {@link KassignClient}; defaults suit a rebalance (5 s, 4 attempts). */
     public static final class Builder {
         private final String target;
-        private ChannelCredentials credentials = InsecureChannelCredentials.create();
+        private boolean tls;
+        private File caCertificates;
+        private File clientCertificate;
+        private File clientKey;
         private ManagedChannel channel;
         private Duration deadline = Duration.ofSeconds(5);
         private int maxAttempts = 4;
@@ -146,23 +149,35 @@ public final class KassignClient implements AutoCloseable {
 
         /** Plaintext HTTP/2 (the default): for loopback, a sidecar or a trusted network. */
         public Builder plaintext() {
-            this.credentials = InsecureChannelCredentials.create();
+            this.tls = false;
+            this.caCertificates = null;
+            this.clientCertificate = null;
+            this.clientKey = null;
             return this;
         }
 
         /** TLS, trusting the JVM's default certificate authorities. */
         public Builder tls() {
-            this.credentials = TlsChannelCredentials.create();
+            this.tls = true;
+            this.caCertificates = null;
             return this;
         }
 
         /** TLS, trusting the PEM certificate(s) in {@code caCertificates}. */
         public Builder tls(final File caCertificates) {
-            try {
-                this.credentials = TlsChannelCredentials.newBuilder().trustManager(caCertificates).build();
-            } catch (final IOException e) {
-                throw new UncheckedIOException("cannot read CA certificates " + caCertificates, e);
-            }
+            this.tls = true;
+            this.caCertificates = Objects.requireNonNull(caCertificates, "caCertificates");
+            return this;
+        }
+
+        /**
+         * Mutual TLS: presents this PEM certificate chain and PEM (PKCS#8) private key to a server
+         * that asks for a client certificate ({@code kassign serve --tls-client-ca}). Implies TLS.
+         */
+        public Builder clientCertificate(final File certificateChain, final File privateKey) {
+            this.tls = true;
+            this.clientCertificate = Objects.requireNonNull(certificateChain, "certificateChain");
+            this.clientKey = Objects.requireNonNull(privateKey, "privateKey");
             return this;
         }
 
@@ -215,15 +230,32 @@ public final class KassignClient implements AutoCloseable {
             if (channel != null) {
                 return new KassignClient(this, channel, false);
             }
-            final ManagedChannel owned;
-            try {
-                owned = Grpc.newChannelBuilder(target, credentials).maxInboundMessageSize(maxMessageBytes).build();
-            } catch (final UnsupportedOperationException e) {
-                // Netty without ALPN (Debian's libnetty-java 4.1.48 leaves it out) cannot speak HTTP/2 over TLS.
-                throw new IllegalStateException("TLS needs ALPN support from netty, which this classpath lacks ("
-                        + e.getMessage() + "); use grpc-netty from Maven Central or a TLS-terminating proxy", e);
-            }
+            final ManagedChannel owned = Grpc.newChannelBuilder(target, credentials())
+                    .maxInboundMessageSize(maxMessageBytes).build();
             return new KassignClient(this, owned, true);
+        }
+
+        private ChannelCredentials credentials() {
+            if (!tls) {
+                return InsecureChannelCredentials.create();
+            }
+            final TlsChannelCredentials.Builder credentials = TlsChannelCredentials.newBuilder();
+            try {
+                if (caCertificates != null) {
+                    credentials.trustManager(caCertificates);
+                }
+            } catch (final IOException e) {
+                throw new UncheckedIOException("cannot read CA certificates " + caCertificates, e);
+            }
+            try {
+                if (clientCertificate != null) {
+                    credentials.keyManager(clientCertificate, clientKey);
+                }
+            } catch (final IOException e) {
+                throw new UncheckedIOException("cannot read client certificate " + clientCertificate
+                        + " or key " + clientKey, e);
+            }
+            return credentials.build();
         }
 
         private static Duration positive(final Duration value, final String name) {

@@ -19,13 +19,13 @@ import java.time.Duration;
  *
  * <pre>
  * leader-simulator [--target HOST:PORT] [--json] [--deadline-ms N] [--attempts N]
- *                  [--tls] [--ca-file PEM] FILE|-
+ *                  [--tls] [--ca-file PEM] [--client-cert PEM --client-key PEM] FILE|-
  * </pre>
  * Exit status: 0 answered, 1 the call failed, 2 bad usage or input.
  */
 public final class LeaderSimulator {
     static final String USAGE = "usage: leader-simulator [--target HOST:PORT] [--json] [--deadline-ms N] "
-            + "[--attempts N] [--tls] [--ca-file PEM] FILE|-";
+            + "[--attempts N] [--tls] [--ca-file PEM] [--client-cert PEM --client-key PEM] FILE|-";
 
     private LeaderSimulator() {
     }
@@ -86,6 +86,8 @@ public final class LeaderSimulator {
         int attempts = 4;
         boolean tls;
         String caFile;
+        String clientCert;
+        String clientKey;
         String input;
 
         static Options parse(final String[] args) {
@@ -102,6 +104,14 @@ public final class LeaderSimulator {
                         o.caFile = value(args, ++i, arg);
                         o.tls = true;
                     }
+                    case "--client-cert" -> {
+                        o.clientCert = value(args, ++i, arg);
+                        o.tls = true;
+                    }
+                    case "--client-key" -> {
+                        o.clientKey = value(args, ++i, arg);
+                        o.tls = true;
+                    }
                     default -> {
                         if (arg.startsWith("--") || o.input != null) {
                             throw new IllegalArgumentException("unexpected argument " + arg);
@@ -112,6 +122,9 @@ public final class LeaderSimulator {
             }
             if (o.input == null) {
                 throw new IllegalArgumentException("missing FILE (or - for standard input)");
+            }
+            if ((o.clientCert == null) != (o.clientKey == null)) {
+                throw new IllegalArgumentException("--client-cert and --client-key go together");
             }
             return o;
         }
@@ -124,6 +137,9 @@ public final class LeaderSimulator {
                 builder.tls(new File(caFile));
             } else if (tls) {
                 builder.tls();
+            }
+            if (clientCert != null) {
+                builder.clientCertificate(new File(clientCert), new File(clientKey));
             }
             return builder.build();
         }

@@ -4,16 +4,21 @@ import io.kassign.client.KassignClient;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import java.io.File;
-import java.lang.System.Logger.Level;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
 import org.apache.kafka.streams.processor.assignment.ApplicationState;
 import org.apache.kafka.streams.processor.assignment.KafkaStreamsState;
 import org.apache.kafka.streams.processor.assignment.ProcessId;
+import org.apache.kafka.streams.processor.assignment.TaskAssignmentUtils;
 import org.apache.kafka.streams.processor.assignment.TaskAssignor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A Kafka Streams {@link TaskAssignor} (KIP-924, Kafka 3.8+) that asks the kassign service.
@@ -21,20 +26,29 @@ import org.apache.kafka.streams.processor.assignment.TaskAssignor;
  * <p>Set {@code task.assignor.class=io.kassign.streams.KassignTaskAssignor} and the
  * {@code kassign.*} keys of {@link AssignorSettings} in the Streams configuration. Each rebalance
  * the group leader turns its {@link ApplicationState} into an AssignRequest ({@link StateToRequest}),
- * calls the service within {@code kassign.deadline.ms}, and returns the answer with the follow-up
- * rebalance deadlines the service chose ({@link ResponseToAssignment}).
+ * calls the service within {@code kassign.deadline.ms}, checks the answer with Kafka's own
+ * validation, and returns it with the follow-up rebalance deadlines the service chose
+ * ({@link ResponseToAssignment}); one INFO line says {@code kassign assigned ...}.
  *
- * <p>The service must never break a rebalance: when it cannot be reached, answers with an error,
- * or answers something Kafka would reject, every client keeps its previous tasks and a follow-up
- * rebalance is scheduled after {@code kassign.fallback.followup.delay.ms} (immediately by default),
- * as Kafka does itself after a TaskAssignmentException ({@link PreviousAssignment}).
+ * <p>The service must never break a rebalance. On any failure (unreachable, deadline, an error
+ * status, an answer Kafka would reject, any exception, a LinkageError or other Error) the
+ * rebalance is assigned locally by Kafka's StickyTaskAssignor and every client is asked for a
+ * follow-up rebalance after {@code kassign.fallback.followup.delay.ms} ({@link LocalFallback});
+ * one WARN line says {@code kassign fallback: CAUSE; ...}, and {@link AssignorMetrics} counts it.
+ * Only a VirtualMachineError other than StackOverflowError (out of memory, an internal JVM error)
+ * is left to propagate: nothing sensible can be computed then.
+ *
+ * <p>Kafka Streams creates and configures a new instance for every rebalance and never closes it,
+ * so the gRPC channel is shared by all instances of one group id (reconfiguring with other
+ * connection settings closes the old one), and so are the metrics.
  */
 public final class KassignTaskAssignor implements TaskAssignor {
-    private static final System.Logger LOG = System.getLogger(KassignTaskAssignor.class.getName());
+    private static final Logger LOG = LoggerFactory.getLogger(KassignTaskAssignor.class);
+    private static final Map<String, SharedClient> CLIENTS = new ConcurrentHashMap<>();
 
     private final Clock clock;
-    private AssignorSettings settings = AssignorSettings.defaults();
-    private KassignClient client;
+    private volatile AssignorSettings settings = AssignorSettings.defaults();
+    private volatile AssignorMetrics metrics = AssignorMetrics.forGroup("");
 
     /** The constructor Kafka Streams calls (by reflection, from task.assignor.class). */
     public KassignTaskAssignor() {
@@ -46,58 +60,132 @@ public final class KassignTaskAssignor implements TaskAssignor {
         this.clock = Objects.requireNonNull(clock, "clock");
     }
 
+    /** Reads the kassign.* keys; a malformed one throws Kafka's ConfigException naming it. */
     @Override
-    public synchronized void configure(final Map<String, ?> configs) {
-        settings = AssignorSettings.from(configs);
-        closeClient();
+    public void configure(final Map<String, ?> configs) {
+        final AssignorSettings read = AssignorSettings.from(configs);
+        settings = read;
+        metrics = AssignorMetrics.forGroup(read.groupId());
     }
 
     /** The settings in force (after configure). */
-    public synchronized AssignorSettings settings() {
+    public AssignorSettings settings() {
         return settings;
     }
 
     @Override
     public TaskAssignment assign(final ApplicationState applicationState) {
+        final AssignorSettings current = settings;
         final Instant now = clock.instant();
+        final long started = System.nanoTime();
         try {
             final Map<ProcessId, KafkaStreamsState> clients = applicationState.kafkaStreamsStates(true);
-            final AssignRequest request = StateToRequest.convert(applicationState, clients, settings(), now);
-            final AssignResponse response = client().assign(request);
+            final AssignRequest request = StateToRequest.convert(applicationState, clients, current, now);
+            final AssignResponse response;
+            try {
+                response = client(current).assign(request);
+            } finally {
+                metrics.call(elapsedMs(started));
+            }
             final TaskAssignment assignment = ResponseToAssignment.convert(
                     response, clients.keySet(), applicationState.allTasks().keySet());
-            LOG.log(Level.DEBUG, () -> "kassign assignment: " + ResponseToAssignment.describe(assignment));
+            final AssignmentError error = TaskAssignmentUtils.validateTaskAssignment(applicationState, assignment);
+            if (error != AssignmentError.NONE) {
+                throw new ResponseToAssignment.InvalidResponse("Kafka's validation says " + error);
+            }
+            metrics.assigned();
+            LOG.info("kassign assigned group {}: {} tasks to {} clients in {} ms ({})", current.groupId(),
+                    applicationState.allTasks().size(), clients.size(), elapsedMs(started),
+                    ResponseToAssignment.describe(assignment));
             return assignment;
-        } catch (final RuntimeException | LinkageError e) {
-            final Duration delay = settings().fallbackFollowupDelay();
-            LOG.log(Level.WARNING, "kassign could not assign tasks (" + e + "); keeping the previous assignment "
-                    + "and scheduling a follow-up rebalance in " + delay.toMillis() + " ms");
-            return PreviousAssignment.keep(applicationState, now.plus(delay));
+        } catch (final VirtualMachineError e) {
+            if (!(e instanceof StackOverflowError)) {
+                throw e;
+            }
+            return fallback(applicationState, current, now, e);
+        } catch (final Exception | Error e) {
+            return fallback(applicationState, current, now, e);
         }
     }
 
-    private synchronized KassignClient client() {
-        if (client == null) {
-            final KassignClient.Builder builder = KassignClient.builder(settings.target())
-                    .deadline(settings.deadline())
-                    .maxAttempts(settings.maxAttempts())
-                    .initialBackoff(settings.initialBackoff())
-                    .maxBackoff(settings.initialBackoff().compareTo(Duration.ofSeconds(1)) > 0
-                            ? settings.initialBackoff() : Duration.ofSeconds(1));
-            if (settings.caFile().isPresent()) {
-                builder.tls(new File(settings.caFile().get()));
-            } else if (settings.tls()) {
+    /** Counts (and logs at WARN) an assignment that Kafka's validation rejected after assign(). */
+    @Override
+    public void onAssignmentComputed(final GroupAssignment assignment, final GroupSubscription subscription,
+                                     final AssignmentError error) {
+        if (error != AssignmentError.NONE) {
+            metrics.rejected();
+            LOG.warn("kassign: Kafka rejected the assignment of group {}: {}", settings.groupId(), error);
+        }
+    }
+
+    private TaskAssignment fallback(final ApplicationState state, final AssignorSettings current, final Instant now,
+                                    final Throwable failure) {
+        final FallbackCause cause = FallbackCause.of(failure);
+        metrics.fallback(cause);
+        final Duration delay = current.fallbackFollowupDelay();
+        final LocalFallback.Result result = LocalFallback.assign(state, now.plus(delay));
+        final String how = result.kind() == LocalFallback.Kind.STICKY
+                ? "assigned locally with Kafka's StickyTaskAssignor"
+                : "kept the previous assignment, as StickyTaskAssignor failed too (" + result.stickyFailure() + ")";
+        LOG.warn("kassign fallback: {}; {}; follow-up rebalance in {} ms (group {}, target {})",
+                FallbackCause.describe(failure), how, delay.toMillis(), current.groupId(), current.target());
+        LOG.debug("kassign fallback cause", failure);
+        return result.assignment();
+    }
+
+    private static long elapsedMs(final long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1_000_000L;
+    }
+
+    /** The group's client, made once and shared; remade (the old one closed) when its settings change. */
+    static KassignClient client(final AssignorSettings settings) {
+        final ConnectionKey key = ConnectionKey.of(settings);
+        final SharedClient shared = CLIENTS.compute(settings.groupId(), (group, existing) -> {
+            if (existing != null && existing.key().equals(key)) {
+                return existing;
+            }
+            if (existing != null) {
+                existing.client().close();
+            }
+            return new SharedClient(key, key.build());
+        });
+        return shared.client();
+    }
+
+    /** Closes every shared client (tests; an application that unloads the plug-in). */
+    static void closeClients() {
+        CLIENTS.values().removeIf(shared -> {
+            shared.client().close();
+            return true;
+        });
+    }
+
+    private record SharedClient(ConnectionKey key, KassignClient client) {
+    }
+
+    /** What the channel depends on: equal keys share a client. */
+    private record ConnectionKey(String target, Duration deadline, int maxAttempts, Duration initialBackoff,
+                                 boolean tls, String caFile, String clientCert, String clientKey) {
+        static ConnectionKey of(final AssignorSettings s) {
+            return new ConnectionKey(s.target(), s.deadline(), s.maxAttempts(), s.initialBackoff(), s.tls(),
+                    s.caFile().orElse(null), s.clientCert().orElse(null), s.clientKey().orElse(null));
+        }
+
+        KassignClient build() {
+            final KassignClient.Builder builder = KassignClient.builder(target)
+                    .deadline(deadline)
+                    .maxAttempts(maxAttempts)
+                    .initialBackoff(initialBackoff)
+                    .maxBackoff(initialBackoff.compareTo(Duration.ofSeconds(1)) > 0 ? initialBackoff : Duration.ofSeconds(1));
+            if (caFile != null) {
+                builder.tls(new File(caFile));
+            } else if (tls) {
                 builder.tls();
             }
-            client = builder.build();
-        }
-        return client;
-    }
-
-    private void closeClient() {
-        if (client != null) {
-            client.close();
-            client = null;
+            if (clientCert != null) {
+                builder.clientCertificate(new File(clientCert), new File(clientKey));
+            }
+            return builder.build();
         }
     }
 }

@@ -179,7 +179,7 @@ final class StateToRequest {
         configs.rackAwareTrafficCost().ifPresent(request::trafficCost);
         configs.rackAwareNonOverlapCost().ifPresent(request::nonOverlapCost);
         settings.assignor().ifPresent(request::assignor);
-        settings.timeBudgetMs().ifPresent(request::assignmentTimeBudgetMs);
+        request.assignmentTimeBudgetMs(settings.timeBudgetMs());
     }
 
     /** rack.aware.assignment.strategy's values: none, min_traffic, balance_subtopology. */

@@ -10,6 +10,7 @@ lines of the logs that explain why.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import signal
@@ -98,6 +99,16 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGKILL it if pytest itself dies (Linux's PR_SET_PDEATHSIG).
+
+    Fixture teardown kills every process on a failure; this covers pytest being killed, so no
+    broker or JVM outlives a CI job's timeout.
+    """
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+
+
 @dataclass
 class Processes:
     """Everything a fixture started; ``kill_all`` SIGKILLs what still runs and reaps it."""
@@ -116,6 +127,7 @@ class Processes:
                 stdin=subprocess.DEVNULL,
                 env=env,
                 cwd=ROOT,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 - pytest runs no threads of ours
             )
         self.started.append(proc)
         return proc

@@ -10,6 +10,7 @@ lines of the logs that explain why.
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import os
 import re
@@ -18,6 +19,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,7 +39,7 @@ JVM_FLAGS = ["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"]
 SLF4J_FLAGS = [
     "-Dorg.slf4j.simpleLogger.logFile=System.out",
     "-Dorg.slf4j.simpleLogger.showDateTime=true",
-    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=yyyy-MM-dd HH:mm:ss.SSS",
     "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
     # the config dumps: hundreds of lines per client, no diagnosis in them
     *(
@@ -219,7 +221,19 @@ BROKER_SETTINGS = {
 
 
 def start_broker(work: Path, classpath: str, procs: Processes) -> Broker:
-    """A combined broker+controller on loopback, formatted fresh under ``work``."""
+    """A combined broker+controller on loopback, formatted fresh under ``work``.
+
+    The two ports are picked free just before the broker binds them; if another process takes
+    one in between, the broker fails to bind and is started again on new ports (three tries).
+    """
+    for attempt in range(1, 4):
+        broker = _start_broker(work / f"try-{attempt}", classpath, procs)
+        if broker is not None:
+            return broker
+    raise AssertionError("the broker failed to bind its ports three times")
+
+
+def _start_broker(work: Path, classpath: str, procs: Processes) -> Broker | None:
     port, controller = free_port(), free_port()
     settings = {
         **BROKER_SETTINGS,
@@ -233,15 +247,8 @@ def start_broker(work: Path, classpath: str, procs: Processes) -> Broker:
     config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
     log = work / "broker.log"
     java = ["java", *JVM_FLAGS, *SLF4J_FLAGS, "-cp", classpath]
-    cluster = subprocess.run(
-        [*java, "kafka.tools.StorageTool", "random-uuid"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout.split()[-1]
     fmt = subprocess.run(
-        [*java, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(config)],
+        [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(config)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -251,18 +258,26 @@ def start_broker(work: Path, classpath: str, procs: Processes) -> Broker:
         f"kafka-storage format failed:\n{fmt.stdout[-3000:]}\n{fmt.stderr[-3000:]}"
     )
     proc = procs.start([*java[:1], "-Xmx512m", *java[1:], "kafka.Kafka", str(config)], log)
-    wait_until(
-        "the broker to start",
-        lambda: (
-            proc.poll() is None
-            and "Kafka Server started" in log.read_text(errors="replace")
-            or None
-        ),
-        120,
-        lambda: [log],
-        interval=0.2,
-    )
-    return Broker(proc, f"127.0.0.1:{port}", log)
+
+    def outcome() -> str | None:
+        text = log.read_text(errors="replace")
+        if proc.poll() is not None:
+            if "Address already in use" in text:
+                return "retry"
+            raise AssertionError(f"the broker exited with {proc.returncode}\n{tail(log, 60)}")
+        return "up" if "Kafka Server started" in text else None
+
+    if wait_until("the broker to start", outcome, 120, lambda: [log], interval=0.2) == "up":
+        return Broker(proc, f"127.0.0.1:{port}", log)
+    return None
+
+
+def cluster_id() -> str:
+    """A KRaft cluster id as ``kafka-storage random-uuid`` makes one: 16 random bytes, base64url."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not text.startswith("-"):  # Kafka's Uuid.randomUuid avoids ids a CLI reads as options
+            return text
 
 
 # -------------------------------------------------------------------------------------- kassign
@@ -437,6 +452,40 @@ class Instance:
 
     def count(self, needle: str) -> int:
         return self.text().count(needle)
+
+    def process_id(self) -> str | None:
+        """The Streams process id (a UUID), from the client's log prefix."""
+        m = re.search(r"stream-client \[.*?-([0-9a-f]{8}-[0-9a-f-]{27})\]", self.text())
+        return m[1] if m else None
+
+
+PLUGIN_LINE = re.compile(
+    r"^(?P<at>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) .*kassign assigned group (?P<group>\S+): "
+    r".*\((?P<clients>[^()]*)\)\s*$",
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginAssignment:
+    """One ``kassign assigned`` line of the plug-in: when, and actives per process id."""
+
+    at_ms: int
+    actives: dict[str, int]
+
+
+def plugin_assignments(instances: Iterable[Instance], group: str) -> list[PluginAssignment]:
+    found = []
+    for instance in instances:
+        for m in PLUGIN_LINE.finditer(instance.text()):
+            if m["group"] != group:
+                continue
+            at = datetime.strptime(m["at"], "%Y-%m-%d %H:%M:%S.%f").timestamp()
+            actives = {
+                pid: int(a) for pid, a in re.findall(r"([0-9a-f-]{36})=(\d+)a/", m["clients"])
+            }
+            found.append(PluginAssignment(int(at * 1000), actives))
+    return sorted(found, key=lambda p: p.at_ms)
 
 
 @dataclass

@@ -40,6 +40,7 @@ from tests.e2e.harness import (
     calls,
     metric_value,
     now_ms,
+    plugin_assignments,
     start_broker,
     start_kassign,
     tails,
@@ -278,6 +279,22 @@ def test_every_rebalance_is_kassigns_and_a_fourth_instance_gets_actives_after_wa
     assert metric_value(metrics, "kassign_warmups_total") == sum(c.warmups for c in all_calls)
     assert metric_value(metrics, "kassign_followup_rebalances_total") == sum(
         1 for c in all_calls if c.followup_ms
+    )
+    d_id = d.process_id()
+    handed = next(
+        (
+            p.at_ms
+            for p in plugin_assignments(app.instances, app.app_id)
+            if p.actives.get(d_id or "")
+        ),
+        None,
+    )
+    assert handed is not None, f"no plug-in assignment gave {d_id} actives\n" + tails(logs())
+    FIGURES["scale_out_seconds_to_first_active_assignment"] = round(
+        (handed - d.started_ms) / 1000, 1
+    )
+    FIGURES["scale_out_seconds_restoring_after_assignment"] = round(
+        (balanced_at - handed) / 1000, 1
     )
     FIGURES["scale_out_rebalances"] = len(scale_calls)
     FIGURES["scale_out_seconds_to_balance"] = round((balanced_at - d.started_ms) / 1000, 1)

@@ -372,7 +372,9 @@ def test_without_kassign_the_fallback_moves_a_killed_instances_tasks_and_kassign
     )
 
     # kassign back on the same port: the fallback's follow-up rebalance is kassign's again
+    assigned_before = sum(i.count(ASSIGNED) for i in survivors)
     back = start_kassign(kassign.log.parent / "restarted", procs, port=kassign.port)
+    restarted_at = now_ms()
     kassign_logs.append(back.log)
     wait_until(
         "a kassign assignment after the restart",
@@ -382,14 +384,26 @@ def test_without_kassign_the_fallback_moves_a_killed_instances_tasks_and_kassign
     )
     wait_until(
         "the plug-in to log a kassign assignment after the restart",
-        lambda: any(i.count(ASSIGNED) for i in survivors) or None,
+        lambda: sum(i.count(ASSIGNED) for i in survivors) > assigned_before or None,
         30,
         logs,
     )
+    first_back = calls([back.log], app.app_id)[0]
+    FIGURES["failover_seconds_restart_to_kassign_assignment"] = round(
+        (first_back.at_ms - restarted_at) / 1000, 1
+    )
+    # kassign's answer schedules no follow-up here, so the fallbacks are over: none after this
+    fallbacks = sum(i.count(FALLBACK) for i in survivors)
     for key in expected:
         expected[key] += 10
     app.produce(KEYS, 10)
     wait_for_counts(app, expected, logs())
+    every_rebalance_since = calls([back.log], app.app_id)
+    assert sum(i.count(FALLBACK) for i in survivors) == fallbacks, (
+        "a fallback after kassign was back\n" + tails(logs())
+    )
+    assert all(i.running() for i in survivors) and app.owned(survivors) == TASKS
+    FIGURES["failover_kassign_calls_after_restart"] = len(every_rebalance_since)
     FIGURES["failover_test_seconds"] = round(time.monotonic() - t0, 1)
 
 

@@ -373,8 +373,8 @@ def test_without_kassign_the_fallback_moves_a_killed_instances_tasks_and_kassign
 
     # kassign back on the same port: the fallback's follow-up rebalance is kassign's again
     assigned_before = sum(i.count(ASSIGNED) for i in survivors)
+    restarted_at = now_ms()  # the process start, so this includes kassign's own start-up
     back = start_kassign(kassign.log.parent / "restarted", procs, port=kassign.port)
-    restarted_at = now_ms()
     kassign_logs.append(back.log)
     wait_until(
         "a kassign assignment after the restart",

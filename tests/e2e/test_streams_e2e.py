@@ -57,7 +57,20 @@ FIGURES: dict[str, object] = {}
 
 
 def app_settings(kassign_target: str, **extra: str) -> dict[str, str]:
-    """The Streams settings every test's application uses (see the module docstring for why)."""
+    """The Streams settings every test's application uses.
+
+    - classic group protocol (the Streams default; KIP-924 assignors run only there), one thread
+      per instance so clients and members match one to one;
+    - exactly-once: a kill -9 may not double-count, so "every record processed" is an equality;
+    - no record cache: every update reaches the changelog (a newcomer has state to restore, and
+      warm-ups are needed) and the output (the last count per key is the total);
+    - ``acceptable.recovery.lag`` 10: only a copy within 10 records is caught up; the probing
+      interval is Kafka's minimum, 60 s;
+    - 6 s session timeout (the broker allows 1 s) so a killed instance is noticed within seconds;
+      a 5 s transaction timeout so its open transaction is aborted soon after;
+    - ``kassign.deadline.ms`` 3 s, well under the rebalance timeout; the fallback's follow-up in
+      3 s instead of 60 s so the restart's rebalance comes soon.
+    """
     return {
         "group.protocol": "classic",
         "processing.guarantee": "exactly_once_v2",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import ctypes
+import json
 import os
 import re
 import signal
@@ -19,6 +20,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -343,8 +345,6 @@ class Kassign:
         return f"127.0.0.1:{self.port}"
 
     def metrics_text(self) -> str:
-        import urllib.request
-
         with urllib.request.urlopen(
             f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10
         ) as r:
@@ -530,8 +530,6 @@ class App:
 
     def counts(self) -> dict[str, int]:
         out = self.driver("counts", self.bootstrap, self.output, "20000")
-        import json
-
         line = next(ln for ln in out.splitlines() if ln.startswith("COUNTS "))
         return {str(k): int(v) for k, v in json.loads(line[len("COUNTS ") :]).items()}
 

@@ -181,6 +181,26 @@ public final class KassignClient implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The transport as the plug-in's {@code kassign.tls*} settings and the command line's
+         * {@code --tls}, {@code --ca-file}, {@code --client-cert}/{@code --client-key} name it, null
+         * meaning unset: a CA file or a client certificate implies TLS; nothing set is plaintext.
+         */
+        public Builder transport(final boolean tls, final String caFile, final String clientCert,
+                                 final String clientKey) {
+            if (caFile != null) {
+                tls(new File(caFile));
+            } else if (tls || clientCert != null) {
+                tls();
+            } else {
+                plaintext();
+            }
+            if (clientCert != null) {
+                clientCertificate(new File(clientCert), new File(Objects.requireNonNull(clientKey, "clientKey")));
+            }
+            return this;
+        }
+
         /** Uses a channel the caller made and keeps owning; {@link #close()} leaves it open. */
         public Builder channel(final ManagedChannel channel) {
             this.channel = Objects.requireNonNull(channel, "channel");

@@ -3,7 +3,6 @@ package io.kassign.client;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
-import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -130,18 +129,11 @@ public final class LeaderSimulator {
         }
 
         KassignClient client() {
-            final KassignClient.Builder builder = KassignClient.builder(target)
+            return KassignClient.builder(target)
                     .deadline(Duration.ofMillis(deadlineMs))
-                    .maxAttempts(attempts);
-            if (caFile != null) {
-                builder.tls(new File(caFile));
-            } else if (tls) {
-                builder.tls();
-            }
-            if (clientCert != null) {
-                builder.clientCertificate(new File(clientCert), new File(clientKey));
-            }
-            return builder.build();
+                    .maxAttempts(attempts)
+                    .transport(tls, caFile, clientCert, clientKey)
+                    .build();
         }
 
         private static String value(final String[] args, final int i, final String flag) {

@@ -3,7 +3,6 @@ package io.kassign.streams;
 import io.kassign.client.KassignClient;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
-import java.io.File;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -172,20 +171,13 @@ public final class KassignTaskAssignor implements TaskAssignor {
         }
 
         KassignClient build() {
-            final KassignClient.Builder builder = KassignClient.builder(target)
+            return KassignClient.builder(target)
                     .deadline(deadline)
                     .maxAttempts(maxAttempts)
                     .initialBackoff(initialBackoff)
-                    .maxBackoff(initialBackoff.compareTo(Duration.ofSeconds(1)) > 0 ? initialBackoff : Duration.ofSeconds(1));
-            if (caFile != null) {
-                builder.tls(new File(caFile));
-            } else if (tls) {
-                builder.tls();
-            }
-            if (clientCert != null) {
-                builder.clientCertificate(new File(clientCert), new File(clientKey));
-            }
-            return builder.build();
+                    .maxBackoff(initialBackoff.compareTo(Duration.ofSeconds(1)) > 0 ? initialBackoff : Duration.ofSeconds(1))
+                    .transport(tls, caFile, clientCert, clientKey)
+                    .build();
         }
     }
 }

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -176,6 +176,20 @@ def all_active_and_running(app: App, instances: list[Instance]) -> bool:
     return app.owned(instances) == TASKS and all(i.running() for i in instances)
 
 
+def start_three(app: App, logs: Callable[[], list[Path]]) -> list[Instance]:
+    """Instances a, b, c in zones a, b, c, once they run and own every task between them."""
+    three = [
+        app.start(name, zone) for name, zone in (("a", "zone-a"), ("b", "zone-b"), ("c", "zone-c"))
+    ]
+    wait_until(
+        "three instances running with every task active",
+        lambda: all_active_and_running(app, three),
+        120,
+        logs,
+    )
+    return three
+
+
 def no_fallback(app: App, logs: list[Path]) -> None:
     for instance in app.instances:
         assert instance.count(FALLBACK) == 0, f"{instance.name} fell back\n{tails(logs)}"
@@ -234,15 +248,7 @@ def test_every_rebalance_is_kassigns_and_a_fourth_instance_gets_actives_after_wa
             expected[key] += per_key
 
     produce(50)
-    first = [
-        app.start(name, zone) for name, zone in (("a", "zone-a"), ("b", "zone-b"), ("c", "zone-c"))
-    ]
-    wait_until(
-        "three instances running with every task active",
-        lambda: all_active_and_running(app, first),
-        120,
-        logs,
-    )
+    first = start_three(app, logs)
     wait_for_counts(app, expected, logs())
 
     # 1. every rebalance so far was computed by kassign: one call-log line per "kassign assigned"
@@ -344,15 +350,7 @@ def test_without_kassign_the_fallback_moves_a_killed_instances_tasks_and_kassign
 
     expected = dict.fromkeys((f"k{k}" for k in range(KEYS)), 50)
     app.produce(KEYS, 50)
-    three = [
-        app.start(name, zone) for name, zone in (("a", "zone-a"), ("b", "zone-b"), ("c", "zone-c"))
-    ]
-    wait_until(
-        "three instances running with every task active",
-        lambda: all_active_and_running(app, three),
-        120,
-        logs,
-    )
+    three = start_three(app, logs)
     wait_for_counts(app, expected, logs())
     no_fallback(app, logs())
 
@@ -451,15 +449,7 @@ def test_the_application_over_tls(
 
     expected = dict.fromkeys((f"k{k}" for k in range(KEYS)), 30)
     app.produce(KEYS, 30)
-    three = [
-        app.start(name, zone) for name, zone in (("a", "zone-a"), ("b", "zone-b"), ("c", "zone-c"))
-    ]
-    wait_until(
-        "three instances running with every task active",
-        lambda: all_active_and_running(app, three),
-        120,
-        logs,
-    )
+    start_three(app, logs)
     wait_for_counts(app, expected, logs())
     every_rebalance_is_kassigns(app, [kassign.log], logs())
     FIGURES["tls_test_seconds"] = round(time.monotonic() - t0, 1)

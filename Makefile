@@ -12,7 +12,7 @@ GEN       := gen/kassign/v1
 # file (no engine runs here), openssl for TLS test certs.
 APT_PACKAGES := prometheus openjdk-17-jdk-headless maven docker-compose openssl
 
-.PHONY: setup run test pytest system-deps java lint gen clean
+.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean
 
 setup: $(VENV)/.installed
 

@@ -17,15 +17,18 @@ calls the lagging client the movement's "destination": where the task should end
 warm, though it is the client the task is taken away from now.)
 
 "Least loaded" is ``(actives + standbys) / threads`` then process order (Kafka's
-``ConstrainedPrioritySet``). Kafka collects movements in a ``PriorityQueue`` ordered by number
-of caught-up clients then task, but walks it with its iterator, that is in *heap-array* order,
-not sorted order; ``_JavaQueue`` builds the same array (Java's sift-up on insert) and we walk it
-the same way, so our choices fall where Kafka's do.
+``ConstrainedPrioritySet``). Kafka collects the movements of each pass in a ``PriorityQueue``
+ordered by number of caught-up clients, then task id, and takes them with ``poll()`` until it is
+empty (``TaskMovement.assignActiveTaskMovements`` and ``assignStandbyTaskMovements``, Kafka 3.8
+and later), so in sorted order. Sorting alone is not enough: in the standby pass one task can be
+queued for several lagging clients under one key, and ``poll()`` hands out equal keys in the order
+its binary heap leaves them, not the order they were offered. ``_JavaQueue`` therefore keeps
+Java's heap (sift-up on ``offer``, sift-down on ``poll``) so ties fall where Kafka's do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from assignor.lags import CatchUpIndex
@@ -55,24 +58,54 @@ class StandbyMoves:
 
 
 class _JavaQueue:
-    """The array of a ``java.util.PriorityQueue`` filled by ``offer`` only, keys compared by
-    ``(caught-up count, task)``; entries carry their lagging client alongside."""
+    """A ``java.util.PriorityQueue`` of movements keyed ``(caught-up count, task)``, each entry
+    carrying its lagging client; ``offer`` and ``poll`` move entries exactly as Java's do, so
+    entries with equal keys come out in Java's order too."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[int, int, int]] = []
+        self._heap: list[tuple[int, int, int]] = []
+
+    def __len__(self) -> int:
+        return len(self._heap)
 
     def offer(self, num_caught_up: int, task: int, lagging: int) -> None:
-        items = self.items
-        items.append((num_caught_up, task, lagging))
-        k = len(items) - 1
-        entry = items[k]
+        """Java's ``siftUp``: climb while strictly smaller than the parent."""
+        heap = self._heap
+        entry = (num_caught_up, task, lagging)
+        heap.append(entry)
+        k = len(heap) - 1
         while k > 0:
             parent = (k - 1) >> 1
-            if entry[:2] >= items[parent][:2]:  # Java stops on compareTo >= 0
+            if entry[:2] >= heap[parent][:2]:  # Java stops on compareTo >= 0
                 break
-            items[k] = items[parent]
+            heap[k] = heap[parent]
             k = parent
-        items[k] = entry
+        heap[k] = entry
+
+    def poll(self) -> tuple[int, int, int]:
+        """Java's ``poll``: take the root, put the last entry there and ``siftDown``."""
+        heap = self._heap
+        head = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if n == 0:
+            return head
+        k = 0
+        while k < n >> 1:
+            child = 2 * k + 1
+            if child + 1 < n and heap[child][:2] > heap[child + 1][:2]:
+                child += 1  # Java takes the right child only when strictly smaller
+            if last[:2] <= heap[child][:2]:  # Java stops on compareTo <= 0
+                break
+            heap[k] = heap[child]
+            k = child
+        heap[k] = last
+        return head
+
+    def drain(self) -> Iterator[tuple[int, int, int]]:
+        """Kafka's ``while (!queue.isEmpty()) queue.poll()``: nothing is offered meanwhile."""
+        while self._heap:
+            yield self.poll()
 
 
 class _Board:
@@ -133,7 +166,8 @@ def move_active_tasks(
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
     warmups: list[set[int]] = [set() for _ in capacities]
-    for _, task, lagging in queue.items:
+    movements = len(queue)
+    for _, task, lagging in queue.drain():
         caught_up = index.caught_up(task)
         runner = board.least_loaded(c for c in caught_up if task in board.standby[c])
         if runner is not None:
@@ -154,7 +188,7 @@ def move_active_tasks(
         _frozen(board.active),
         _frozen(board.standby),
         _frozen(warmups),
-        len(queue.items),
+        movements,
         warmups_left,
     )
 
@@ -176,7 +210,7 @@ def move_standby_tasks(
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
     movements = placed = 0
-    for _, task, lagging in queue.items:
+    for _, task, lagging in queue.drain():
         holder = board.least_loaded(c for c in index.caught_up(task) if not board.holds(c, task))
         if holder is None:
             holder = _most_caught_up_free(index, board, task, lagging)

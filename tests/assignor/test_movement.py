@@ -1,5 +1,6 @@
 """KIP-441 movements and the catch-up index: what Kafka's TaskMovementTest asserts, and Kafka's
-exact choices (least loaded caught-up client, heap-array movement order, lag ranking)."""
+exact choices (least loaded caught-up client, movements in ``PriorityQueue.poll()`` order, lag
+ranking)."""
 
 from __future__ import annotations
 
@@ -92,11 +93,22 @@ def test_movement_needs_a_client_that_lags_less() -> None:
 # --- the queue -----------------------------------------------------------------------------------
 
 
-def test_queue_is_walked_in_java_heap_array_order() -> None:
+def test_queue_is_polled_in_sorted_order_not_heap_array_order() -> None:
+    # Kafka 3.8+ polls: (caught-up count, task) ascending; its heap array reads 3, 0, 2, 1
     queue = _JavaQueue()
     for n, task in ((1, 0), (1, 1), (1, 2), (0, 3)):
         queue.offer(n, task, lagging=9)
-    assert [task for _, task, _ in queue.items] == [3, 0, 2, 1]  # sorted would be 3, 0, 1, 2
+    assert [task for _, task, _ in queue.drain()] == [3, 0, 1, 2]
+    assert len(queue) == 0
+
+
+def test_equal_queue_keys_are_polled_in_javas_order() -> None:
+    # one task queued for four lagging standbys: java.util.PriorityQueue.poll() hands them out
+    # 1, 4, 3, 2 (checked against the JDK), neither offer order nor its reverse
+    queue = _JavaQueue()
+    for lagging in (1, 2, 3, 4):
+        queue.offer(2, 5, lagging=lagging)
+    assert [lagging for _, _, lagging in queue.drain()] == [1, 4, 3, 2]
 
 
 # --- active movements ----------------------------------------------------------------------------
@@ -160,12 +172,13 @@ def test_warmups_stop_at_the_budget_and_the_rest_just_move() -> None:
 
 
 def test_warmups_go_in_kafkas_queue_order() -> None:
-    # tasks 0-2: one caught-up client; task 3: none, client 0 merely lags less. Kafka's queue
-    # array is [3, 0, 2, 1]: with three warm-ups, task 1 is the one left without.
+    # tasks 0-2: one caught-up client; task 3: none, client 0 merely lags less. Kafka polls its
+    # queue: 3, 0, 1, 2, so with three warm-ups task 2 is the one left without (the heap array,
+    # [3, 0, 2, 1], would have left task 1 without)
     idx = index([{0: 0, 1: 0, 2: 0, 3: 500}, {}], 4)
     moves = _active(idx, sets(set(), {0, 1, 2, 3}), sets(set(), set()), [1, 1], warmups_left=3)
     assert moves.active[0] == {0, 1, 2, 3}
-    assert moves.warmups[1] == {3, 0, 2}
+    assert moves.warmups[1] == {3, 0, 1}
 
 
 def test_most_caught_up_client_takes_over_when_nobody_is_caught_up() -> None:
@@ -293,15 +306,6 @@ def test_standby_is_not_copied_to_a_client_lagging_more_than_its_holder() -> Non
     )
     assert moves.movements == 0 and moves.warmups_left == 1
     assert moves.standby == (frozenset(), frozenset({0}), frozenset())
-
-
-def test_equal_queue_keys_keep_their_offer_order() -> None:
-    # Java's sift-up stops at a parent that compares equal: two lagging copies of one task stay
-    # in the order they were offered (process order of the lagging clients)
-    queue = _JavaQueue()
-    queue.offer(2, 5, lagging=1)
-    queue.offer(2, 5, lagging=2)
-    assert [lagging for _, _, lagging in queue.items] == [1, 2]
 
 
 def test_the_one_warmup_goes_to_the_first_lagging_standby_in_process_order() -> None:

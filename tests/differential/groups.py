@@ -9,7 +9,9 @@ A group has a *history*: which client ran each task before (a previous active, r
 consumer's owned source partition and an offset sum of -2, Kafka's ``LATEST_OFFSET``) and which
 clients kept state for it (an offset sum giving a lag that is caught up, lagging, the whole
 changelog, ahead of the end offset, or unknown, -3). Clients that left still shape the history
-(their tasks have no previous owner in the group); clients that joined have none.
+(their tasks have no previous owner in the group); clients that joined have none. A "probing"
+group is the next round of a random one: its history is kassign's answer to that round, with
+the warm-ups and standbys part way through restoring, as a probing rebalance finds them.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from kassign.v1 import assignment_pb2 as pb
 from kassign_client import build
 from kassign_client.build import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
 
+from server.servicer import assign_request
+
 __all__ = ["Group", "group", "with_history"]
 
 NOW_MS = 1_000_000
-HISTORIES = ("fresh", "random", "scale-out", "scale-in", "roll")
+HISTORIES = ("fresh", "random", "scale-out", "scale-in", "roll", "probing")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +142,23 @@ def _random_history(
     return history
 
 
+def _next_round_history(
+    rng: random.Random, first: pb.AssignRequest, clients: Sequence[Client], topology: Topology
+) -> History:
+    """kassign's answer to ``first`` as the history: its actives ran, its standbys restored some."""
+    index = {str(c.process_id): i for i, c in enumerate(clients)}
+    acceptable_lag = first.configs.acceptable_recovery_lag
+    history = History()
+    for c in assign_request(first).response.clients:
+        for t in c.active_tasks:
+            history.active[(t.subtopology, t.partition)] = index[c.process_id]
+        for t in c.standby_tasks:
+            task = (t.subtopology, t.partition)
+            sums = history.offsets.setdefault(index[c.process_id], {})
+            sums[task] = _offset_sum(rng, topology.end_offsets[task], acceptable_lag)
+    return history
+
+
 def with_history(
     *,
     seed: int,
@@ -162,7 +183,9 @@ def with_history(
     ]
     members = []
     for index, client in enumerate(clients):
-        member_ids = [f"{client.process_id}-StreamThread-{n}-consumer" for n in range(1, client.threads + 1)]
+        member_ids = [
+            f"{client.process_id}-StreamThread-{n}-consumer" for n in range(1, client.threads + 1)
+        ]
         owned: dict[str, list[tuple[str, int]]] = {}
         sums: dict[str, int] = {}
         for task, owner in sorted(history.active.items()):
@@ -216,8 +239,20 @@ def group(seed: int) -> Group:
         history = _random_history(
             rng, topology, n + rng.randint(1, 5), acceptable_lag=acceptable_lag, standbys=standbys
         )
-    else:  # "random", "roll": every current client may have run something
-        history = _random_history(rng, topology, n, acceptable_lag=acceptable_lag, standbys=standbys)
+    else:  # "random", "roll", "probing": every current client may have run something
+        history = _random_history(
+            rng, topology, n, acceptable_lag=acceptable_lag, standbys=standbys
+        )
+    if kind == "probing":
+        first = with_history(
+            seed=seed,
+            clients=clients,
+            topology=topology,
+            history=history,
+            configs=configs,
+            shape="",
+        )
+        history = _next_round_history(rng, first.request, clients, topology)
     shape = (
         f"seed={seed} {kind}: {n} clients, threads={[c.threads for c in clients]}, "
         f"partitions={list(topology.partitions)}, stateful={list(topology.stateful)}, "

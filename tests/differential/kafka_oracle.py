@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import json_format
-
 from kassign.v1 import assignment_pb2 as pb
+
 from tests.e2e.harness import JVM_FLAGS, ROOT, tail
 
 __all__ = ["KAFKA_VERSION", "KafkaAssignment", "build", "run"]

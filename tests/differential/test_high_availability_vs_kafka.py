@@ -1,0 +1,157 @@
+"""kassign's high-availability assignor against Kafka Streams' own, on 300 seeded random groups.
+
+Each group (``groups.py``: 2-30 clients with random UUIDs, 1-4 threads, 1-5 sub-topologies of
+1-32 partitions, stateful and stateless tasks, 0-2 standbys, KIP-708 tags or none, histories
+with caught-up, lagging and unknown clients, joiners and leavers) goes through the path the
+servicer takes (``server.servicer.assign_request``: decode, lags from offset sums, assign,
+validate, encode) and through kafka-streams 4.3.1's ``HighAvailabilityTaskAssignor`` in one JVM
+(``kafka_oracle.py``). Both must agree on every client's actives and standbys, and on whether a
+follow-up rebalance is asked for.
+
+Compared differently on purpose (docs/assignors.md):
+
+- the follow-up: Kafka's assignor returns one boolean and ``StreamsPartitionAssignor`` puts the
+  probing rebalance on the leader's client only; kassign, which has no leader, gives every
+  client the deadline. So "Kafka returned true" is compared with "kassign set a deadline".
+- KIP-708 standby balancing: kassign compares the configured tag keys, Kafka every tag of the
+  source client. The groups give every client exactly the configured keys, where both agree.
+- KIP-708 replicas the tags cannot place: Kafka places them least loaded walking a
+  ``HashMap<TaskId, Integer>`` (``ClientTagAwareStandbyTaskAssignor``'s
+  ``assignPendingStandbyTasksToLeastLoadedClients``), kassign walks them in task order
+  (``assignor/standby.py``). When two such tasks compete for the same least-loaded clients the
+  standbys land elsewhere, and the loads then steer later phases. The groups where this shows
+  are listed in ``EXCLUDED``, each checked to still differ, so a fix shows up as a failure
+  asking to empty the list. (Walking Kafka's HashMap order there made all 300 groups agree.)
+
+Run alone: ``.venv/bin/python -m pytest -q tests/differential``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pytest
+from kassign.v1 import assignment_pb2 as pb
+
+from server.servicer import assign_request
+from tests.differential import kafka_oracle
+from tests.differential.groups import Group, group
+
+GROUPS = 300
+FIRST_SEED = 441_000
+
+_HASHMAP_FALLBACK = "KIP-708 tags left replicas unplaced; Kafka places them walking a HashMap, kassign in task order"
+EXCLUDED: dict[int, str] = {
+    441_150: _HASHMAP_FALLBACK + " (fresh group, 9 clients, 2 standbys, tags cluster/zone)",
+    441_254: _HASHMAP_FALLBACK + " (7 clients, 2 standbys, tags cluster/rack-row)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One side's answer in the shape both can give: task ids per process id, follow-up."""
+
+    active: dict[str, frozenset[str]]
+    standby: dict[str, frozenset[str]]
+    followup: bool
+
+
+def _ids(tasks: Iterable[pb.TaskId]) -> frozenset[str]:
+    return frozenset(f"{t.subtopology}_{t.partition}" for t in tasks)
+
+
+def kassign_outcome(request: pb.AssignRequest) -> Outcome:
+    """kassign through the servicer's own entry point; the follow-up is any client's deadline."""
+    response = assign_request(request).response
+    if response.error != pb.ASSIGNMENT_ERROR_NONE:
+        raise AssertionError(f"kassign rejected its own assignment: {response.error}")
+    return Outcome(
+        active={c.process_id: _ids(c.active_tasks) for c in response.clients},
+        standby={c.process_id: _ids(c.standby_tasks) for c in response.clients},
+        followup=any(c.followup_rebalance_deadline_ms for c in response.clients),
+    )
+
+
+def kafka_outcome(answer: kafka_oracle.KafkaAssignment) -> Outcome:
+    return Outcome(answer.active, answer.standby, followup=answer.probing)
+
+
+def differences(kassign: Outcome, kafka: Outcome) -> list[str]:
+    """What differs, one line per client and aspect (empty when they agree)."""
+    out = []
+    for pid in sorted(kassign.active.keys() | kafka.active.keys()):
+        for what, ours, theirs in (
+            ("active", kassign.active, kafka.active),
+            ("standby", kassign.standby, kafka.standby),
+        ):
+            mine, kafkas = ours.get(pid, frozenset()), theirs.get(pid, frozenset())
+            if mine != kafkas:
+                out.append(
+                    f"  {pid} {what}: kassign only {sorted(mine - kafkas)}, "
+                    f"Kafka only {sorted(kafkas - mine)}"
+                )
+    if kassign.followup != kafka.followup:
+        out.append(f"  follow-up: kassign {kassign.followup}, Kafka {kafka.followup}")
+    return out
+
+
+@pytest.fixture(scope="session")
+def kafka_classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return kafka_oracle.build(tmp_path_factory.mktemp("differential"))
+
+
+@pytest.fixture(scope="session")
+def groups() -> list[Group]:
+    return [group(FIRST_SEED + i) for i in range(GROUPS)]
+
+
+def test_groups_span_the_intended_shapes(groups: list[Group]) -> None:
+    """The generator covers what the comparison claims to cover (not a test of kassign)."""
+    clients = [len({m.subscription.info.process_id for m in g.request.members}) for g in groups]
+    standbys = {g.request.configs.num_standby_replicas for g in groups}
+    tagged = sum(bool(g.request.configs.rack_aware_assignment_tags) for g in groups)
+    sums = [
+        s.offset_sum
+        for g in groups
+        for m in g.request.members
+        for s in m.subscription.info.task_offset_sums
+    ]
+    assert min(clients) == 2 and max(clients) >= 28
+    assert standbys == {0, 1, 2}
+    assert 0.3 < tagged / len(groups) < 0.7
+    assert {-3, -2} <= set(sums) and any(s > 0 for s in sums)
+    assert any(not g.request.members[0].subscription.owned_partitions for g in groups)
+
+
+@pytest.mark.slow
+def test_high_availability_matches_kafka(kafka_classpath: str, groups: list[Group]) -> None:
+    kafka = kafka_oracle.run(kafka_classpath, [g.request for g in groups])
+    failures = []
+    still_excluded = set()
+    followups = 0
+    for g, answer in zip(groups, kafka, strict=True):
+        theirs = kafka_outcome(answer)
+        followups += theirs.followup
+        diff = differences(kassign_outcome(g.request), theirs)
+        if g.seed in EXCLUDED:
+            if diff:
+                still_excluded.add(g.seed)
+        elif diff:
+            failures.append("\n".join([g.shape, *diff]))
+    assert 0 < followups < len(groups), "Kafka should ask for a follow-up in some groups, not all"
+    assert not failures, (
+        f"{len(failures)} of {len(groups)} groups differ from Kafka {kafka_oracle.KAFKA_VERSION}"
+        " (rebuild one with tests.differential.groups.group(seed)):\n" + "\n".join(failures[:10])
+    )
+    assert still_excluded == EXCLUDED.keys(), (
+        f"now agree with Kafka, remove from EXCLUDED: {sorted(EXCLUDED.keys() - still_excluded)}"
+    )
+
+
+def test_exclusions_are_what_their_reason_says(groups: list[Group]) -> None:
+    """Every excluded group has tags and standbys: the fallback it blames only runs there."""
+    by_seed = {g.seed: g.request.configs for g in groups}
+    for seed in EXCLUDED:
+        configs = by_seed[seed]
+        assert configs.rack_aware_assignment_tags and configs.num_standby_replicas > 0, seed

@@ -8,8 +8,9 @@ Two policies, chosen by ``tags.tag_layout``:
 - tag aware (``ClientTagAwareStandbyTaskAssignor``): the same least-loaded pick, restricted to
   clients whose value on every still-constraining tag key differs from the clients already
   holding the task. Replicas tags cannot place are placed least-loaded afterwards, in task
-  order (Kafka walks a ``HashMap`` there; we sort). Never a failure: a task may end up with fewer
-  standbys only when there are not enough clients, and a note says so.
+  order (Kafka walks a ``HashMap`` there; we sort: ``tests/differential`` lists the groups where
+  that changes the answer). Never a failure: a task may end up with fewer standbys only when
+  there are not enough clients, and a note says so.
 
 This is a hot path (10,000 tasks x 1,000 clients): one heap keyed by ``(load, process order)``
 holds every client once; a poll pops past the few ineligible clients and pushes them back. A

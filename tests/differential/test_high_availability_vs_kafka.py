@@ -41,7 +41,7 @@ from tests.differential.groups import Group, group
 GROUPS = 300
 FIRST_SEED = 441_000
 
-_HASHMAP_FALLBACK = "KIP-708 tags left replicas unplaced; Kafka places them walking a HashMap, kassign in task order"
+_HASHMAP_FALLBACK = "KIP-708 tags left replicas unplaced: Kafka places them walking a HashMap, kassign in task order"
 EXCLUDED: dict[int, str] = {
     441_150: _HASHMAP_FALLBACK + " (fresh group, 9 clients, 2 standbys, tags cluster/zone)",
     441_254: _HASHMAP_FALLBACK + " (7 clients, 2 standbys, tags cluster/rack-row)",
@@ -128,7 +128,7 @@ def test_groups_span_the_intended_shapes(groups: list[Group]) -> None:
 def test_high_availability_matches_kafka(kafka_classpath: str, groups: list[Group]) -> None:
     kafka = kafka_oracle.run(kafka_classpath, [g.request for g in groups])
     failures = []
-    still_excluded = set()
+    still_excluded: set[int] = set()
     followups = 0
     for g, answer in zip(groups, kafka, strict=True):
         theirs = kafka_outcome(answer)

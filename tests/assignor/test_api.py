@@ -14,7 +14,7 @@ from assignor.model import ApplicationState
 from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
 from assignor.sticky import StickyTaskAssignor
 from assignor.validate import AssignmentError
-from tests.assignor.strategies_b import client, pid, state, tasks
+from tests.assignor.builders import client, pid, state, tasks
 
 T00, T01 = tasks("0_0 0_1")
 

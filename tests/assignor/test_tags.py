@@ -7,7 +7,7 @@ from assignor.tags import (
     rack_tag_mismatches,
     tag_layout,
 )
-from tests.assignor.strategies_b import client, pid, state
+from tests.assignor.builders import client, pid, state
 
 
 def test_configured_keys_only_and_in_configured_order() -> None:

@@ -13,7 +13,7 @@ from assignor.result import KafkaStreamsAssignment, MemberAssignment, task_assig
 from assignor.sticky import StickyTaskAssignor
 from assignor.threads import distribute_tasks
 from tests.assignor import strategies as shared
-from tests.assignor.strategies_b import pid, state, tasks
+from tests.assignor.builders import pid, state, tasks
 
 T00, T01, T02, T03, T10, T11, T12, T13 = tasks("0_0 0_1 0_2 0_3 1_0 1_1 1_2 1_3")
 

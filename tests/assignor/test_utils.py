@@ -8,7 +8,7 @@ from assignor.model import RackAwareStrategy
 from assignor.result import Diagnostics, KafkaStreamsAssignment, task_assignment
 from assignor.utils import default_standby_assignment, identity_assignment
 from assignor.validate import AssignmentError, validate
-from tests.assignor.strategies_b import client, pid, state, tasks
+from tests.assignor.builders import client, pid, state, tasks
 
 T00, T01, T02, T10 = tasks("0_0 0_1 0_2 1_0")
 

@@ -11,7 +11,7 @@ from assignor.model import ApplicationState, TaskId
 from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
 from assignor.sticky import StickyTaskAssignor
 from assignor.validate import AssignmentError, check, validate
-from tests.assignor.strategies_b import app_states, client, pid, state, tasks
+from tests.assignor.builders import app_states, client, pid, state, tasks
 
 T00, T01, T10 = tasks("0_0 0_1 1_0")
 APP = state([client(1), client(2)], [T00, T01], [T10])  # 1_0 is stateless

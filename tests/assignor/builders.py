@@ -1,8 +1,12 @@
-"""Builders and hypothesis strategies for the standby, sticky, thread and validation tests."""
+"""Small-group builders (``client``, ``state``, ``tasks``) and a sticky-assignor group strategy.
+
+Shared by the standby, sticky, thread and validation tests. ``shuffled`` is the one in
+``tests.assignor.strategies``: it keeps the shuffled order (no re-sorting), so an assignor that
+follows its input order gives another answer and the order-independence tests fail.
+"""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping
 from uuid import UUID
 
@@ -17,6 +21,7 @@ from assignor.model import (
     TaskInfo,
     application_state,
 )
+from tests.assignor.strategies import shuffled
 
 __all__ = ["app_states", "client", "pid", "shuffled", "state", "tasks"]
 
@@ -59,16 +64,6 @@ def state(
 ) -> ApplicationState:
     infos = [TaskInfo(t, True) for t in stateful] + [TaskInfo(t, False) for t in stateless]
     return application_state(infos, clients, AssignmentConfigs(**configs))  # type: ignore[arg-type]
-
-
-def shuffled(app: ApplicationState, seed: int = 7) -> ApplicationState:
-    """The same group with clients and tasks given in another order (then re-canonicalised)."""
-    rng = random.Random(seed)
-    infos = list(app.tasks.values())
-    clients = list(app.clients.values())
-    rng.shuffle(infos)
-    rng.shuffle(clients)
-    return application_state(infos, clients, app.configs, app.now_ms)
 
 
 @st.composite

@@ -11,8 +11,7 @@ from collections.abc import Iterable, Mapping
 from uuid import UUID
 
 from hypothesis import strategies as st
-
-from assignor.model import (
+from kassign.assignor.streams.model import (
     ApplicationState,
     AssignmentConfigs,
     ConsumerState,
@@ -21,6 +20,7 @@ from assignor.model import (
     TaskInfo,
     application_state,
 )
+
 from tests.assignor.strategies import shuffled
 
 __all__ = ["app_states", "client", "pid", "shuffled", "state", "tasks"]

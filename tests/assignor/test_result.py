@@ -2,8 +2,8 @@
 
 from uuid import UUID
 
-from assignor.model import TaskId
-from assignor.result import Diagnostics, KafkaStreamsAssignment, task_assignment
+from kassign.assignor.streams.model import TaskId
+from kassign.assignor.streams.result import Diagnostics, KafkaStreamsAssignment, task_assignment
 
 P1 = UUID(int=1)
 P_NEG = UUID("f0000000-0000-0000-0000-000000000000")  # negative as a Java long: sorts first

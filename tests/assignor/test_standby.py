@@ -9,11 +9,11 @@ from uuid import UUID
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.model import ApplicationState, KafkaStreamsState, TaskId
+from kassign.assignor.streams.standby import assign_standby_tasks, place_standby_tasks
+from kassign.assignor.streams.tags import exclude_used_values, is_excluded, tag_layout
 
-from assignor.model import ApplicationState, KafkaStreamsState, TaskId
-from assignor.ordering import process_key
-from assignor.standby import assign_standby_tasks, place_standby_tasks
-from assignor.tags import exclude_used_values, is_excluded, tag_layout
 from tests.assignor import strategies as shared
 from tests.assignor.builders import app_states, client, pid, shuffled, state, tasks
 

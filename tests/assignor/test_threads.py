@@ -7,11 +7,20 @@ from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.streams.model import (
+    ApplicationState,
+    ConsumerState,
+    KafkaStreamsState,
+    TaskId,
+)
+from kassign.assignor.streams.result import (
+    KafkaStreamsAssignment,
+    MemberAssignment,
+    task_assignment,
+)
+from kassign.assignor.streams.sticky import StickyTaskAssignor
+from kassign.assignor.streams.threads import distribute_tasks
 
-from assignor.model import ApplicationState, ConsumerState, KafkaStreamsState, TaskId
-from assignor.result import KafkaStreamsAssignment, MemberAssignment, task_assignment
-from assignor.sticky import StickyTaskAssignor
-from assignor.threads import distribute_tasks
 from tests.assignor import strategies as shared
 from tests.assignor.builders import pid, state, tasks
 

@@ -6,11 +6,11 @@ from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
+from kassign.assignor.streams.model import ApplicationState, TaskId
+from kassign.assignor.streams.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
+from kassign.assignor.streams.sticky import StickyTaskAssignor
+from kassign.assignor.streams.validate import AssignmentError, check, validate
 
-from assignor.model import ApplicationState, TaskId
-from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
-from assignor.sticky import StickyTaskAssignor
-from assignor.validate import AssignmentError, check, validate
 from tests.assignor.builders import app_states, client, pid, state, tasks
 
 T00, T01, T10 = tasks("0_0 0_1 1_0")

@@ -15,10 +15,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
+from kassign.server.runtime.app import SERVICE_NAME, ServerConfig, create_server
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
-from server.app import SERVICE_NAME, ServerConfig, create_server
 from tests.server.requests import group
 from tests.server.running import in_process, subprocess_server
 

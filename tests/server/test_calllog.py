@@ -9,10 +9,10 @@ from pathlib import Path
 import grpc
 import pytest
 from google.protobuf import json_format
+from kassign.server.observe.calllog import CallLog, Observers, describe
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
-from server.calllog import CallLog, Observers, describe
 from tests.server.requests import group
 from tests.server.running import in_process
 from tests.server.test_servicer import Recorder

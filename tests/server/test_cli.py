@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from kassign.cli import main as cli
+from kassign.server.streams.encode import canonical_bytes
+from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 
-from server import cli
-from server.encode import canonical_bytes
-from server.servicer import assign_request
 from tests.server.requests import group
 from tests.server.running import ROOT, in_process
 
@@ -127,7 +127,7 @@ def test_modules_listed_in_command_modules_add_subcommands(
 
 def test_python_dash_m_server_runs_the_cli() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "server", "assign", str(EXAMPLE), "--format", "table"],
+        [sys.executable, "-m", "kassign.cli", "assign", str(EXAMPLE), "--format", "table"],
         cwd=ROOT,
         capture_output=True,
         text=True,

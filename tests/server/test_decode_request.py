@@ -8,17 +8,19 @@ from uuid import UUID
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.model import RackAwareStrategy, TaskId
+from kassign.kafka.consumer_protocol import encode_consumer_subscription
+from kassign.kafka.subscription_info import encode_subscription_info
+from kassign.server.streams.decode import decode_request
+from kassign.server.streams.decode.configs import MAX_STANDBY_REPLICAS
+from kassign.server.streams.decode.kafka_bytes import info_to_pb
 from kassign.v1 import assignment_pb2 as pb
+from kassign_client.kafka_bytes import info_from_pb, subscription_from_pb
 
-from assignor.errors import InvalidRequest
-from assignor.model import RackAwareStrategy, TaskId
-from assignor.ordering import process_key
-from server.decode import decode_request
-from server.decode.configs import MAX_STANDBY_REPLICAS
-from server.wire.consumer_protocol import encode_consumer_subscription, subscription_from_pb
-from server.wire.subscription_info import encode_subscription_info, info_from_pb, info_to_pb
+from tests.kafka.strategies import subscription_infos
 from tests.server.test_vectors import VECTORS
-from tests.server.wire_strategies import subscription_infos
 
 P1 = "f0e1d2c3-b4a5-4697-8899-aabbccddeeff"  # negative halves: sorts before P2 in Java order
 P2 = "00000000-0000-0001-0000-000000000002"

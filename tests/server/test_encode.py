@@ -5,14 +5,24 @@ from __future__ import annotations
 from uuid import UUID
 
 import pytest
+from kassign.assignor.streams.model import TaskId
+from kassign.assignor.streams.result import (
+    Diagnostics,
+    KafkaStreamsAssignment,
+    MemberAssignment,
+    task_assignment,
+)
+from kassign.assignor.streams.validate import AssignmentError
+from kassign.server.streams.decode.request import DecodedRequest, decode_request
+from kassign.server.streams.encode import (
+    Timings,
+    canonical_bytes,
+    encode_response,
+    moved_counts,
+    without_timings,
+)
 from kassign.v1 import assignment_pb2 as pb
 from kassign_client import build
-
-from assignor.model import TaskId
-from assignor.result import Diagnostics, KafkaStreamsAssignment, MemberAssignment, task_assignment
-from assignor.validate import AssignmentError
-from server.decode.request import DecodedRequest, decode_request
-from server.encode import Timings, canonical_bytes, encode_response, moved_counts, without_timings
 
 LOW = UUID("00000000-0000-0000-0000-000000000001")
 HIGH_BIT = UUID("f0000000-0000-0000-0000-000000000000")  # negative as a Java long: sorts first

@@ -11,16 +11,16 @@ import pytest
 from google.protobuf import json_format
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kassign.assignor.streams import api
+from kassign.assignor.streams.api import register
+from kassign.assignor.streams.model import ApplicationState
+from kassign.assignor.streams.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
+from kassign.server.streams.encode import canonical_bytes
+from kassign.server.streams.servicer import PHASES, AssignObserver, NullObserver, assign_request
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 from kassign_client import build
 
-from assignor import api
-from assignor.api import register
-from assignor.model import ApplicationState
-from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
-from server.encode import canonical_bytes
-from server.servicer import PHASES, AssignObserver, NullObserver, assign_request
 from tests.server.requests import group, pid
 from tests.server.running import in_process
 

@@ -1,4 +1,4 @@
-"""server.supervisor with real forked children, each scenario in a fresh Python process.
+"""kassign.server.runtime.supervisor with real forked children, each scenario in a fresh Python process.
 
 The supervisor reaps with ``waitpid(-1)``, which in the pytest process could take the exit
 status of another test's subprocess; so every scenario runs in a process of its own and prints
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 PRELUDE = """
 import json, os, signal, sys
-from server import supervisor as sv
+from kassign.server.runtime import supervisor as sv
 
 forks = []
 
@@ -159,4 +159,4 @@ def test_the_scenarios_run_the_module_in_this_tree() -> None:
     report = run("""
         print(json.dumps({"file": sv.__file__}))
     """)
-    assert Path(str(report["file"])).resolve() == ROOT / "server" / "supervisor.py"
+    assert Path(str(report["file"])).resolve() == ROOT / "server" / "runtime" / "supervisor.py"

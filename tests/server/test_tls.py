@@ -14,13 +14,19 @@ from pathlib import Path
 
 import grpc
 import pytest
+from kassign.cli.main import main as kassign
+from kassign.server.runtime.app import ServerConfig, create_server
+from kassign.server.runtime.probe import check
+from kassign.server.runtime.tls import (
+    ClientTls,
+    ServerTls,
+    TlsError,
+    channel_credentials,
+    server_credentials,
+)
 from kassign.v1 import assignment_pb2 as pb
 from kassign_client import KassignCallError, KassignClient
 
-from server.app import ServerConfig, create_server
-from server.cli import main as kassign
-from server.probe import check
-from server.tls import ClientTls, ServerTls, TlsError, channel_credentials, server_credentials
 from tests.server.requests import group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,13 +163,13 @@ def test_serve_refuses_half_or_wrong_tls_options_with_exit_2(
 def test_the_cli_calls_and_probes_over_tls(served: str, pki: Pki) -> None:
     example = ROOT / "examples" / "small-three-clients.json"
     tls = ["--ca-file", str(pki.ca)]
-    call = [sys.executable, "-m", "server", "call", "--target", served, str(example)]
+    call = [sys.executable, "-m", "kassign.cli", "call", "--target", served, str(example)]
     ok = subprocess.run([*call, *tls], capture_output=True, text=True, timeout=60, check=False)
     assert ok.returncode == 0, ok.stderr
     assert '"clients"' in ok.stdout
     plain = subprocess.run(call, capture_output=True, text=True, timeout=60, check=False)
     assert plain.returncode == 1 and "UNAVAILABLE" in plain.stderr
-    health = [sys.executable, "-m", "server", "health", "--target", served, *tls]
+    health = [sys.executable, "-m", "kassign.cli", "health", "--target", served, *tls]
     probe = subprocess.run(health, capture_output=True, text=True, timeout=60, check=False)
     assert probe.returncode == 0 and "SERVING" in probe.stdout
 

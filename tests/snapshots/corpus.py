@@ -19,7 +19,7 @@ from kassign_client import build
 __all__ = ["cases"]
 
 ROOT = Path(__file__).resolve().parents[2]
-VECTORS = ROOT / "tests" / "server" / "vectors"
+VECTORS = ROOT / "tests" / "kafka" / "vectors"
 NOW_MS = 1_700_000_000_000
 SEEDS = 160
 """Seeded generated groups; with the files and hand-made cases, a little over 200 cases."""

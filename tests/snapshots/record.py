@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import NoReturn
 
 import grpc
+from kassign.server.streams.servicer import TaskAssignmentServicer
 from kassign.v1 import assignment_pb2 as pb
 
-from server.servicer import TaskAssignmentServicer
 from tests.snapshots.corpus import cases
 
 __all__ = ["DIGESTS", "answer", "digests", "read_digests"]

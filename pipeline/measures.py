@@ -14,17 +14,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import MemberAssignment, TaskAssignment
 
 __all__ = [
     "MEASURE_COLUMNS",
     "Measures",
-    "active_moves",
     "assign_and_measure",
     "cross_rack_partitions",
     "failed",
     "measure",
-    "standby_moves",
     "tag_violations",
     "thread_balance",
 ]
@@ -60,27 +59,6 @@ MEASURE_COLUMNS: tuple[str, ...] = tuple(Measures.__dataclass_fields__)
 def failed(reason: str, *, tasks: int = 0, clients: int = 0, seconds: float = 0.0) -> Measures:
     """The measures of an assignment that could not be computed (``reason`` says why)."""
     return Measures(tasks=tasks, clients=clients, assign_seconds=seconds, error=reason or "error")
-
-
-def active_moves(state: ApplicationState, assignment: TaskAssignment) -> int:
-    """Actives now on a client that did not own them before (only tasks that had an owner)."""
-    had_owner = {t for c in state.clients.values() for t in c.previous_active_tasks}
-    moved = 0
-    for target in assignment.assignments:
-        client = state.clients.get(target.process_id)
-        previous = client.previous_active_tasks if client is not None else frozenset()
-        moved += sum(1 for t in target.active if t in had_owner and t not in previous)
-    return moved
-
-
-def standby_moves(state: ApplicationState, assignment: TaskAssignment) -> int:
-    """Standbys placed on a client with no local state for them (they must restore from scratch)."""
-    moved = 0
-    for target in assignment.assignments:
-        client = state.clients.get(target.process_id)
-        previous = client.previous_tasks if client is not None else frozenset()
-        moved += sum(1 for t in target.standby if t not in previous)
-    return moved
 
 
 def cross_rack_partitions(state: ApplicationState, assignment: TaskAssignment) -> int:
@@ -150,14 +128,15 @@ def measure(
 ) -> Measures:
     """Every measure of one computed assignment."""
     diagnostics = assignment.diagnostics
+    active_moved, standby_moved = moved_counts(state, assignment)
     return Measures(
         tasks=len(state.tasks),
         clients=len(state.clients),
         cost_before=diagnostics.cross_rack_cost_before,
         cost_after=diagnostics.cross_rack_cost_after,
         cross_rack_partitions=cross_rack_partitions(state, assignment),
-        active_moved=active_moves(state, assignment),
-        standby_moved=standby_moves(state, assignment),
+        active_moved=active_moved,
+        standby_moved=standby_moved,
         warmups=diagnostics.warmups,
         followup=assignment.followup_scheduled,
         balance=thread_balance(members),
@@ -170,21 +149,23 @@ def measure(
 
 
 def assign_and_measure(state: ApplicationState) -> tuple[TaskAssignment | None, Measures]:
-    """Run the configured assignor (validated, as the server does) and measure the result.
+    """Run the configured assignor and distribute, as the servicer does, and measure the result.
+
+    Distribution follows the servicer's rule (``distribute_if_valid``): after a failed validation
+    no consumer gets tasks, so ``balance`` is 0 there (it used to be measured on the rejected
+    assignment).
 
     Never raises for a bad state or a failing assignor: the failure is the ``error`` measure.
     """
-    from kassign.assignor.streams.api import (
-        run,  # late: the library is imported once per Spark worker
-    )
-    from kassign.assignor.streams.threads import distribute_tasks
+    # late: the library is imported once per Spark worker
+    from kassign.assignor.streams.api import distribute_if_valid, run
 
     started = time.perf_counter()
     seconds = 0.0
     try:
         assignment, code = run(state)
         seconds = time.perf_counter() - started
-        members = distribute_tasks(state, assignment)
+        members = distribute_if_valid(state, assignment, code)
     except Exception as exc:  # noqa: BLE001 - one bad group must not fail the job
         seconds = seconds or time.perf_counter() - started
         sizes = {"tasks": len(state.tasks), "clients": len(state.clients)}

@@ -17,13 +17,15 @@ from typing import Protocol, runtime_checkable
 
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError
 from kassign.assignor.streams.model import ApplicationState
-from kassign.assignor.streams.result import Diagnostics, TaskAssignment
-from kassign.assignor.streams.validate import AssignmentError, check
+from kassign.assignor.streams.result import Diagnostics, MemberAssignment, TaskAssignment
+from kassign.assignor.streams.threads import distribute_tasks
+from kassign.assignor.streams.validate import AssignmentError, validate_with_reason
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "TaskAssignor",
     "assign",
+    "distribute_if_valid",
     "get_assignor",
     "register",
     "registered_names",
@@ -121,10 +123,23 @@ def run(application_state: ApplicationState) -> tuple[TaskAssignment, Assignment
         raise InvalidAssignment(
             None, f"assignor {name!r} returned {type(result).__name__}, not a TaskAssignment"
         )
-    error, why = check(application_state, result)
+    error, why = validate_with_reason(application_state, result)
     if error is not AssignmentError.NONE:
         result = replace(result, diagnostics=result.diagnostics.merged(Diagnostics(notes=(why,))))
     return _notify(assignor, application_state, result, error), error
+
+
+def distribute_if_valid(
+    application_state: ApplicationState, assignment: TaskAssignment, error: AssignmentError
+) -> tuple[MemberAssignment, ...]:
+    """Every consumer's tasks after ``run``; none when validation rejected the assignment.
+
+    The one rule for "assign, then distribute", shared by the servicer and the pipeline: an
+    assignment Kafka would reject has nothing valid to hand out to stream threads.
+    """
+    if error is not AssignmentError.NONE:
+        return ()
+    return distribute_tasks(application_state, assignment)
 
 
 def _notify(

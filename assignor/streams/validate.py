@@ -16,7 +16,7 @@ from kassign.assignor.ordering import process_key, sorted_processes
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.result import TaskAssignment
 
-__all__ = ["AssignmentError", "check", "validate"]
+__all__ = ["AssignmentError", "validate", "validate_with_reason"]
 
 
 class AssignmentError(enum.Enum):
@@ -34,10 +34,12 @@ class AssignmentError(enum.Enum):
 
 def validate(state: ApplicationState, assignment: TaskAssignment) -> AssignmentError:
     """The first thing wrong with ``assignment`` for ``state``, or ``AssignmentError.NONE``."""
-    return check(state, assignment)[0]
+    return validate_with_reason(state, assignment)[0]
 
 
-def check(state: ApplicationState, assignment: TaskAssignment) -> tuple[AssignmentError, str]:
+def validate_with_reason(
+    state: ApplicationState, assignment: TaskAssignment
+) -> tuple[AssignmentError, str]:
     """Like ``validate``, with a sentence naming the task or client at fault (empty when fine).
 
     A process listed twice in ``assignment`` counts as one client holding both lists.

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.model import ApplicationState, TaskId
+from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import KafkaStreamsAssignment, MemberAssignment, TaskAssignment
 from kassign.v1 import assignment_pb2 as pb
 
@@ -33,7 +34,6 @@ __all__ = [
     "canonical_bytes",
     "encode_response",
     "error_value",
-    "moved_counts",
     "set_timings",
     "without_timings",
 ]
@@ -181,35 +181,6 @@ def _add_member(members: RepeatedMembers, table: _TaskTable, member: MemberAssig
         active_partitions=table.sources(active),
         standby_partitions=table.sources(standby),
     )
-
-
-def moved_counts(state: ApplicationState, assignment: TaskAssignment) -> tuple[int, int]:
-    """(actives now owned by a client that did not own them, standbys on a client without state).
-
-    An active counts as moved only if some client owned it before: a brand-new task has no
-    previous owner to move from. A standby counts when its client reported no state for it.
-    """
-    previous_owners: dict[TaskId, set[int]] = {}  # UUID.int: hashed in C, UUID's hash is not
-    for pid, client in state.clients.items():
-        for task in client.previous_active_tasks:
-            previous_owners.setdefault(task, set()).add(pid.int)
-    active_moved = standby_moved = 0
-    for target in assignment.assignments:
-        known = state.clients.get(target.process_id)
-        target_pid = target.process_id.int
-        active_moved += sum(
-            1
-            for t in target.active
-            if (owners := previous_owners.get(t)) and target_pid not in owners
-        )
-        if known is None:
-            standby_moved += len(target.standby)
-        else:
-            had_active, had_standby = known.previous_active_tasks, known.previous_standby_tasks
-            standby_moved += sum(
-                1 for t in target.standby if t not in had_active and t not in had_standby
-            )
-    return active_moved, standby_moved
 
 
 def _report(decoded: DecodedRequest, assignment: TaskAssignment) -> pb.AssignmentReport:

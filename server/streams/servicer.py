@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
 import grpc
-from kassign.assignor.streams.api import run
-from kassign.assignor.streams.result import MemberAssignment, TaskAssignment
-from kassign.assignor.streams.threads import distribute_tasks
-from kassign.assignor.streams.validate import AssignmentError
+from kassign.assignor.streams.api import distribute_if_valid, run
+from kassign.assignor.streams.result import TaskAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION, measure
 from kassign.server import status
 from kassign.server.streams import encode
@@ -146,7 +144,7 @@ def assign_request(
     )
     obs.on_decoded(request, decoded)
     assignment, error = clock.run("assign", lambda: run(decoded.state))
-    members = clock.run("distribute", lambda: _distribute(decoded, assignment, error))
+    members = clock.run("distribute", lambda: distribute_if_valid(decoded.state, assignment, error))
     response = clock.run(
         "encode",
         lambda: encode.encode_response(decoded, assignment, members, error=error),
@@ -154,15 +152,6 @@ def assign_request(
     encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
     obs.on_success(request, decoded, assignment, response)
     return Outcome(decoded, assignment, response)
-
-
-def _distribute(
-    decoded: DecodedRequest, assignment: TaskAssignment, error: AssignmentError
-) -> tuple[MemberAssignment, ...]:
-    """Thread distribution, skipped when validation rejected the assignment (nothing to hand out)."""
-    if error is not AssignmentError.NONE:
-        return ()
-    return distribute_tasks(decoded.state, assignment)
 
 
 def _wall_clock_ms() -> int:

@@ -15,6 +15,7 @@ from kassign.assignor.streams.model import (
     TaskTopicPartition,
     application_state,
 )
+from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -23,11 +24,9 @@ from kassign.assignor.streams.result import (
 )
 from kassign.pipeline.measures import (
     MEASURE_COLUMNS,
-    active_moves,
     cross_rack_partitions,
     failed,
     measure,
-    standby_moves,
     tag_violations,
     thread_balance,
 )
@@ -87,11 +86,11 @@ def _assignment():  # type: ignore[no-untyped-def]
 
 
 def test_a_task_moves_only_when_it_leaves_a_previous_owner() -> None:
-    assert active_moves(_state(), _assignment()) == 1  # T1; T2 had no owner
+    assert moved_counts(_state(), _assignment())[0] == 1  # T1; T2 had no owner
 
 
 def test_standby_moves_count_clients_without_local_state() -> None:
-    assert standby_moves(_state(), _assignment()) == 2  # T0 on P2, T2 on P1
+    assert moved_counts(_state(), _assignment())[1] == 2  # T0 on P2, T2 on P1
 
 
 def test_cross_rack_partitions_count_partitions_without_a_replica_in_the_clients_rack() -> None:

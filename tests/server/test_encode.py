@@ -6,6 +6,7 @@ from uuid import UUID
 
 import pytest
 from kassign.assignor.streams.model import TaskId
+from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -18,7 +19,6 @@ from kassign.server.streams.encode import (
     Timings,
     canonical_bytes,
     encode_response,
-    moved_counts,
     without_timings,
 )
 from kassign.v1 import assignment_pb2 as pb

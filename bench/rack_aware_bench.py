@@ -47,7 +47,8 @@ from kassign.assignor.streams.rack.active_flow import (
     solve_active_compact,
     solve_active_dense,
 )
-from kassign.assignor.streams.rack.optimise import CostPhase, active_problem, resolve_costs
+from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
+from kassign.assignor.streams.rack.optimise import active_problem
 
 RACKS = ("rack-a", "rack-b", "rack-c")
 SUBTOPOLOGIES = 10

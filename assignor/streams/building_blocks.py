@@ -4,17 +4,16 @@
   answer; tasks that left the topology stay in it, so validation will say so);
 - ``default_standby_assignment``: standbys for the actives of an assignment, placed as the
   built-in assignors place them (KIP-708 tags or racks when configured, least loaded otherwise);
-- ``optimize_active_tasks`` / ``optimize_standby_tasks``: KIP-925 rack-aware trimming, forwarded
-  to ``kassign.assignor.streams.rack.optimise`` (imported on first use: it needs OR-Tools).
+- ``optimize_active_tasks`` / ``optimize_standby_tasks``: KIP-925 rack-aware trimming, from the
+  rack subpackage's entry point (which loads OR-Tools on first use).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
-from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.model import ApplicationState
+from kassign.assignor.streams.rack import optimize_active_tasks, optimize_standby_tasks
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -55,35 +54,3 @@ def default_standby_assignment(
     ]
     notes = Diagnostics(notes=placement.notes)
     return task_assignment(clients, assignment.diagnostics.merged(notes))
-
-
-def optimize_active_tasks(
-    state: ApplicationState,
-    tasks: Sequence[TaskId],
-    assignment: Mapping[ProcessId, AbstractSet[TaskId]],
-    *,
-    traffic_cost: int,
-    non_overlap_cost: int,
-) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    """KIP-925 active trimming (``kassign.assignor.streams.rack.optimise.optimize_active_tasks``)."""
-    from kassign.assignor.streams import rack
-
-    return rack.optimize_active_tasks(
-        state, tasks, assignment, traffic_cost=traffic_cost, non_overlap_cost=non_overlap_cost
-    )
-
-
-def optimize_standby_tasks(
-    state: ApplicationState,
-    active: Mapping[ProcessId, AbstractSet[TaskId]],
-    standby: Mapping[ProcessId, AbstractSet[TaskId]],
-    *,
-    traffic_cost: int,
-    non_overlap_cost: int,
-) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    """KIP-925 standby trimming (``kassign.assignor.streams.rack.optimise.optimize_standby_tasks``)."""
-    from kassign.assignor.streams import rack
-
-    return rack.optimize_standby_tasks(
-        state, active, standby, traffic_cost=traffic_cost, non_overlap_cost=non_overlap_cost
-    )

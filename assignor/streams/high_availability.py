@@ -35,6 +35,7 @@ from kassign.assignor.streams.movement import (
     move_active_tasks,
     move_standby_tasks,
 )
+from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -170,15 +171,8 @@ def _stateful_actives(state: ApplicationState, layout: _Layout) -> tuple[_Holdin
     active = [set(ts) for ts in balanced]
     if not _rack_aware(state) or not layout.stateful:
         return active, Diagnostics()
-    from kassign.assignor.streams import rack  # only a rack-aware request pays for the solver
-
-    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.HIGH_AVAILABILITY)
-    optimised, diagnostics = rack.optimize_active_tasks(
-        state,
-        layout.stateful,
-        layout.to_map(active, layout.stateful),
-        traffic_cost=traffic,
-        non_overlap_cost=overlap,
+    optimised, diagnostics = trim_actives(
+        state, layout.stateful, layout.to_map(active, layout.stateful), CostPhase.HIGH_AVAILABILITY
     )
     return layout.from_map(optimised, layout.stateful), diagnostics
 
@@ -213,15 +207,8 @@ def _standbys(
     diagnostics = Diagnostics(notes=placement.notes)
     if not _rack_aware(state):
         return standby, diagnostics
-    from kassign.assignor.streams import rack
-
-    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.HIGH_AVAILABILITY)
-    optimised, rack_diagnostics = rack.optimize_standby_tasks(
-        state,
-        active_map,
-        layout.to_map(standby, layout.stateful),
-        traffic_cost=traffic,
-        non_overlap_cost=overlap,
+    optimised, rack_diagnostics = trim_standbys(
+        state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY
     )
     return layout.from_map(optimised, layout.stateful), diagnostics.merged(rack_diagnostics)
 
@@ -245,16 +232,7 @@ def _stateless_actives(
     assignment = layout.to_map(placed, layout.stateless)
     if not _rack_aware(state) or not layout.stateless:
         return assignment, Diagnostics()
-    from kassign.assignor.streams import rack
-
-    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.STATELESS)
-    optimised, diagnostics = rack.optimize_active_tasks(
-        state,
-        layout.stateless,
-        assignment,
-        traffic_cost=traffic,
-        non_overlap_cost=overlap,
-    )
+    optimised, diagnostics = trim_actives(state, layout.stateless, assignment, CostPhase.STATELESS)
     return {c: frozenset(optimised.get(c, ())) for c in layout.clients}, diagnostics
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from kassign.assignor.ordering import sorted_processes
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
+from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -151,27 +152,11 @@ def _previous_standby_owners(state: ApplicationState) -> dict[TaskId, tuple[Proc
 def _optimise_actives(
     state: ApplicationState, active: Mapping[ProcessId, AbstractSet[TaskId]]
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    from kassign.assignor.streams import rack  # lazy: only with a KIP-925 strategy (needs OR-Tools)
-
-    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.STICKY)
-    result, diagnostics = rack.optimize_active_tasks(
-        state,
-        _in_task_order(state.stateful_tasks),
-        active,
-        traffic_cost=traffic,
-        non_overlap_cost=overlap,
-    )
+    stateful = _in_task_order(state.stateful_tasks)
+    result, diagnostics = trim_actives(state, stateful, active, CostPhase.STICKY)
     if state.stateless_tasks:
-        stateless_traffic, stateless_overlap = rack.resolve_costs(
-            state.configs, rack.CostPhase.STATELESS
-        )
-        result, more = rack.optimize_active_tasks(
-            state,
-            _in_task_order(state.stateless_tasks),
-            result,
-            traffic_cost=stateless_traffic,
-            non_overlap_cost=stateless_overlap,
-        )
+        stateless = _in_task_order(state.stateless_tasks)
+        result, more = trim_actives(state, stateless, result, CostPhase.STATELESS)
         diagnostics = diagnostics.merged(more)
     return {pid: frozenset(result.get(pid, ())) for pid in state.clients}, diagnostics
 
@@ -181,10 +166,5 @@ def _optimise_standbys(
     active: Mapping[ProcessId, AbstractSet[TaskId]],
     standby: Mapping[ProcessId, AbstractSet[TaskId]],
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    from kassign.assignor.streams import rack  # lazy, as above
-
-    traffic, overlap = rack.resolve_costs(state.configs, rack.CostPhase.STICKY)
-    result, diagnostics = rack.optimize_standby_tasks(
-        state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap
-    )
+    result, diagnostics = trim_standbys(state, active, standby, CostPhase.STICKY)
     return {pid: frozenset(result.get(pid, ())) for pid in state.clients}, diagnostics

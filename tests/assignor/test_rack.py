@@ -19,12 +19,8 @@ from kassign.assignor.streams.model import (
     TaskTopicPartition,
 )
 from kassign.assignor.streams.rack.active_flow import ActiveProblem, subtopology_bounds
-from kassign.assignor.streams.rack.optimise import (
-    CostPhase,
-    optimize_active_tasks,
-    optimize_standby_tasks,
-    resolve_costs,
-)
+from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
+from kassign.assignor.streams.rack.optimise import optimize_active_tasks, optimize_standby_tasks
 
 from tests.assignor.rack_cases import (
     client,

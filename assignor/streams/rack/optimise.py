@@ -21,7 +21,6 @@ the one place the output can depend on anything but the input.
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -31,7 +30,6 @@ from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverErr
 from kassign.assignor.streams.model import (
     MAX_RACK_COST,
     ApplicationState,
-    AssignmentConfigs,
     ProcessId,
     RackAwareStrategy,
     TaskId,
@@ -59,11 +57,9 @@ from kassign.assignor.timing import RACK_OPTIMISATION, timed
 
 __all__ = [
     "MAX_COST",
-    "CostPhase",
     "active_problem",
     "optimize_active_tasks",
     "optimize_standby_tasks",
-    "resolve_costs",
 ]
 
 
@@ -71,25 +67,6 @@ MAX_COST = MAX_RACK_COST
 """Largest traffic or non-overlap cost accepted (``model.MAX_RACK_COST``)."""
 _MS_PER_ARC = 0.003
 """Conservative solve-time estimate per arc, for skipping a graph the budget cannot afford."""
-
-
-class CostPhase(enum.Enum):
-    """Kafka's default (traffic, non-overlap) costs by caller (KIP-925 III and 4.E)."""
-
-    HIGH_AVAILABILITY = (10, 1)
-    STICKY = (1, 10)
-    STATELESS = (1, 0)
-
-
-def resolve_costs(configs: AssignmentConfigs, phase: CostPhase) -> tuple[int, int]:
-    """The costs to use: the configured ones, else the phase's default; stateless tasks are always 1/0."""
-    traffic, non_overlap = phase.value
-    if phase is CostPhase.STATELESS:
-        return traffic, non_overlap
-    return (
-        traffic if configs.traffic_cost is None else configs.traffic_cost,
-        non_overlap if configs.non_overlap_cost is None else configs.non_overlap_cost,
-    )
 
 
 @timed(RACK_OPTIMISATION)

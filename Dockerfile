@@ -24,7 +24,7 @@ RUN python -m venv /opt/build \
 COPY proto/ proto/
 RUN mkdir -p gen/kassign/v1 \
     && /opt/build/bin/python -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen \
-        --grpc_python_out=gen proto/kassign/v1/assignment.proto \
+        --grpc_python_out=gen proto/kassign/v1/*.proto \
     && touch gen/kassign/__init__.py gen/kassign/v1/__init__.py \
     && printf '%s\n' '#!/opt/venv/bin/python' 'import sys' 'from kassign.cli.main import main' \
         'sys.exit(main())' > /opt/venv/bin/kassign \

@@ -18,10 +18,23 @@ __all__ = [
     "Diagnostics",
     "KafkaStreamsAssignment",
     "MemberAssignment",
+    "RackStatus",
     "TaskAssignment",
     "TaskType",
     "task_assignment",
 ]
+
+
+class RackStatus(enum.IntEnum):
+    """What KIP-925 rack-aware optimisation did; a higher value tells a reader more (``merged``).
+
+    DISABLED and FALLBACK come with a reason (``Diagnostics.rack_reason``).
+    """
+
+    OFF = 0  # no rack-aware strategy configured
+    DISABLED = 1  # configured, but it cannot help here
+    OPTIMAL = 2  # the solver's optimum was applied
+    FALLBACK = 3  # solver out of budget or not optimal: the unoptimised assignment stands
 
 
 class TaskType(enum.Enum):
@@ -91,12 +104,14 @@ class MemberAssignment:
 class Diagnostics:
     """What the assignor did, for the report and metrics; never needed to apply the assignment.
 
-    ``rack_optimisation`` is a short status: "off" (strategy none), "optimal", "disabled: <why>",
-    "fallback: <why>" (solver out of budget or not optimal: the unoptimised assignment stands).
+    ``rack_status`` says what rack-aware optimisation did, ``rack_reason`` why (for DISABLED and
+    FALLBACK); ``rack_optimisation`` is both as one string ("off", "optimal", "disabled: <why>",
+    "fallback: <why>"), the form the report's deprecated string field and the pipeline keep.
     """
 
     warmups: int = 0
-    rack_optimisation: str = "off"
+    rack_status: RackStatus = RackStatus.OFF
+    rack_reason: str = ""
     cross_rack_cost_before: int = 0
     cross_rack_cost_after: int = 0
     solver_fallback: bool = False
@@ -106,26 +121,25 @@ class Diagnostics:
         """Combine the diagnostics of two phases (counts and costs add, notes append).
 
         The rack status kept is the one that matters most to a reader: a fallback in any phase,
-        else "optimal" if any phase optimised, else the first "disabled: ..." reason, else "off".
+        else "optimal" if any phase optimised, else the first "disabled" reason, else "off".
         Each phase's own status stays in the notes its optimiser writes.
         """
-        mine, theirs = self.rack_optimisation, other.rack_optimisation
-        status = theirs if _status_rank(theirs) > _status_rank(mine) else mine
+        kept = other if other.rack_status > self.rack_status else self
         return Diagnostics(
             warmups=self.warmups + other.warmups,
-            rack_optimisation=status,
+            rack_status=kept.rack_status,
+            rack_reason=kept.rack_reason,
             cross_rack_cost_before=self.cross_rack_cost_before + other.cross_rack_cost_before,
             cross_rack_cost_after=self.cross_rack_cost_after + other.cross_rack_cost_after,
             solver_fallback=self.solver_fallback or other.solver_fallback,
             notes=self.notes + other.notes,
         )
 
-
-def _status_rank(status: str) -> int:
-    for rank, prefix in enumerate(("disabled", "optimal", "fallback"), start=1):
-        if status.startswith(prefix):
-            return rank
-    return 0
+    @property
+    def rack_optimisation(self) -> str:
+        """The status as one string: "optimal", "disabled: <why>", ... (lower-case name: reason)."""
+        name = self.rack_status.name.lower()
+        return f"{name}: {self.rack_reason}" if self.rack_reason else name
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,8 @@ NOW_MS = 1_700_000_000_000
 _REPORT_SCALARS = (
     "assignor", "tasks", "clients", "active_tasks_moved", "standby_tasks_moved", "warmups",
     "followup_scheduled", "rack_aware_strategy", "rack_optimisation", "cross_rack_cost_before",
-    "cross_rack_cost_after", "solver_fallback", "assign_seconds", "total_seconds",
+    "cross_rack_cost_after", "solver_fallback", "assign_seconds", "total_seconds", "rack_status",
+    "rack_reason",
 )  # fmt: skip
 """The report's single fields, in one place for reading and writing; ``notes`` follows them."""
 Plain: TypeAlias = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Any]]

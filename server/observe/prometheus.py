@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 from kassign.assignor.errors import InvalidRequest
+from kassign.v1 import assignment_pb2 as pb
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 
     from kassign.assignor.streams.result import TaskAssignment
     from kassign.server.streams.decode.request import DecodedRequest
-    from kassign.v1 import assignment_pb2 as pb
 
 __all__ = [
     "AssignmentMetrics",
@@ -324,7 +324,7 @@ class AssignmentMetrics:
             self.followups.inc()
         if report.solver_fallback:
             self.solver_fallbacks.inc()
-        if _optimiser_ran(report.rack_optimisation):
+        if report.rack_status in _OPTIMISER_RAN:
             self.cross_rack_cost.labels("before").observe(report.cross_rack_cost_before)
             self.cross_rack_cost.labels("after").observe(report.cross_rack_cost_after)
 
@@ -341,9 +341,8 @@ class AssignmentMetrics:
         self._call.labels = (UNKNOWN, UNKNOWN)
 
 
-def _optimiser_ran(status: str) -> bool:
-    """Whether a rack optimisation status means costs were computed ("optimal", "fallback: ..")."""
-    return status not in ("", "off") and not status.startswith("disabled")
+_OPTIMISER_RAN = frozenset({pb.RACK_OPTIMISATION_OPTIMAL, pb.RACK_OPTIMISATION_FALLBACK})
+"""Rack statuses for which costs were computed (so the cross-rack cost histogram is observed)."""
 
 
 def serve_metrics(registry: CollectorRegistry, *, port: int, host: str = "0.0.0.0") -> WSGIServer:

@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.moved import moved_counts
-from kassign.assignor.streams.result import KafkaStreamsAssignment, MemberAssignment, TaskAssignment
+from kassign.assignor.streams.result import (
+    KafkaStreamsAssignment,
+    MemberAssignment,
+    RackStatus,
+    TaskAssignment,
+)
 from kassign.v1 import assignment_pb2 as pb
 
 if TYPE_CHECKING:
@@ -39,6 +44,13 @@ __all__ = [
 ]
 
 _TIMING_FIELDS = ("assign_seconds", "total_seconds")
+_RACK_STATUS = {
+    RackStatus.OFF: pb.RACK_OPTIMISATION_OFF,
+    RackStatus.DISABLED: pb.RACK_OPTIMISATION_DISABLED,
+    RackStatus.OPTIMAL: pb.RACK_OPTIMISATION_OPTIMAL,
+    RackStatus.FALLBACK: pb.RACK_OPTIMISATION_FALLBACK,
+}
+"""The model's rack status as the contract's enum (one entry each; a test checks it is total)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +209,8 @@ def _report(decoded: DecodedRequest, assignment: TaskAssignment) -> pb.Assignmen
         followup_scheduled=assignment.followup_scheduled,
         rack_aware_strategy=state.configs.rack_aware_strategy.value,
         rack_optimisation=diagnostics.rack_optimisation,
+        rack_status=_RACK_STATUS[diagnostics.rack_status],
+        rack_reason=diagnostics.rack_reason,
         cross_rack_cost_before=diagnostics.cross_rack_cost_before,
         cross_rack_cost_after=diagnostics.cross_rack_cost_after,
         solver_fallback=diagnostics.solver_fallback,

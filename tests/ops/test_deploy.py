@@ -181,7 +181,7 @@ def test_the_image_layout_runs_the_cli_without_the_repository(tmp_path: Path) ->
             f"-I{ROOT / 'proto'}",
             f"--python_out={gen}",
             f"--grpc_python_out={gen}",
-            str(ROOT / "proto" / "kassign" / "v1" / "assignment.proto"),
+            *(str(p) for p in sorted((ROOT / "proto" / "kassign" / "v1").glob("*.proto"))),
         ],
         check=True,
         timeout=120,

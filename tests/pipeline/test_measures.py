@@ -20,6 +20,7 @@ from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
     MemberAssignment,
+    RackStatus,
     task_assignment,
 )
 from kassign.pipeline.measures import (
@@ -78,7 +79,7 @@ def _assignment():  # type: ignore[no-untyped-def]
         ],
         Diagnostics(
             warmups=1,
-            rack_optimisation="optimal",
+            rack_status=RackStatus.OPTIMAL,
             cross_rack_cost_before=30,
             cross_rack_cost_after=12,
         ),

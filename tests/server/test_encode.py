@@ -11,6 +11,7 @@ from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
     MemberAssignment,
+    RackStatus,
     task_assignment,
 )
 from kassign.assignor.streams.validate import AssignmentError
@@ -108,7 +109,7 @@ def test_moved_counts_only_tasks_with_a_previous_owner_and_standbys_without_stat
 def test_report_carries_diagnostics_notes_and_counts() -> None:
     diagnostics = Diagnostics(
         warmups=2,
-        rack_optimisation="optimal",
+        rack_status=RackStatus.OPTIMAL,
         cross_rack_cost_before=9,
         cross_rack_cost_after=4,
         notes=("from the assignor",),
@@ -123,11 +124,22 @@ def test_report_carries_diagnostics_notes_and_counts() -> None:
         9,
         4,
     )
+    assert (r.rack_status, r.rack_reason) == (pb.RACK_OPTIMISATION_OPTIMAL, "")
     assert r.followup_scheduled and not r.solver_fallback
     assert r.rack_aware_strategy == "none"
     assert list(r.notes)[-1] == "from the assignor"
     assert (r.assign_seconds, r.total_seconds) == (0.5, 0.75)
     assert response.error == pb.ASSIGNMENT_ERROR_NONE
+
+
+@pytest.mark.parametrize("status", list(RackStatus))
+def test_every_rack_status_has_its_contract_value_and_the_same_string(status: RackStatus) -> None:
+    reason = "" if status in (RackStatus.OFF, RackStatus.OPTIMAL) else "why"
+    diagnostics = Diagnostics(rack_status=status, rack_reason=reason)
+    r = encode_response(_decoded(), _assignment(diagnostics), MEMBERS).report
+    assert pb.RackOptimisation.Name(r.rack_status) == f"RACK_OPTIMISATION_{status.name}"
+    assert r.rack_reason == reason
+    assert r.rack_optimisation == status.name.lower() + (": why" if reason else "")
 
 
 def test_timings_are_the_only_difference_canonical_bytes_ignore() -> None:

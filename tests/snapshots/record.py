@@ -2,6 +2,11 @@
 
 ``python -m tests.snapshots.record --update`` rewrites ``digests.txt`` (do it only when a change of
 the answers is meant, and say why in the commit); without ``--update`` it prints the differences.
+
+The digests were taken before the re-layout (issue 12). One change of the wire was meant since:
+the report's rack status became a value, ``rack_status`` (field 16) and ``rack_reason`` (17), with
+the string ``rack_optimisation`` (9) kept, deprecated and unchanged. Those two fields are cleared
+before hashing (``ADDED_FIELDS``); ``test_snapshots`` checks that they say what the string says.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from kassign.v1 import assignment_pb2 as pb
 
 from tests.snapshots.corpus import cases
 
-__all__ = ["DIGESTS", "answer", "digests", "read_digests"]
+__all__ = ["ADDED_FIELDS", "DIGESTS", "answer", "digests", "read_digests", "respond"]
 
 DIGESTS = Path(__file__).resolve().parent / "digests.txt"
 CORPUS = "__corpus__"
 """The digest of every request's bytes: the corpus itself must not drift unnoticed."""
 _VARYING = ("assign_seconds", "total_seconds")
 """Report fields that differ between two runs of one request (wall time), zeroed before hashing."""
+ADDED_FIELDS = ("rack_status", "rack_reason")
+"""Report fields added after the digests were taken, cleared before hashing (see above)."""
 
 
 class _Aborted(Exception):
@@ -40,13 +47,20 @@ class _Context:
         raise _Aborted(f"{code.name}: {details}")
 
 
-def answer(request: pb.AssignRequest) -> bytes:
-    """The response's deterministic bytes (timings zeroed), or the status code and message."""
+def respond(request: pb.AssignRequest) -> pb.AssignResponse | str:
+    """The response through the servicer's ``Assign``, or "error CODE: message" if it aborted."""
     try:
-        response = TaskAssignmentServicer().Assign(request, _Context())  # type: ignore[arg-type]
+        return TaskAssignmentServicer().Assign(request, _Context())  # type: ignore[arg-type]
     except _Aborted as exc:
-        return f"error {exc}".encode()
-    for name in _VARYING:
+        return f"error {exc}"
+
+
+def answer(request: pb.AssignRequest) -> bytes:
+    """The response's deterministic bytes (timings zeroed, added fields cleared), or the error."""
+    response = respond(request)
+    if isinstance(response, str):
+        return response.encode()
+    for name in (*_VARYING, *ADDED_FIELDS):
         response.report.ClearField(name)  # type: ignore[arg-type]
     return response.SerializeToString(deterministic=True)
 

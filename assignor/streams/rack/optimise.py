@@ -52,7 +52,7 @@ from kassign.assignor.streams.rack.standby_flow import (
     solve_standby_dense,
     standby_cost,
 )
-from kassign.assignor.streams.result import Diagnostics
+from kassign.assignor.streams.result import Diagnostics, RackStatus
 from kassign.assignor.timing import RACK_OPTIMISATION, timed
 
 __all__ = [
@@ -115,7 +115,7 @@ def optimize_active_tasks(
     after = placement_cost(unit, placement)
     note = f"rack: {len(ordered)} active tasks, {moved} moved, cross-rack partitions {before} -> {after}"
     return result, Diagnostics(
-        rack_optimisation="optimal",
+        rack_status=RackStatus.OPTIMAL,
         cross_rack_cost_before=before,
         cross_rack_cost_after=after,
         notes=(note,),
@@ -169,7 +169,7 @@ def optimize_standby_tasks(
         f"rack: {rep_task.size} standbys, {moved} moved, cross-rack partitions {before} -> {after}"
     )
     return result, Diagnostics(
-        rack_optimisation="optimal",
+        rack_status=RackStatus.OPTIMAL,
         cross_rack_cost_before=before,
         cross_rack_cost_after=after,
         notes=(note,),
@@ -214,19 +214,19 @@ def _within_budget(state: ApplicationState, started: float, arcs: int) -> None:
 
 
 def _disabled(what: str, reason: str) -> Diagnostics:
-    status = f"disabled: {reason}"
-    return Diagnostics(rack_optimisation=status, notes=(f"rack: {what}, {status}",))
+    status = Diagnostics(rack_status=RackStatus.DISABLED, rack_reason=reason)
+    return replace(status, notes=(f"rack: {what}, {status.rack_optimisation}",))
 
 
 def _fallback(what: str, exc: SolverError, before: int) -> Diagnostics:
     reason = str(exc) if exc.status != "TIME_BUDGET" else str(exc).split(": ", 1)[1]
-    status = f"fallback: {reason}"
     return Diagnostics(
-        rack_optimisation=status,
+        rack_status=RackStatus.FALLBACK,
+        rack_reason=reason,
         solver_fallback=True,
         cross_rack_cost_before=before,
         cross_rack_cost_after=before,
-        notes=(f"rack: {what}, {status}",),
+        notes=(f"rack: {what}, fallback: {reason}",),
     )
 
 

@@ -15,9 +15,9 @@ from kassign.v1 import assignment_pb2_grpc
 
 from tests.server.requests import group
 from tests.server.running import in_process
-from tests.server.test_servicer import Recorder
+from tests.server.streams.test_servicer import Recorder
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def _assign(target: str, request: pb.AssignRequest) -> pb.AssignResponse:

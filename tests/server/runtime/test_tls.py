@@ -29,7 +29,7 @@ from kassign_client import KassignCallError, KassignClient
 
 from tests.server.requests import group
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from kassign_client import build
 from tests.server.requests import group, pid
 from tests.server.running import in_process
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 class Recorder(NullObserver):

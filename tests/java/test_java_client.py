@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.server.running import subprocess_server
-from tests.server.test_tls import _ca, _leaf
+from tests.server.runtime.test_tls import _ca, _leaf
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA_DIR = ROOT / "clients" / "java"

@@ -21,16 +21,16 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 import grpc
 from google.protobuf import descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from kassign.server.runtime.tls import ServerTls, server_credentials
-from kassign.server.streams.servicer import AssignObserver, TaskAssignmentServicer
-from kassign.v1 import assignment_pb2 as pb
-from kassign.v1 import assignment_pb2_grpc
+from kassign.server.streams import service as streams
+from kassign.server.streams.service import SERVICE_NAME, RequestJournal
+from kassign.server.streams.servicer import AssignObserver
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -48,13 +48,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 50051
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-SERVICE_NAME = pb.DESCRIPTOR.services_by_name["TaskAssignmentService"].full_name
-
-
-class RequestJournal(Protocol):
-    """Where requests are recorded (``kassign.server.observe.journal.Journal``)."""
-
-    def record(self, request: pb.AssignRequest) -> None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,21 +78,6 @@ def channel_options(max_message_bytes: int) -> list[tuple[str, int]]:
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
     ]
-
-
-class _JournalingServicer(TaskAssignmentServicer):
-    """Records each request before answering it; a failing journal never fails a call."""
-
-    def __init__(self, journal: RequestJournal, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._journal = journal
-
-    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
-        try:
-            self._journal.record(request)
-        except Exception:
-            log.exception("journal: could not record a request")
-        return super().Assign(request, context)
 
 
 class _MethodSymbolPool:
@@ -149,20 +127,19 @@ def create_server(
         options=[*options, *config.extra_options],
         interceptors=list(interceptors),
     )
-    kwargs = {"default_budget_ms": config.default_budget_ms, "observer": observer}
-    servicer = (
-        _JournalingServicer(journal, **kwargs)
-        if journal is not None
-        else TaskAssignmentServicer(**kwargs)  # type: ignore[arg-type]
+    # Each room adds its own service (the Streams room today; consumer groups next, beside it).
+    services = (
+        streams.add_to_server(
+            server, default_budget_ms=config.default_budget_ms, observer=observer, journal=journal
+        ),
     )
-    assignment_pb2_grpc.add_TaskAssignmentServiceServicer_to_server(servicer, server)
     health_servicer = health_servicer or health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    for name in ("", SERVICE_NAME):
+    for name in ("", *services):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     pool = _MethodSymbolPool(descriptor_pool.Default())  # type: ignore[no-untyped-call]
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        (*services, health.SERVICE_NAME, reflection.SERVICE_NAME),
         server,
         pool=cast(descriptor_pool.DescriptorPool, pool),
     )

@@ -1,7 +1,9 @@
-"""kassign's assignor library: Kafka Streams task assignment as pure functions over a frozen model.
+"""kassign's assignor library: task assignment as pure functions over a frozen model.
 
-It imports neither grpc nor prometheus_client: the server adapts it, the pipeline replays it,
-and it can be used and tested on its own.
+It imports neither grpc nor prometheus_client nor protobuf: the server adapts it, the pipeline
+replays it, and it can be used and tested on its own. ``streams`` is the Kafka Streams room (its
+public names are re-exported here); ``flow`` (min-cost flow on OR-Tools), ``ordering``, ``errors``
+and ``timing`` are shared with the rooms to come (consumer groups beside ``streams``).
 """
 
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError

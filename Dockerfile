@@ -3,8 +3,9 @@
 # Two stages. "build" generates the protobuf/gRPC code with the pinned grpcio-tools (the same step
 # as the Makefile's "gen" target) and fills a virtualenv with the pinned serving dependencies:
 # deploy/requirements-runtime.txt, a subset of requirements.lock with the same pins (no pyspark).
-# "runtime" gets that virtualenv, the source the `kassign` command imports (assignor, server,
-# pipeline, kassign_client) and the generated code, and runs as an unprivileged user.
+# "runtime" gets that virtualenv, the source the `kassign` command imports (the `kassign` namespace:
+# the generated kassign.v1 plus kafka, assignor, server, pipeline and cli, laid out under gen/kassign
+# as pyproject's package-dir maps them; and kassign_client), and runs as an unprivileged user.
 # Build:  docker build -t kassign .
 # Run:    docker run --rm -p 127.0.0.1:50051:50051 -p 127.0.0.1:9464:9464 kassign
 
@@ -23,9 +24,9 @@ RUN python -m venv /opt/build \
 COPY proto/ proto/
 RUN mkdir -p gen/kassign/v1 \
     && /opt/build/bin/python -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen \
-        --grpc_python_out=gen proto/kassign/v1/assignment.proto \
+        --grpc_python_out=gen proto/kassign/v1/*.proto \
     && touch gen/kassign/__init__.py gen/kassign/v1/__init__.py \
-    && printf '%s\n' '#!/opt/venv/bin/python' 'import sys' 'from server.cli import main' \
+    && printf '%s\n' '#!/opt/venv/bin/python' 'import sys' 'from kassign.cli.main import main' \
         'sys.exit(main())' > /opt/venv/bin/kassign \
     && chmod 0755 /opt/venv/bin/kassign
 
@@ -38,11 +39,13 @@ RUN groupadd --system --gid 10001 kassign \
     && useradd --system --uid 10001 --gid kassign --no-create-home --shell /usr/sbin/nologin kassign
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /src/gen /app/gen
-COPY assignor/ /app/assignor/
-COPY server/ /app/server/
+COPY kafka/ /app/gen/kassign/kafka/
+COPY assignor/ /app/gen/kassign/assignor/
+COPY server/ /app/gen/kassign/server/
+COPY cli/ /app/gen/kassign/cli/
 # The CLI lists the pipeline's subcommands (their Spark code is imported only when one runs) and
 # `kassign call` uses the Python client.
-COPY pipeline/ /app/pipeline/
+COPY pipeline/ /app/gen/kassign/pipeline/
 COPY clients/python/kassign_client/ /app/kassign_client/
 USER 10001:10001
 WORKDIR /app

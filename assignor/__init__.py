@@ -1,12 +1,23 @@
-"""kassign's assignor library: Kafka Streams task assignment as pure functions over a frozen model.
+"""kassign's assignor library: task assignment as pure functions over a frozen model.
 
-It imports neither grpc nor prometheus_client: the server adapts it, the pipeline replays it,
-and it can be used and tested on its own.
+It imports neither grpc nor prometheus_client nor protobuf: the server adapts it, the pipeline
+replays it, and it can be used and tested on its own. ``streams`` is the Kafka Streams room (its
+public names are re-exported here); ``flow`` (min-cost flow on OR-Tools), ``ordering``, ``errors``
+and ``timing`` are shared with the rooms to come (consumer groups beside ``streams``).
 """
 
-from assignor.api import TaskAssignor, assign, get_assignor, register, registered_names, run
-from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
-from assignor.model import (
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
+from kassign.assignor.ordering import process_key, sorted_processes
+from kassign.assignor.streams.api import (
+    TaskAssignor,
+    assign,
+    get_assignor,
+    register,
+    registered_names,
+    run,
+)
+from kassign.assignor.streams.building_blocks import default_standby_assignment, identity_assignment
+from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
     ApplicationState,
@@ -20,8 +31,7 @@ from assignor.model import (
     TaskTopicPartition,
     application_state,
 )
-from assignor.ordering import process_key, sorted_processes
-from assignor.result import (
+from kassign.assignor.streams.result import (
     AssignedTask,
     Diagnostics,
     KafkaStreamsAssignment,
@@ -30,10 +40,9 @@ from assignor.result import (
     TaskType,
     task_assignment,
 )
-from assignor.standby import assign_standby_tasks
-from assignor.threads import distribute_tasks
-from assignor.utils import default_standby_assignment, identity_assignment
-from assignor.validate import AssignmentError, validate
+from kassign.assignor.streams.standby import assign_standby_tasks
+from kassign.assignor.streams.threads import distribute_tasks
+from kassign.assignor.streams.validate import AssignmentError, validate
 
 __all__ = [
     "LATEST_OFFSET",

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from kassign.assignor.errors import InvalidRequest, SolverError
 from ortools.graph.python import min_cost_flow  # type: ignore[import-untyped]
-
-from assignor.errors import InvalidRequest, SolverError
 
 __all__ = [
     "MAX_ABS_COST",

@@ -30,9 +30,9 @@ from uuid import UUID
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assignor.high_availability import assign_high_availability
-from assignor.lags import ConsumerReport, kafka_streams_state
-from assignor.model import (
+from kassign.assignor.streams.high_availability import assign_high_availability
+from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state
+from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     ApplicationState,
     AssignmentConfigs,
@@ -41,7 +41,7 @@ from assignor.model import (
     TaskInfo,
     application_state,
 )
-from assignor.result import KafkaStreamsAssignment, task_assignment
+from kassign.assignor.streams.result import KafkaStreamsAssignment, task_assignment
 
 ZONES, CLUSTERS = 3, 4
 END_OFFSET = 1_000_000

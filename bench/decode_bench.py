@@ -23,14 +23,11 @@ from uuid import UUID
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gen"))
 
+from kassign.kafka.consumer_protocol import encode_consumer_subscription
+from kassign.kafka.subscription_info import encode_subscription_info
+from kassign.server.streams.decode import decode_request
 from kassign.v1 import assignment_pb2 as pb
-
-from server.decode import decode_request
-from server.wire.consumer_protocol import (
-    encode_consumer_subscription,
-    subscription_from_pb,
-)
-from server.wire.subscription_info import encode_subscription_info, info_from_pb
+from kassign_client.kafka_bytes import info_from_pb, subscription_from_pb
 
 TASKS, CLIENTS, THREADS = 10_000, 100, 4
 

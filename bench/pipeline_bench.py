@@ -23,9 +23,9 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.generate import GroupSpec, random_group
-from pipeline.grid import grid_from_json
-from pipeline.group import to_request
+from kassign.pipeline.generate import GroupSpec, random_group
+from kassign.pipeline.grid import grid_from_json
+from kassign.pipeline.group import to_request
 
 GRID = {
     "configurations": [
@@ -71,10 +71,9 @@ def write_requests(path: Path, *, groups: int, tasks: int, clients: int, seed: i
 
 def run(master: str, source: Path, target: Path) -> tuple[float, int, int]:
     """Seconds, rows and error rows of one replay on ``master``."""
+    from kassign.pipeline.replay import read_requests, replay_frame
+    from kassign.pipeline.spark import session
     from pyspark.sql import functions as F
-
-    from pipeline.replay import read_requests, replay_frame
-    from pipeline.spark import session
 
     spark = session(master, app_name=f"kassign-bench-{master}")
     try:

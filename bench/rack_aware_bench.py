@@ -3,7 +3,7 @@
 For each size (tasks x clients; 3 racks, 2 partitions per task, replication factor 2, 1 standby,
 a ``zone`` tag per client) it prints:
 
-- the high-availability assignor end to end (``assignor.api.assign``) with strategy ``none``,
+- the high-availability assignor end to end (``kassign.assignor.streams.api.assign``) with strategy ``none``,
   ``min_traffic`` and ``balance_subtopology``, best of a few runs;
 - the stateful-active solve alone on the compact (rack-routed) graph and on Kafka's dense
   task x client graph, from the same starting assignment, in the same run: their ratio is the
@@ -29,9 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-
-from assignor import api
-from assignor.model import (
+from kassign.assignor.streams import api
+from kassign.assignor.streams.model import (
     ApplicationState,
     AssignmentConfigs,
     ConsumerState,
@@ -42,13 +41,14 @@ from assignor.model import (
     TaskTopicPartition,
     application_state,
 )
-from assignor.rack import CostPhase, active_problem, resolve_costs
-from assignor.rack_graph import (
+from kassign.assignor.streams.rack.active_flow import (
     ActiveProblem,
     placement_cost,
     solve_active_compact,
     solve_active_dense,
 )
+from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
+from kassign.assignor.streams.rack.optimise import active_problem
 
 RACKS = ("rack-a", "rack-b", "rack-c")
 SUBTOPOLOGIES = 10

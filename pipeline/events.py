@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from assignor.model import LATEST_OFFSET, TaskId
-from pipeline.generate import GroupSpec, new_client
-from pipeline.group import Group, SimClient
+from kassign.assignor.streams.model import LATEST_OFFSET, TaskId
+from kassign.pipeline.generate import GroupSpec, new_client
+from kassign.pipeline.group import Group, SimClient
 
 __all__ = ["Event", "EventKind", "apply_event", "events_from_json", "load_events", "rack_name"]
 

@@ -18,8 +18,14 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from assignor.model import LATEST_OFFSET, AssignmentConfigs, TaskId, TaskInfo, TaskTopicPartition
-from pipeline.group import Group, SimClient
+from kassign.assignor.streams.model import (
+    LATEST_OFFSET,
+    AssignmentConfigs,
+    TaskId,
+    TaskInfo,
+    TaskTopicPartition,
+)
+from kassign.pipeline.group import Group, SimClient
 
 __all__ = ["GroupSpec", "load_spec", "new_client", "random_group", "spec_from_json"]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from assignor.model import AssignmentConfigs, RackAwareStrategy
+from kassign.assignor.streams.model import AssignmentConfigs, RackAwareStrategy
 
 __all__ = [
     "OWN_CONFIGURATION",

@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from kassign.v1 import assignment_pb2 as pb
-
-from assignor.model import (
+from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     ApplicationState,
     AssignmentConfigs,
@@ -23,7 +22,7 @@ from assignor.model import (
     TaskId,
     TaskInfo,
 )
-from assignor.ordering import process_key
+from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["Group", "SimClient", "member_ids", "to_request", "to_state"]
 
@@ -75,7 +74,9 @@ def _spread(tasks: list[TaskId], threads: int) -> list[list[TaskId]]:
 
 def to_state(group: Group) -> ApplicationState:
     """The assignor's input for the group's next rebalance, decoded exactly as the server would."""
-    from server.decode.request import decode_request  # late: keeps generation importable alone
+    from kassign.server.streams.decode.request import (
+        decode_request,  # late: keeps generation importable alone
+    )
 
     return decode_request(to_request(group), now_ms=group.now_ms).state
 

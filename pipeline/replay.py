@@ -3,7 +3,7 @@
 INPUT is a JSON Lines file (protobuf JSON mapping, one request a line), a folder of them (what
 ``kassign serve --journal DIR`` writes), or a Parquet folder with a ``request`` column of
 serialized protobuf bytes. OUTPUT is a Parquet folder with one row per (request, configuration).
-The work per request is ``pipeline.rows.replay_rows``; this module only moves bytes.
+The work per request is ``kassign.pipeline.rows.replay_rows``; this module only moves bytes.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from kassign.pipeline.grid import Configuration
+from kassign.pipeline.rows import REPLAY_COLUMNS, replay_rows
+from kassign.pipeline.schema import spark_schema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-
-from pipeline.grid import Configuration
-from pipeline.rows import REPLAY_COLUMNS, replay_rows
-from pipeline.schema import spark_schema
 
 __all__ = ["read_requests", "replay", "replay_frame", "summarise"]
 

@@ -18,15 +18,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.figure import Figure
-
-from pipeline.report_tables import (
+from kassign.pipeline.report_tables import (
     convergence_table,
     cost_table,
     movement_table,
     phase_totals,
     trajectory_table,
 )
+from matplotlib.figure import Figure
 
 __all__ = ["Section", "build_report", "load_output"]
 

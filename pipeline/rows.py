@@ -14,15 +14,14 @@ from dataclasses import replace
 from typing import Any
 
 from google.protobuf import json_format
+from kassign.assignor.streams.model import LATEST_OFFSET
+from kassign.assignor.streams.result import TaskAssignment
+from kassign.pipeline.events import Event, apply_event
+from kassign.pipeline.generate import GroupSpec, random_group
+from kassign.pipeline.grid import Configuration, apply
+from kassign.pipeline.group import Group, to_state
+from kassign.pipeline.measures import MEASURE_COLUMNS, Measures, assign_and_measure, failed
 from kassign.v1 import assignment_pb2 as pb
-
-from assignor.model import LATEST_OFFSET
-from assignor.result import TaskAssignment
-from pipeline.events import Event, apply_event
-from pipeline.generate import GroupSpec, random_group
-from pipeline.grid import Configuration, apply
-from pipeline.group import Group, to_state
-from pipeline.metrics import MEASURE_COLUMNS, Measures, assign_and_measure, failed
 
 __all__ = [
     "REPLAY_COLUMNS",
@@ -74,7 +73,9 @@ def replay_rows(
     index: int, payload: bytes | None, fmt: str, grid: Sequence[Configuration]
 ) -> list[dict[str, Any]]:
     """One row per configuration for the request at ``index`` of the input."""
-    from server.decode.request import decode_request  # late: the decoding helper's module
+    from kassign.server.streams.decode.request import (
+        decode_request,  # late: the decoding helper's module
+    )
 
     group_id, notes = "", ""
     try:

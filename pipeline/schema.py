@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pipeline.metrics import Measures
+from kassign.pipeline.measures import Measures
 
 __all__ = ["CONFIG_TYPES", "MEASURE_TYPES", "spark_schema"]
 

@@ -1,7 +1,7 @@
 """``kassign simulate``: thousands of random groups rebalanced until they converge, on Spark.
 
 Spark distributes group indexes only; each worker rebuilds its groups from ``(seed, index)``
-(``pipeline.generate``), so the output does not depend on partitioning. Per group, configuration,
+(``kassign.pipeline.generate``), so the output does not depend on partitioning. Per group, configuration,
 phase (the initial convergence, then one per event) and round, a row records the measures of that
 rebalance and how many rebalances the phase needed (-1: not within ``--rounds``).
 """
@@ -13,14 +13,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
+from kassign.pipeline.events import Event
+from kassign.pipeline.generate import GroupSpec
+from kassign.pipeline.grid import Configuration
+from kassign.pipeline.rows import SIMULATE_COLUMNS, simulate_rows
+from kassign.pipeline.schema import spark_schema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-
-from pipeline.events import Event
-from pipeline.generate import GroupSpec
-from pipeline.grid import Configuration
-from pipeline.rows import SIMULATE_COLUMNS, simulate_rows
-from pipeline.schema import spark_schema
 
 __all__ = ["GENERATED", "simulate", "simulate_frame", "summarise"]
 

@@ -1,1 +1,8 @@
-"""kassign gRPC adapter: decoding, servicer, metrics, process model and CLI."""
+"""kassign's gRPC service: one room per kind of group, the process runtime, and observers.
+
+- ``streams``: the Kafka Streams room, the RPC adapter of ``kassign.v1.TaskAssignmentService``
+  (``decode`` -> ``servicer`` -> ``encode``; ``service.add_to_server``);
+- ``status``: errors mapped to gRPC status codes, once, for every room;
+- ``runtime``: ``create_server``, ``serve``, forked workers, their supervisor, TLS, the probe;
+- ``observe``: what watches the calls: Prometheus metrics, the call log, the request journal.
+"""

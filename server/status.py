@@ -21,8 +21,7 @@ import uuid
 from dataclasses import dataclass
 
 import grpc
-
-from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
 
 __all__ = [
     "STATUS_TABLE",

@@ -8,10 +8,9 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from kassign.cli.main import read_request
+from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
-
-from server.cli import read_request
-from server.servicer import assign_request
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

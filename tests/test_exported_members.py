@@ -3,12 +3,17 @@
 import importlib
 import pkgutil
 
+import kassign.assignor
+import kassign.kafka
 import pytest
 
-import assignor
-
 MODULES = sorted(
-    ["assignor"] + [f"assignor.{m.name}" for m in pkgutil.iter_modules(assignor.__path__)]
+    [package.__name__ for package in (kassign.assignor, kassign.kafka)]
+    + [
+        m.name
+        for package in (kassign.assignor, kassign.kafka)
+        for m in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+    ]
 )
 
 

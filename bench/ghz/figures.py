@@ -105,7 +105,7 @@ def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str
             [
                 sys.executable,
                 "-m",
-                "server",
+                "kassign.cli",
                 "serve",
                 "--host",
                 "127.0.0.1",

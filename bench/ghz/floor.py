@@ -9,7 +9,7 @@ the same server (one process, the thread pool ``kassign serve`` uses) under the 
   made) and builds an answer of the same shape field by field from plain values prepared at
   start-up. No decoding, no model, no assignment: the least any Python implementation of the
   contract must do, since it must read all of its input and write all of its output.
-- ``kassign``: the real servicer (``server.servicer.TaskAssignmentServicer``, no metrics).
+- ``kassign``: the real servicer (``kassign.server.streams.servicer.TaskAssignmentServicer``, no metrics).
 
 For each it prints requests/s and the server's CPU time per call for the health check and the
 12-task group, and the group's share of the baseline.
@@ -49,7 +49,8 @@ NOW_MS = 1_700_000_000_000
 _REPORT_SCALARS = (
     "assignor", "tasks", "clients", "active_tasks_moved", "standby_tasks_moved", "warmups",
     "followup_scheduled", "rack_aware_strategy", "rack_optimisation", "cross_rack_cost_before",
-    "cross_rack_cost_after", "solver_fallback", "assign_seconds", "total_seconds",
+    "cross_rack_cost_after", "solver_fallback", "assign_seconds", "total_seconds", "rack_status",
+    "rack_reason",
 )  # fmt: skip
 """The report's single fields, in one place for reading and writing; ``notes`` follows them."""
 Plain: TypeAlias = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[Any]]
@@ -181,11 +182,10 @@ def _serve(mode: str, port_file: Path) -> None:
     import grpc
     from google.protobuf import json_format
     from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+    from kassign.server.runtime.app import ServerConfig, channel_options
+    from kassign.server.streams.servicer import TaskAssignmentServicer, assign_request
     from kassign.v1 import assignment_pb2 as pb
     from kassign.v1 import assignment_pb2_grpc
-
-    from server.app import ServerConfig, channel_options
-    from server.servicer import TaskAssignmentServicer, assign_request
 
     request = json_format.Parse(DATA.read_text(), pb.AssignRequest())
     answer = assign_request(request, clock_ms=lambda: NOW_MS).response

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import json_format
+from kassign.kafka.subscription_info import LATEST_OFFSET
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["GROUPS", "Group", "build_request", "main", "render"]
@@ -27,7 +28,6 @@ __all__ = ["GROUPS", "Group", "build_request", "main", "render"]
 DATA_DIR = Path(__file__).resolve().parent / "data"
 RACKS = ("rack-a", "rack-b", "rack-c")
 NOW_MS = 1_700_000_000_000
-LATEST_OFFSET = -2
 
 
 @dataclass(frozen=True, slots=True)

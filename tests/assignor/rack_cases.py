@@ -11,8 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
-
-from assignor.model import (
+from kassign.assignor.streams.model import (
     ApplicationState,
     AssignmentConfigs,
     ConsumerState,
@@ -24,7 +23,7 @@ from assignor.model import (
     TaskTopicPartition,
     application_state,
 )
-from assignor.tags import tag_layout
+from kassign.assignor.streams.tags import tag_layout
 
 Assignment = Mapping[ProcessId, frozenset[TaskId]]
 

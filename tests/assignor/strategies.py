@@ -2,7 +2,7 @@
 
 ``app_states()`` draws an ``ApplicationState``: 1-``max_clients`` clients with 1-4 threads,
 optional racks and KIP-708 tags, stateful and stateless sub-topologies, a random previous
-assignment, and offset sums turned into lags by ``assignor.lags`` (so lags are what a real
+assignment, and offset sums turned into lags by ``kassign.assignor.streams.lags`` (so lags are what a real
 decoder would produce). ``shuffled(state, seed)`` rebuilds the same group from its parts in
 another order, to check that the input order cannot change an answer.
 """
@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from hypothesis import strategies as st
-
-from assignor.lags import ConsumerReport, kafka_streams_state
-from assignor.model import (
+from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state
+from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
     ApplicationState,

@@ -7,20 +7,20 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest
+from kassign.assignor.streams import api
+from kassign.assignor.streams.model import ApplicationState
+from kassign.assignor.streams.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
+from kassign.assignor.streams.sticky import StickyTaskAssignor
+from kassign.assignor.streams.validate import AssignmentError
 
-from assignor import api
-from assignor.errors import InvalidAssignment, InvalidRequest
-from assignor.model import ApplicationState
-from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
-from assignor.sticky import StickyTaskAssignor
-from assignor.validate import AssignmentError
-from tests.assignor.strategies_b import client, pid, state, tasks
+from tests.assignor.builders import client, pid, state, tasks
 
 T00, T01 = tasks("0_0 0_1")
 
 PLUGIN = '''
 """A user's assignors, installed through the kassign.assignors entry-point group."""
-from assignor.result import KafkaStreamsAssignment, task_assignment
+from kassign.assignor.streams.result import KafkaStreamsAssignment, task_assignment
 
 CALLS = []
 

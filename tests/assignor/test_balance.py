@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from assignor.balance import balance_over_threads, round_robin
+from kassign.assignor.streams.balance import balance_over_threads, round_robin
 
 
 def kafka_loop(

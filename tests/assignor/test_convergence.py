@@ -19,10 +19,16 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 import pytest
+from kassign.assignor.streams.high_availability import assign_high_availability
+from kassign.assignor.streams.model import (
+    LATEST_OFFSET,
+    AssignmentConfigs,
+    TaskId,
+    TaskInfo,
+    application_state,
+)
+from kassign.assignor.streams.result import TaskAssignment
 
-from assignor.high_availability import assign_high_availability
-from assignor.model import LATEST_OFFSET, AssignmentConfigs, TaskId, TaskInfo, application_state
-from assignor.result import TaskAssignment
 from tests.assignor.strategies import client_state
 
 END_OFFSET = 50_000

@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from assignor.errors import InvalidRequest, SolverError
-from assignor.flow import MAX_ABS_COST, MAX_CAPACITY, FlowGraph, layout, solve
+from kassign.assignor.errors import InvalidRequest, SolverError
+from kassign.assignor.flow import MAX_ABS_COST, MAX_CAPACITY, FlowGraph, layout, solve
 
 
 def _assignment_graph(cost: np.ndarray) -> FlowGraph:

@@ -9,10 +9,12 @@ from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
-
-from assignor.api import get_assignor
-from assignor.high_availability import HighAvailabilityTaskAssignor, assign_high_availability
-from assignor.model import (
+from kassign.assignor.streams.api import get_assignor
+from kassign.assignor.streams.high_availability import (
+    HighAvailabilityTaskAssignor,
+    assign_high_availability,
+)
+from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     ApplicationState,
     AssignmentConfigs,
@@ -22,8 +24,9 @@ from assignor.model import (
     TaskInfo,
     application_state,
 )
-from assignor.result import TaskAssignment
-from assignor.validate import AssignmentError, validate
+from kassign.assignor.streams.result import TaskAssignment
+from kassign.assignor.streams.validate import AssignmentError, validate
+
 from tests.assignor.strategies import app_states, shuffled, uuid_for
 
 FAR_BEHIND = 10**12
@@ -93,7 +96,7 @@ def test_registered_as_the_default_assignor() -> None:
 
 
 def test_runs_through_the_api_and_validates() -> None:
-    from assignor.api import run
+    from kassign.assignor.streams.api import run
 
     app = group([client(1, {t: LATEST_OFFSET for t in NINE}, active=NINE), client(2)], NINE)
     result, error = run(app)
@@ -383,7 +386,7 @@ def test_counts_within_one_task_per_thread_for_equal_clients(threads: int) -> No
 def test_rack_aware_strategy_moves_tasks_next_to_their_partitions() -> None:
     from dataclasses import replace
 
-    from assignor.model import RackAwareStrategy, TaskTopicPartition
+    from kassign.assignor.streams.model import RackAwareStrategy, TaskTopicPartition
 
     def task(p: int, rack: str) -> TaskInfo:
         parts = (

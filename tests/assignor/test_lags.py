@@ -6,8 +6,7 @@ from uuid import UUID
 
 from hypothesis import given
 from hypothesis import strategies as st
-
-from assignor.lags import (
+from kassign.assignor.streams.lags import (
     UNBOUNDED_RECOVERY_LAG,
     ConsumerReport,
     TaskLags,
@@ -18,7 +17,7 @@ from assignor.lags import (
     merge_offset_sums,
     previous_tasks,
 )
-from assignor.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
+from kassign.assignor.streams.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
 
 T01, T02, T03, T04 = TaskId(0, 1), TaskId(0, 2), TaskId(0, 3), TaskId(0, 4)
 P1 = UUID(int=1)

@@ -6,8 +6,7 @@ import pickle
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from assignor.model import TaskId
+from kassign.assignor.streams.model import TaskId
 
 _NAMES = st.one_of(st.none(), st.text(max_size=4))
 

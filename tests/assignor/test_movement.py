@@ -4,9 +4,9 @@ ranking)."""
 
 from __future__ import annotations
 
-from assignor.lags import CatchUpIndex
-from assignor.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
-from assignor.movement import (
+from kassign.assignor.streams.lags import CatchUpIndex
+from kassign.assignor.streams.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
+from kassign.assignor.streams.movement import (
     ActiveMoves,
     StandbyMoves,
     _JavaQueue,

@@ -4,9 +4,8 @@ from uuid import UUID
 
 from hypothesis import given
 from hypothesis import strategies as st
-
-from assignor.model import TaskId
-from assignor.ordering import process_key, sorted_processes
+from kassign.assignor.ordering import process_key, sorted_processes
+from kassign.assignor.streams.model import TaskId
 
 
 def _java_compare(a: UUID, b: UUID) -> int:

@@ -10,17 +10,18 @@ import dataclasses
 
 import numpy as np
 import pytest
-
-from assignor.errors import InvalidAssignment, InvalidRequest
-from assignor.model import (
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest
+from kassign.assignor.streams.model import (
     AssignmentConfigs,
     RackAwareStrategy,
     TaskId,
     TaskInfo,
     TaskTopicPartition,
 )
-from assignor.rack import CostPhase, optimize_active_tasks, optimize_standby_tasks, resolve_costs
-from assignor.rack_graph import ActiveProblem, subtopology_bounds
+from kassign.assignor.streams.rack.active_flow import ActiveProblem, subtopology_bounds
+from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
+from kassign.assignor.streams.rack.optimise import optimize_active_tasks, optimize_standby_tasks
+
 from tests.assignor.rack_cases import (
     client,
     cost,
@@ -156,7 +157,7 @@ def test_an_exhausted_time_budget_falls_back_to_the_input() -> None:
 
 
 class _Clock:
-    """Stands in for ``time`` in ``assignor.rack``: only a wrapped solver moves it."""
+    """Stands in for ``time`` in ``kassign.assignor.streams.rack.optimise``: only a wrapped solver moves it."""
 
     def __init__(self) -> None:
         self.now = 1000.0
@@ -166,8 +167,8 @@ class _Clock:
 
 
 def _slow(monkeypatch, name: str, seconds: float) -> None:  # type: ignore[no-untyped-def]
-    """The real solver of ``assignor.rack.<name>``, finishing ``seconds`` after it started."""
-    from assignor import rack
+    """The real solver of ``kassign.assignor.streams.rack.optimise.<name>``, finishing ``seconds`` after it started."""
+    from kassign.assignor.streams.rack import optimise as rack
 
     clock = _Clock()
     real = getattr(rack, name)
@@ -267,7 +268,7 @@ def test_balance_subtopology_spreads_what_min_traffic_would_stack() -> None:
 
 
 def test_compact_graph_has_tasks_times_racks_arcs_not_tasks_times_clients(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from assignor import rack_graph
+    from kassign.assignor.streams.rack import active_flow as rack_graph
 
     seen = []
 
@@ -414,8 +415,8 @@ def test_results_do_not_depend_on_mapping_order() -> None:
 def test_built_in_assignors_call_the_optimiser_end_to_end(
     assignor: str, strategy: RackAwareStrategy
 ) -> None:
-    from assignor.api import assign
-    from assignor.validate import AssignmentError, validate
+    from kassign.assignor.streams.api import assign
+    from kassign.assignor.streams.validate import AssignmentError, validate
 
     # 24 stateful tasks in 3 subtopologies reading from one rack each, 2 stateless ones.
     racks = ["a", "b", "c"]
@@ -449,7 +450,7 @@ def test_built_in_assignors_call_the_optimiser_end_to_end(
 
 
 def test_when_a_hub_cannot_be_split_the_per_client_graph_decides(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from assignor import rack
+    from kassign.assignor.streams.rack import optimise as rack
 
     calls = []
 
@@ -509,7 +510,7 @@ def test_unknown_changelog_racks_disable_standbys_only() -> None:
 
 
 def test_a_clash_in_the_hub_split_is_traded_away_validly() -> None:
-    from assignor.rack_standby import _trade
+    from kassign.assignor.streams.rack.standby_flow import _trade
 
     # Three replicas arrive at one hub; task 0 landed on client 5, which runs its active. Trading
     # with task 1 would put task 1 on client 5, which runs task 1's active too: trade with task 2.

@@ -14,29 +14,29 @@ import dataclasses
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from assignor.api import assign
-from assignor.model import (
+from kassign.assignor.streams.api import assign
+from kassign.assignor.streams.model import (
     ApplicationState,
     RackAwareStrategy,
     TaskTopicPartition,
     application_state,
 )
-from assignor.rack import optimize_active_tasks, optimize_standby_tasks
-from assignor.rack_graph import (
+from kassign.assignor.streams.rack.active_flow import (
     ActiveProblem,
     placement_cost,
     solve_active_compact,
     solve_active_dense,
     subtopology_bounds,
 )
-from assignor.rack_standby import (
+from kassign.assignor.streams.rack.optimise import optimize_active_tasks, optimize_standby_tasks
+from kassign.assignor.streams.rack.standby_flow import (
     StandbyProblem,
     solve_standby_compact,
     solve_standby_dense,
     standby_cost,
 )
-from assignor.validate import AssignmentError, validate
+from kassign.assignor.streams.validate import AssignmentError, validate
+
 from tests.assignor.rack_cases import (
     Small,
     brute_force_active,

@@ -2,8 +2,13 @@
 
 from uuid import UUID
 
-from assignor.model import TaskId
-from assignor.result import Diagnostics, KafkaStreamsAssignment, task_assignment
+from kassign.assignor.streams.model import TaskId
+from kassign.assignor.streams.result import (
+    Diagnostics,
+    KafkaStreamsAssignment,
+    RackStatus,
+    task_assignment,
+)
 
 P1 = UUID(int=1)
 P_NEG = UUID("f0000000-0000-0000-0000-000000000000")  # negative as a Java long: sorts first
@@ -28,7 +33,9 @@ def test_clients_in_java_uuid_order() -> None:
 def _merge(*statuses: str) -> str:
     merged = Diagnostics()
     for status in statuses:
-        merged = merged.merged(Diagnostics(rack_optimisation=status))
+        name, _, reason = status.partition(": ")
+        step = Diagnostics(rack_status=RackStatus[name.upper()], rack_reason=reason)
+        merged = merged.merged(step)
     return merged.rack_optimisation
 
 

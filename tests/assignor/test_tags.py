@@ -1,13 +1,14 @@
 """Which tags standby placement spreads over (KIP-708), racks standing in for tags (KIP-925 §D)."""
 
-from assignor.tags import (
+from kassign.assignor.streams.tags import (
     TagSource,
     exclude_used_values,
     is_excluded,
     rack_tag_mismatches,
     tag_layout,
 )
-from tests.assignor.strategies_b import client, pid, state
+
+from tests.assignor.builders import client, pid, state
 
 
 def test_configured_keys_only_and_in_configured_order() -> None:

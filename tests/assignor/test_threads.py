@@ -7,13 +7,22 @@ from collections.abc import Sequence
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.streams.model import (
+    ApplicationState,
+    ConsumerState,
+    KafkaStreamsState,
+    TaskId,
+)
+from kassign.assignor.streams.result import (
+    KafkaStreamsAssignment,
+    MemberAssignment,
+    task_assignment,
+)
+from kassign.assignor.streams.sticky import StickyTaskAssignor
+from kassign.assignor.streams.threads import distribute_tasks
 
-from assignor.model import ApplicationState, ConsumerState, KafkaStreamsState, TaskId
-from assignor.result import KafkaStreamsAssignment, MemberAssignment, task_assignment
-from assignor.sticky import StickyTaskAssignor
-from assignor.threads import distribute_tasks
 from tests.assignor import strategies as shared
-from tests.assignor.strategies_b import pid, state, tasks
+from tests.assignor.builders import pid, state, tasks
 
 T00, T01, T02, T03, T10, T11, T12, T13 = tasks("0_0 0_1 0_2 0_3 1_0 1_1 1_2 1_3")
 

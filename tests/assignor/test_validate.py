@@ -6,12 +6,12 @@ from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
+from kassign.assignor.streams.model import ApplicationState, TaskId
+from kassign.assignor.streams.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
+from kassign.assignor.streams.sticky import StickyTaskAssignor
+from kassign.assignor.streams.validate import AssignmentError, validate, validate_with_reason
 
-from assignor.model import ApplicationState, TaskId
-from assignor.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
-from assignor.sticky import StickyTaskAssignor
-from assignor.validate import AssignmentError, check, validate
-from tests.assignor.strategies_b import app_states, client, pid, state, tasks
+from tests.assignor.builders import app_states, client, pid, state, tasks
 
 T00, T01, T10 = tasks("0_0 0_1 1_0")
 APP = state([client(1), client(2)], [T00, T01], [T10])  # 1_0 is stateless
@@ -26,7 +26,7 @@ def _of(*entries: tuple[UUID, list[TaskId], list[TaskId]]) -> TaskAssignment:
 def test_a_sound_assignment_passes() -> None:
     result = _of((pid(1), [T00, T10], [T01]), (pid(2), [T01], [T00]))
     assert validate(APP, result) is AssignmentError.NONE
-    assert check(APP, result) == (AssignmentError.NONE, "")
+    assert validate_with_reason(APP, result) == (AssignmentError.NONE, "")
 
 
 @pytest.mark.parametrize(
@@ -61,7 +61,7 @@ def test_a_sound_assignment_passes() -> None:
     ],
 )
 def test_each_rule(result: TaskAssignment, error: AssignmentError) -> None:
-    found, why = check(APP, result)
+    found, why = validate_with_reason(APP, result)
     assert found is error
     assert why
 
@@ -75,7 +75,7 @@ def test_first_rule_broken_wins() -> None:
 def test_the_order_of_clients_does_not_change_the_verdict() -> None:
     a = _of((pid(1), [T00, T10], []), (pid(2), [T01], [T10]), (pid(3), [], []))
     b = TaskAssignment(tuple(reversed(a.assignments)))
-    assert check(APP, a) == check(APP, b)
+    assert validate_with_reason(APP, a) == validate_with_reason(APP, b)
 
 
 def test_values_match_the_proto_numbers() -> None:
@@ -97,14 +97,14 @@ def test_the_explanation_names_the_first_offending_task_in_task_order() -> None:
     app = state([client(1), client(2)], [T00, T01], tasks("1_0 1_1"))
     t10, t11 = tasks("1_0 1_1")
     stateless_standby = _of((pid(1), [T00, t10, t11], []), (pid(2), [T01], [t11, t10]))
-    error, why = check(app, stateless_standby)
+    error, why = validate_with_reason(app, stateless_standby)
     assert error is AssignmentError.INVALID_STANDBY_TASK and why.endswith("stateless task 1_0")
     u7, u8 = tasks("7_7 8_8")
     unknown = _of((pid(1), [T00, t10, t11], []), (pid(2), [T01, u8, u7], []))
-    error, why = check(app, unknown)
+    error, why = validate_with_reason(app, unknown)
     assert error is AssignmentError.UNKNOWN_TASK_ID and why.endswith("unknown task 7_7")
     unassigned = _of((pid(1), [t11, t10], [T01]), (pid(2), [], [T00]))
-    error, why = check(app, unassigned)
+    error, why = validate_with_reason(app, unassigned)
     assert (
         error is AssignmentError.ACTIVE_TASK_UNASSIGNED and why == "task 0_0 has no active client"
     )

@@ -8,6 +8,9 @@ import time
 
 import grpc
 import pytest
+from kassign.server.runtime.app import ServerConfig, create_server
+from kassign.server.streams.encode import canonical_bytes
+from kassign.server.streams.servicer import NullObserver
 from kassign.v1 import assignment_pb2 as pb
 from kassign_client import (
     KassignCallError,
@@ -17,9 +20,6 @@ from kassign_client import (
     build,
 )
 
-from server.app import ServerConfig, create_server
-from server.encode import canonical_bytes
-from server.servicer import NullObserver
 from tests.server.requests import group, pid
 from tests.server.running import in_process
 

@@ -365,7 +365,7 @@ def start_kassign(work: Path, procs: Processes, *args: str, port: int = 0) -> Ka
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
     proc = procs.start(
         [
-            sys.executable, "-m", "server", "serve", "--host", "127.0.0.1", "--port", str(port),
+            sys.executable, "-m", "kassign.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
             "--port-file", str(port_file), "--workers", "1", "--grace", "1",
             "--metrics-port", "0", "--metrics-host", "127.0.0.1", "--journal", str(work / "journal"),
             *args,

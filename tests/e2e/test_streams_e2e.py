@@ -46,7 +46,7 @@ from tests.e2e.harness import (
     tails,
     wait_until,
 )
-from tests.server.test_tls import _ca, _leaf
+from tests.server.runtime.test_tls import _ca, _leaf
 
 ASSIGNOR = "io.kassign.streams.KassignTaskAssignor"
 FALLBACK = "kassign fallback:"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.server.running import subprocess_server
-from tests.server.test_tls import _ca, _leaf
+from tests.server.runtime.test_tls import _ca, _leaf
 
 ROOT = Path(__file__).resolve().parents[2]
 JAVA_DIR = ROOT / "clients" / "java"
@@ -49,7 +49,7 @@ def java_build() -> Path:
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A ``python -m server serve`` child process on 127.0.0.1; yields ``host:port``."""
+    """A ``python -m kassign.cli serve`` child process on 127.0.0.1; yields ``host:port``."""
     with subprocess_server(tmp_path_factory.mktemp("java-server")) as (_, address):
         yield address
 
@@ -75,7 +75,7 @@ def simulate(
 def python_cli_assign(request: Path) -> dict[str, Any]:
     """What ``kassign assign FILE --no-timings`` prints, parsed."""
     done = subprocess.run(
-        [sys.executable, "-m", "server", "assign", str(request), "--no-timings"],
+        [sys.executable, "-m", "kassign.cli", "assign", str(request), "--no-timings"],
         cwd=ROOT,
         env=_python_env(),
         check=False,

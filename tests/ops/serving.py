@@ -58,7 +58,7 @@ def kassign_serve(tmp_path: Path, *args: str, workers: int = 2) -> Iterator[Serv
             [
                 sys.executable,
                 "-m",
-                "server",
+                "kassign.cli",
                 "serve",
                 "--host",
                 "127.0.0.1",

@@ -181,7 +181,7 @@ def test_the_image_layout_runs_the_cli_without_the_repository(tmp_path: Path) ->
             f"-I{ROOT / 'proto'}",
             f"--python_out={gen}",
             f"--grpc_python_out={gen}",
-            str(ROOT / "proto" / "kassign" / "v1" / "assignment.proto"),
+            *(str(p) for p in sorted((ROOT / "proto" / "kassign" / "v1").glob("*.proto"))),
         ],
         check=True,
         timeout=120,
@@ -192,11 +192,13 @@ def test_the_image_layout_runs_the_cli_without_the_repository(tmp_path: Path) ->
     env = dict(os.environ, PYTHONPATH=pythonpath.replace("/app", str(app)))
     probe = (
         "import sys\n"
-        "from server.cli import build_parser\n"
-        "import server.app, server.metrics, server.workers, server.probe, server.servicer\n"
+        "from kassign.cli.main import build_parser\n"
+        "import kassign.server.runtime.app, kassign.server.observe.prometheus\n"
+        "import kassign.server.runtime.workers, kassign.server.runtime.probe\n"
+        "import kassign.server.streams.servicer\n"
         "for command in ('serve', 'health', 'assign', 'call'):\n"
         "    build_parser().parse_args([command, '-'] if command in ('assign', 'call') else [command])\n"
-        "mine = ('server', 'assignor', 'pipeline', 'kassign', 'kassign_client')\n"
+        "mine = ('kassign', 'kassign_client')\n"
         "outside = sorted(n for n, m in sys.modules.items() if n.split('.')[0] in mine\n"
         "                 and getattr(m, '__file__', None) and not m.__file__.startswith(sys.argv[1]))\n"
         "print('outside', outside)\n"

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 from google.protobuf import json_format
+from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 
-from server.servicer import assign_request
 from tests.ops.serving import ROOT, load_script
 
 floor = load_script("bench/ghz/floor.py")

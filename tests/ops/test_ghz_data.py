@@ -7,10 +7,10 @@ import json
 import grpc
 import pytest
 from google.protobuf import json_format
+from kassign.server.runtime.app import ServerConfig, create_server
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
-from server.app import ServerConfig, create_server
 from tests.ops.serving import DATA, ROOT, load_script
 
 make_data = load_script("bench/ghz/make_data.py")

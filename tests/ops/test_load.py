@@ -8,8 +8,8 @@ import sys
 from collections import Counter
 
 import pytest
+from kassign.server.runtime.app import ServerConfig, create_server
 
-from server.app import ServerConfig, create_server
 from tests.ops.serving import DATA, ROOT, load_script
 
 load = load_script("bench/load.py")

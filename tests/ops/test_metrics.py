@@ -1,4 +1,4 @@
-"""server/metrics.py against a real in-process server: what each kind of call adds to which metric."""
+"""server/observe/prometheus.py against a real in-process server: what each kind of call adds to which metric."""
 
 from __future__ import annotations
 
@@ -10,13 +10,18 @@ import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from kassign.assignor.errors import InvalidRequest
+from kassign.server.observe.prometheus import (
+    AssignmentMetrics,
+    GrpcMetrics,
+    MetricsInterceptor,
+    invalid_reason,
+)
+from kassign.server.runtime.app import ServerConfig, create_server
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 from prometheus_client import CollectorRegistry
 
-from assignor.errors import InvalidRequest
-from server.app import ServerConfig, create_server
-from server.metrics import AssignmentMetrics, GrpcMetrics, MetricsInterceptor, invalid_reason
 from tests.ops.serving import DATA
 
 ASSIGN = {

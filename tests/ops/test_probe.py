@@ -5,14 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from server.app import ServerConfig, create_server
-from server.probe import check
+from kassign.server.runtime.app import ServerConfig, create_server
+from kassign.server.runtime.probe import check
+
 from tests.ops.serving import ROOT, free_port
 
 
 def run_probe(target: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server", "health", "--target", target, "--timeout", "2"],
+        [sys.executable, "-m", "kassign.cli", "health", "--target", target, "--timeout", "2"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -92,7 +92,7 @@ def test_sigterm_drains_in_flight_calls_on_every_worker_then_exits_cleanly(tmp_p
         assert [len(r.clients) for r in responses] == [50] * CALLS
         assert all(r.error == pb.ASSIGNMENT_ERROR_NONE for r in responses)
         assert served.proc.wait(timeout=90) == 0
-        # Each worker logs every answer it gave (server.calllog), drained ones included.
+        # Each worker logs every answer it gave (kassign.server.observe.calllog), drained ones included.
         assert served.log.read_text().count("assigned group 'bench-group_2000'") == CALLS
         log = served.log.read_text()
         assert log.count("kassign stopped") == 2

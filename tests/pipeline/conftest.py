@@ -12,7 +12,7 @@ import pytest
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pipeline.spark import session
+    from kassign.pipeline.spark import session
 
     spark = session("local[2]", app_name="kassign-tests", progress=False)
     spark.conf.set("spark.sql.shuffle.partitions", "4")

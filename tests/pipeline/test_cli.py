@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from kassign.cli.main import build_parser, main
+from kassign.pipeline.generate import GroupSpec, random_group
+from kassign.pipeline.group import to_request
+from kassign.server.observe.journal import Journal
 
-from pipeline.generate import GroupSpec, random_group
-from pipeline.group import to_request
-from server.cli import build_parser, main
-from server.journal import Journal
-
-KASSIGN = [sys.executable, "-c", "import sys; from server.cli import main; sys.exit(main())"]
+KASSIGN = [sys.executable, "-c", "import sys; from kassign.cli.main import main; sys.exit(main())"]
 
 
 def test_the_pipeline_commands_are_registered() -> None:

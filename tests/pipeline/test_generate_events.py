@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from assignor.model import LATEST_OFFSET
-from pipeline.events import Event, EventKind, apply_event, events_from_json
-from pipeline.generate import GroupSpec, random_group, spec_from_json
-from pipeline.group import member_ids, to_request, to_state
+from kassign.assignor.streams.model import LATEST_OFFSET
+from kassign.pipeline.events import Event, EventKind, apply_event, events_from_json
+from kassign.pipeline.generate import GroupSpec, random_group, spec_from_json
+from kassign.pipeline.group import member_ids, to_request, to_state
 
 SPEC = GroupSpec(clients=(4, 6), racks=(3, 3), replication=(2, 2), standbys=(1, 1))
 

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from assignor.model import AssignmentConfigs, RackAwareStrategy
-from pipeline.grid import OWN_CONFIGURATION, Configuration, apply, grid_from_json, load_grid
+from kassign.assignor.streams.model import AssignmentConfigs, RackAwareStrategy
+from kassign.pipeline.grid import OWN_CONFIGURATION, Configuration, apply, grid_from_json, load_grid
 
 
 def test_the_grid_is_the_product_of_its_axes_in_written_order() -> None:

@@ -11,16 +11,15 @@ from typing import Any
 
 import pandas as pd
 import pytest
-
-from pipeline.events import Event, EventKind
-from pipeline.generate import GroupSpec, random_group
-from pipeline.grid import grid_from_json
-from pipeline.group import to_request
-from pipeline.replay import read_requests, replay
-from pipeline.report import build_report
-from pipeline.rows import simulate_rows
-from pipeline.simulate import simulate
-from server.journal import Journal
+from kassign.pipeline.events import Event, EventKind
+from kassign.pipeline.generate import GroupSpec, random_group
+from kassign.pipeline.grid import grid_from_json
+from kassign.pipeline.group import to_request
+from kassign.pipeline.replay import read_requests, replay
+from kassign.pipeline.report import build_report
+from kassign.pipeline.rows import simulate_rows
+from kassign.pipeline.simulate import simulate
+from kassign.server.observe.journal import Journal
 
 pytestmark = pytest.mark.slow
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-
-from pipeline.report import build_report
-from pipeline.report_tables import (
+from kassign.pipeline.report import build_report
+from kassign.pipeline.report_tables import (
     convergence_table,
     cost_table,
     movement_table,

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 from google.protobuf import json_format
-
-from assignor.model import LATEST_OFFSET
-from pipeline.events import Event, EventKind
-from pipeline.generate import GroupSpec, random_group
-from pipeline.grid import OWN_CONFIGURATION, grid_from_json
-from pipeline.group import to_request, to_state
-from pipeline.metrics import assign_and_measure
-from pipeline.rows import (
+from kassign.assignor.streams.model import LATEST_OFFSET
+from kassign.pipeline.events import Event, EventKind
+from kassign.pipeline.generate import GroupSpec, random_group
+from kassign.pipeline.grid import OWN_CONFIGURATION, grid_from_json
+from kassign.pipeline.group import to_request, to_state
+from kassign.pipeline.measures import assign_and_measure
+from kassign.pipeline.rows import (
     REPLAY_COLUMNS,
     SIMULATE_COLUMNS,
     after_rebalance,

@@ -11,9 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
-
-from server.app import ServerConfig, create_server
-from server.servicer import AssignObserver
+from kassign.server.runtime.app import ServerConfig, create_server
+from kassign.server.streams.servicer import AssignObserver
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +35,7 @@ def in_process(
 
 @contextmanager
 def subprocess_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``python -m server serve --port 0`` in a child process; the port comes from --port-file."""
+    """``python -m kassign.cli serve --port 0`` in a child process; the port comes from --port-file."""
     port_file = tmp_path / "port"
     paths = [str(ROOT), str(ROOT / "gen"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
@@ -44,7 +43,7 @@ def subprocess_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.P
         [
             sys.executable,
             "-m",
-            "server",
+            "kassign.cli",
             "serve",
             "--host",
             "127.0.0.1",

@@ -6,9 +6,8 @@ import logging
 
 import grpc
 import pytest
-
-from assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
-from server.status import STATUS_TABLE, to_status
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
+from kassign.server.status import STATUS_TABLE, to_status
 
 
 def test_invalid_request_names_field_and_member_in_message_and_metadata() -> None:
@@ -45,7 +44,7 @@ def test_metadata_values_are_escaped_to_printable_ascii() -> None:
 def test_server_side_kassign_errors_are_internal_with_their_reason_and_a_request_id(
     error: KassignError, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.ERROR, logger="server.status"):
+    with caplog.at_level(logging.ERROR, logger="kassign.server.status"):
         status = to_status(error)
     assert status.code is grpc.StatusCode.INTERNAL
     request_id = dict(status.metadata)["kassign-request-id"]
@@ -59,7 +58,7 @@ def test_unexpected_error_is_internal_without_details_and_logged_with_traceback(
     try:
         {}["secret-key"]
     except KeyError as exc:
-        with caplog.at_level(logging.ERROR, logger="server.status"):
+        with caplog.at_level(logging.ERROR, logger="kassign.server.status"):
             status = to_status(exc)
     assert status.code is grpc.StatusCode.INTERNAL
     assert "secret-key" not in status.message and "Traceback" not in status.message

@@ -1,4 +1,4 @@
-"""Every byte vector Kafka's own encoders made (tests/server/vectors) decodes as Kafka did.
+"""Every byte vector Kafka's own encoders made (tests/kafka/vectors) decodes as Kafka did.
 
 For each file: our wire-level values equal the generated message's fields ("wire"), our
 member-level reading equals Kafka's high-level decoder ("decoded"), and re-encoding gives the
@@ -13,22 +13,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kassign.v1 import assignment_pb2 as pb
-
-from server.decode.members import DecodedMember, decode_member
-from server.wire.consumer_protocol import (
+from kassign.kafka.consumer_protocol import (
     ConsumerProtocolSubscription,
     decode_consumer_subscription,
     encode_consumer_subscription,
 )
-from server.wire.subscription_info import (
+from kassign.kafka.subscription_info import (
     SubscriptionInfoData,
     decode_subscription_info,
     encode_subscription_info,
 )
+from kassign.server.streams.decode.members import DecodedMember, decode_member
+from kassign.v1 import assignment_pb2 as pb
 
-# A copy of the shared vectors (tests/server/vectors) so a fresh clone tests the same bytes.
-VECTORS = Path(os.environ.get("KASSIGN_VECTORS", Path(__file__).resolve().parent / "vectors"))
+# A copy of the shared vectors (tests/kafka/vectors) so a fresh clone tests the same bytes.
+VECTORS = Path(
+    os.environ.get("KASSIGN_VECTORS", Path(__file__).resolve().parents[1] / "kafka" / "vectors")
+)
 CASES: list[dict[str, Any]] = json.loads((VECTORS / "index.json").read_text())["cases"]
 INFO = [c for c in CASES if c["format"] == "SubscriptionInfoData"]
 CONSUMER = [c for c in CASES if c["format"] == "ConsumerProtocolSubscription"]

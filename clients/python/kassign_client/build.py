@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Literal, TypeAlias, TypedDict, Unpack
 from uuid import UUID
 
+from kassign.kafka.subscription_info import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, carries_task_lists
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = [
@@ -53,11 +54,6 @@ class ConfigValues(TypedDict, total=False):
     non_overlap_cost: int
     assignment_time_budget_ms: int
 
-
-LATEST_OFFSET = -2
-"""Offset sum a client reports for a task it runs as an active (KIP-441)."""
-UNKNOWN_OFFSET_SUM = -3
-"""Offset sum of a task whose local offsets are unknown."""
 
 _STRATEGIES = {
     "none": pb.RACK_AWARE_STRATEGY_NONE,
@@ -154,7 +150,7 @@ def subscription_info(
         if version >= 11
         else [],
     )
-    if version < 7:
+    if carries_task_lists(version):
         info.prev_tasks.extend(actives)
         info.standby_tasks.extend(
             standbys + [t for t, _ in explicit.values() if t not in actives + standbys]
@@ -203,11 +199,11 @@ def member(
         sub.info.CopyFrom(user_data)
         out.subscription.CopyFrom(sub)
     elif encoding == "info_bytes":
-        sub.info_bytes = _wire().encode_subscription_info(user_data)
+        sub.info_bytes = _wire().subscription_info_bytes(user_data)
         out.subscription.CopyFrom(sub)
     elif encoding == "raw":
-        sub.info_bytes = _wire().encode_subscription_info(user_data)
-        out.raw_subscription = _wire().encode_consumer_subscription(sub)
+        sub.info_bytes = _wire().subscription_info_bytes(user_data)
+        out.raw_subscription = _wire().consumer_subscription_bytes(sub)
     else:
         raise ValueError(f"unknown encoding {encoding!r}")
     return out
@@ -271,7 +267,7 @@ def request(
 
 
 def _wire() -> ModuleType:
-    """Kafka's byte formats (``server.wire``), loaded only when bytes are asked for."""
-    from kassign_client import _kafka_bytes
+    """Kafka's byte formats (``kassign_client.kafka_bytes``), loaded only when bytes are asked for."""
+    from kassign_client import kafka_bytes
 
-    return _kafka_bytes
+    return kafka_bytes

@@ -1,0 +1,246 @@
+"""The KIP-441 high-availability assignor: balanced, but never at the price of a long restore.
+
+Kafka's ``HighAvailabilityTaskAssignor``, phase by phase (``assign`` reads as this list):
+
+1. stateful actives: round-robin over clients in process order, balanced per thread
+   (``balance.py``), then rack optimisation (KIP-925) when a strategy is set;
+2. standbys: ``num_standby_replicas`` per stateful task (``standby.py``: least loaded or
+   KIP-708 tag aware), balanced per thread among clients with the same tags, rack optimised;
+3. KIP-441 movements (``movement.py``): an active whose balanced client is not caught up goes
+   to a caught-up (else the most caught-up) client, the balanced client warms up;
+4. standby movements, the same for standbys, sharing the ``max_warmup_replicas`` budget;
+5. stateless actives, one at a time to the client with the fewest actives per thread, rack
+   optimised;
+6. a follow-up rebalance at ``now_ms + probing_rebalance_interval_ms`` on every client when
+   any movement was planned, so warm-ups can take over once caught up (KIP-441 probing).
+
+Once the group is balanced and caught up no movement is planned, no follow-up is asked for,
+and the same input gives the same output: the assignment converges and then stays put.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
+from kassign.assignor.streams.lags import CatchUpIndex
+from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
+from kassign.assignor.streams.movement import (
+    ActiveMoves,
+    StandbyMoves,
+    move_active_tasks,
+    move_standby_tasks,
+)
+from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
+from kassign.assignor.streams.result import (
+    Diagnostics,
+    KafkaStreamsAssignment,
+    TaskAssignment,
+    task_assignment,
+)
+from kassign.assignor.streams.standby import place_standby_tasks
+from kassign.assignor.streams.tags import tag_layout
+
+__all__ = ["HighAvailabilityTaskAssignor", "assign_high_availability"]
+
+_Holdings = list[set[int]]
+"""Per client index, a set of task indices: the scratch form of one kind of assignment."""
+
+
+class HighAvailabilityTaskAssignor:
+    """The default assignor (KIP-441); registered as ``high_availability``.
+
+    - actives only on caught-up clients (lag <= ``acceptable_recovery_lag``), else the most
+      caught-up one;
+    - balanced by tasks per thread, standbys on other clients, warm-ups to move toward balance;
+    - deterministic: clients in Java UUID order, tasks in ``TaskId`` order.
+    """
+
+    def assign(self, application_state: ApplicationState) -> TaskAssignment:
+        return assign_high_availability(application_state)
+
+
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """Index space, built once: clients in process order, stateful and stateless tasks sorted."""
+
+    clients: tuple[ProcessId, ...]
+    capacities: tuple[int, ...]
+    stateful: tuple[TaskId, ...]
+    stateless: tuple[TaskId, ...]
+
+    @staticmethod
+    def of(state: ApplicationState) -> _Layout:
+        clients = tuple(sorted(state.clients, key=process_key))
+        # a client always has a consumer; guard anyway so a load is never a division by zero
+        capacities = tuple(max(1, state.clients[c].num_threads) for c in clients)
+        by_task = sorted(state.tasks.values(), key=lambda info: info.id)
+        stateful = tuple(info.id for info in by_task if info.stateful)
+        stateless = tuple(info.id for info in by_task if not info.stateful)
+        return _Layout(clients, capacities, stateful, stateless)
+
+    def to_map(
+        self, holdings: Sequence[Iterable[int]], tasks: Sequence[TaskId]
+    ) -> dict[ProcessId, frozenset[TaskId]]:
+        return {
+            c: frozenset(tasks[t] for t in ts) for c, ts in zip(self.clients, holdings, strict=True)
+        }
+
+    def from_map(
+        self, assignment: Mapping[ProcessId, AbstractSet[TaskId]], tasks: Sequence[TaskId]
+    ) -> _Holdings:
+        position = {task: i for i, task in enumerate(tasks)}
+        return [{position[t] for t in assignment.get(c, ())} for c in self.clients]
+
+
+def assign_high_availability(state: ApplicationState) -> TaskAssignment:
+    """The whole HA assignment of ``state``; see the module docstring for the phases."""
+    if not state.clients:
+        return task_assignment(())
+    layout = _Layout.of(state)
+    active, active_diagnostics = _stateful_actives(state, layout)
+    standby, standby_diagnostics = _standbys(state, layout, active)
+    moved, copied = _movements(state, layout, active, standby)
+    stateless, stateless_diagnostics = _stateless_actives(state, layout, moved.active)
+    movements = moved.movements + copied.movements
+    warmups = sum(len(w) for w in moved.warmups) + copied.warmups_placed
+    diagnostics = (
+        Diagnostics(
+            warmups=warmups, notes=_movement_notes(moved.movements, copied.movements, warmups)
+        )
+        .merged(active_diagnostics)
+        .merged(standby_diagnostics)
+        .merged(stateless_diagnostics)
+    )
+    deadline = state.now_ms + state.configs.probing_rebalance_interval_ms if movements else None
+    return task_assignment(
+        (
+            KafkaStreamsAssignment.of(
+                client,
+                [layout.stateful[t] for t in moved.active[i]] + list(stateless[client]),
+                [layout.stateful[t] for t in copied.standby[i]],
+                deadline,
+            )
+            for i, client in enumerate(layout.clients)
+        ),
+        diagnostics,
+    )
+
+
+def _movements(
+    state: ApplicationState, layout: _Layout, active: _Holdings, standby: _Holdings
+) -> tuple[ActiveMoves, StandbyMoves]:
+    """Phases 3 and 4: active, then standby movements, sharing one warm-up budget."""
+    index = CatchUpIndex(
+        layout.stateful,
+        [state.tasks[t].changelog_end_offset_sum for t in layout.stateful],
+        client_lags=[state.clients[c].task_lags for c in layout.clients],
+        acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
+    )
+    caps = layout.capacities
+    budget = state.configs.max_warmup_replicas
+    moved = move_active_tasks(index, active, standby=standby, capacities=caps, warmups_left=budget)
+    copied = move_standby_tasks(
+        index,
+        moved.active,
+        standby=moved.standby,
+        capacities=caps,
+        warmups=moved.warmups,
+        warmups_left=moved.warmups_left,
+    )
+    return moved, copied
+
+
+def _rack_aware(state: ApplicationState) -> bool:
+    return state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
+
+
+def _stateful_actives(state: ApplicationState, layout: _Layout) -> tuple[_Holdings, Diagnostics]:
+    """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back)."""
+    guess = round_robin(len(layout.stateful), len(layout.clients))
+    balanced = balance_over_threads(
+        guess,
+        [len(g) for g in guess],
+        capacities=layout.capacities,
+        held=[set(g) for g in guess],
+    )
+    active = [set(ts) for ts in balanced]
+    if not _rack_aware(state) or not layout.stateful:
+        return active, Diagnostics()
+    optimised, diagnostics = trim_actives(
+        state, layout.stateful, layout.to_map(active, layout.stateful), CostPhase.HIGH_AVAILABILITY
+    )
+    return layout.from_map(optimised, layout.stateful), diagnostics
+
+
+def _standby_move_allowed(state: ApplicationState, layout: _Layout) -> MoveAllowed | None:
+    """Tag-aware standbys only move between clients with the same tag values (Kafka's
+    ``isAllowedTaskMovement``), so balancing cannot undo their spread; otherwise any move."""
+    tags = tag_layout(state)
+    if not tags.tag_aware:
+        return None
+    values = [tags.values.get(c) for c in layout.clients]
+    return lambda source, target: values[source] == values[target]
+
+
+def _standbys(
+    state: ApplicationState, layout: _Layout, active: _Holdings
+) -> tuple[_Holdings, Diagnostics]:
+    """Phase 2: place, balance per thread, and rack-optimise the standby replicas."""
+    if state.configs.num_standby_replicas <= 0 or not layout.stateful:
+        return [set() for _ in layout.clients], Diagnostics()
+    active_map = layout.to_map(active, layout.stateful)
+    placement = place_standby_tasks(state, active_map, tasks=layout.stateful)
+    placed = layout.from_map(placement.standby, layout.stateful)
+    balanced = balance_over_threads(
+        [sorted(s) for s in placed],
+        [len(a) + len(s) for a, s in zip(active, placed, strict=True)],
+        capacities=layout.capacities,
+        held=[a | s for a, s in zip(active, placed, strict=True)],
+        allowed=_standby_move_allowed(state, layout),
+    )
+    standby = [set(ts) for ts in balanced]
+    diagnostics = Diagnostics(notes=placement.notes)
+    if not _rack_aware(state):
+        return standby, diagnostics
+    optimised, rack_diagnostics = trim_standbys(
+        state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY
+    )
+    return layout.from_map(optimised, layout.stateful), diagnostics.merged(rack_diagnostics)
+
+
+def _stateless_actives(
+    state: ApplicationState, layout: _Layout, stateful_active: Sequence[AbstractSet[int]]
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
+    """Phase 5: each stateless task to the client with the fewest actives per thread.
+
+    Kafka's ``ConstrainedPrioritySet`` keyed by ``activeTaskLoad`` then process id: a heap.
+    """
+    counts = [len(a) for a in stateful_active]
+    heap = [(counts[i] / cap, i) for i, cap in enumerate(layout.capacities)]
+    heapq.heapify(heap)
+    placed: list[set[int]] = [set() for _ in layout.clients]
+    for task in range(len(layout.stateless)):
+        _, client = heapq.heappop(heap)
+        placed[client].add(task)
+        counts[client] += 1
+        heapq.heappush(heap, (counts[client] / layout.capacities[client], client))
+    assignment = layout.to_map(placed, layout.stateless)
+    if not _rack_aware(state) or not layout.stateless:
+        return assignment, Diagnostics()
+    optimised, diagnostics = trim_actives(state, layout.stateless, assignment, CostPhase.STATELESS)
+    return {c: frozenset(optimised.get(c, ())) for c in layout.clients}, diagnostics
+
+
+def _movement_notes(active_moves: int, standby_moves: int, warmups: int) -> tuple[str, ...]:
+    if active_moves + standby_moves == 0:
+        return ()
+    note = (
+        f"KIP-441: {active_moves} active and {standby_moves} standby movement(s) planned, "
+        f"{warmups} warm-up replica(s) placed; follow-up rebalance scheduled"
+    )
+    return (note,)

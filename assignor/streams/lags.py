@@ -1,0 +1,266 @@
+"""KIP-441 lags: how far each client's local state is from the head of each stateful task.
+
+Each consumer reports, per task it has state for, the sum of its changelog offsets (or
+``LATEST_OFFSET`` -2 for a task it runs as an active, ``UNKNOWN_OFFSET_SUM`` -3 when it cannot
+tell); the leader knows each task's changelog end-offset sum. The lag of a client on a task is:
+
+- ``LATEST_OFFSET`` (-2) when it runs the task: always caught up;
+- ``UNKNOWN_OFFSET_SUM`` (-3) when unknown: never caught up;
+- the end-offset sum when it has no state (it must restore everything), and also when its
+  offset sum is *above* the end offset (the state is corrupt and must be rebuilt);
+- otherwise end-offset sum minus offset sum.
+
+A client is caught up on a task when its lag is within ``acceptable_recovery_lag`` (or -2).
+These are the rules of Kafka's ``ClientState.computeTaskLags`` and the HA assignor's
+``tasksToCaughtUpClients``. ``TaskLags`` stores one client's lags sparsely (only tasks it has
+state for), so a 10,000-task group with 1,000 clients does not hold ten million numbers.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kassign.assignor.streams.model import (
+    LATEST_OFFSET,
+    UNKNOWN_OFFSET_SUM,
+    ConsumerState,
+    KafkaStreamsState,
+    ProcessId,
+    TaskId,
+)
+
+__all__ = [
+    "UNBOUNDED_RECOVERY_LAG",
+    "CatchUpIndex",
+    "ConsumerReport",
+    "TaskLags",
+    "compute_lags",
+    "is_caught_up",
+    "kafka_streams_state",
+    "lag_for",
+    "local_lags",
+    "merge_offset_sums",
+    "previous_tasks",
+]
+
+UNBOUNDED_RECOVERY_LAG = 2**63 - 1
+"""Java's ``Long.MAX_VALUE``: as ``acceptable_recovery_lag`` it makes every client caught up."""
+
+
+def lag_for(offset_sum: int, end_offset_sum: int) -> int:
+    """One client's lag on one task from its offset sum (0 when it has no local state)."""
+    if offset_sum == LATEST_OFFSET:
+        return LATEST_OFFSET
+    if offset_sum == UNKNOWN_OFFSET_SUM:
+        return UNKNOWN_OFFSET_SUM
+    if offset_sum > end_offset_sum:
+        return end_offset_sum  # state ahead of the changelog: corrupt, restore from scratch
+    return end_offset_sum - offset_sum
+
+
+def compute_lags(
+    offset_sums: Mapping[TaskId, int], end_offset_sums: Mapping[TaskId, int]
+) -> dict[TaskId, int]:
+    """The client's lag on every stateful task (the keys of ``end_offset_sums``)."""
+    return {task: lag_for(offset_sums.get(task, 0), end) for task, end in end_offset_sums.items()}
+
+
+def previous_tasks(
+    offset_sums: Mapping[TaskId, int], *, owned_active: Iterable[TaskId] = ()
+) -> tuple[frozenset[TaskId], frozenset[TaskId]]:
+    """(previous active, previous standby) of a client.
+
+    Active: what it owned (``owned_active``, from owned partitions) plus every task reported
+    as ``LATEST_OFFSET``. Standby: every other task it has local state for (KIP-441 counts any
+    local state that is not a running active as a standby).
+    """
+    active = frozenset(owned_active) | {t for t, s in offset_sums.items() if s == LATEST_OFFSET}
+    return active, frozenset(offset_sums) - active
+
+
+def is_caught_up(lag: int, acceptable_recovery_lag: int) -> bool:
+    """Whether a client with this lag may take the task as an active without a long restore."""
+    if lag == LATEST_OFFSET or acceptable_recovery_lag >= UNBOUNDED_RECOVERY_LAG:
+        return True
+    return 0 <= lag <= acceptable_recovery_lag
+
+
+class TaskLags(Mapping[TaskId, int]):
+    """One client's lag on every stateful task, stored as "the end-offset sum unless local".
+
+    Reads like a ``dict`` over every stateful task; ``local`` holds only the tasks the client
+    has state for (the others lag by the full end-offset sum). Equal to a plain ``dict`` with
+    the same items.
+    """
+
+    __slots__ = ("_end_offset_sums", "_local")
+
+    def __init__(self, end_offset_sums: Mapping[TaskId, int], local: Mapping[TaskId, int]) -> None:
+        self._end_offset_sums = end_offset_sums
+        self._local = {t: lag for t, lag in local.items() if t in end_offset_sums}
+
+    @property
+    def local(self) -> Mapping[TaskId, int]:
+        """Lags of the tasks this client has local state for."""
+        return self._local
+
+    def __getitem__(self, task: TaskId) -> int:
+        lag = self._local.get(task)
+        return self._end_offset_sums[task] if lag is None else lag
+
+    def __contains__(self, task: object) -> bool:
+        """A dict lookup; ``Mapping``'s default goes through ``__getitem__`` and an exception."""
+        return task in self._end_offset_sums
+
+    def __iter__(self) -> Iterator[TaskId]:
+        return iter(self._end_offset_sums)
+
+    def __len__(self) -> int:
+        return len(self._end_offset_sums)
+
+    def __repr__(self) -> str:
+        return f"TaskLags(local={self._local!r}, tasks={len(self)})"
+
+
+def local_lags(lags: Mapping[TaskId, int]) -> Mapping[TaskId, int]:
+    """The lags that may differ from "no local state"; the whole mapping unless it is sparse.
+
+    Assignors read this instead of every entry: a task missing here lags by its end-offset sum.
+    """
+    return lags.local if isinstance(lags, TaskLags) else lags
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerReport:
+    """What one consumer of a client said: its offset sums and the tasks it owned."""
+
+    member_id: str
+    task_offset_sums: Mapping[TaskId, int] = field(default_factory=dict)
+    owned_active: frozenset[TaskId] = frozenset()
+
+
+def merge_offset_sums(reports: Iterable[ConsumerReport]) -> dict[TaskId, int]:
+    """A client's offset sums: its consumers' reports merged, in member-id order, later winning.
+
+    Kafka's ``ClientState`` merges with ``putAll`` in the order it walks the group's
+    subscriptions (a hash map); we fix that order to the member ids so the result is
+    reproducible. Consumers of one client normally report disjoint tasks, so it rarely matters.
+    """
+    merged: dict[TaskId, int] = {}
+    for report in sorted(reports, key=lambda r: r.member_id):
+        merged.update(report.task_offset_sums)
+    return merged
+
+
+def kafka_streams_state(
+    process_id: ProcessId,
+    reports: Iterable[ConsumerReport],
+    end_offset_sums: Mapping[TaskId, int],
+    *,
+    rack_id: str | None = None,
+    client_tags: Mapping[str, str] | None = None,
+    host_info: str | None = None,
+) -> KafkaStreamsState:
+    """A client's read-only state from its consumers' reports (what the decoder calls).
+
+    ``end_offset_sums`` names every stateful task of the topology; the caller drops reports of
+    tasks the topology no longer has.
+    """
+    ordered = sorted(reports, key=lambda r: r.member_id)
+    offset_sums = merge_offset_sums(ordered)
+    owned = frozenset().union(*(r.owned_active for r in ordered))
+    active, standby = previous_tasks(offset_sums, owned_active=owned)
+    local = {
+        t: lag_for(s, end_offset_sums[t]) for t, s in offset_sums.items() if t in end_offset_sums
+    }
+    consumers = tuple(
+        ConsumerState(r.member_id, r.owned_active, frozenset(r.task_offset_sums)) for r in ordered
+    )
+    return KafkaStreamsState(
+        process_id=process_id,
+        consumers=consumers,
+        previous_active_tasks=active,
+        previous_standby_tasks=standby,
+        task_lags=TaskLags(end_offset_sums, local),
+        rack_id=rack_id,
+        client_tags=dict(client_tags or {}),
+        host_info=host_info,
+    )
+
+
+class CatchUpIndex:
+    """Who is caught up on which stateful task, in index space, built once per assignment.
+
+    Clients are ``0..C-1`` in process order, tasks ``0..T-1`` in task order. Only lags that
+    may differ from the end-offset sum are stored (``local_lags``), so building and querying
+    cost what the clients reported, not tasks x clients. Read-only after construction.
+    """
+
+    __slots__ = ("_caught", "_default_caught", "_end", "_local", "_min_lag", "_n_clients")
+
+    def __init__(
+        self,
+        tasks: Sequence[TaskId],
+        end_offset_sums: Sequence[int],
+        *,
+        client_lags: Sequence[Mapping[TaskId, int]],
+        acceptable_recovery_lag: int,
+    ) -> None:
+        position = {task: i for i, task in enumerate(tasks)}
+        self._n_clients = len(client_lags)
+        self._end = list(end_offset_sums)
+        self._local: list[dict[int, int]] = [{} for _ in tasks]
+        for client, lags in enumerate(client_lags):
+            for task, lag in local_lags(lags).items():
+                index = position.get(task)
+                if index is not None:
+                    self._local[index][client] = lag
+        self._default_caught = [is_caught_up(end, acceptable_recovery_lag) for end in self._end]
+        self._caught = [
+            {c for c, lag in local.items() if is_caught_up(lag, acceptable_recovery_lag)}
+            for local in self._local
+        ]
+        self._min_lag = [
+            min([*local.values(), *((end,) if len(local) < self._n_clients else ())])
+            for local, end in zip(self._local, self._end, strict=True)
+        ]
+
+    def lag(self, client: int, task: int) -> int:
+        return self._local[task].get(client, self._end[task])
+
+    def is_caught_up(self, client: int, task: int) -> bool:
+        if client in self._local[task]:
+            return client in self._caught[task]
+        return self._default_caught[task]
+
+    def num_caught_up(self, task: int) -> int:
+        """How many clients are caught up on the task (orders Kafka's movement queue)."""
+        unreported = self._n_clients - len(self._local[task])
+        return len(self._caught[task]) + (unreported if self._default_caught[task] else 0)
+
+    def caught_up(self, task: int) -> list[int]:
+        """The caught-up clients, ascending (every unreported client too when the changelog
+        is short enough, which is why this is a list built on demand, not stored)."""
+        if not self._default_caught[task]:
+            return sorted(self._caught[task])
+        local = self._local[task]
+        return [c for c in range(self._n_clients) if c not in local or c in self._caught[task]]
+
+    def has_more_caught_up_than(self, client: int, task: int) -> bool:
+        """Kafka's movement trigger: not caught up here, and some client lags strictly less."""
+        return not self.is_caught_up(client, task) and self._min_lag[task] < self.lag(client, task)
+
+    def by_lag(self, task: int) -> Iterator[int]:
+        """Every client, least lag first, ties by process order: Kafka's ``tasksToClientByLag``.
+
+        The raw lag is the key, as Kafka's ``comparingLong(lagFor)``: so an unknown offset sum
+        (-3) ranks ahead of every real lag. Running actives (-2) are always caught up and are
+        chosen before this ranking is consulted. Lazy: callers stop at the first fit.
+        """
+        local = self._local[task]
+        reported = sorted((lag, c) for c, lag in local.items())
+        end = self._end[task]
+        rest = ((end, c) for c in range(self._n_clients) if c not in local)
+        return (c for _, c in heapq.merge(reported, rest))

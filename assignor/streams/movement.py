@@ -1,0 +1,236 @@
+"""KIP-441 task movements: keep work on caught-up clients, warm up the balanced one.
+
+The balanced guess (``balance.py``) may put a stateful task on a client that would need a long
+restore. For each such task (its *lagging* client is the one the balanced guess chose, not
+caught up, while some other client lags less), in Kafka's order a *runner* takes it now:
+
+1. a caught-up client holding a standby of it runs it, the lagging client keeps a standby
+   (a swap: no extra replica, no warm-up budget);
+2. else the least loaded caught-up client runs it, and the lagging client gets a warm-up
+   replica while the budget (``max_warmup_replicas``) lasts;
+3. else (nobody caught up) the most caught-up client takes it, by swap or move as above.
+
+Standbys are then checked the same way: a standby on a lagging client, when a more caught-up
+client could hold it, gets a copy there; the lagging one stays as a warm-up while budget
+remains. Warm-ups placed by step 2/3 are never moved again in the same assignment. (Kafka
+calls the lagging client the movement's "destination": where the task should end up once
+warm, though it is the client the task is taken away from now.)
+
+"Least loaded" is ``(actives + standbys) / threads`` then process order (Kafka's
+``ConstrainedPrioritySet``). Kafka collects the movements of each pass in a ``PriorityQueue``
+ordered by number of caught-up clients, then task id, and takes them with ``poll()`` until it is
+empty (``TaskMovement.assignActiveTaskMovements`` and ``assignStandbyTaskMovements``, Kafka 3.8
+and later), so in sorted order. Sorting alone is not enough: in the standby pass one task can be
+queued for several lagging clients under one key, and ``poll()`` hands out equal keys in the order
+its binary heap leaves them, not the order they were offered. ``_JavaQueue`` therefore keeps
+Java's heap (sift-up on ``offer``, sift-down on ``poll``) so ties fall where Kafka's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from kassign.assignor.streams.lags import CatchUpIndex
+
+__all__ = ["ActiveMoves", "StandbyMoves", "move_active_tasks", "move_standby_tasks"]
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveMoves:
+    """Holdings after the active movements; ``warmups[c]``: warm-ups placed on client ``c``."""
+
+    active: tuple[frozenset[int], ...]
+    standby: tuple[frozenset[int], ...]
+    warmups: tuple[frozenset[int], ...]
+    movements: int
+    warmups_left: int
+
+
+@dataclass(frozen=True, slots=True)
+class StandbyMoves:
+    """Holdings after the standby movements; ``warmups_placed`` counts lagging copies kept."""
+
+    standby: tuple[frozenset[int], ...]
+    movements: int
+    warmups_placed: int
+    warmups_left: int
+
+
+class _JavaQueue:
+    """A ``java.util.PriorityQueue`` of movements keyed ``(caught-up count, task)``, each entry
+    carrying its lagging client; ``offer`` and ``poll`` move entries exactly as Java's do, so
+    entries with equal keys come out in Java's order too."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, int]] = []
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def offer(self, num_caught_up: int, task: int, lagging: int) -> None:
+        """Java's ``siftUp``: climb while strictly smaller than the parent."""
+        heap = self._heap
+        entry = (num_caught_up, task, lagging)
+        heap.append(entry)
+        k = len(heap) - 1
+        while k > 0:
+            parent = (k - 1) >> 1
+            if entry[:2] >= heap[parent][:2]:  # Java stops on compareTo >= 0
+                break
+            heap[k] = heap[parent]
+            k = parent
+        heap[k] = entry
+
+    def poll(self) -> tuple[int, int, int]:
+        """Java's ``poll``: take the root, put the last entry there and ``siftDown``."""
+        heap = self._heap
+        head = heap[0]
+        last = heap.pop()
+        n = len(heap)
+        if n == 0:
+            return head
+        k = 0
+        while k < n >> 1:
+            child = 2 * k + 1
+            if child + 1 < n and heap[child][:2] > heap[child + 1][:2]:
+                child += 1  # Java takes the right child only when strictly smaller
+            if last[:2] <= heap[child][:2]:  # Java stops on compareTo <= 0
+                break
+            heap[k] = heap[child]
+            k = child
+        heap[k] = last
+        return head
+
+    def drain(self) -> Iterator[tuple[int, int, int]]:
+        """Kafka's ``while (!queue.isEmpty()) queue.poll()``: nothing is offered meanwhile."""
+        while self._heap:
+            yield self.poll()
+
+
+class _Board:
+    """Scratch copy of the stateful holdings, private to one movement pass."""
+
+    def __init__(
+        self,
+        active: Sequence[Iterable[int]],
+        standby: Sequence[Iterable[int]],
+        capacities: Sequence[int],
+    ) -> None:
+        self.active = [set(ts) for ts in active]
+        self.standby = [set(ts) for ts in standby]
+        self.capacities = capacities
+
+    def holds(self, client: int, task: int) -> bool:
+        return task in self.active[client] or task in self.standby[client]
+
+    def least_loaded(self, candidates: Iterable[int]) -> int | None:
+        best: tuple[float, int] | None = None
+        for c in candidates:
+            key = ((len(self.active[c]) + len(self.standby[c])) / self.capacities[c], c)
+            if best is None or key < best:
+                best = key
+        return None if best is None else best[1]
+
+    def swap(self, task: int, runner: int, lagging: int) -> None:
+        """The runner's standby becomes the active; the lagging client's active a standby."""
+        self.standby[runner].discard(task)
+        self.active[runner].add(task)
+        self.active[lagging].discard(task)
+        self.standby[lagging].add(task)
+
+    def move_active(self, task: int, runner: int, lagging: int, *, warm_up: bool) -> None:
+        self.active[runner].add(task)
+        self.active[lagging].discard(task)
+        if warm_up:
+            self.standby[lagging].add(task)
+
+
+def _frozen(sets: Sequence[set[int]]) -> tuple[frozenset[int], ...]:
+    return tuple(frozenset(s) for s in sets)
+
+
+def move_active_tasks(
+    index: CatchUpIndex,
+    active: Sequence[Iterable[int]],
+    *,
+    standby: Sequence[Iterable[int]],
+    capacities: Sequence[int],
+    warmups_left: int,
+) -> ActiveMoves:
+    """Give each stateful active back to a (more) caught-up client; see the module docstring."""
+    board = _Board(active, standby, capacities)
+    queue = _JavaQueue()
+    for client, tasks in enumerate(board.active):
+        for task in sorted(tasks):
+            if index.has_more_caught_up_than(client, task):
+                queue.offer(index.num_caught_up(task), task, client)
+    warmups: list[set[int]] = [set() for _ in capacities]
+    movements = len(queue)
+    for _, task, lagging in queue.drain():
+        caught_up = index.caught_up(task)
+        runner = board.least_loaded(c for c in caught_up if task in board.standby[c])
+        if runner is not None:
+            board.swap(task, runner, lagging)
+            continue
+        runner = board.least_loaded(caught_up)
+        if runner is None:
+            runner = next(index.by_lag(task))  # some client lags less: never the lagging one
+            if task in board.standby[runner]:
+                board.swap(task, runner, lagging)
+                continue
+        warm_up = warmups_left > 0
+        board.move_active(task, runner, lagging, warm_up=warm_up)
+        if warm_up:
+            warmups[lagging].add(task)
+            warmups_left -= 1
+    return ActiveMoves(
+        _frozen(board.active),
+        _frozen(board.standby),
+        _frozen(warmups),
+        movements,
+        warmups_left,
+    )
+
+
+def move_standby_tasks(
+    index: CatchUpIndex,
+    active: Sequence[Iterable[int]],
+    *,
+    standby: Sequence[Iterable[int]],
+    capacities: Sequence[int],
+    warmups: Sequence[frozenset[int]],
+    warmups_left: int,
+) -> StandbyMoves:
+    """Copy lagging standbys to more caught-up clients; the lagging copy stays while budget lasts."""
+    board = _Board(active, standby, capacities)
+    queue = _JavaQueue()
+    for client, tasks in enumerate(board.standby):
+        for task in sorted(tasks - warmups[client]):
+            if index.has_more_caught_up_than(client, task):
+                queue.offer(index.num_caught_up(task), task, client)
+    movements = placed = 0
+    for _, task, lagging in queue.drain():
+        holder = board.least_loaded(c for c in index.caught_up(task) if not board.holds(c, task))
+        if holder is None:
+            holder = _most_caught_up_free(index, board, task, lagging)
+        if holder is None:
+            continue  # every more caught-up client already holds a copy
+        board.standby[holder].add(task)
+        if warmups_left > 0:
+            warmups_left -= 1
+            placed += 1
+        else:
+            board.standby[lagging].discard(task)
+        movements += 1
+    return StandbyMoves(_frozen(board.standby), movements, placed, warmups_left)
+
+
+def _most_caught_up_free(index: CatchUpIndex, board: _Board, task: int, lagging: int) -> int | None:
+    """The first client by lag that holds no copy, looking no further than the lagging one."""
+    for client in index.by_lag(task):
+        if client == lagging:
+            return None
+        if not board.holds(client, task):
+            return client
+    return None

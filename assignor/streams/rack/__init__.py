@@ -1,0 +1,85 @@
+"""KIP-925 rack-aware optimisation: the one entry point the Streams assignors call.
+
+``trim_actives`` and ``trim_standbys`` pick the caller's costs (``costs.CostPhase``: the configured
+ones, else Kafka's defaults for that caller) and re-place tasks at minimum cross-rack cost; the
+assignors import only these. This module loads nothing heavy: the solver (numpy, OR-Tools) is
+imported here, on the first rack-aware call, so a request without a strategy never pays for it.
+
+- ``costs``: the defaults by caller and ``resolve_costs``;
+- ``optimise``: the two optimisations, their time budget and fallback;
+- ``problems``: the group as arrays (clients, tasks, racks, costs) for the two graphs;
+- ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+
+from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
+from kassign.assignor.streams.result import Diagnostics
+
+__all__ = [
+    "CostPhase",
+    "optimize_active_tasks",
+    "optimize_standby_tasks",
+    "resolve_costs",
+    "trim_actives",
+    "trim_standbys",
+]
+
+_Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
+_Trimmed = tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]
+
+
+def optimize_active_tasks(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    assignment: _Assignment,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> _Trimmed:
+    """Re-place ``tasks`` (actives) at minimum cost with explicit costs (KIP-924's utility)."""
+    from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
+
+    return optimise.optimize_active_tasks(
+        state, tasks, assignment, traffic_cost=traffic_cost, non_overlap_cost=non_overlap_cost
+    )
+
+
+def optimize_standby_tasks(
+    state: ApplicationState,
+    active: _Assignment,
+    standby: _Assignment,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> _Trimmed:
+    """Re-place every standby at minimum cost with explicit costs (KIP-924's utility)."""
+    from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
+
+    return optimise.optimize_standby_tasks(
+        state, active, standby, traffic_cost=traffic_cost, non_overlap_cost=non_overlap_cost
+    )
+
+
+def trim_actives(
+    state: ApplicationState, tasks: Sequence[TaskId], assignment: _Assignment, phase: CostPhase
+) -> _Trimmed:
+    """``optimize_active_tasks`` with ``phase``'s costs (the configured ones win)."""
+    traffic, overlap = resolve_costs(state.configs, phase)
+    return optimize_active_tasks(
+        state, tasks, assignment, traffic_cost=traffic, non_overlap_cost=overlap
+    )
+
+
+def trim_standbys(
+    state: ApplicationState, active: _Assignment, standby: _Assignment, phase: CostPhase
+) -> _Trimmed:
+    """``optimize_standby_tasks`` with ``phase``'s costs (the configured ones win)."""
+    traffic, overlap = resolve_costs(state.configs, phase)
+    return optimize_standby_tasks(
+        state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap
+    )

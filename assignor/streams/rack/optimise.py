@@ -1,0 +1,244 @@
+"""KIP-925 rack-aware optimisation: move tasks to cut cross-rack traffic, keeping every count.
+
+Both functions take a valid assignment and return one at least as cheap under the KIP-925 cost:
+``traffic_cost`` per topic partition of the task with no replica in the client's rack (actives:
+all its partitions; standbys: its changelog partitions, as KIP-924's utilities count), plus
+``non_overlap_cost`` if the client is not where the task started. Per-client counts never change;
+``balance_subtopology`` also caps each subtopology per client (KIP-925 4.B.II). The graphs live in
+``rack_graph.py`` (actives) and ``rack_standby.py`` (standbys); the solver in ``flow.py``.
+
+They change nothing, and say why in ``Diagnostics.rack_optimisation``, when the strategy is
+``none`` ("off"), when a client has no rack or a partition's replica racks are unknown, or when
+the traffic cost cannot differ between racks ("disabled: ..."). They never raise for a solver
+problem: a status other than optimal, or a time budget overrun, returns the input unchanged with
+``solver_fallback=True`` ("fallback: ...").
+
+Time budget (``assignment_time_budget_ms``, per call): OR-Tools cannot be interrupted, so the
+graph size is checked first (skipped if its estimated solve time exceeds the budget) and the
+elapsed time after (a result that arrived late is discarded). The latter depends on the machine,
+the one place the output can depend on anything but the input.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
+from kassign.assignor.streams.model import (
+    MAX_RACK_COST,
+    ApplicationState,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+)
+from kassign.assignor.streams.rack.active_flow import placement_cost, solve_active_compact
+from kassign.assignor.streams.rack.problems import (
+    Assignment,
+    active_owners,
+    active_problem,
+    build_active_problem,
+    build_standby_problem,
+    check_standbys,
+    every_client,
+    owners,
+    rack_costs,
+)
+from kassign.assignor.streams.rack.standby_flow import (
+    StandbyProblem,
+    solve_standby_compact,
+    solve_standby_dense,
+    standby_cost,
+)
+from kassign.assignor.streams.result import Diagnostics, RackStatus
+from kassign.assignor.timing import RACK_OPTIMISATION, timed
+
+__all__ = [
+    "MAX_COST",
+    "active_problem",
+    "optimize_active_tasks",
+    "optimize_standby_tasks",
+]
+
+
+MAX_COST = MAX_RACK_COST
+"""Largest traffic or non-overlap cost accepted (``model.MAX_RACK_COST``)."""
+_MS_PER_ARC = 0.003
+"""Conservative solve-time estimate per arc, for skipping a graph the budget cannot afford."""
+
+
+@timed(RACK_OPTIMISATION)
+def optimize_active_tasks(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    assignment: Assignment,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
+    """Re-place ``tasks`` (actives) over the clients of ``assignment`` at minimum cost."""
+    started = time.perf_counter()
+    _check_costs(traffic_cost, non_overlap_cost)
+    result = every_client(state, assignment)
+    ordered = sorted(set(tasks), key=lambda t: t.sort_key)
+    if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not ordered:
+        return result, Diagnostics()
+    clients = list(state.clients)
+    index = {pid: i for i, pid in enumerate(clients)}
+    start = owners(ordered, result, index)
+    costs = rack_costs(state, ordered, traffic_cost, changelog_only=False)
+    if isinstance(costs, str):
+        return result, _disabled(f"{len(ordered)} active tasks", costs)
+    racks, misses = costs
+    problem = build_active_problem(
+        state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
+    )
+    subtopology = problem.subtopology
+    unit = replace(problem, traffic_cost=1, non_overlap_cost=0, subtopology=None)
+    before = placement_cost(unit, start)
+    arcs = len(ordered) * (len(racks) + 1) + len(clients) * (1 + 2 * _subtopologies(subtopology))
+    try:
+        _within_budget(state, started, arcs)
+        placement = solve_active_compact(problem)
+        _within_budget(state, started, 0)
+        if not np.array_equal(np.bincount(placement, minlength=len(clients)), problem.counts):
+            raise SolverError("BAD_RESULT", "per-client task counts changed")
+    except SolverError as exc:
+        return result, _fallback(f"{len(ordered)} active tasks", exc, before)
+    optimised = frozenset(ordered)
+    for pid in clients:
+        result[pid] = result[pid] - optimised
+    _apply(result, clients, ordered, placement.tolist())
+    moved = int((placement != start).sum())
+    after = placement_cost(unit, placement)
+    note = f"rack: {len(ordered)} active tasks, {moved} moved, cross-rack partitions {before} -> {after}"
+    return result, Diagnostics(
+        rack_status=RackStatus.OPTIMAL,
+        cross_rack_cost_before=before,
+        cross_rack_cost_after=after,
+        notes=(note,),
+    )
+
+
+@timed(RACK_OPTIMISATION)
+def optimize_standby_tasks(
+    state: ApplicationState,
+    active: Assignment,
+    standby: Assignment,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
+    """Re-place every standby at minimum cost, keeping counts, exclusions and tag diversity."""
+    started = time.perf_counter()
+    _check_costs(traffic_cost, non_overlap_cost)
+    result = every_client(state, standby)
+    ordered = sorted({t for ts in result.values() for t in ts}, key=lambda t: t.sort_key)
+    if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not ordered:
+        return result, Diagnostics()
+    clients = list(state.clients)
+    index = {pid: i for i, pid in enumerate(clients)}
+    task_of = {t: i for i, t in enumerate(ordered)}
+    active_of = active_owners(ordered, active, index)
+    reps = sorted((task_of[t], index[p]) for p, ts in result.items() for t in ts)
+    rep_task, rep_client = (np.array(col, np.int64) for col in zip(*reps, strict=True))
+    if np.any(active_of[rep_task] == rep_client):
+        raise InvalidAssignment("INVALID_STANDBY_TASK", "a standby sits on its active's client")
+    costs = rack_costs(state, ordered, traffic_cost, changelog_only=True)
+    if isinstance(costs, str):
+        return result, _disabled(f"{len(ordered)} standby tasks", costs)
+    racks, misses = costs
+    problem = build_standby_problem(
+        state, rep_task, rep_client, active_of, racks, misses, traffic_cost, non_overlap_cost
+    )
+    unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
+    before = standby_cost(unit, rep_task, rep_client)
+    try:
+        solved = _solve_standbys(state, started, problem, len(racks))
+    except SolverError as exc:
+        return result, _fallback(f"{rep_task.size} standbys", exc, before)
+    new: dict[ProcessId, set[TaskId]] = {pid: set() for pid in clients}
+    for t, c in zip(solved[0].tolist(), solved[1].tolist(), strict=True):
+        new[clients[c]].add(ordered[t])
+    moved = sum(len(new[p] - result[p]) for p in clients)
+    result.update({p: frozenset(ts) for p, ts in new.items()})
+    after = standby_cost(unit, *solved)
+    note = (
+        f"rack: {rep_task.size} standbys, {moved} moved, cross-rack partitions {before} -> {after}"
+    )
+    return result, Diagnostics(
+        rack_status=RackStatus.OPTIMAL,
+        cross_rack_cost_before=before,
+        cross_rack_cost_after=after,
+        notes=(note,),
+    )
+
+
+def _solve_standbys(
+    state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Compact graph first, the per-client one if its hub split fails; checked, within budget."""
+    replicas, classes = problem.rep_task.size, problem.class_values.shape[0]
+    _within_budget(state, started, replicas * (n_racks * classes + 1))
+    solved = solve_standby_compact(problem)
+    if solved is None:
+        _within_budget(state, started, replicas * problem.client_rack.size)
+        solved = solve_standby_dense(problem)
+    _within_budget(state, started, 0)
+    check_standbys(problem, *solved)
+    return solved
+
+
+def _check_costs(traffic_cost: int, non_overlap_cost: int) -> None:
+    for name, value in (("traffic_cost", traffic_cost), ("non_overlap_cost", non_overlap_cost)):
+        if not 0 <= value <= MAX_COST:
+            raise InvalidRequest(f"{value} is outside [0, {MAX_COST}]", field=f"configs.{name}")
+
+
+def _subtopologies(subtopology: np.ndarray | None) -> int:
+    return 0 if subtopology is None else int(subtopology.max(initial=-1)) + 1
+
+
+def _within_budget(state: ApplicationState, started: float, arcs: int) -> None:
+    budget = state.configs.assignment_time_budget_ms
+    if budget is None:
+        return
+    elapsed = (time.perf_counter() - started) * 1000.0
+    if elapsed + arcs * _MS_PER_ARC > budget:
+        what = "exceeded" if arcs == 0 else f"too small for {arcs} arcs"
+        raise SolverError(
+            "TIME_BUDGET", f"time budget of {budget} ms {what} ({elapsed:.0f} ms spent)"
+        )
+
+
+def _disabled(what: str, reason: str) -> Diagnostics:
+    status = Diagnostics(rack_status=RackStatus.DISABLED, rack_reason=reason)
+    return replace(status, notes=(f"rack: {what}, {status.rack_optimisation}",))
+
+
+def _fallback(what: str, exc: SolverError, before: int) -> Diagnostics:
+    reason = str(exc) if exc.status != "TIME_BUDGET" else str(exc).split(": ", 1)[1]
+    return Diagnostics(
+        rack_status=RackStatus.FALLBACK,
+        rack_reason=reason,
+        solver_fallback=True,
+        cross_rack_cost_before=before,
+        cross_rack_cost_after=before,
+        notes=(f"rack: {what}, fallback: {reason}",),
+    )
+
+
+def _apply(
+    result: dict[ProcessId, frozenset[TaskId]],
+    clients: list[ProcessId],
+    tasks: list[TaskId],
+    placement: list[int],
+) -> None:
+    """Put each task on its client in ``result`` (which no longer holds any of ``tasks``)."""
+    placed: dict[ProcessId, list[TaskId]] = {}
+    for t, c in zip(tasks, placement, strict=True):
+        placed.setdefault(clients[c], []).append(t)
+    for pid, ts in placed.items():
+        result[pid] = result[pid] | frozenset(ts)

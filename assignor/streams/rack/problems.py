@@ -1,0 +1,253 @@
+"""What the rack-aware optimiser reads from a state, and the checks on what it gives back.
+
+Why a module: ``rack.py`` reads as the two KIP-925 entry points; the bookkeeping they share lives
+here - numbering clients (Java UUID order), tasks (``TaskId`` order) and racks (sorted), the
+per-rack count of a task's partitions with no replica there, the KIP-708 tag classes, the
+enablement rules of KIP-925 section 6, and the validation of the solver's standbys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+
+import numpy as np
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
+from kassign.assignor.streams.model import (
+    ApplicationState,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+)
+from kassign.assignor.streams.rack.active_flow import ActiveProblem
+from kassign.assignor.streams.rack.standby_flow import StandbyProblem
+from kassign.assignor.streams.tags import tag_layout
+
+__all__ = [
+    "Assignment",
+    "active_owners",
+    "active_problem",
+    "build_active_problem",
+    "build_standby_problem",
+    "check_standbys",
+    "client_racks",
+    "diversity",
+    "every_client",
+    "misses_per_rack",
+    "owners",
+    "rack_costs",
+    "tag_classes",
+]
+
+Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
+
+
+def active_problem(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    assignment: Assignment,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> ActiveProblem:
+    """The graph input ``optimize_active_tasks`` would solve, without its checks (for benchmarks)."""
+    ordered = sorted(set(tasks), key=lambda t: t.sort_key)
+    index = {pid: i for i, pid in enumerate(state.clients)}
+    start = owners(ordered, every_client(state, assignment), index)
+    racks = sorted({str(c.rack_id) for c in state.clients.values()})
+    misses = misses_per_rack(state, ordered, racks, changelog_only=False)
+    if isinstance(misses, str):
+        raise InvalidRequest(misses, field="tasks.topic_partitions.rack_ids")
+    return build_active_problem(
+        state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
+    )
+
+
+def build_active_problem(
+    state: ApplicationState,
+    ordered: list[TaskId],
+    start: np.ndarray,
+    racks: list[str],
+    misses: np.ndarray,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> ActiveProblem:
+    """Number tasks, clients (Java UUID order) and racks (sorted); subtopologies if balancing."""
+    subtopology = None
+    if state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
+        keys = [f"{t.named_topology or ''}\0{t.subtopology:011d}" for t in ordered]
+        subtopology = np.unique(np.array(keys), return_inverse=True)[1].astype(np.int64)
+    return ActiveProblem(
+        client_rack=client_racks(state, racks),
+        start=start,
+        misses=misses,
+        traffic_cost=traffic_cost,
+        non_overlap_cost=non_overlap_cost,
+        subtopology=subtopology,
+    )
+
+
+def client_racks(state: ApplicationState, racks: list[str]) -> np.ndarray:
+    """Each client's rack as an index into ``racks`` (sorted), in the state's client order."""
+    rack_of = {r: i for i, r in enumerate(racks)}
+    return np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64)
+
+
+def build_standby_problem(
+    state: ApplicationState,
+    rep_task: np.ndarray,
+    rep_client: np.ndarray,
+    active_of: np.ndarray,
+    racks: list[str],
+    misses: np.ndarray,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> StandbyProblem:
+    """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
+    client_class, class_values = tag_classes(state, list(state.clients))
+    return StandbyProblem(
+        client_rack=client_racks(state, racks),
+        client_class=client_class,
+        class_values=class_values,
+        rep_task=rep_task,
+        rep_client=rep_client,
+        active_client=active_of,
+        misses=misses,
+        traffic_cost=traffic_cost,
+        non_overlap_cost=non_overlap_cost,
+    )
+
+
+def every_client(
+    state: ApplicationState, assignment: Assignment
+) -> dict[ProcessId, frozenset[TaskId]]:
+    unknown = [p for p in assignment if p not in state.clients]
+    if unknown:
+        raise InvalidAssignment("UNKNOWN_PROCESS_ID", f"no such client {min(map(str, unknown))}")
+    return {p: frozenset(assignment.get(p, ())) for p in state.clients}
+
+
+def owners(
+    tasks: list[TaskId],
+    assignment: Mapping[ProcessId, frozenset[TaskId]],
+    index: Mapping[ProcessId, int],
+) -> np.ndarray:
+    owner = active_owners(tasks, assignment, index)
+    if np.any(owner < 0):
+        missing = tasks[int(np.flatnonzero(owner < 0)[0])]
+        raise InvalidAssignment("ACTIVE_TASK_UNASSIGNED", f"task {missing} is on no client")
+    return owner
+
+
+def active_owners(
+    tasks: list[TaskId], assignment: Assignment, index: Mapping[ProcessId, int]
+) -> np.ndarray:
+    """Client index of each task's active (-1: none); a task active twice is the caller's bug."""
+    wanted = {t: i for i, t in enumerate(tasks)}
+    owner = [-1] * len(tasks)
+    for pid in sorted(assignment, key=lambda p: index[p]):
+        c = index[pid]
+        for t in assignment[pid]:
+            i = wanted.get(t)
+            if i is None:
+                continue
+            if owner[i] >= 0:
+                raise InvalidAssignment("ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES", f"task {t} twice")
+            owner[i] = c
+    return np.array(owner, np.int64)
+
+
+def rack_costs(
+    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, *, changelog_only: bool
+) -> tuple[list[str], np.ndarray] | str:
+    """The clients' racks (sorted) and ``misses[t, r]``, or why rack awareness cannot help.
+
+    KIP-925 section 6: every client needs a rack, every partition read needs known replica
+    racks, and the traffic must be able to differ between racks.
+    """
+    for pid, client in state.clients.items():
+        if not client.rack_id:
+            return f"client {pid} has no rack"
+    if traffic_cost == 0:
+        return "traffic_cost is 0"
+    racks = sorted({str(c.rack_id) for c in state.clients.values()})
+    misses = misses_per_rack(state, tasks, racks, changelog_only=changelog_only)
+    if isinstance(misses, str):
+        return misses
+    if (misses == misses[:, :1]).all():
+        who = "standby" if changelog_only else "task"
+        return f"every {who}'s cross-rack cost is the same on every rack"
+    return racks, misses
+
+
+def misses_per_rack(
+    state: ApplicationState, tasks: list[TaskId], racks: list[str], *, changelog_only: bool
+) -> np.ndarray | str:
+    """``misses[t, r]``: partitions of task ``t`` with no replica in rack ``r`` (actives count all
+    partitions, standbys their changelogs); a string names a partition with unknown racks."""
+    rack_sets: dict[frozenset[str], int] = {}
+    rows: list[int] = []
+    sets: list[int] = []
+    for i, t in enumerate(tasks):
+        info = state.tasks.get(t)
+        if info is None:
+            raise InvalidAssignment("UNKNOWN_TASK_ID", f"task {t} is not in the topology")
+        for tp in info.topic_partitions:
+            if changelog_only and not tp.is_changelog:
+                continue
+            if not tp.rack_ids:
+                return f"partition {tp.topic}-{tp.partition} of task {t} has no known replica racks"
+            rows.append(i)
+            sets.append(rack_sets.setdefault(tp.rack_ids, len(rack_sets)))
+    table = np.array([[r not in s for r in racks] for s in rack_sets], np.int64)
+    out = np.zeros((len(tasks), len(racks)), np.int64)
+    if rows:
+        np.add.at(out, np.array(rows), table.reshape(len(rack_sets), len(racks))[np.array(sets)])
+    return out
+
+
+def tag_classes(state: ApplicationState, clients: list[ProcessId]) -> tuple[np.ndarray, np.ndarray]:
+    """Each client's tag class and each class's value codes (0: unset), from the KIP-708 layout."""
+    values = tag_layout(state).values
+    tuples = [tuple(values.get(p, ())) for p in clients]
+    width = max((len(v) for v in tuples), default=0)
+    codes: list[dict[str, int]] = [{} for _ in range(width)]
+    for k in range(width):
+        present = sorted({v for t in tuples if (v := t[k]) is not None})
+        codes[k] = {v: i + 1 for i, v in enumerate(present)}
+    coded = [tuple(0 if v is None else codes[k][v] for k, v in enumerate(t)) for t in tuples]
+    classes = sorted(set(coded))
+    class_of = {c: i for i, c in enumerate(classes)}
+    client_class = np.array([class_of[c] for c in coded], np.int64)
+    return client_class, np.array(classes, np.int64).reshape(len(classes), width)
+
+
+def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> None:
+    """The solver's standbys keep every guarantee of the input, or the input stands."""
+    if not np.array_equal(np.bincount(clients, minlength=p.client_rack.size), p.counts):
+        raise SolverError("BAD_RESULT", "per-client standby counts changed")
+    if not np.array_equal(
+        np.bincount(tasks, minlength=p.active_client.size),
+        np.bincount(p.rep_task, minlength=p.active_client.size),
+    ):
+        raise SolverError("BAD_RESULT", "a task's standby count changed")
+    pairs = tasks * p.client_rack.size + clients
+    if np.unique(pairs).size != pairs.size or np.any(p.active_client[tasks] == clients):
+        raise SolverError("BAD_RESULT", "a client would hold a task twice")
+    if np.any(diversity(p, tasks, clients) < diversity(p, p.rep_task, p.rep_client)):
+        raise SolverError("BAD_RESULT", "tag diversity would drop")
+
+
+def diversity(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> np.ndarray:
+    """Per task and tag key, how many distinct set values its replicas (active included) have."""
+    t_n, width = p.active_client.size, p.class_values.shape[1]
+    with_active = np.flatnonzero(p.active_client >= 0)
+    all_t = np.concatenate([tasks, with_active])
+    vals = p.class_values[p.client_class[np.concatenate([clients, p.active_client[with_active]])]]
+    out = np.zeros((t_n, width), np.int64)
+    span = int(vals.max(initial=0)) + 1
+    for k in range(width):
+        present = vals[:, k] > 0
+        keyed = np.unique(all_t[present] * span + vals[present, k])
+        out[:, k] = np.bincount(keyed // span, minlength=t_n)
+    return out

@@ -1,0 +1,242 @@
+"""Rack-aware standby graphs (KIP-925 4.C): one min-cost flow over all standbys, not pairwise swaps.
+
+Why: Kafka swaps standbys between pairs of clients for at most four rounds, a local search that can
+stop short of the optimum. Here every standby replica may go anywhere its guarantees allow, in one
+solve, so the result is never worse than any sequence of such swaps:
+
+- a standby never lands on the client running its active, nor on a client already holding the task;
+- per-client standby counts of the starting placement are kept;
+- KIP-708 tag diversity never drops. A task with one standby may move it to any client that still
+  differs from the active on every tag key where it differed before. A task with several standbys
+  keeps each on clients with the same tag values (Kafka's own rule for every task).
+
+The compact graph routes replica groups through (tag class, rack) hubs; the per-client exclusions
+are then honoured when a hub's inflow is split over its clients. Should that split ever fail
+(``None``), ``solve_standby_dense`` solves the exact per-client graph instead.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from kassign.assignor.flow import FlowGraph, IntArray, layout, solve
+
+__all__ = [
+    "StandbyProblem",
+    "solve_standby_compact",
+    "solve_standby_dense",
+    "standby_cost",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StandbyProblem:
+    """Standby replicas ``(rep_task[i], rep_client[i])``, sorted; clients and tasks by index.
+
+    ``class_values[q]`` holds the tag values of tag class ``q`` as codes (0: unset); ``active_client[t]``
+    is the client running task ``t`` (-1: none); ``misses`` counts changelog partitions.
+    """
+
+    client_rack: IntArray
+    client_class: IntArray
+    class_values: IntArray
+    rep_task: IntArray
+    rep_client: IntArray
+    active_client: IntArray
+    misses: IntArray
+    traffic_cost: int
+    non_overlap_cost: int
+
+    @property
+    def counts(self) -> IntArray:
+        return np.bincount(self.rep_client, minlength=self.client_rack.size).astype(np.int64)
+
+
+def standby_cost(p: StandbyProblem, tasks: IntArray, clients: IntArray) -> int:
+    """Total KIP-925 cost of replicas ``(tasks[i], clients[i])`` against the starting placement."""
+    n_c = p.client_rack.size
+    moved = ~np.isin(tasks * n_c + clients, p.rep_task * n_c + p.rep_client)
+    traffic = p.misses[tasks, p.client_rack[clients]]
+    return int((p.traffic_cost * traffic + p.non_overlap_cost * moved).sum())
+
+
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    """Replicas that may go to the same places, and where that is (group x tag class)."""
+
+    of_replica: IntArray
+    task: IntArray
+    supply: IntArray
+    allowed: npt.NDArray[np.bool_]
+
+
+def _distinct(a: IntArray, b: IntArray) -> IntArray:
+    """Distinct set values among two replicas' tag codes, per key (code 0 is "unset")."""
+    distinct: IntArray = (a != 0).astype(np.int64) + (b != 0) - ((a == b) & (a != 0))
+    return distinct
+
+
+def _groups(p: StandbyProblem) -> _Groups:
+    """A task's single standby is a group of its own; several are grouped by tag class."""
+    q_n = p.class_values.shape[0]
+    per_task = np.bincount(p.rep_task, minlength=p.active_client.size)[p.rep_task]
+    active = p.active_client[p.rep_task]
+    single = (per_task == 1) & (active >= 0)
+    own_class = p.client_class[p.rep_client]
+    key = p.rep_task * (q_n + 1) + np.where(single, 0, own_class + 1)
+    uniq, of_replica = np.unique(key, return_inverse=True)
+    first = np.zeros(uniq.size, np.int64)
+    first[of_replica[::-1]] = np.arange(of_replica.size)[::-1]
+    g_single = single[first]
+    same = np.arange(q_n)[None, :] == own_class[first][:, None]
+    a_vals = p.class_values[p.client_class[np.maximum(active[first], 0)]]
+    keeps = (
+        _distinct(a_vals[:, None, :], p.class_values[None, :, :])
+        >= _distinct(a_vals, p.class_values[own_class[first]])[:, None, :]
+    ).all(axis=2)
+    allowed = np.where(g_single[:, None], keeps, same)
+    supply = np.bincount(of_replica).astype(np.int64)
+    return _Groups(of_replica.astype(np.int64), p.rep_task[first], supply, allowed)
+
+
+def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None:
+    """Optimal replicas via (class, rack) hubs, or ``None`` if a hub's inflow cannot be split."""
+    g = _groups(p)
+    c_n, r_n = p.client_rack.size, p.misses.shape[1]
+    hub_keys, client_hub = np.unique(p.client_class * r_n + p.client_rack, return_inverse=True)
+    hub_class, hub_rack = hub_keys // r_n, hub_keys % r_n
+    hub_size = np.bincount(client_hub)
+    g_n, h_n, scale, counts = g.task.size, hub_keys.size, p.rep_task.size + 1, p.counts
+    act = p.active_client[g.task]
+    act_hub = np.where(act >= 0, client_hub[np.maximum(act, 0)], -1)
+    ok = g.allowed[:, hub_class]
+    cap = np.minimum(g.supply[:, None], hub_size[None, :] - (act_hub[:, None] == np.arange(h_n)))
+    arc_g, arc_h = np.nonzero(ok & (cap > 0))
+    lay = layout(("group", g_n), ("hub", h_n), ("client", c_n))
+    g0, h0, c0 = lay.start("group"), lay.start("hub"), lay.start("client")
+    stay = p.traffic_cost * p.misses[p.rep_task, p.client_rack[p.rep_client]] * scale
+    move = (
+        p.traffic_cost * p.misses[g.task[arc_g], hub_rack[arc_h]] + p.non_overlap_cost
+    ) * scale + 1
+    supplies = np.zeros(lay.num_nodes, np.int64)
+    supplies[g0 : g0 + g_n] = g.supply
+    supplies[c0:] = -counts
+    n_rep = p.rep_task.size
+    graph = FlowGraph.of(
+        lay.num_nodes,
+        [
+            (g0 + g.of_replica, c0 + p.rep_client, 1, stay),
+            (g0 + arc_g, h0 + arc_h, cap[arc_g, arc_h], move),
+            (h0 + client_hub, c0 + np.arange(c_n), counts, 0),
+        ],
+        supplies,
+    )
+    flows = solve(graph).flows
+    kept = flows[:n_rep] > 0
+    arrive = flows[n_rep : n_rep + arc_g.size]
+    slots = flows[n_rep + arc_g.size :]
+    units_task = np.repeat(g.task[arc_g], arrive)
+    units_hub = np.repeat(arc_h, arrive)
+    placed = _split(p, kept, units_task, units_hub, client_hub, slots)
+    if placed is None:
+        return None
+    tasks = np.concatenate([p.rep_task[kept], units_task])
+    clients = np.concatenate([p.rep_client[kept], placed])
+    order = np.lexsort((clients, tasks))
+    return tasks[order], clients[order]
+
+
+def _split(
+    p: StandbyProblem,
+    kept: npt.NDArray[np.bool_],
+    units_task: IntArray,
+    units_hub: IntArray,
+    client_hub: IntArray,
+    slots: IntArray,
+) -> IntArray | None:
+    """Give each arriving replica a client of its hub that does not hold the task yet.
+
+    Vectorised first: replicas in (hub, task) order take the hub's free slots in client order.
+    Then each replica that landed where its task already is (its active, a kept replica, another
+    arriving replica) trades places with the first replica of the same hub for which the trade
+    is valid both ways. ``None`` if some replica finds no such trade.
+    """
+    c_n = p.client_rack.size
+    order = np.lexsort((units_task, units_hub))
+    by_client = np.lexsort((np.arange(c_n), client_hub))
+    targets = np.repeat(by_client, slots[by_client])
+    if targets.size != order.size or not np.array_equal(client_hub[targets], units_hub[order]):
+        return None
+    chosen = np.empty(order.size, np.int64)
+    chosen[order] = targets
+    has_active = np.flatnonzero(p.active_client >= 0)
+    taken = np.concatenate(
+        [
+            p.rep_task[kept] * c_n + p.rep_client[kept],
+            has_active * c_n + p.active_client[has_active],
+        ]
+    )
+    keys = units_task * c_n + chosen
+    _, inverse, repeats = np.unique(keys, return_inverse=True, return_counts=True)
+    if not (np.isin(keys, taken) | (repeats[inverse] > 1)).any():
+        return chosen
+    return _trade(
+        units_task.tolist(), units_hub.tolist(), chosen.tolist(), order.tolist(), taken, c_n
+    )
+
+
+def _trade(
+    tasks: list[int],
+    hubs: list[int],
+    chosen: list[int],
+    order: list[int],
+    taken: IntArray,
+    c_n: int,
+) -> IntArray | None:
+    """Resolve clashes left by the first pass by pairwise trades within a hub (rarely needed)."""
+    held: Counter[tuple[int, int]] = Counter(zip(tasks, chosen, strict=True))
+    held.update((k // c_n, k % c_n) for k in taken.tolist())
+    in_hub: dict[int, list[int]] = {}
+    for i in order:
+        in_hub.setdefault(hubs[i], []).append(i)
+    for i in order:
+        t, c = tasks[i], chosen[i]
+        if held[(t, c)] <= 1:
+            continue
+        for j in in_hub[hubs[i]]:
+            u, d = tasks[j], chosen[j]
+            if d != c and u != t and held[(t, d)] == 0 and held[(u, c)] == 0:
+                held[(t, c)] -= 1
+                held[(u, d)] -= 1
+                held[(t, d)] += 1
+                held[(u, c)] += 1
+                chosen[i], chosen[j] = d, c
+                break
+        else:
+            return None
+    return np.array(chosen, np.int64)
+
+
+def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:
+    """Optimal replicas on the per-client graph: every group to every client it may use."""
+    g = _groups(p)
+    c_n, scale = p.client_rack.size, p.rep_task.size + 1
+    ok = g.allowed[:, p.client_class] & (
+        np.arange(c_n)[None, :] != p.active_client[g.task][:, None]
+    )
+    arc_g, arc_c = np.nonzero(ok)
+    t = g.task[arc_g]
+    moved = ~np.isin(t * c_n + arc_c, p.rep_task * c_n + p.rep_client)
+    cost = (p.traffic_cost * p.misses[t, p.client_rack[arc_c]] + p.non_overlap_cost * moved) * scale
+    lay = layout(("group", g.task.size), ("client", c_n))
+    supplies = np.concatenate([g.supply, -p.counts])
+    graph = FlowGraph.of(
+        lay.num_nodes, [(arc_g, lay.start("client") + arc_c, 1, cost + moved)], supplies
+    )
+    used = solve(graph).flows > 0
+    tasks, clients = t[used], arc_c[used]
+    order = np.lexsort((clients, tasks))
+    return tasks[order], clients[order]

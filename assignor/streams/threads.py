@@ -1,0 +1,177 @@
+"""Thread distribution: each client's tasks spread over its consumers (stream threads).
+
+Kafka's ``StreamsPartitionAssignor.assignTasksToThreads``, run three times per client with a
+shared per-consumer count, so the total stays balanced: stateful actives, then standbys, then
+stateless actives. Each run
+
+- first gives every consumer the tasks it had before (least lag first, then task id), up to
+  ``floor(total so far / consumers)`` tasks;
+- then deals the remaining tasks, in task order, to consumers still under that floor, in
+  member-id order, round-robin (which interleaves sub-topologies);
+- then gives what is left one each to consumers at the floor, to a previous owner first.
+
+"Had before" for a stateful task is the consumer's ``previous_stateful`` (plus
+``previous_active``), ordered by the client's lag; for a stateless task it is
+``previous_active``, which Kafka ignores: keeping it avoids a needless cooperative revocation
+and cannot unbalance, as the floor still caps it. Where Kafka walks a ``PriorityQueue``'s
+internal array or a hash set we walk task order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kassign.assignor.streams.model import ApplicationState, KafkaStreamsState, TaskId
+from kassign.assignor.streams.result import KafkaStreamsAssignment, MemberAssignment, TaskAssignment
+
+__all__ = ["distribute_tasks", "spread_over_consumers"]
+
+_Plan = dict[str, list[TaskId]]
+
+
+def distribute_tasks(
+    state: ApplicationState, assignment: TaskAssignment
+) -> tuple[MemberAssignment, ...]:
+    """Every consumer's tasks (interface 3), sorted by member id; unknown clients are skipped."""
+    members: list[MemberAssignment] = []
+    stateful = frozenset(state.stateful_tasks)  # once per call, not per client
+    for client_assignment in assignment.assignments:
+        client = state.clients.get(client_assignment.process_id)
+        if client is not None and client.consumers:
+            members.extend(_distribute_client(state, stateful, client, client_assignment))
+    return tuple(sorted(members, key=lambda m: m.member_id))
+
+
+def _distribute_client(
+    state: ApplicationState,
+    stateful: frozenset[TaskId],
+    client: KafkaStreamsState,
+    given: KafkaStreamsAssignment,
+) -> list[MemberAssignment]:
+    consumers = sorted(client.consumer_ids)
+    stateful_before, stateless_before = _previous_by_consumer(state, stateful, client)
+    counts = {member: 0 for member in consumers}
+    active = spread_over_consumers(
+        [t for t in given.active if t in stateful], consumers, counts, stateful_before
+    )
+    standby = spread_over_consumers(list(given.standby), consumers, counts, stateful_before)
+    stateless = spread_over_consumers(
+        [t for t in given.active if t not in stateful], consumers, counts, stateless_before
+    )
+    return [
+        MemberAssignment(
+            member_id=member,
+            process_id=client.process_id,
+            active=tuple(sorted(active[member] + stateless[member])),
+            standby=tuple(sorted(standby[member])),
+        )
+        for member in consumers
+    ]
+
+
+def _previous_by_consumer(
+    state: ApplicationState, stateful: frozenset[TaskId], client: KafkaStreamsState
+) -> tuple[dict[str, list[TaskId]], dict[str, list[TaskId]]]:
+    """Per consumer: stateful tasks it had by (lag, task), stateless actives it had by task.
+
+    The client's threads mostly report the same state, so the (lag, task) order is sorted once
+    for the client and each consumer's list filtered from it (a subset of a total order).
+    """
+    lags = client.task_lags
+    tasks = state.tasks
+    had = {c.member_id: c.previous_stateful | c.previous_active for c in client.consumers}
+    with_lag = {t for ts in had.values() for t in ts if t in stateful and t in lags}
+    lag_order = sorted(with_lag, key=lambda t: (lags[t], t))
+    by_lag: dict[str, list[TaskId]] = {}
+    by_task: dict[str, list[TaskId]] = {}
+    for consumer in client.consumers:
+        mine = had[consumer.member_id]
+        by_lag[consumer.member_id] = [t for t in lag_order if t in mine]
+        by_task[consumer.member_id] = sorted(
+            t for t in consumer.previous_active if t in tasks and t not in stateful
+        )
+    return by_lag, by_task
+
+
+def spread_over_consumers(
+    tasks: Sequence[TaskId],
+    consumers: Sequence[str],
+    counts: dict[str, int],
+    previous: Mapping[str, Sequence[TaskId]],
+) -> _Plan:
+    """One run of the three-step spread (module docstring); ``counts`` is updated in place.
+
+    ``counts`` is the caller's scratch: tasks each consumer got in earlier runs for the client.
+    """
+    plan: _Plan = {member: [] for member in consumers}
+    if not tasks:
+        return plan
+    floor = (sum(counts.values()) + len(tasks)) // len(consumers)
+    open_tasks = set(tasks)
+    skipped_owner: dict[TaskId, str] = {}
+    to_fill: list[str] = []
+    for member in consumers:
+        target = floor - counts[member]
+        for task in previous.get(member, ()):
+            if task not in open_tasks:
+                continue
+            if len(plan[member]) < target:
+                plan[member].append(task)
+                open_tasks.discard(task)
+            else:
+                skipped_owner[task] = member  # a later consumer overwrites, as Kafka's map does
+        if len(plan[member]) < target:
+            to_fill.append(member)
+    ordered = sorted(open_tasks)
+    _deal_up_to_floor(plan, counts, floor, to_fill, ordered, open_tasks)
+    if open_tasks:
+        _deal_the_rest(plan, counts, floor, consumers, skipped_owner, open_tasks)
+    for member in consumers:
+        counts[member] += len(plan[member])
+    return plan
+
+
+def _deal_up_to_floor(
+    plan: _Plan,
+    counts: Mapping[str, int],
+    floor: int,
+    to_fill: list[str],
+    ordered: list[TaskId],
+    open_tasks: set[TaskId],
+) -> None:
+    """Round-robin the open tasks, in task order, over consumers still under the floor."""
+    queue, head, next_task = list(to_fill), 0, 0
+    while head < len(queue) and next_task < len(ordered):
+        member = queue[head]
+        head += 1
+        task = ordered[next_task]
+        next_task += 1
+        plan[member].append(task)
+        open_tasks.discard(task)
+        if len(plan[member]) + counts[member] < floor:
+            queue.append(member)
+
+
+def _deal_the_rest(
+    plan: _Plan,
+    counts: Mapping[str, int],
+    floor: int,
+    consumers: Sequence[str],
+    skipped_owner: Mapping[TaskId, str],
+    open_tasks: set[TaskId],
+) -> None:
+    """One more task each for consumers at the floor: previous owners first, then in order."""
+    at_floor = [m for m in consumers if len(plan[m]) + counts[m] == floor]
+    for task in sorted(skipped_owner):
+        member = skipped_owner[task]
+        if member in at_floor and task in open_tasks:
+            plan[member].append(task)
+            open_tasks.discard(task)
+            at_floor.remove(member)
+    for task in sorted(open_tasks):
+        if at_floor:
+            member = at_floor.pop(0)
+        else:  # cannot happen with balanced earlier runs; stay total rather than fail
+            member = min(consumers, key=lambda m: (len(plan[m]) + counts[m], m))
+        plan[member].append(task)
+    open_tasks.clear()

@@ -1,0 +1,195 @@
+"""The ``kassign`` command line: ``serve``, ``assign``, ``call``, and subcommands of other modules.
+
+Extending it: a module with ``add_parser(subparsers) -> None`` that creates its subparser and sets
+``func`` (``parser.set_defaults(func=run)``, ``run(args) -> int``) is listed in
+``COMMAND_MODULES``; ``main`` imports each and lets it add itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from google.protobuf import json_format
+from kassign.assignor.errors import InvalidRequest
+from kassign.server.runtime import app, tls
+from kassign.server.status import to_status
+from kassign.v1 import assignment_pb2 as pb
+
+__all__ = ["COMMAND_MODULES", "build_parser", "main", "read_request", "write_response"]
+
+COMMAND_MODULES: tuple[str, ...] = ("kassign.server.runtime.probe", "kassign.cli.spark_jobs")
+"""Modules that add subcommands (``add_parser(subparsers)``), in help order after the built-ins."""
+
+EXIT_OK, EXIT_INVALID, EXIT_FAILED = 0, 2, 1
+
+
+def read_request(source: str) -> pb.AssignRequest:
+    """An ``AssignRequest`` in protobuf's JSON mapping from a file, or stdin for ``-``."""
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    return json_format.Parse(text, pb.AssignRequest())
+
+
+def write_response(response: pb.AssignResponse, *, fmt: str, timings: bool) -> None:
+    from kassign.server.streams import encode
+
+    shown = response if timings else encode.without_timings(response)
+    if fmt == "table":
+        from kassign.cli.table import format_table
+
+        sys.stdout.write(format_table(shown))
+    else:
+        sys.stdout.write(json_format.MessageToJson(shown, indent=2) + "\n")
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("request", metavar="FILE|-", help="AssignRequest as protobuf JSON")
+    parser.add_argument("--format", choices=("json", "table"), default="json")
+    parser.add_argument(
+        "--no-timings",
+        dest="timings",
+        action="store_false",
+        help="leave out the report's timing fields (output then depends on the request only)",
+    )
+
+
+def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("serve", help="serve the gRPC API until SIGTERM/SIGINT")
+    p.add_argument("--host", default="[::]", help="address to bind (default [::], all interfaces)")
+    p.add_argument("--port", type=int, default=app.DEFAULT_PORT, help="0 picks a free port")
+    p.add_argument("--port-file", type=Path, help="write the bound port here once serving")
+    p.add_argument(
+        "--grace", type=float, default=10.0, help="seconds in-flight calls get on shutdown"
+    )
+    p.add_argument("--max-message-mb", type=int, default=app.DEFAULT_MAX_MESSAGE_BYTES >> 20)
+    p.add_argument("--max-workers", type=int, default=4, help="calls computed at once")
+    p.add_argument(
+        "--assignment-time-budget-ms",
+        type=int,
+        default=5_000,
+        help="solver budget for requests that set none (0: none)",
+    )
+    p.add_argument("--journal", type=Path, metavar="DIR", help="record every request under DIR")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="server processes sharing the port (default: the number of cores)",
+    )
+    p.add_argument(
+        "--metrics-port", type=int, default=9464, help="Prometheus /metrics port (0: any, -1: off)"
+    )
+    p.add_argument("--metrics-host", default="0.0.0.0", help="address the metrics endpoint binds")
+    tls.add_server_arguments(p)
+    p.set_defaults(func=_run_serve)
+
+
+def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
+    return app.ServerConfig(
+        host=args.host,
+        port=args.port,
+        port_file=args.port_file,
+        grace_seconds=args.grace,
+        max_message_bytes=args.max_message_mb << 20,
+        max_workers=args.max_workers,
+        default_budget_ms=args.assignment_time_budget_ms or None,
+        journal_dir=args.journal,
+        tls=tls.server_tls(args),
+    )
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from kassign.server.runtime.workers import serve_workers
+
+    return serve_workers(
+        _serve_config(args),
+        workers=args.workers,
+        metrics_port=args.metrics_port,
+        metrics_host=args.metrics_host,
+    )
+
+
+def _add_assign(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("assign", help="compute an assignment locally")
+    _add_output_options(p)
+    p.add_argument("--assignment-time-budget-ms", type=int, default=5_000)
+    p.set_defaults(func=_run_assign)
+
+
+def _run_assign(args: argparse.Namespace) -> int:
+    from kassign.server.streams.servicer import assign_request
+
+    request = read_request(args.request)
+    try:
+        outcome = assign_request(request, default_budget_ms=args.assignment_time_budget_ms or None)
+    except InvalidRequest as exc:
+        print(f"kassign: invalid request: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except Exception as exc:  # noqa: BLE001 - the same edge as the service: a status, no traceback
+        mapped = to_status(exc)
+        print(f"kassign: {mapped.code.name}: {mapped.message}", file=sys.stderr)
+        return EXIT_FAILED
+    write_response(outcome.response, fmt=args.format, timings=args.timings)
+    return EXIT_OK
+
+
+def _add_call(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("call", help="ask a running kassign service")
+    _add_output_options(p)
+    p.add_argument("--target", default=f"localhost:{app.DEFAULT_PORT}", help="HOST:PORT")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds")
+    tls.add_client_arguments(p)
+    p.set_defaults(func=_run_call)
+
+
+def _run_call(args: argparse.Namespace) -> int:
+    from kassign_client import KassignCallError, KassignClient, KassignInvalidRequest
+
+    request = read_request(args.request)
+    credentials = tls.client_tls(args)
+    try:
+        with KassignClient(args.target, credentials=credentials) as client:
+            response = client.assign(request, timeout=args.timeout)
+    except KassignInvalidRequest as exc:
+        print(f"kassign: invalid request: {exc.details}", file=sys.stderr)
+        return EXIT_INVALID
+    except KassignCallError as exc:
+        print(f"kassign: call failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    write_response(response, fmt=args.format, timings=args.timings)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kassign", description="Kafka Streams task assignment as a service."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_serve, _add_assign, _add_call):
+        add(subparsers)
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(name)
+        if hasattr(module, "add_parser"):
+            module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        code: int = args.func(args)
+    except (OSError, json_format.ParseError, tls.TlsError) as exc:
+        print(f"kassign: {exc}", file=sys.stderr)
+        return EXIT_FAILED if isinstance(exc, OSError) else EXIT_INVALID
+    return code

@@ -1,0 +1,147 @@
+"""``kassign replay | simulate | report``: the pipeline's subcommands for ``kassign.cli.main``.
+
+``cli/main.py`` lists this module in ``COMMAND_MODULES`` and calls ``add_parser(subparsers)``.
+Spark and matplotlib are imported only when a pipeline command runs, so ``kassign serve`` does
+not pay for them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["add_parser", "run_replay", "run_report", "run_simulate"]
+
+log = logging.getLogger("kassign.pipeline")
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register the three pipeline subcommands."""
+    replay = subparsers.add_parser(
+        "replay", help="replay recorded requests through a what-if grid (Spark)"
+    )
+    replay.add_argument(
+        "input", metavar="INPUT", help="JSON Lines file or folder, or Parquet folder"
+    )
+    replay.add_argument("output", metavar="OUTPUT", help="Parquet folder to write")
+    replay.add_argument(
+        "--grid", metavar="GRID.json", help="configurations (default: each request's own)"
+    )
+    replay.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    replay.set_defaults(func=run_replay)
+
+    simulate = subparsers.add_parser(
+        "simulate", help="simulate random groups rebalancing to convergence (Spark)"
+    )
+    simulate.add_argument("output", metavar="OUTPUT", help="Parquet folder to write")
+    simulate.add_argument("--groups", type=int, required=True, metavar="N")
+    simulate.add_argument("--seed", type=int, required=True, metavar="S")
+    simulate.add_argument(
+        "--rounds", type=int, default=10, metavar="R", help="rebalances per phase at most"
+    )
+    simulate.add_argument(
+        "--events", metavar="EVENTS.json", help="events applied in order, one phase each"
+    )
+    simulate.add_argument(
+        "--grid", metavar="GRID.json", help="configurations (default: the generated one)"
+    )
+    simulate.add_argument(
+        "--spec", metavar="SPEC.json", help="distributions of the generated groups"
+    )
+    simulate.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    simulate.set_defaults(func=run_simulate)
+
+    report = subparsers.add_parser(
+        "report", help="HTML report with plots from replay or simulate output"
+    )
+    report.add_argument("input", metavar="INPUT", help="replay or simulate output (Parquet folder)")
+    report.add_argument("report_dir", metavar="REPORT_DIR")
+    report.set_defaults(func=run_report)
+
+
+def _finish(name: str, started: float, summary: dict[str, Any]) -> int:
+    log.info(
+        "%s finished in %.1fs: %s",
+        name,
+        time.monotonic() - started,
+        {k: v for k, v in summary.items() if not isinstance(v, dict | list)},
+    )
+    return 0
+
+
+def _bad_file(exc: Exception) -> int:
+    log.error("kassign: %s", exc)
+    return 2
+
+
+@contextlib.contextmanager
+def _spark(master: str | None, app_name: str) -> Iterator[SparkSession]:
+    """A session for one command; stopped afterwards unless it was already running (tests)."""
+    from kassign.pipeline.spark import session
+    from pyspark.sql import SparkSession
+
+    running = SparkSession.getActiveSession()
+    spark = session(master, app_name=app_name)
+    try:
+        yield spark
+    finally:
+        if running is None:
+            spark.stop()
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from kassign.pipeline.grid import load_grid
+    from kassign.pipeline.replay import replay
+
+    started = time.monotonic()
+    try:
+        grid = load_grid(args.grid)
+    except (ValueError, KeyError, TypeError) as exc:
+        return _bad_file(exc)
+    with _spark(args.master, "kassign-replay") as spark:
+        summary = replay(spark, args.input, args.output, grid)
+    return _finish("replay", started, summary)
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    from kassign.pipeline.events import load_events
+    from kassign.pipeline.generate import load_spec
+    from kassign.pipeline.grid import load_grid
+    from kassign.pipeline.simulate import GENERATED, simulate
+
+    if args.groups < 1 or args.rounds < 1:
+        log.error("--groups and --rounds must be at least 1")
+        return 2
+    started = time.monotonic()
+    try:
+        grid = load_grid(args.grid) if args.grid else (GENERATED,)
+        events, spec = load_events(args.events), load_spec(args.spec)
+    except (ValueError, KeyError, TypeError) as exc:
+        return _bad_file(exc)
+    with _spark(args.master, "kassign-simulate") as spark:
+        summary = simulate(
+            spark,
+            args.output,
+            groups=args.groups,
+            seed=args.seed,
+            spec=spec,
+            grid=grid,
+            events=events,
+            rounds=args.rounds,
+        )
+    return _finish("simulate", started, summary)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from kassign.pipeline.report import build_report
+
+    index = build_report(args.input, args.report_dir)
+    log.info("report written: %s", index)
+    return 0

@@ -1,0 +1,103 @@
+"""One log line per assignment: what an operator greps for when a group rebalanced badly.
+
+Metrics say how the service is doing in aggregate; they cannot say what happened to group
+``orders-app`` at 03:12. Kafka's own leader logs its assignment; so do we, one line per call,
+from the servicer's observer (``CallLog``), beside the metrics (``Observers`` fans out to both):
+
+    assigned group 'orders-app' (high_availability): 12 tasks, 3 clients, 6 members; moved 1
+    active, 2 standby; 2 warm-ups; follow-up rebalance at 1700000600000; rack: disabled: ...;
+    0.9 ms
+
+Invalid requests are logged at WARNING with the field and member at fault (the caller's
+mistake, worth seeing); other failures are already logged by ``kassign.server.status``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import grpc
+from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.streams.result import TaskAssignment
+from kassign.server.streams.decode.request import DecodedRequest
+from kassign.server.streams.servicer import AssignObserver, NullObserver
+from kassign.v1 import assignment_pb2 as pb
+
+__all__ = ["CallLog", "Observers", "describe"]
+
+log = logging.getLogger("kassign.calls")
+
+
+def describe(group_id: str, response: pb.AssignResponse) -> str:
+    """The log line's text for one answer (no timestamp, no level)."""
+    report = response.report
+    first = min(
+        (
+            c.followup_rebalance_deadline_ms
+            for c in response.clients
+            if c.followup_rebalance_deadline_ms
+        ),
+        default=0,
+    )
+    followup = f"follow-up rebalance at {first}" if first else "no follow-up"
+    size = f"{report.tasks} tasks, {report.clients} clients, {len(response.members)} members"
+    parts = [
+        f"assigned group {group_id!r} ({report.assignor}): {size}",
+        f"moved {report.active_tasks_moved} active, {report.standby_tasks_moved} standby",
+        f"{report.warmups} warm-ups",
+        followup,
+    ]
+    if report.rack_optimisation:
+        parts.append(f"rack: {report.rack_optimisation}")
+    if response.error:
+        parts.append(f"invalid assignment: {pb.AssignmentError.Name(response.error)}")
+    parts.append(f"{1000 * report.total_seconds:.1f} ms")
+    return "; ".join(parts)
+
+
+class CallLog(NullObserver):
+    """Logs each answer at INFO and each invalid request at WARNING (``kassign.calls``)."""
+
+    def on_success(
+        self,
+        request: pb.AssignRequest,
+        decoded: DecodedRequest,
+        assignment: TaskAssignment,
+        response: pb.AssignResponse,
+    ) -> None:
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s", describe(request.group_id, response))
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
+        if isinstance(error, InvalidRequest):
+            log.warning("refused a request: %s: %s", code.name, error)
+
+
+class Observers:
+    """Several observers as one, told in order; each is the servicer's "quick, never raises"."""
+
+    def __init__(self, observers: Sequence[AssignObserver]) -> None:
+        self._observers = tuple(observers)
+
+    def on_decoded(self, request: pb.AssignRequest, decoded: DecodedRequest) -> None:
+        for observer in self._observers:
+            observer.on_decoded(request, decoded)
+
+    def on_phase(self, phase: str, seconds: float) -> None:
+        for observer in self._observers:
+            observer.on_phase(phase, seconds)
+
+    def on_success(
+        self,
+        request: pb.AssignRequest,
+        decoded: DecodedRequest,
+        assignment: TaskAssignment,
+        response: pb.AssignResponse,
+    ) -> None:
+        for observer in self._observers:
+            observer.on_success(request, decoded, assignment, response)
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
+        for observer in self._observers:
+            observer.on_error(code, error)

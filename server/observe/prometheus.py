@@ -1,0 +1,354 @@
+"""Prometheus metrics: gRPC server metrics by go-grpc-prometheus's names, plus assignment metrics.
+
+Two parts, both fed from the edge of the service, never from the assignor:
+
+- ``MetricsInterceptor`` (a ``grpc.ServerInterceptor``) counts every call of every service,
+  health and reflection included: ``grpc_server_started_total``, ``grpc_server_handled_total``
+  (``grpc_type, grpc_service, grpc_method, grpc_code``), ``grpc_server_handling_seconds``,
+  ``grpc_server_msg_received_total``, ``grpc_server_msg_sent_total``.
+- ``AssignmentMetrics`` is the servicer's observer (``kassign.server.streams.servicer.AssignObserver``): phase
+  timings, group sizes, moves, warm-ups, follow-ups, cross-rack cost, solver fallbacks and
+  invalid requests by reason.
+
+Metrics are created on a registry handed in (no module globals), so a test can read a private
+registry and a worker process can write to prometheus_client's multiprocess files
+(see ``server/runtime/workers.py``). ``serve_metrics`` exposes a registry on ``/metrics``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import grpc
+from kassign.assignor.errors import InvalidRequest
+from kassign.v1 import assignment_pb2 as pb
+from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from kassign.assignor.streams.result import TaskAssignment
+    from kassign.server.streams.decode.request import DecodedRequest
+
+__all__ = [
+    "AssignmentMetrics",
+    "GrpcMetrics",
+    "MetricsInterceptor",
+    "invalid_reason",
+    "serve_metrics",
+]
+
+LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+)
+"""Seconds: from a health check (sub-millisecond) to a large group with rack optimisation."""
+SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000)
+COST_BUCKETS = (0, 1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000)
+UNKNOWN = "unknown"
+_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic in the stubs only
+"""Label value for an assignor or strategy a failed call never got to decode."""
+
+
+class GrpcMetrics:
+    """The go-grpc-prometheus server metrics, on one registry."""
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        method = ("grpc_type", "grpc_service", "grpc_method")
+        self.started = Counter(
+            "grpc_server_started_total", "RPCs started on the server.", method, registry=registry
+        )
+        self.handled = Counter(
+            "grpc_server_handled_total",
+            "RPCs completed on the server, regardless of success.",
+            (*method, "grpc_code"),
+            registry=registry,
+        )
+        self.handling_seconds = Histogram(
+            "grpc_server_handling_seconds",
+            "Time to handle an RPC until the server finished it.",
+            method,
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.msg_received = Counter(
+            "grpc_server_msg_received_total",
+            "Stream messages received on the server.",
+            method,
+            registry=registry,
+        )
+        self.msg_sent = Counter(
+            "grpc_server_msg_sent_total",
+            "Stream messages sent by the server.",
+            method,
+            registry=registry,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Method:
+    grpc_type: str
+    service: str
+    method: str
+
+    @staticmethod
+    def of(full_method: str, handler: _Handler) -> _Method:
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        kind = {
+            (False, False): "unary",
+            (True, False): "client_stream",
+            (False, True): "server_stream",
+            (True, True): "bidi_stream",
+        }[(bool(handler.request_streaming), bool(handler.response_streaming))]
+        return _Method(kind, service or UNKNOWN, method)
+
+    @property
+    def labels(self) -> tuple[str, str, str]:
+        return (self.grpc_type, self.service, self.method)
+
+
+class MetricsInterceptor(grpc.ServerInterceptor):
+    """Wraps every handler the server resolves so each call is counted and timed.
+
+    The code of a call is what the handler left on its context (``context.code()``): ``OK``
+    when it returned without setting one, ``UNKNOWN`` when it raised without one.
+    """
+
+    def __init__(self, metrics: GrpcMetrics) -> None:
+        self._metrics = metrics
+        self._wrapped_by_name: dict[str, _Handler] = {}
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], _Handler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> _Handler | None:
+        """Called for every call: the wrapped handler is built once per registered method (an
+        unknown method gets no handler, so the cache holds only methods the server has)."""
+        name = handler_call_details.method
+        wrapped = self._wrapped_by_name.get(name)
+        if wrapped is None:
+            handler = continuation(handler_call_details)
+            if handler is None:
+                return None
+            wrapped = self._wrap(_Method.of(name, handler), handler)
+            self._wrapped_by_name[name] = wrapped
+        return wrapped
+
+    def _wrap(self, method: _Method, handler: _Handler) -> _Handler:
+        wrap = {
+            "unary": (grpc.unary_unary_rpc_method_handler, handler.unary_unary),
+            "server_stream": (grpc.unary_stream_rpc_method_handler, handler.unary_stream),
+            "client_stream": (grpc.stream_unary_rpc_method_handler, handler.stream_unary),
+            "bidi_stream": (grpc.stream_stream_rpc_method_handler, handler.stream_stream),
+        }
+        make_handler, behaviour = wrap[method.grpc_type]
+        if behaviour is None:  # grpc sets the behaviour its streaming flags name; nothing to time
+            return handler
+        return make_handler(
+            self._wrapped(method, behaviour),
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+    def _wrapped(self, method: _Method, behaviour: Callable[..., Any]) -> Callable[..., Any]:
+        metrics = self._metrics
+        labels = method.labels
+        streams_in = method.grpc_type in ("client_stream", "bidi_stream")
+        streams_out = method.grpc_type in ("server_stream", "bidi_stream")
+
+        def finish(context: grpc.ServicerContext, start: float, failed: bool) -> grpc.StatusCode:
+            # ServicerContext.code() exists since grpc 1.38; types-grpcio does not declare it.
+            left: grpc.StatusCode | None = context.code()  # type: ignore[attr-defined]
+            code = left or (grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK)
+            metrics.handled.labels(*labels, code.name).inc()
+            metrics.handling_seconds.labels(*labels).observe(time.perf_counter() - start)
+            return code
+
+        def received(requests: Iterator[Any]) -> Iterator[Any]:
+            for request in requests:
+                metrics.msg_received.labels(*labels).inc()
+                yield request
+
+        def call(request: Any, context: grpc.ServicerContext) -> Any:
+            start = time.perf_counter()
+            metrics.started.labels(*labels).inc()
+            if streams_in:
+                request = received(request)
+            else:
+                metrics.msg_received.labels(*labels).inc()
+            if streams_out:
+                return sent(behaviour(request, context), context, start)
+            try:
+                response = behaviour(request, context)
+            except BaseException:
+                finish(context, start, failed=True)
+                raise
+            if finish(context, start, failed=False) is grpc.StatusCode.OK:
+                metrics.msg_sent.labels(*labels).inc()  # a non-OK status sends no message
+            return response
+
+        def sent(responses: Iterator[Any], context: grpc.ServicerContext, start: float) -> Any:
+            try:
+                for response in responses:
+                    metrics.msg_sent.labels(*labels).inc()
+                    yield response
+            except BaseException:
+                finish(context, start, failed=True)
+                raise
+            finish(context, start, failed=False)
+
+        return call
+
+
+def invalid_reason(error: BaseException) -> str:
+    """The ``reason`` label of an invalid request: its field with list indices dropped.
+
+    ``members[3].info_bytes`` becomes ``members[].info_bytes``, so the label set stays bounded by
+    the request schema, not by the sizes of the groups that were sent.
+    """
+    if isinstance(error, InvalidRequest):
+        return re.sub(r"\[\d+\]", "[]", error.field) or UNKNOWN
+    return type(error).__name__
+
+
+class _Call(threading.local):
+    """Per-call scratch for the observer: each call runs on one server thread from start to end."""
+
+    def __init__(self) -> None:
+        self.phases: list[tuple[str, float]] = []
+        self.labels: tuple[str, str] = (UNKNOWN, UNKNOWN)
+
+
+class AssignmentMetrics:
+    """The servicer's observer: assignment metrics none of Kafka's assignors export.
+
+    Phase timings arrive before the call's assignor and strategy are known (decode comes first),
+    so they wait in per-thread scratch and are recorded when the call ends, with its labels.
+    """
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        self.seconds = Histogram(
+            "kassign_assignment_seconds",
+            "Time per phase of an assignment.",
+            ("assignor", "strategy", "phase"),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+        self.group_tasks = Histogram(
+            "kassign_group_tasks",
+            "Tasks per assigned group.",
+            buckets=SIZE_BUCKETS,
+            registry=registry,
+        )
+        self.group_clients = Histogram(
+            "kassign_group_clients",
+            "Clients (processes) per assigned group.",
+            buckets=SIZE_BUCKETS,
+            registry=registry,
+        )
+        self.tasks_moved = Counter(
+            "kassign_tasks_moved_total",
+            "Tasks placed away from their previous owner.",
+            ("type",),
+            registry=registry,
+        )
+        self.warmups = Counter(
+            "kassign_warmups_total", "Warm-up replicas assigned (KIP-441).", registry=registry
+        )
+        self.followups = Counter(
+            "kassign_followup_rebalances_total",
+            "Assignments that scheduled a follow-up rebalance.",
+            registry=registry,
+        )
+        self.cross_rack_cost = Histogram(
+            "kassign_cross_rack_cost",
+            "Cross-rack cost of assignments the rack optimiser ran on.",
+            ("stage",),
+            buckets=COST_BUCKETS,
+            registry=registry,
+        )
+        self.solver_fallbacks = Counter(
+            "kassign_solver_fallbacks_total",
+            "Rack optimisations that fell back (KIP-925).",
+            registry=registry,
+        )
+        self.invalid_requests = Counter(
+            "kassign_invalid_requests_total",
+            "Requests rejected as INVALID_ARGUMENT.",
+            ("reason",),
+            registry=registry,
+        )
+        self._call = _Call()
+
+    def on_decoded(self, request: pb.AssignRequest, decoded: DecodedRequest) -> None:
+        configs = decoded.state.configs
+        self._call.labels = (configs.assignor, configs.rack_aware_strategy.value)
+
+    def on_phase(self, phase: str, seconds: float) -> None:
+        self._call.phases.append((phase, seconds))
+
+    def on_success(
+        self,
+        request: pb.AssignRequest,
+        decoded: DecodedRequest,
+        assignment: TaskAssignment,
+        response: pb.AssignResponse,
+    ) -> None:
+        self._flush_phases()
+        report = response.report
+        self.group_tasks.observe(len(decoded.state.tasks))
+        self.group_clients.observe(len(decoded.state.clients))
+        self.tasks_moved.labels("active").inc(report.active_tasks_moved)
+        self.tasks_moved.labels("standby").inc(report.standby_tasks_moved)
+        self.warmups.inc(report.warmups)
+        if report.followup_scheduled:
+            self.followups.inc()
+        if report.solver_fallback:
+            self.solver_fallbacks.inc()
+        if report.rack_status in _OPTIMISER_RAN:
+            self.cross_rack_cost.labels("before").observe(report.cross_rack_cost_before)
+            self.cross_rack_cost.labels("after").observe(report.cross_rack_cost_after)
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
+        self._flush_phases()
+        if code is grpc.StatusCode.INVALID_ARGUMENT:
+            self.invalid_requests.labels(invalid_reason(error)).inc()
+
+    def _flush_phases(self) -> None:
+        assignor, strategy = self._call.labels
+        for phase, seconds in self._call.phases:
+            self.seconds.labels(assignor, strategy, phase).observe(seconds)
+        self._call.phases = []
+        self._call.labels = (UNKNOWN, UNKNOWN)
+
+
+_OPTIMISER_RAN = frozenset({pb.RACK_OPTIMISATION_OPTIMAL, pb.RACK_OPTIMISATION_FALLBACK})
+"""Rack statuses for which costs were computed (so the cross-rack cost histogram is observed)."""
+
+
+def serve_metrics(registry: CollectorRegistry, *, port: int, host: str = "0.0.0.0") -> WSGIServer:
+    """Serve ``registry`` on ``http://host:port/metrics`` from a daemon thread; port 0 picks one.
+
+    The returned server's ``server_port`` is the bound port; ``shutdown()`` stops it.
+    """
+    server, _thread = start_http_server(port, addr=host, registry=registry)
+    return server

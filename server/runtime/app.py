@@ -1,0 +1,228 @@
+"""The gRPC server: one ``create_server`` to build it, one ``serve`` to run it until a signal.
+
+``create_server(config)`` returns ``(server, port)`` and is all tests need (bind port 0, read the
+port back). ``serve(config)`` adds the process concerns: signals, graceful shutdown, the port file,
+``wait_for_termination``. The process model (how many processes serve) is ``serve``'s alone, so
+forking workers with ``SO_REUSEPORT`` before any gRPC server exists can be added there without
+touching the rest.
+
+Limits: requests and responses up to ``max_message_bytes`` (64 MiB by default; a 10,000-task group
+with 100 clients is a few MiB), ``max_workers`` calls computed at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any, cast
+
+import grpc
+from google.protobuf import descriptor_pool
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from kassign.server.runtime.tls import ServerTls, server_credentials
+from kassign.server.streams import service as streams
+from kassign.server.streams.service import SERVICE_NAME, RequestJournal
+from kassign.server.streams.servicer import AssignObserver
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_PORT",
+    "SERVICE_NAME",
+    "RequestJournal",
+    "ServerConfig",
+    "channel_options",
+    "create_server",
+    "run_process",
+    "serve",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_PORT = 50051
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerConfig:
+    """How to serve. ``port`` 0 picks a free port; ``port_file`` receives the bound port.
+
+    ``default_budget_ms`` fills ``assignment_time_budget_ms`` when a request leaves it unset.
+    ``reuse_port`` lets several processes share one port (for forked workers; off otherwise, so
+    a second server on a taken port fails instead of silently sharing it). ``tls`` set: TLS only.
+    """
+
+    host: str = "[::]"
+    port: int = DEFAULT_PORT
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_workers: int = 4
+    grace_seconds: float = 10.0
+    default_budget_ms: int | None = 5_000
+    reuse_port: bool = False
+    port_file: Path | None = None
+    journal_dir: Path | None = None
+    tls: ServerTls | None = None
+    extra_options: tuple[tuple[str, int | str], ...] = field(default=())
+
+
+def channel_options(max_message_bytes: int) -> list[tuple[str, int]]:
+    """Message size limits, the same on both ends (the Python client uses them too)."""
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", max_message_bytes),
+    ]
+
+
+class _MethodSymbolPool:
+    """The default descriptor pool, which reflection also asks for methods by full name.
+
+    The reflection protocol's ``file_containing_symbol`` takes ``package.Service.Method`` too, and
+    ghz asks for exactly that (``--call kassign.v1.TaskAssignmentService.Assign``), but protobuf's
+    upb pool finds only services, messages, enums and fields by name ("Symbol not found").
+    """
+
+    def __init__(self, pool: Any) -> None:  # the stubs leave DescriptorPool's methods untyped
+        self._pool = pool
+
+    def FindFileContainingSymbol(self, symbol: str) -> Any:
+        try:
+            return self._pool.FindFileContainingSymbol(symbol)
+        except KeyError:
+            service_name, _, method = symbol.rpartition(".")
+            try:
+                service = self._pool.FindServiceByName(service_name)
+            except KeyError:
+                raise KeyError(symbol) from None
+            if method not in service.methods_by_name:
+                raise KeyError(symbol) from None
+            return service.file
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pool, name)
+
+
+def create_server(
+    config: ServerConfig,
+    *,
+    observer: AssignObserver | None = None,
+    journal: RequestJournal | None = None,
+    health_servicer: health.HealthServicer | None = None,
+    interceptors: Sequence[grpc.ServerInterceptor] = (),
+) -> tuple[grpc.Server, int]:
+    """A started-ready (not started) server with the assignment, health and reflection services.
+
+    ``interceptors`` wrap every call of every service (``kassign.server.observe.prometheus.MetricsInterceptor``).
+    """
+    options = channel_options(config.max_message_bytes)
+    options.append(("grpc.so_reuseport", 1 if config.reuse_port else 0))
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="kassign"),
+        options=[*options, *config.extra_options],
+        interceptors=list(interceptors),
+    )
+    # Each room adds its own service (the Streams room today; consumer groups next, beside it).
+    services = (
+        streams.add_to_server(
+            server, default_budget_ms=config.default_budget_ms, observer=observer, journal=journal
+        ),
+    )
+    health_servicer = health_servicer or health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    for name in ("", *services):
+        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    pool = _MethodSymbolPool(descriptor_pool.Default())  # type: ignore[no-untyped-call]
+    reflection.enable_server_reflection(
+        (*services, health.SERVICE_NAME, reflection.SERVICE_NAME),
+        server,
+        pool=cast(descriptor_pool.DescriptorPool, pool),
+    )
+    address = f"{config.host}:{config.port}"
+    try:
+        if config.tls is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, server_credentials(config.tls))
+    except RuntimeError as exc:
+        raise OSError(f"cannot listen on {address}: {exc}") from exc
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    return server, port
+
+
+def _write_port_file(path: Path, port: int) -> None:
+    """Atomically, so a reader never sees a half-written number."""
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(f"{port}\n")
+    tmp.replace(path)
+
+
+def _open_journal(config: ServerConfig) -> RequestJournal | None:
+    if config.journal_dir is None:
+        return None
+    from kassign.server.observe.journal import Journal
+
+    return Journal(config.journal_dir)
+
+
+def _install_shutdown(stop: Callable[[bool], None]) -> None:
+    """SIGTERM/SIGINT: first one drains gracefully, a second one stops at once."""
+    signals_seen = 0
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        nonlocal signals_seen
+        signals_seen += 1
+        log.info("received %s, shutting down", signal.Signals(signum).name)
+        # On its own thread: a second signal arriving while stop() holds the server's lock
+        # would otherwise run a nested stop() in this thread and deadlock on it.
+        threading.Thread(
+            target=stop, args=(signals_seen > 1,), name="kassign-stop", daemon=True
+        ).start()
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, handler)
+
+
+def run_process(
+    config: ServerConfig,
+    *,
+    observer: AssignObserver | None = None,
+    interceptors: Sequence[grpc.ServerInterceptor] = (),
+) -> None:
+    """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace."""
+    journal = _open_journal(config)
+    health_servicer = health.HealthServicer()
+    server, port = create_server(
+        config,
+        observer=observer,
+        journal=journal,
+        health_servicer=health_servicer,
+        interceptors=interceptors,
+    )
+
+    def stop(now: bool) -> None:
+        health_servicer.enter_graceful_shutdown()
+        server.stop(None if now else config.grace_seconds)
+
+    _install_shutdown(stop)
+    server.start()
+    log.info("kassign serving on %s:%d (pid %d)", config.host, port, os.getpid())
+    if config.port_file is not None:
+        _write_port_file(config.port_file, port)
+    server.wait_for_termination()
+    close = getattr(journal, "close", None)
+    if close is not None:
+        close()
+    log.info("kassign stopped")
+
+
+def serve(config: ServerConfig, *, observer: AssignObserver | None = None) -> None:
+    """The process model: one serving process (forked workers would start here, before gRPC)."""
+    run_process(config, observer=observer)

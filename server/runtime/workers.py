@@ -1,0 +1,188 @@
+"""``kassign serve --workers N``: N server processes on one port, metrics aggregated in the parent.
+
+OR-Tools holds the GIL while it solves, so threads cannot use a second core; processes can.
+The process model, in order (it matters: gRPC must not exist before the fork):
+
+1. The parent makes a fresh ``PROMETHEUS_MULTIPROC_DIR`` and reserves the port with a socket
+   bound (not listening) with ``SO_REUSEPORT``, so port 0 means one port for every worker.
+2. It forks N workers before any gRPC server or channel exists. Each worker switches
+   prometheus_client to multiprocess values, builds its metrics, and serves the port with
+   ``grpc.so_reuseport`` (the kernel spreads *connections* over the workers, not requests).
+3. The parent serves ``/metrics`` with ``MultiProcessCollector`` (every worker's files, summed)
+   and leaves the workers to ``kassign.server.runtime.supervisor``: it forwards SIGTERM/SIGINT to them as
+   SIGTERM (a second signal forwards a second SIGTERM: stop at once), marks each worker dead as
+   it exits, replaces one that exits while the service is up, and returns when all have exited.
+
+Workers sit in their own process group, so a terminal's Ctrl-C reaches the parent only and each
+worker gets exactly one SIGTERM; on Linux a worker also gets SIGTERM if the parent dies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from kassign.server.runtime.app import ServerConfig, run_process
+from kassign.server.runtime.supervisor import STOP_SIGNALS, Supervisor
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+__all__ = ["reserve_port", "serve_workers"]
+
+log = logging.getLogger(__name__)
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_PR_SET_PDEATHSIG = 1
+
+
+@contextlib.contextmanager
+def reserve_port(host: str, port: int) -> Iterator[int]:
+    """Hold ``host:port`` (0: any free port) with ``SO_REUSEPORT`` so workers can share it.
+
+    The socket is bound but never listens, so the kernel hands it no connections.
+    """
+    sock = _bound_reuseport(host.strip("[]") or "::", port)
+    try:
+        yield sock.getsockname()[1]
+    finally:
+        sock.close()
+
+
+def _bound_reuseport(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` with SO_REUSEPORT; "::" falls back to 0.0.0.0 on a
+    machine without IPv6 (gRPC does the same when it binds "[::]")."""
+    candidates = [host, "0.0.0.0"] if host == "::" else [host]
+    for index, name in enumerate(candidates):
+        family, _, _, _, address = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)[0]
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        except OSError:
+            if index + 1 < len(candidates):
+                continue
+            raise
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind(address)
+        except OSError:
+            sock.close()
+            if index + 1 < len(candidates):
+                continue
+            raise
+        return sock
+    raise OSError(f"cannot reserve {host}:{port}")  # pragma: no cover - the loop returns or raises
+
+
+def _worker_main(config: ServerConfig, index: int) -> int:
+    """Runs in a forked worker: multiprocess metrics, then the ordinary serving loop."""
+    os.setpgid(0, 0)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's forwarding handler is not ours
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    from kassign.server.observe.calllog import CallLog, Observers
+    from kassign.server.observe.prometheus import AssignmentMetrics, GrpcMetrics, MetricsInterceptor
+    from prometheus_client import CollectorRegistry, values
+
+    # Whatever imported prometheus_client first, this process writes to the shared files.
+    values.ValueClass = values.MultiProcessValue()
+    registry = CollectorRegistry()  # never exposed: the parent reads the files
+    observer = Observers((AssignmentMetrics(registry), CallLog()))
+    interceptor = MetricsInterceptor(GrpcMetrics(registry))
+    log.info("worker %d (pid %d) starting", index, os.getpid())
+    run_process(config, observer=observer, interceptors=(interceptor,))
+    return 0
+
+
+def _fork_worker(config: ServerConfig, index: int, metrics: WSGIServer | None = None) -> int:
+    """A worker process; ``metrics`` is the parent's endpoint, which a replacement worker forked
+    after it started would otherwise keep listening (and the port taken) after the parent."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        if metrics is not None:
+            metrics.socket.close()
+        code = _worker_main(config, index)
+    except BaseException:
+        log.exception("worker %d failed", index)
+    finally:
+        logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _start_metrics_server(multiproc_dir: str, host: str, port: int) -> WSGIServer | None:
+    from kassign.server.observe.prometheus import serve_metrics
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    if port < 0:
+        return None
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=multiproc_dir)
+    try:
+        server = serve_metrics(registry, port=port, host=host)
+    except OSError as exc:  # serving assignments matters more than exporting metrics
+        log.error("metrics endpoint %s:%d unavailable, serving without it: %s", host, port, exc)
+        return None
+    log.info("metrics on http://%s:%d/metrics", host, server.server_port)
+    return server
+
+
+def _mark_dead(pid: int, multiproc_dir: str) -> None:
+    """Its gauges go; its counters and histograms stay in the totals."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(pid, multiproc_dir)
+
+
+def serve_workers(
+    config: ServerConfig,
+    *,
+    workers: int,
+    metrics_port: int,
+    metrics_host: str = "0.0.0.0",
+) -> int:
+    """Serve with ``workers`` processes until SIGTERM/SIGINT; 0 when every worker exited cleanly.
+
+    ``metrics_port`` -1 turns the metrics endpoint off; 0 picks a free port.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, not {workers}")
+    multiproc_dir = tempfile.mkdtemp(prefix="kassign-metrics-")
+    os.environ[MULTIPROC_ENV] = multiproc_dir
+    supervisor: Supervisor | None = None
+    metrics = None
+    try:
+        with reserve_port(config.host, config.port) as port:
+            worker_config = replace(config, port=port, reuse_port=True)
+            supervisor = Supervisor(
+                fork=lambda index: _fork_worker(worker_config, index, metrics),
+                on_exit=lambda pid: _mark_dead(pid, multiproc_dir),
+            )
+            supervisor.install_signal_handlers()
+            supervisor.start(workers)
+            log.info("kassign: %d worker(s) on port %d", workers, port)
+            metrics = _start_metrics_server(multiproc_dir, metrics_host, metrics_port)
+            failed = supervisor.wait()
+    finally:
+        if supervisor is not None:
+            supervisor.kill_all()
+        if metrics is not None:
+            metrics.shutdown()
+        shutil.rmtree(multiproc_dir, ignore_errors=True)
+    return 0 if failed == 0 else 1

@@ -1,0 +1,185 @@
+"""One member's subscription, whichever way it arrived, as a ``DecodedMember``.
+
+Three shapes reach us: a structured ``ConsumerSubscription`` with a structured
+``SubscriptionInfo``; the same with ``info_bytes`` (Kafka Streams' userData); or the whole
+``raw_subscription`` (Kafka's ConsumerProtocolSubscription). The byte shapes are decoded by
+``kassign.kafka`` and turned into the structured messages first, so all three meet in one checked
+path and a request gives the same answer however it was sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+from uuid import UUID
+
+from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.streams.model import TaskId
+from kassign.kafka.buffer import WireError
+from kassign.kafka.consumer_protocol import decode_consumer_subscription
+from kassign.kafka.subscription_info import (
+    LATEST_VERSION,
+    decode_subscription_info,
+    peek_versions,
+)
+from kassign.server.streams.decode.info import InfoReports, info_identity, info_report
+from kassign.server.streams.decode.kafka_bytes import info_to_pb, subscription_to_pb
+from kassign.server.streams.decode.topology import TaskIds
+from kassign.v1 import assignment_pb2 as pb
+
+__all__ = ["DecodedMember", "TopicPartition", "decode_member"]
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DecodedMember:
+    """What one member told the leader, checked; offset sums as reported (v1-6: -2 / -3).
+
+    The request decoder builds the clients from these, and the response encoder and the CLI read
+    them back (ids, ownership, rack, versions) for the per-member answer.
+    """
+
+    member_id: str
+    group_instance_id: str | None
+    process_id: UUID
+    topics: tuple[str, ...]
+    owned_partitions: tuple[TopicPartition, ...]  # sorted
+    generation_id: int | None
+    rack_id: str | None
+    version: int
+    latest_supported_version: int
+    user_end_point: str | None
+    offset_sums: tuple[tuple[TaskId, int], ...]  # in task order, however the wire grouped them
+    client_tags: tuple[tuple[str, str], ...]  # sorted by key
+    unique_field: int
+    error_code: int
+    # Where this member's fields sit in the request, for errors found later (per process); how
+    # the member was sent is not part of what it said, so these take no part in equality.
+    subscription_field: str = dataclasses.field(default="subscription", compare=False, repr=False)
+    info_field: str = dataclasses.field(default="subscription.info", compare=False, repr=False)
+
+
+def _owned(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[TopicPartition, ...]:
+    owned = set()
+    for tp in sub.owned_partitions:
+        if not tp.topic or tp.partition < 0:
+            raise InvalidRequest(
+                f"bad owned partition {tp.topic!r}-{tp.partition}",
+                field=f"{field}.owned_partitions",
+                member=member,
+            )
+        key = TopicPartition(tp.topic, tp.partition)
+        if key in owned:
+            raise InvalidRequest(
+                f"partition {tp.topic}-{tp.partition} owned twice",
+                field=f"{field}.owned_partitions",
+                member=member,
+            )
+        owned.add(key)
+    return tuple(sorted(owned))
+
+
+def _generation(sub: pb.ConsumerSubscription, field: str, member: str) -> int | None:
+    if not sub.HasField("generation_id") or sub.generation_id == -1:
+        return None
+    if sub.generation_id < 0:
+        raise InvalidRequest(
+            f"generation id {sub.generation_id} (only -1, unknown, may be negative)",
+            field=f"{field}.generation_id",
+            member=member,
+        )
+    return sub.generation_id
+
+
+def _info_bytes(data: bytes, field: str, member: str) -> pb.SubscriptionInfo:
+    """Streams' userData decoded; a newer version is named with its latest supported version."""
+    try:
+        return info_to_pb(decode_subscription_info(data))
+    except WireError as exc:
+        versions = peek_versions(data)
+        if versions is not None and versions[0] > LATEST_VERSION:
+            return pb.SubscriptionInfo(version=versions[0], latest_supported_version=versions[1])
+        raise InvalidRequest(str(exc), field=field, member=member) from exc
+
+
+def _structured(member: pb.MemberSubscription) -> tuple[pb.ConsumerSubscription, str]:
+    """The member's ConsumerSubscription and the field path its userData sits at."""
+    kind = member.WhichOneof("kind")
+    if kind is None:
+        raise InvalidRequest(
+            "neither subscription nor raw_subscription is set",
+            field="kind",
+            member=member.member_id,
+        )
+    if kind == "subscription":
+        return member.subscription, "subscription"
+    try:
+        return subscription_to_pb(
+            decode_consumer_subscription(member.raw_subscription)
+        ), "raw_subscription"
+    except WireError as exc:
+        raise InvalidRequest(str(exc), field="raw_subscription", member=member.member_id) from exc
+
+
+def _info(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[pb.SubscriptionInfo, str]:
+    which = sub.WhichOneof("user_data")
+    if which == "info":
+        return sub.info, f"{field}.info"
+    if which == "info_bytes":
+        name = (
+            "raw_subscription.user_data" if field == "raw_subscription" else f"{field}.info_bytes"
+        )
+        return _info_bytes(sub.info_bytes, name, member), name
+    name = "raw_subscription.user_data" if field == "raw_subscription" else f"{field}.info"
+    raise InvalidRequest("no Kafka Streams userData (SubscriptionInfo)", field=name, member=member)
+
+
+def decode_member(
+    member: pb.MemberSubscription,
+    known: TaskIds | None = None,
+    infos: InfoReports | None = None,
+) -> DecodedMember:
+    """A member, checked, or ``InvalidRequest`` naming the member and the field at fault.
+
+    ``known`` (see ``Topology.interned``) shares task id objects across the request; ``infos``
+    (one empty dict per request) lets the threads of one process share one checked userData.
+    Checks run in one fixed order (info identity, owned partitions, generation, the rest of the
+    info), so the error named does not depend on what was cached.
+    """
+    mid = member.member_id
+    if not mid:
+        raise InvalidRequest("member id is empty", field="member_id")
+    sub, field = _structured(member)
+    info, info_field = _info(sub, field, mid)
+    key = info_field.encode() + b"\0" + info.SerializeToString() if infos is not None else b""
+    checked = infos.get(key) if infos is not None else None
+    if checked is None:
+        identity = info_identity(info, info_field, mid)
+        owned, generation = _owned(sub, field, mid), _generation(sub, field, mid)
+        checked = info_report(info, identity, info_field, mid, known)
+        if infos is not None:
+            infos[key] = checked
+    else:
+        owned, generation = _owned(sub, field, mid), _generation(sub, field, mid)
+    return DecodedMember(
+        member_id=mid,
+        group_instance_id=member.group_instance_id or None,
+        process_id=checked.process_id,
+        topics=tuple(sub.topics),
+        owned_partitions=owned,
+        generation_id=generation,
+        rack_id=sub.rack_id or None,
+        version=checked.version,
+        latest_supported_version=checked.latest_supported_version,
+        user_end_point=checked.user_end_point,
+        offset_sums=checked.offset_sums,
+        client_tags=checked.client_tags,
+        unique_field=checked.unique_field,
+        error_code=checked.error_code,
+        subscription_field=field,
+        info_field=info_field,
+    )

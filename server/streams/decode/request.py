@@ -1,0 +1,185 @@
+"""An ``AssignRequest`` as the assignor's ``ApplicationState``, checked, or ``InvalidRequest``.
+
+The request is read in four steps: the configs, the topology (tasks and their source
+partitions), each member's subscription (``members.py``; bytes are decoded there), then the
+clients: members grouped by process id, each member a consumer. Kafka's leader does the same in
+``StreamsPartitionAssignor.assign``; where Kafka silently ignores something (offset sums of tasks
+the topology does not know, owned partitions no task reads) we ignore it too and say so in
+``notes``. Everything else that Kafka could not assign, or that can only be a mistake, is an
+``InvalidRequest`` naming the member and the field (docs/decoding.md lists the rules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+from uuid import UUID
+
+from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state
+from kassign.assignor.streams.model import (
+    LATEST_OFFSET,
+    ApplicationState,
+    KafkaStreamsState,
+    application_state,
+)
+from kassign.server.streams.decode.configs import decode_configs
+from kassign.server.streams.decode.info import InfoReports
+from kassign.server.streams.decode.members import DecodedMember, TopicPartition, decode_member
+from kassign.server.streams.decode.topology import Topology, decode_topology
+from kassign.v1 import assignment_pb2 as pb
+
+__all__ = ["DecodedMember", "DecodedRequest", "TopicPartition", "decode_request"]
+
+T = TypeVar("T")
+_LISTED = 10  # notes name at most this many tasks or partitions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodedRequest:
+    """The assignor's input plus what the service reports back: members and decoding notes."""
+
+    state: ApplicationState
+    members: tuple[DecodedMember, ...]  # sorted by member id
+    notes: tuple[str, ...] = ()
+    group_id: str = ""
+
+
+def _listed(items: Iterable[object]) -> str:
+    """Items for a note, cut after ``_LISTED``."""
+    names = [str(i) for i in items]
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return ", ".join(names[:_LISTED]) + more
+
+
+def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[DecodedMember, ...]:
+    if not raw:
+        raise InvalidRequest("a group needs at least one member", field="members")
+    seen: set[str] = set()
+    known = topology.interned()
+    infos: InfoReports = {}
+    reports = []
+    for i, member in enumerate(raw):
+        if member.member_id in seen:
+            raise InvalidRequest(
+                "duplicate member id", field=f"members[{i}].member_id", member=member.member_id
+            )
+        seen.add(member.member_id)
+        reports.append(decode_member(member, known, infos))
+    return tuple(sorted(reports, key=lambda r: r.member_id))
+
+
+def _one_value(reports: Sequence[DecodedMember], values: Sequence[T], what: str, name: str) -> T:
+    """The value every member of one process reported; two values mean two processes share an id."""
+    for report, value in zip(reports, values):
+        if value != values[0]:
+            raise InvalidRequest(
+                f"process {report.process_id} reports {what} {values[0]!r} "
+                f"(member {reports[0].member_id!r}) and {value!r}",
+                field=f"{report.info_field}.{name}",
+                member=report.member_id,
+            )
+    return values[0]
+
+
+def _rack(reports: Sequence[DecodedMember], notes: list[str]) -> str | None:
+    """The client's rack; members without one leave it unknown, as Kafka's rack check does."""
+    racks = sorted({r.rack_id for r in reports if r.rack_id is not None})
+    if len(racks) > 1:
+        other = next(r for r in reports if r.rack_id == racks[1])
+        raise InvalidRequest(
+            f"process {reports[0].process_id} reports two racks: {racks[0]!r} and {racks[1]!r}",
+            field=f"{other.subscription_field}.rack_id",
+            member=other.member_id,
+        )
+    if racks and any(r.rack_id is None for r in reports):
+        missing = [r.member_id for r in reports if r.rack_id is None]
+        notes.append(
+            f"process {reports[0].process_id}: members {_listed(missing)} report no rack while others "
+            f"report {racks[0]!r}; the client's rack is treated as unknown"
+        )
+        return None
+    return racks[0] if racks else None
+
+
+def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> ConsumerReport:
+    """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
+    known = topology.task_ids
+    sums = {t: s for t, s in report.offset_sums if t in known}
+    unknown = sorted((t for t, _ in report.offset_sums if t not in known))
+    if unknown:
+        notes.append(
+            f"member {report.member_id!r}: ignored offset sums of {len(unknown)} task(s) the "
+            f"topology does not have: {_listed(unknown)}"
+        )
+    owned = {topology.source_tasks.get((tp.topic, tp.partition)) for tp in report.owned_partitions}
+    stray = [
+        f"{tp.topic}-{tp.partition}"
+        for tp in report.owned_partitions
+        if (tp.topic, tp.partition) not in topology.source_tasks
+    ]
+    if stray:
+        notes.append(
+            f"member {report.member_id!r}: ignored {len(stray)} owned partition(s) no task reads: {_listed(stray)}"
+        )
+    active = frozenset(t for t in owned if t is not None)
+    if not report.owned_partitions:  # e.g. consumer protocol v0, or v1-6 userData: its own actives
+        active = frozenset(t for t, s in sums.items() if s == LATEST_OFFSET)
+    return ConsumerReport(report.member_id, sums, active)
+
+
+def _client(
+    reports: Sequence[DecodedMember], topology: Topology, notes: list[str]
+) -> KafkaStreamsState:
+    end_point = _one_value(
+        reports, [r.user_end_point for r in reports], "user end point", "user_end_point"
+    )
+    tags = _one_value(reports, [r.client_tags for r in reports], "client tags", "client_tags")
+    return kafka_streams_state(
+        reports[0].process_id,
+        [_consumer(r, topology, notes) for r in reports],
+        topology.end_offset_sums,
+        rack_id=_rack(reports, notes),
+        client_tags=dict(tags),
+        host_info=end_point,
+    )
+
+
+def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> None:
+    """Two members claiming one partition (a zombie, say) is allowed, as in Kafka, but noted."""
+    owners: dict[TopicPartition, list[str]] = {}
+    for r in reports:
+        for tp in r.owned_partitions:
+            owners.setdefault(tp, []).append(r.member_id)
+    for tp in sorted(owners):
+        if len(owners[tp]) > 1:
+            notes.append(
+                f"partition {tp.topic}-{tp.partition} is owned by members {_listed(owners[tp])}"
+            )
+
+
+def decode_request(
+    request: pb.AssignRequest, *, now_ms: int, default_budget_ms: int | None = None
+) -> DecodedRequest:
+    """The request as ``ApplicationState``; ``now_ms`` is the caller's resolved clock."""
+    if request.now_ms < 0:
+        raise InvalidRequest(f"negative time {request.now_ms}", field="now_ms")
+    configs = decode_configs(request.configs, default_budget_ms=default_budget_ms)
+    topology = decode_topology(request.tasks)
+    reports = _members(request.members, topology)
+    notes: list[str] = []
+    by_process: dict[UUID, list[DecodedMember]] = {}
+    for r in reports:
+        by_process.setdefault(r.process_id, []).append(r)
+        if r.error_code:
+            notes.append(f"member {r.member_id!r} reported error code {r.error_code}")
+    clients = [_client(by_process[p], topology, notes) for p in sorted(by_process, key=process_key)]
+    _shared_partitions(reports, notes)
+    return DecodedRequest(
+        state=application_state(topology.tasks, clients, configs, now_ms),
+        members=reports,
+        notes=tuple(notes),
+        group_id=request.group_id,
+    )

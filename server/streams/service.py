@@ -1,0 +1,61 @@
+"""The Streams room's gRPC service, ``kassign.v1.TaskAssignmentService``, added to a server.
+
+``create_server`` (``kassign.server.runtime.app``) builds the process's one gRPC server and asks
+each room to add its service with an ``add_to_server`` of this shape; the consumer-group room
+will bring its own beside this one, so the runtime never names a room's servicer or messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+import grpc
+from kassign.server.streams.servicer import AssignObserver, TaskAssignmentServicer
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import assignment_pb2_grpc
+
+__all__ = ["SERVICE_NAME", "JournalingServicer", "RequestJournal", "add_to_server"]
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["TaskAssignmentService"].full_name
+
+
+class RequestJournal(Protocol):
+    """Where requests are recorded (``kassign.server.observe.journal.Journal``)."""
+
+    def record(self, request: pb.AssignRequest) -> None: ...
+
+
+class JournalingServicer(TaskAssignmentServicer):
+    """Records each request before answering it; a failing journal never fails a call."""
+
+    def __init__(self, journal: RequestJournal, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._journal = journal
+
+    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
+        try:
+            self._journal.record(request)
+        except Exception:
+            log.exception("journal: could not record a request")
+        return super().Assign(request, context)
+
+
+def add_to_server(
+    server: grpc.Server,
+    *,
+    default_budget_ms: int | None,
+    observer: AssignObserver | None = None,
+    journal: RequestJournal | None = None,
+) -> str:
+    """Add ``TaskAssignmentService`` to ``server``; returns its full name (for health, reflection)."""
+    kwargs = {"default_budget_ms": default_budget_ms, "observer": observer}
+    servicer = (
+        JournalingServicer(journal, **kwargs)
+        if journal is not None
+        else TaskAssignmentServicer(**kwargs)  # type: ignore[arg-type]
+    )
+    assignment_pb2_grpc.add_TaskAssignmentServiceServicer_to_server(servicer, server)
+    return SERVICE_NAME

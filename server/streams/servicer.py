@@ -1,0 +1,188 @@
+"""The gRPC servicer: decode, assign, distribute over threads, encode. Nothing else.
+
+The servicer keeps no state between calls (any replica answers any call). Each phase is a plain
+module function; the servicer only times them, tells an observer, and maps errors to a status once
+(``kassign.server.status``). Metrics, journals and logs hang off the observer, not off this code:
+
+    decode -> assign (kassign.assignor.streams.api.run) -> distribute (kassign.assignor.streams.threads) -> encode
+
+The observer protocol is small on purpose; ``server/observe/prometheus.py`` implements it with Prometheus.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Protocol, TypeVar, runtime_checkable
+
+import grpc
+from kassign.assignor.streams.api import distribute_if_valid, run
+from kassign.assignor.streams.result import TaskAssignment
+from kassign.assignor.timing import RACK_OPTIMISATION, measure
+from kassign.server import status
+from kassign.server.streams import encode
+from kassign.server.streams.decode.request import DecodedRequest, decode_request
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import assignment_pb2_grpc
+
+__all__ = [
+    "PHASES",
+    "AssignObserver",
+    "NullObserver",
+    "Outcome",
+    "TaskAssignmentServicer",
+    "assign_request",
+]
+
+PHASES = ("decode", "assign", RACK_OPTIMISATION, "distribute", "encode")
+"""The phases ``on_phase`` reports, in the order they run. ``rack_optimisation`` (KIP-925) runs
+inside the assignor and is reported only when it ran; ``assign`` is then the rest of its time."""
+
+_T = TypeVar("_T")
+
+
+@runtime_checkable
+class AssignObserver(Protocol):
+    """What the servicer tells the outside world about each call (metrics, logs).
+
+    Called on the serving thread; implementations must be quick and must not raise. ``on_phase``
+    comes once per completed phase; then exactly one of ``on_success`` or ``on_error`` per call.
+    ``on_error`` receives the gRPC code the caller gets and the error (an ``InvalidRequest`` for
+    bad input: its ``field`` names what was wrong).
+    """
+
+    def on_decoded(self, request: pb.AssignRequest, decoded: DecodedRequest) -> None: ...
+
+    def on_phase(self, phase: str, seconds: float) -> None: ...
+
+    def on_success(
+        self,
+        request: pb.AssignRequest,
+        decoded: DecodedRequest,
+        assignment: TaskAssignment,
+        response: pb.AssignResponse,
+    ) -> None: ...
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None: ...
+
+
+class NullObserver:
+    """The observer used when nobody listens."""
+
+    def on_decoded(self, request: pb.AssignRequest, decoded: DecodedRequest) -> None:
+        pass
+
+    def on_phase(self, phase: str, seconds: float) -> None:
+        pass
+
+    def on_success(
+        self,
+        request: pb.AssignRequest,
+        decoded: DecodedRequest,
+        assignment: TaskAssignment,
+        response: pb.AssignResponse,
+    ) -> None:
+        pass
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
+        pass
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """Everything one call produced, for the CLI and tests that want more than the response."""
+
+    decoded: DecodedRequest
+    assignment: TaskAssignment
+    response: pb.AssignResponse
+
+
+class _Clock:
+    """Times phases for one call and reports each to the observer."""
+
+    def __init__(self, observer: AssignObserver) -> None:
+        self._observer = observer
+        self.started = time.perf_counter()
+        self.seconds: dict[str, float] = {}
+
+    def run(self, phase: str, fn: Callable[[], _T]) -> _T:
+        """Run one phase; parts the code inside timed (``kassign.assignor.timing``) are reported apart."""
+        start = time.perf_counter()
+        with measure() as parts:
+            value = fn()
+        elapsed = time.perf_counter() - start
+        self.seconds[phase] = elapsed
+        self._observer.on_phase(phase, max(0.0, elapsed - sum(parts.values())))
+        for part, seconds in parts.items():
+            self._observer.on_phase(part, seconds)
+        return value
+
+    def total(self) -> float:
+        return time.perf_counter() - self.started
+
+
+def assign_request(
+    request: pb.AssignRequest,
+    *,
+    default_budget_ms: int | None = None,
+    observer: AssignObserver | None = None,
+    clock_ms: Callable[[], int] | None = None,
+) -> Outcome:
+    """Compute the response to one request; raises ``KassignError`` subclasses for bad input.
+
+    ``request.now_ms`` 0 means "now": the server's clock is read here, once, so everything below
+    stays pure. The CLI's ``assign`` and the servicer share this function.
+    """
+    obs = observer or NullObserver()
+    clock = _Clock(obs)
+    now_ms = request.now_ms or (clock_ms or _wall_clock_ms)()
+    decoded = clock.run(
+        "decode",
+        lambda: decode_request(request, now_ms=now_ms, default_budget_ms=default_budget_ms),
+    )
+    obs.on_decoded(request, decoded)
+    assignment, error = clock.run("assign", lambda: run(decoded.state))
+    members = clock.run("distribute", lambda: distribute_if_valid(decoded.state, assignment, error))
+    response = clock.run(
+        "encode",
+        lambda: encode.encode_response(decoded, assignment, members, error=error),
+    )
+    encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
+    obs.on_success(request, decoded, assignment, response)
+    return Outcome(decoded, assignment, response)
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
+    """``kassign.v1.TaskAssignmentService``: one unary ``Assign``; stateless."""
+
+    def __init__(
+        self, *, default_budget_ms: int | None = None, observer: AssignObserver | None = None
+    ) -> None:
+        self._default_budget_ms = default_budget_ms
+        self._observer: AssignObserver = observer or NullObserver()
+
+    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
+        with _mapped_errors(self._observer, context):
+            outcome = assign_request(
+                request, default_budget_ms=self._default_budget_ms, observer=self._observer
+            )
+            return outcome.response
+        raise AssertionError("unreachable: _mapped_errors aborts the call")  # pragma: no cover
+
+
+@contextmanager
+def _mapped_errors(observer: AssignObserver, context: grpc.ServicerContext) -> Iterator[None]:
+    """Turn any exception into a gRPC status (by ``kassign.server.status``'s table), never a traceback."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - the edge: everything becomes a status
+        mapped = status.to_status(exc)
+        observer.on_error(mapped.code, exc)
+        context.set_trailing_metadata(mapped.metadata)
+        context.abort(mapped.code, mapped.message)

@@ -1,0 +1,138 @@
+"""The ``kassign`` command line: assign locally, call a real server, tables, errors, extension."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+from kassign.cli import main as cli
+from kassign.server.streams.encode import canonical_bytes
+from kassign.server.streams.servicer import assign_request
+from kassign.v1 import assignment_pb2 as pb
+
+from tests.server.requests import group
+from tests.server.running import ROOT, in_process
+
+EXAMPLE = ROOT / "examples" / "small-three-clients.json"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _expected(path: Path) -> pb.AssignResponse:
+    return assign_request(cli.read_request(str(path))).response
+
+
+def test_assign_prints_the_response_as_protobuf_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "assign", str(EXAMPLE), "--no-timings")
+    assert code == 0
+    response = json_format.Parse(out, pb.AssignResponse())
+    assert response.report.total_seconds == 0.0
+    assert canonical_bytes(response) == canonical_bytes(_expected(EXAMPLE))
+
+
+def test_assign_reads_stdin_for_dash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(EXAMPLE.read_text()))
+    code, out, _ = _run(capsys, "assign", "-")
+    assert code == 0
+    response = json_format.Parse(out, pb.AssignResponse())
+    assert response.report.total_seconds > 0
+    assert canonical_bytes(response) == canonical_bytes(_expected(EXAMPLE))
+
+
+def test_table_lists_each_client_with_rack_and_tasks(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "request.json"
+    path.write_text(json_format.MessageToJson(group()))
+    code, out, _ = _run(capsys, "assign", str(path), "--format", "table")
+    assert code == 0
+    expected = _expected(path)
+    for client in expected.clients:
+        row = next(line for line in out.splitlines() if line.startswith(client.process_id))
+        assert client.rack_id in row
+        assert f" {len(client.active_tasks)} " in row
+    assert "active" in out and "standby" in out and "assignor high_availability" in out
+
+
+def test_invalid_request_exits_2_and_names_the_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    request = group()
+    request.configs.num_standby_replicas = -1
+    path = tmp_path / "bad.json"
+    path.write_text(json_format.MessageToJson(request))
+    code, out, err = _run(capsys, "assign", str(path))
+    assert code == 2 and out == ""
+    assert "configs.num_standby_replicas" in err and "Traceback" not in err
+
+
+def test_not_a_request_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text('{"members": 3}')
+    code, _, err = _run(capsys, "assign", str(path))
+    assert code == 2 and "members" in err
+
+
+def test_missing_file_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _run(capsys, "assign", str(tmp_path / "nope.json"))
+    assert code == 1 and "nope.json" in err
+
+
+def test_call_gives_what_assign_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    with in_process() as (_, target):
+        code, out, _ = _run(capsys, "call", "--target", target, str(EXAMPLE))
+    assert code == 0
+    assert canonical_bytes(json_format.Parse(out, pb.AssignResponse())) == canonical_bytes(
+        _expected(EXAMPLE)
+    )
+
+
+def test_call_reports_invalid_requests_and_unreachable_servers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "empty.json"
+    path.write_text("{}")
+    with in_process() as (_, target):
+        code, _, err = _run(capsys, "call", "--target", target, str(path))
+    assert code == 2 and "members" in err
+    code, _, err = _run(capsys, "call", "--target", target, "--timeout", "2", str(EXAMPLE))
+    assert code == 1 and ("UNAVAILABLE" in err or "DEADLINE_EXCEEDED" in err)
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """A subcommand registered the way other modules register theirs."""
+    p = subparsers.add_parser("hello-test")
+    p.add_argument("--name", default="world")
+    p.set_defaults(func=lambda args: print(f"hello {args.name}") or 0)
+
+
+def test_modules_listed_in_command_modules_add_subcommands(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "COMMAND_MODULES", (*cli.COMMAND_MODULES, __name__))
+    code, out, _ = _run(capsys, "hello-test", "--name", "kassign")
+    assert (code, out) == (0, "hello kassign\n")
+
+
+def test_python_dash_m_server_runs_the_cli() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "kassign.cli", "assign", str(EXAMPLE), "--format", "table"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "00000000-0000-0000-0000-000000000001" in result.stdout

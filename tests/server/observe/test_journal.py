@@ -1,0 +1,104 @@
+"""The request journal: one protobuf-JSON line per request, rotated and bounded per process."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+from kassign.server.observe.journal import Journal, request_line
+from kassign.v1 import assignment_pb2 as pb
+
+
+def _request(group: str, members: int = 1) -> pb.AssignRequest:
+    request = pb.AssignRequest(group_id=group, now_ms=1_000)
+    for i in range(members):
+        member = request.members.add(member_id=f"{group}-m{i}")
+        member.subscription.topics.append("input")
+        member.subscription.info.process_id = f"00000000-0000-0000-0000-{i:012d}"
+        member.subscription.info.version = 11
+    request.tasks.add(id=pb.TaskId(subtopology=0, partition=1), stateful=True)
+    request.configs.num_standby_replicas = 1
+    return request
+
+
+def _read_back(paths: list[Path]) -> list[pb.AssignRequest]:
+    lines = [line for path in paths for line in path.read_text().splitlines()]
+    return [json_format.Parse(line, pb.AssignRequest()) for line in lines]
+
+
+def test_lines_round_trip_to_equal_requests(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    sent = [_request(f"g{i}", members=i + 1) for i in range(3)]
+    for request in sent:
+        journal.record(request)
+    journal.close()
+    assert _read_back(journal.files()) == sent
+    assert all(p.name.startswith(f"requests-{os.getpid()}-") for p in journal.files())
+
+
+def test_rotation_keeps_files_under_the_size_and_count_bounds(tmp_path: Path) -> None:
+    size = len(request_line(_request("g000")))
+    journal = Journal(tmp_path, max_file_bytes=3 * size, max_files=2)
+    sent = [_request(f"g{i:03d}") for i in range(10)]
+    for request in sent:
+        journal.record(request)
+    journal.close()
+    files = journal.files()
+    assert len(files) == 2
+    assert all(p.stat().st_size <= 3 * size for p in files)
+    # the newest requests survive, in order: 10 lines in files of 3 -> last file holds one
+    assert [r.group_id for r in _read_back(files)] == [f"g{i:03d}" for i in range(6, 10)]
+
+
+def test_a_line_larger_than_the_limit_gets_a_file_of_its_own(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, max_file_bytes=10, max_files=5)
+    journal.record(_request("a"))
+    journal.record(_request("b"))
+    journal.close()
+    assert [len(p.read_text().splitlines()) for p in journal.files()] == [1, 1]
+
+
+def test_concurrent_threads_write_whole_lines(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, max_file_bytes=1 << 20, max_files=4)
+
+    def write(start: int) -> None:
+        for i in range(start, start + 50):
+            journal.record(_request(f"g{i}", members=2))
+
+    threads = [threading.Thread(target=write, args=(k * 50,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    journal.close()
+    groups = sorted(int(r.group_id[1:]) for r in _read_back(journal.files()))
+    assert groups == list(range(200))
+
+
+def test_a_forked_worker_writes_its_own_file(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    journal.record(_request("parent"))
+    pid = os.fork()
+    if pid == 0:  # child: record one request and leave without running pytest's teardown
+        try:
+            journal.record(_request("child"))
+            journal.close()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    journal.close()
+    names = sorted(p.name for p in tmp_path.glob("requests-*.jsonl"))
+    assert names == sorted([f"requests-{os.getpid()}-000001.jsonl", f"requests-{pid}-000001.jsonl"])
+    assert [r.group_id for r in _read_back([tmp_path / f"requests-{pid}-000001.jsonl"])] == [
+        "child"
+    ]
+
+
+def test_limits_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        Journal(tmp_path, max_file_bytes=0)
+    with pytest.raises(ValueError):
+        Journal(tmp_path, max_files=0)

@@ -21,11 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
+from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 from kassign_client import build
 from kassign_client.build import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
-
-from server.servicer import assign_request
 
 __all__ = ["Group", "group", "with_history"]
 

@@ -3,7 +3,7 @@
 Each group (``groups.py``: 2-30 clients with random UUIDs, 1-4 threads, 1-5 sub-topologies of
 1-32 partitions, stateful and stateless tasks, 0-2 standbys, KIP-708 tags or none, histories
 with caught-up, lagging and unknown clients, joiners and leavers) goes through the path the
-servicer takes (``server.servicer.assign_request``: decode, lags from offset sums, assign,
+servicer takes (``kassign.server.streams.servicer.assign_request``: decode, lags from offset sums, assign,
 validate, encode) and through kafka-streams 4.3.1's ``HighAvailabilityTaskAssignor`` in one JVM
 (``kafka_oracle.py``). Both must agree on every client's actives and standbys, and on whether a
 follow-up rebalance is asked for.
@@ -18,7 +18,7 @@ Compared differently on purpose (docs/assignors.md):
 - KIP-708 replicas the tags cannot place: Kafka places them least loaded walking a
   ``HashMap<TaskId, Integer>`` (``ClientTagAwareStandbyTaskAssignor``'s
   ``assignPendingStandbyTasksToLeastLoadedClients``), kassign walks them in task order
-  (``assignor/standby.py``). When two such tasks compete for the same least-loaded clients the
+  (``assignor/streams/standby.py``). When two such tasks compete for the same least-loaded clients the
   standbys land elsewhere, and the loads then steer later phases. The groups where this shows
   are listed in ``EXCLUDED``, each checked to still differ, so a fix shows up as a failure
   asking to empty the list. (Walking Kafka's HashMap order there made all 300 groups agree.)
@@ -32,9 +32,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pytest
+from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 
-from server.servicer import assign_request
 from tests.differential import kafka_oracle
 from tests.differential.groups import Group, group
 

@@ -26,7 +26,7 @@ from kassign.v1 import assignment_pb2 as pb
 from kassign_client import build
 from kassign_client.build import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
 
-__all__ = ["Group", "group", "with_history"]
+__all__ = ["Group", "group", "large_group", "with_history"]
 
 NOW_MS = 1_000_000
 HISTORIES = ("fresh", "random", "scale-out", "scale-in", "roll", "probing")
@@ -34,11 +34,12 @@ HISTORIES = ("fresh", "random", "scale-out", "scale-in", "roll", "probing")
 
 @dataclass(frozen=True, slots=True)
 class Client:
-    """One Kafka Streams instance: its process id, consumers (threads) and KIP-708 tags."""
+    """One Kafka Streams instance: its process id, consumers (threads), KIP-708 tags, rack id."""
 
     process_id: UUID
     threads: int
     tags: dict[str, str]
+    rack: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +204,7 @@ def with_history(
                 owned_partitions=owned,
                 offset_sums=sums,
                 tags=client.tags,
+                rack=client.rack,
                 topics=sorted({f"in-{s}" for s, _ in topology.tasks()}),
             )
         )
@@ -226,6 +228,59 @@ def group(seed: int) -> Group:
         probing_rebalance_interval_ms=rng.choice([60_000, 600_000]),
         rack_aware_assignment_tags=keys,
     )
+    return _with_random_history(seed, rng, clients, topology, configs, tags=keys)
+
+
+def large_group(seed: int) -> Group:
+    """A load-test-sized group (as ``bench/ghz/data``): 8-40 clients of 1-8 threads, each with a
+    rack id half the time, 2-6 sub-topologies of 33-200 partitions (at most ~1,200 tasks), 1-2
+    standbys, no tags. Racks never steer Kafka's HA standbys; see the test's ``for_kassign``."""
+    rng = random.Random(seed)
+    racks = [f"rack-{r}" for r in "abc"] if rng.random() < 0.5 else []
+    clients = [
+        Client(
+            UUID(int=rng.getrandbits(128), version=4),
+            rng.choice([1, 2, 4, 4, 8]),
+            {},
+            rng.choice(racks) if racks else "",
+        )
+        for _ in range(rng.randint(8, 40))
+    ]
+    subtopologies = rng.randint(2, 6)
+    partitions = tuple(
+        rng.randint(33, min(200, 1_200 // subtopologies)) for _ in range(subtopologies)
+    )
+    stateful = tuple(s % 2 == 1 or rng.random() < 0.3 for s in range(subtopologies))
+    ends = {
+        (s, p): rng.randint(1_000, 1_000_000)
+        for s, n in enumerate(partitions)
+        for p in range(n)
+        if stateful[s]
+    }
+    configs = build.configs(
+        assignor="high_availability",
+        acceptable_recovery_lag=rng.choice([1_000, 10_000]),
+        max_warmup_replicas=rng.randint(1, 5),
+        num_standby_replicas=rng.randint(1, 2),
+        probing_rebalance_interval_ms=600_000,
+    )
+    return _with_random_history(
+        seed, rng, clients, Topology(partitions, stateful, ends), configs, tags=[]
+    )
+
+
+def _with_random_history(
+    seed: int,
+    rng: random.Random,
+    clients: Sequence[Client],
+    topology: Topology,
+    configs: pb.AssignmentConfigs,
+    *,
+    tags: list[str],
+) -> Group:
+    """The group with a history of the kind ``seed`` picks (``HISTORIES``), drawn from ``rng``."""
+    standbys = configs.num_standby_replicas
+    acceptable_lag = configs.acceptable_recovery_lag
     kind = HISTORIES[seed % len(HISTORIES)]
     n = len(clients)
     if kind == "fresh":
@@ -252,11 +307,12 @@ def group(seed: int) -> Group:
             shape="",
         )
         history = _next_round_history(rng, first.request, clients, topology)
+    racks = sorted({c.rack for c in clients if c.rack})
     shape = (
         f"seed={seed} {kind}: {n} clients, threads={[c.threads for c in clients]}, "
         f"partitions={list(topology.partitions)}, stateful={list(topology.stateful)}, "
-        f"standbys={standbys}, tags={keys}, acceptable_lag={acceptable_lag}, "
-        f"max_warmups={configs.max_warmup_replicas}"
+        f"standbys={standbys}, tags={tags}, acceptable_lag={acceptable_lag}, "
+        f"max_warmups={configs.max_warmup_replicas}" + (f", racks={racks}" if racks else "")
     )
     return with_history(
         seed=seed,

@@ -1,4 +1,4 @@
-"""kassign's high-availability assignor against Kafka Streams' own, on 300 seeded random groups.
+"""kassign's high-availability assignor against Kafka Streams' own, on 308 seeded random groups.
 
 Each group (``groups.py``: 2-30 clients with random UUIDs, 1-4 threads, 1-5 sub-topologies of
 1-32 partitions, stateful and stateless tasks, 0-2 standbys, KIP-708 tags or none, histories
@@ -22,6 +22,17 @@ Compared differently on purpose (docs/assignors.md):
   standbys land elsewhere, and the loads then steer later phases. The groups where this shows
   are listed in ``EXCLUDED``, each checked to still differ, so a fix shows up as a failure
   asking to empty the list. (Walking Kafka's HashMap order there made all 300 groups agree.)
+- rack ids without tags: kassign's standby placement then takes the rack as the one KIP-708 tag
+  (KIP-925 section D, ``assignor/streams/tags.py``); Kafka's ``HighAvailabilityTaskAssignor``
+  builds its standby assignor with ``StandbyTaskAssignorFactory.create(configs, null)`` (3.8.1,
+  4.3.1), so without ``rack.aware.assignment.tags`` it always uses the least-loaded
+  ``DefaultStandbyTaskAssignor`` and no rack reaches standby placement. kassign is therefore
+  compared on the request with its rack ids cleared (``for_kassign``), and
+  ``test_rack_ids_still_steer_kassigns_standbys`` checks the difference is still there.
+
+Besides the 300 groups: ``LARGE_GROUPS`` load-test-sized ones (``groups.large_group``: 33-200
+partitions per sub-topology, up to 8 threads, rack ids on every client half the time) and the
+ghz load-test requests themselves (``bench/ghz/data``), where the rack difference first showed.
 
 Run alone: ``.venv/bin/python -m pytest -q tests/differential``.
 """
@@ -32,14 +43,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pytest
+from google.protobuf import json_format
 from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 
 from tests.differential import kafka_oracle
-from tests.differential.groups import Group, group
+from tests.differential.groups import Group, group, large_group
+from tests.e2e.harness import ROOT
 
 GROUPS = 300
 FIRST_SEED = 441_000
+LARGE_GROUPS = 8
+LARGE_FIRST_SEED = 442_000
+GHZ_DATA = ROOT / "bench" / "ghz" / "data"
+GHZ_GROUPS = ("group_12", "group_200", "group_2000")
+RACK_DIFFERS = {"group_200", "group_2000"}
+"""ghz groups whose answer changes with rack ids (every client has one, no tags configured)."""
 
 _HASHMAP_FALLBACK = "KIP-708 tags left replicas unplaced: Kafka places them walking a HashMap, kassign in task order"
 EXCLUDED: dict[int, str] = {
@@ -71,6 +90,22 @@ def kassign_outcome(request: pb.AssignRequest) -> Outcome:
         standby={c.process_id: _ids(c.standby_tasks) for c in response.clients},
         followup=any(c.followup_rebalance_deadline_ms for c in response.clients),
     )
+
+
+def for_kassign(request: pb.AssignRequest) -> pb.AssignRequest:
+    """``request`` as Kafka's HA assignor sees it: consumers' rack ids cleared, since Kafka never
+    lets a rack steer its HA standbys (module docstring) while kassign takes it as a tag."""
+    copy = pb.AssignRequest()
+    copy.CopyFrom(request)
+    for member in copy.members:
+        if member.HasField("subscription"):  # the oracle reads structured subscriptions only
+            member.subscription.ClearField("rack_id")
+    return copy
+
+
+def ghz_request(name: str) -> pb.AssignRequest:
+    """A ghz load-test body (``bench/ghz/data``, protobuf JSON) as the request it stands for."""
+    return json_format.Parse((GHZ_DATA / f"{name}.json").read_text(), pb.AssignRequest())
 
 
 def kafka_outcome(answer: kafka_oracle.KafkaAssignment) -> Outcome:
@@ -106,6 +141,11 @@ def groups() -> list[Group]:
     return [group(FIRST_SEED + i) for i in range(GROUPS)]
 
 
+@pytest.fixture(scope="session")
+def large_groups() -> list[Group]:
+    return [large_group(LARGE_FIRST_SEED + i) for i in range(LARGE_GROUPS)]
+
+
 def test_groups_span_the_intended_shapes(groups: list[Group]) -> None:
     """The generator covers what the comparison claims to cover (not a test of kassign)."""
     clients = [len({m.subscription.info.process_id for m in g.request.members}) for g in groups]
@@ -133,7 +173,7 @@ def test_high_availability_matches_kafka(kafka_classpath: str, groups: list[Grou
     for g, answer in zip(groups, kafka, strict=True):
         theirs = kafka_outcome(answer)
         followups += theirs.followup
-        diff = differences(kassign_outcome(g.request), theirs)
+        diff = differences(kassign_outcome(for_kassign(g.request)), theirs)
         if g.seed in EXCLUDED:
             if diff:
                 still_excluded.add(g.seed)
@@ -155,3 +195,44 @@ def test_exclusions_are_what_their_reason_says(groups: list[Group]) -> None:
     for seed in EXCLUDED:
         configs = by_seed[seed]
         assert configs.rack_aware_assignment_tags and configs.num_standby_replicas > 0, seed
+
+
+def test_large_groups_span_the_intended_shapes(large_groups: list[Group]) -> None:
+    """Sub-topologies past the 300 groups' 32 partitions, 8 threads, racked and unracked groups."""
+    partitions = [
+        max(t.id.partition for t in g.request.tasks if t.id.subtopology == s) + 1
+        for g in large_groups
+        for s in {t.id.subtopology for t in g.request.tasks}
+    ]
+    racked = [all(m.subscription.rack_id for m in g.request.members) for g in large_groups]
+    assert min(partitions) > 32 and max(partitions) >= 150
+    assert any(racked) and not all(racked)
+    assert max(len(g.request.members) for g in large_groups) >= 100
+
+
+@pytest.mark.slow
+def test_large_and_ghz_groups_match_kafka(kafka_classpath: str, large_groups: list[Group]) -> None:
+    requests = [g.request for g in large_groups] + [ghz_request(n) for n in GHZ_GROUPS]
+    names = [g.shape for g in large_groups] + [f"bench/ghz/data/{n}.json" for n in GHZ_GROUPS]
+    kafka = kafka_oracle.run(kafka_classpath, requests)
+    failures = [
+        "\n".join([name, *diff])
+        for name, request, answer in zip(names, requests, kafka, strict=True)
+        if (diff := differences(kassign_outcome(for_kassign(request)), kafka_outcome(answer)))
+    ]
+    assert not failures, f"{len(failures)} of {len(requests)} differ:\n" + "\n".join(failures)
+
+
+@pytest.mark.slow
+def test_rack_ids_still_steer_kassigns_standbys(kafka_classpath: str) -> None:
+    """The documented difference, checked to be real: with rack ids kept, kassign's standbys
+    (and the actives the standbys' loads steer) differ from Kafka's on the ghz groups where
+    every client has a rack and there are more clients than racks. If kassign drops racks as
+    tags for this assignor, this fails: then remove ``for_kassign`` and this test."""
+    kafka = kafka_oracle.run(kafka_classpath, [ghz_request(n) for n in GHZ_GROUPS])
+    differing = {
+        name
+        for name, answer in zip(GHZ_GROUPS, kafka, strict=True)
+        if differences(kassign_outcome(ghz_request(name)), kafka_outcome(answer))
+    }
+    assert differing == RACK_DIFFERS

@@ -1,6 +1,7 @@
-"""Kafka Streams' own HighAvailabilityTaskAssignor, run on kassign requests in one JVM.
+"""Kafka Streams' own task assignors, run on kassign requests in one JVM.
 
-The Java side is ``kafka/src/main/java/io/kassign/differential/KafkaHighAvailability.java``
+Each request's ``configs.assignor`` picks one: ``"sticky"`` runs ``LegacyStickyTaskAssignor``,
+anything else ``HighAvailabilityTaskAssignor``. The Java side is ``kafka/src/main/java/io/kassign/differential/KafkaHighAvailability.java``
 (kafka-streams 4.3.1 as a Maven dependency; nothing of Kafka's is copied). ``build`` compiles it
 and resolves its classpath with Maven, ``run`` feeds it a whole batch of requests on stdin: one
 JVM start-up for hundreds of assignments.

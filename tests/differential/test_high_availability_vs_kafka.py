@@ -39,23 +39,22 @@ Run alone: ``.venv/bin/python -m pytest -q tests/differential``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-
 import pytest
-from google.protobuf import json_format
-from kassign.server.streams.servicer import assign_request
-from kassign.v1 import assignment_pb2 as pb
 
 from tests.differential import kafka_oracle
+from tests.differential.compare import (
+    differences,
+    for_kassign,
+    ghz_request,
+    kafka_outcome,
+    kassign_outcome,
+)
 from tests.differential.groups import Group, group, large_group
-from tests.e2e.harness import ROOT
 
 GROUPS = 300
 FIRST_SEED = 441_000
 LARGE_GROUPS = 8
 LARGE_FIRST_SEED = 442_000
-GHZ_DATA = ROOT / "bench" / "ghz" / "data"
 GHZ_GROUPS = ("group_12", "group_200", "group_2000")
 RACK_DIFFERS = {"group_200", "group_2000"}
 """ghz groups whose answer changes with rack ids (every client has one, no tags configured)."""
@@ -65,75 +64,6 @@ EXCLUDED: dict[int, str] = {
     441_150: _HASHMAP_FALLBACK + " (fresh group, 9 clients, 2 standbys, tags cluster/zone)",
     441_254: _HASHMAP_FALLBACK + " (7 clients, 2 standbys, tags cluster/rack-row)",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """One side's answer in the shape both can give: task ids per process id, follow-up."""
-
-    active: dict[str, frozenset[str]]
-    standby: dict[str, frozenset[str]]
-    followup: bool
-
-
-def _ids(tasks: Iterable[pb.TaskId]) -> frozenset[str]:
-    return frozenset(f"{t.subtopology}_{t.partition}" for t in tasks)
-
-
-def kassign_outcome(request: pb.AssignRequest) -> Outcome:
-    """kassign through the servicer's own entry point; the follow-up is any client's deadline."""
-    response = assign_request(request).response
-    if response.error != pb.ASSIGNMENT_ERROR_NONE:
-        raise AssertionError(f"kassign rejected its own assignment: {response.error}")
-    return Outcome(
-        active={c.process_id: _ids(c.active_tasks) for c in response.clients},
-        standby={c.process_id: _ids(c.standby_tasks) for c in response.clients},
-        followup=any(c.followup_rebalance_deadline_ms for c in response.clients),
-    )
-
-
-def for_kassign(request: pb.AssignRequest) -> pb.AssignRequest:
-    """``request`` as Kafka's HA assignor sees it: consumers' rack ids cleared, since Kafka never
-    lets a rack steer its HA standbys (module docstring) while kassign takes it as a tag."""
-    copy = pb.AssignRequest()
-    copy.CopyFrom(request)
-    for member in copy.members:
-        if member.HasField("subscription"):  # the oracle reads structured subscriptions only
-            member.subscription.ClearField("rack_id")
-    return copy
-
-
-def ghz_request(name: str) -> pb.AssignRequest:
-    """A ghz load-test body (``bench/ghz/data``, protobuf JSON) as the request it stands for."""
-    return json_format.Parse((GHZ_DATA / f"{name}.json").read_text(), pb.AssignRequest())
-
-
-def kafka_outcome(answer: kafka_oracle.KafkaAssignment) -> Outcome:
-    return Outcome(answer.active, answer.standby, followup=answer.probing)
-
-
-def differences(kassign: Outcome, kafka: Outcome) -> list[str]:
-    """What differs, one line per client and aspect (empty when they agree)."""
-    out = []
-    for pid in sorted(kassign.active.keys() | kafka.active.keys()):
-        for what, ours, theirs in (
-            ("active", kassign.active, kafka.active),
-            ("standby", kassign.standby, kafka.standby),
-        ):
-            mine, kafkas = ours.get(pid, frozenset()), theirs.get(pid, frozenset())
-            if mine != kafkas:
-                out.append(
-                    f"  {pid} {what}: kassign only {sorted(mine - kafkas)}, "
-                    f"Kafka only {sorted(kafkas - mine)}"
-                )
-    if kassign.followup != kafka.followup:
-        out.append(f"  follow-up: kassign {kassign.followup}, Kafka {kafka.followup}")
-    return out
-
-
-@pytest.fixture(scope="session")
-def kafka_classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return kafka_oracle.build(tmp_path_factory.mktemp("differential"))
 
 
 @pytest.fixture(scope="session")

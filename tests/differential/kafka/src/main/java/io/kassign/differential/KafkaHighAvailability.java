@@ -14,6 +14,8 @@ import org.apache.kafka.streams.processor.assignment.AssignmentConfigs;
 import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.internals.assignment.ClientState;
 import org.apache.kafka.streams.processor.internals.assignment.HighAvailabilityTaskAssignor;
+import org.apache.kafka.streams.processor.internals.assignment.LegacyStickyTaskAssignor;
+import org.apache.kafka.streams.processor.internals.assignment.LegacyTaskAssignor;
 import org.apache.kafka.streams.processor.internals.assignment.RackAwareTaskAssignor;
 
 import java.io.BufferedReader;
@@ -51,6 +53,18 @@ import java.util.UUID;
  * -2; every other reported task a previous standby) and {@code computeTaskLags} with the request's
  * changelog end offset sums, where Kafka's leader would fetch them. Only rack-aware strategy
  * "none" is supported: the rack-aware assignor then never reads its (empty) cluster metadata.
+ *
+ * <p>The request's {@code configs.assignor} picks Kafka's assignor: {@code "sticky"} runs
+ * {@link LegacyStickyTaskAssignor} (public no-argument constructor, the one
+ * {@code StreamsPartitionAssignor} instantiates), anything else {@link HighAvailabilityTaskAssignor}.
+ * Both get the same five arguments: clients in a {@code HashMap} as {@code StreamsPartitionAssignor}
+ * passes them, all and stateful tasks in {@code TreeSet}s (Kafka passes a {@code HashMap} key set
+ * and a {@code HashSet}, as for the high-availability assignor before). The legacy sticky
+ * assignor walks the task sets it is given and its own {@code HashMap}s and {@code HashSet}s of
+ * {@code TaskId} and {@code ProcessId} (previous owners, unassigned tasks, candidate clients):
+ * deterministic for a given input, but in hash order, where kassign walks {@code TaskId} and
+ * {@code UUID} order. The sticky test therefore passes the task sets sorted and renames process
+ * ids so that their hash order is their {@code UUID} order (test_sticky_vs_kafka.py).
  */
 public final class KafkaHighAvailability {
 
@@ -67,6 +81,7 @@ public final class KafkaHighAvailability {
         final Map<TaskId, Long> endOffsetSums = new TreeMap<>();
         final Map<TopicPartition, TaskId> taskForPartition = new HashMap<>();
         AssignmentConfigs configs;
+        boolean sticky;
     }
 
     public static void main(final String[] args) throws Exception {
@@ -86,7 +101,10 @@ public final class KafkaHighAvailability {
     private static ObjectNode answer(final String line) {
         try {
             final Input input = parse(MAPPER.readTree(line));
-            final boolean probing = new HighAvailabilityTaskAssignor().assign(
+            final LegacyTaskAssignor assignor = input.sticky
+                ? new LegacyStickyTaskAssignor()
+                : new HighAvailabilityTaskAssignor();
+            final boolean probing = assignor.assign(
                 input.clients, input.allTasks, input.statefulTasks, rackAwareNone(input), input.configs);
             return result(input, probing);
         } catch (final Exception | Error e) {
@@ -129,6 +147,7 @@ public final class KafkaHighAvailability {
             }
         }
         input.configs = configs(root.path("configs"));
+        input.sticky = root.path("configs").path("assignor").asText("").equals("sticky");
         for (final JsonNode member : root.path("members")) {
             addConsumer(input, member);
         }

@@ -1,8 +1,11 @@
 """KIP-925 rack-aware optimisation: the one entry point the Streams assignors call.
 
 ``trim_actives`` and ``trim_standbys`` pick the caller's costs (``costs.CostPhase``: the configured
-ones, else Kafka's defaults for that caller) and re-place tasks at minimum cross-rack cost; the
-assignors import only these. This module loads nothing heavy: the solver (numpy, OR-Tools) is
+ones, else Kafka's defaults for that caller) and re-place tasks at minimum cross-rack cost under
+Kafka's built-in cost model (``CostModel.BUILT_IN``: actives count source partitions); the
+assignors import only these. ``optimize_active_tasks`` / ``optimize_standby_tasks`` are KIP-924's
+utilities for custom assignors, under ``CostModel.TASK_ASSIGNMENT_UTILS`` (actives count all
+their partitions), as ``TaskAssignmentUtils`` does. This module loads nothing heavy: the solver (numpy, OR-Tools) is
 imported here, on the first rack-aware call, so a request without a strategy never pays for it.
 
 - ``costs``: the defaults by caller and ``resolve_costs``;
@@ -17,10 +20,11 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
-from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
+from kassign.assignor.streams.rack.costs import CostModel, CostPhase, resolve_costs
 from kassign.assignor.streams.result import Diagnostics
 
 __all__ = [
+    "CostModel",
     "CostPhase",
     "optimize_active_tasks",
     "optimize_standby_tasks",
@@ -42,10 +46,8 @@ def optimize_active_tasks(
     non_overlap_cost: int,
 ) -> _Trimmed:
     """Re-place ``tasks`` (actives) at minimum cost with explicit costs (KIP-924's utility)."""
-    from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
-
-    return optimise.optimize_active_tasks(
-        state, tasks, assignment, traffic_cost=traffic_cost, non_overlap_cost=non_overlap_cost
+    return _optimise_actives(
+        state, tasks, assignment, (traffic_cost, non_overlap_cost), CostModel.TASK_ASSIGNMENT_UTILS
     )
 
 
@@ -58,28 +60,54 @@ def optimize_standby_tasks(
     non_overlap_cost: int,
 ) -> _Trimmed:
     """Re-place every standby at minimum cost with explicit costs (KIP-924's utility)."""
-    from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
-
-    return optimise.optimize_standby_tasks(
-        state, active, standby, traffic_cost=traffic_cost, non_overlap_cost=non_overlap_cost
+    return _optimise_standbys(
+        state, active, standby, (traffic_cost, non_overlap_cost), CostModel.TASK_ASSIGNMENT_UTILS
     )
 
 
 def trim_actives(
     state: ApplicationState, tasks: Sequence[TaskId], assignment: _Assignment, phase: CostPhase
 ) -> _Trimmed:
-    """``optimize_active_tasks`` with ``phase``'s costs (the configured ones win)."""
-    traffic, overlap = resolve_costs(state.configs, phase)
-    return optimize_active_tasks(
-        state, tasks, assignment, traffic_cost=traffic, non_overlap_cost=overlap
-    )
+    """Actives at minimum cost with ``phase``'s costs (the configured ones win), built-in model."""
+    costs = resolve_costs(state.configs, phase)
+    return _optimise_actives(state, tasks, assignment, costs, CostModel.BUILT_IN)
 
 
 def trim_standbys(
     state: ApplicationState, active: _Assignment, standby: _Assignment, phase: CostPhase
 ) -> _Trimmed:
-    """``optimize_standby_tasks`` with ``phase``'s costs (the configured ones win)."""
-    traffic, overlap = resolve_costs(state.configs, phase)
-    return optimize_standby_tasks(
-        state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap
+    """Standbys at minimum cost with ``phase``'s costs (the configured ones win), built-in model."""
+    costs = resolve_costs(state.configs, phase)
+    return _optimise_standbys(state, active, standby, costs, CostModel.BUILT_IN)
+
+
+def _optimise_actives(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    assignment: _Assignment,
+    costs: tuple[int, int],
+    model: CostModel,
+) -> _Trimmed:
+    """The one call into the active solver: (traffic, non-overlap) costs under ``model``."""
+    from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
+
+    traffic, overlap = costs
+    return optimise.optimize_active_tasks(
+        state, tasks, assignment, traffic_cost=traffic, non_overlap_cost=overlap, cost_model=model
+    )
+
+
+def _optimise_standbys(
+    state: ApplicationState,
+    active: _Assignment,
+    standby: _Assignment,
+    costs: tuple[int, int],
+    model: CostModel,
+) -> _Trimmed:
+    """The one call into the standby solver: (traffic, non-overlap) costs under ``model``."""
+    from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
+
+    traffic, overlap = costs
+    return optimise.optimize_standby_tasks(
+        state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap, cost_model=model
     )

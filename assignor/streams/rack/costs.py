@@ -1,12 +1,52 @@
-"""KIP-925's cost defaults by caller: light (no numpy, no OR-Tools), read before any solving."""
+"""KIP-925's cost defaults by caller and its two cost models: light (no numpy, no OR-Tools)."""
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 
-from kassign.assignor.streams.model import AssignmentConfigs
+from kassign.assignor.streams.model import AssignmentConfigs, TaskTopicPartition
+from kassign.assignor.streams.result import TaskType
 
-__all__ = ["CostPhase", "resolve_costs"]
+__all__ = ["CostModel", "CostPhase", "PartitionFilter", "counted_partitions", "resolve_costs"]
+
+PartitionFilter = Callable[[TaskTopicPartition], bool]
+"""Whether a task's partition costs ``traffic_cost`` when it has no replica in the client's rack."""
+
+
+class CostModel(enum.Enum):
+    """Which partitions of a task count towards its cross-rack cost; Kafka has two.
+
+    - ``BUILT_IN`` (``RackAwareTaskAssignor#getCost``, used by ``HighAvailabilityTaskAssignor``
+      and ``LegacyStickyTaskAssignor``): an active counts its source partitions, a standby its
+      changelog partitions. An active consumes its sources (a rack-local replica serves it by
+      follower fetching) and produces to each changelog's leader, wherever that is.
+    - ``TASK_ASSIGNMENT_UTILS`` (KIP-924 ``TaskAssignmentUtils#optimizeRackAwareActiveTasks`` /
+      ``#optimizeRackAwareStandbyTasks``, offered to custom assignors): an active counts all its
+      partitions, changelogs included; a standby its changelog partitions.
+    """
+
+    BUILT_IN = "built_in"
+    TASK_ASSIGNMENT_UTILS = "task_assignment_utils"
+
+
+def _is_source(tp: TaskTopicPartition) -> bool:
+    return tp.is_source
+
+
+def _is_changelog(tp: TaskTopicPartition) -> bool:
+    return tp.is_changelog
+
+
+def _every(tp: TaskTopicPartition) -> bool:
+    return True
+
+
+def counted_partitions(model: CostModel, task_type: TaskType) -> PartitionFilter:
+    """The partitions ``model`` counts for a ``task_type`` task (standbys: changelogs in both)."""
+    if task_type is TaskType.STANDBY:
+        return _is_changelog
+    return _is_source if model is CostModel.BUILT_IN else _every
 
 
 class CostPhase(enum.Enum):

@@ -1,8 +1,9 @@
 """KIP-925 rack-aware optimisation: move tasks to cut cross-rack traffic, keeping every count.
 
 Both functions take a valid assignment and return one at least as cheap under the KIP-925 cost:
-``traffic_cost`` per topic partition of the task with no replica in the client's rack (actives:
-all its partitions; standbys: its changelog partitions, as KIP-924's utilities count), plus
+``traffic_cost`` per counted topic partition of the task with no replica in the client's rack
+(``costs.CostModel``: actives count their source partitions in Kafka's built-in assignors and
+all their partitions in KIP-924's utilities; standbys their changelog partitions), plus
 ``non_overlap_cost`` if the client is not where the task started. Per-client counts never change;
 ``balance_subtopology`` also caps each subtopology per client (KIP-925 4.B.II). The graphs live in
 ``rack_graph.py`` (actives) and ``rack_standby.py`` (standbys); the solver in ``flow.py``.
@@ -35,6 +36,7 @@ from kassign.assignor.streams.model import (
     TaskId,
 )
 from kassign.assignor.streams.rack.active_flow import placement_cost, solve_active_compact
+from kassign.assignor.streams.rack.costs import CostModel
 from kassign.assignor.streams.rack.problems import (
     Assignment,
     active_owners,
@@ -52,7 +54,7 @@ from kassign.assignor.streams.rack.standby_flow import (
     solve_standby_dense,
     standby_cost,
 )
-from kassign.assignor.streams.result import Diagnostics, RackStatus
+from kassign.assignor.streams.result import Diagnostics, RackStatus, TaskType
 from kassign.assignor.timing import RACK_OPTIMISATION, timed
 
 __all__ = [
@@ -77,8 +79,13 @@ def optimize_active_tasks(
     *,
     traffic_cost: int,
     non_overlap_cost: int,
+    cost_model: CostModel = CostModel.TASK_ASSIGNMENT_UTILS,
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    """Re-place ``tasks`` (actives) over the clients of ``assignment`` at minimum cost."""
+    """Re-place ``tasks`` (actives) over the clients of ``assignment`` at minimum cost.
+
+    ``cost_model`` picks the partitions counted; the default is KIP-924's utility's, the
+    built-in assignors pass ``CostModel.BUILT_IN``. The reported costs use the same model.
+    """
     started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, assignment)
@@ -88,7 +95,9 @@ def optimize_active_tasks(
     clients = list(state.clients)
     index = {pid: i for i, pid in enumerate(clients)}
     start = owners(ordered, result, index)
-    costs = rack_costs(state, ordered, traffic_cost, changelog_only=False)
+    costs = rack_costs(
+        state, ordered, traffic_cost, cost_model=cost_model, task_type=TaskType.ACTIVE
+    )
     if isinstance(costs, str):
         return result, _disabled(f"{len(ordered)} active tasks", costs)
     racks, misses = costs
@@ -130,8 +139,13 @@ def optimize_standby_tasks(
     *,
     traffic_cost: int,
     non_overlap_cost: int,
+    cost_model: CostModel = CostModel.TASK_ASSIGNMENT_UTILS,
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    """Re-place every standby at minimum cost, keeping counts, exclusions and tag diversity."""
+    """Re-place every standby at minimum cost, keeping counts, exclusions and tag diversity.
+
+    Both cost models count a standby's changelog partitions; ``cost_model`` is taken so every
+    caller names its model.
+    """
     started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, standby)
@@ -146,7 +160,9 @@ def optimize_standby_tasks(
     rep_task, rep_client = (np.array(col, np.int64) for col in zip(*reps, strict=True))
     if np.any(active_of[rep_task] == rep_client):
         raise InvalidAssignment("INVALID_STANDBY_TASK", "a standby sits on its active's client")
-    costs = rack_costs(state, ordered, traffic_cost, changelog_only=True)
+    costs = rack_costs(
+        state, ordered, traffic_cost, cost_model=cost_model, task_type=TaskType.STANDBY
+    )
     if isinstance(costs, str):
         return result, _disabled(f"{len(ordered)} standby tasks", costs)
     racks, misses = costs

@@ -20,7 +20,9 @@ from kassign.assignor.streams.model import (
     TaskId,
 )
 from kassign.assignor.streams.rack.active_flow import ActiveProblem
+from kassign.assignor.streams.rack.costs import CostModel, PartitionFilter, counted_partitions
 from kassign.assignor.streams.rack.standby_flow import StandbyProblem
+from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
 
 __all__ = [
@@ -49,13 +51,23 @@ def active_problem(
     *,
     traffic_cost: int,
     non_overlap_cost: int,
+    cost_model: CostModel = CostModel.BUILT_IN,
 ) -> ActiveProblem:
-    """The graph input ``optimize_active_tasks`` would solve, without its checks (for benchmarks)."""
+    """The graph input ``optimize_active_tasks`` would solve, without its checks (for benchmarks).
+
+    ``cost_model`` defaults to the built-in assignors' one, whose solve the benchmark measures.
+    """
     ordered = sorted(set(tasks), key=lambda t: t.sort_key)
     index = {pid: i for i, pid in enumerate(state.clients)}
     start = owners(ordered, every_client(state, assignment), index)
     racks = sorted({str(c.rack_id) for c in state.clients.values()})
-    misses = misses_per_rack(state, ordered, racks, changelog_only=False)
+    misses = misses_per_rack(
+        state,
+        ordered,
+        racks,
+        counted=counted_partitions(cost_model, TaskType.ACTIVE),
+        required=counted_partitions(CostModel.TASK_ASSIGNMENT_UTILS, TaskType.ACTIVE),
+    )
     if isinstance(misses, str):
         raise InvalidRequest(misses, field="tasks.topic_partitions.rack_ids")
     return build_active_problem(
@@ -158,12 +170,21 @@ def active_owners(
 
 
 def rack_costs(
-    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, *, changelog_only: bool
+    state: ApplicationState,
+    tasks: list[TaskId],
+    traffic_cost: int,
+    *,
+    cost_model: CostModel,
+    task_type: TaskType,
 ) -> tuple[list[str], np.ndarray] | str:
     """The clients' racks (sorted) and ``misses[t, r]``, or why rack awareness cannot help.
 
-    KIP-925 section 6: every client needs a rack, every partition read needs known replica
-    racks, and the traffic must be able to differ between racks.
+    KIP-925 section 6: every client needs a rack, every partition counted needs known replica
+    racks, and the traffic must be able to differ between racks. ``cost_model`` and
+    ``task_type`` pick the partitions counted (``costs.counted_partitions``); the racks of every
+    partition an active reads or writes must be known under either model (as Kafka's
+    ``RackAwareTaskAssignor#canEnableRackAwareAssignor`` checks sources and changelogs), so the
+    model changes the cost, never whether optimisation runs.
     """
     for pid, client in state.clients.items():
         if not client.rack_id:
@@ -171,20 +192,31 @@ def rack_costs(
     if traffic_cost == 0:
         return "traffic_cost is 0"
     racks = sorted({str(c.rack_id) for c in state.clients.values()})
-    misses = misses_per_rack(state, tasks, racks, changelog_only=changelog_only)
+    misses = misses_per_rack(
+        state,
+        tasks,
+        racks,
+        counted=counted_partitions(cost_model, task_type),
+        required=counted_partitions(CostModel.TASK_ASSIGNMENT_UTILS, task_type),
+    )
     if isinstance(misses, str):
         return misses
     if (misses == misses[:, :1]).all():
-        who = "standby" if changelog_only else "task"
+        who = "standby" if task_type is TaskType.STANDBY else "task"
         return f"every {who}'s cross-rack cost is the same on every rack"
     return racks, misses
 
 
 def misses_per_rack(
-    state: ApplicationState, tasks: list[TaskId], racks: list[str], *, changelog_only: bool
+    state: ApplicationState,
+    tasks: list[TaskId],
+    racks: list[str],
+    *,
+    counted: PartitionFilter,
+    required: PartitionFilter,
 ) -> np.ndarray | str:
-    """``misses[t, r]``: partitions of task ``t`` with no replica in rack ``r`` (actives count all
-    partitions, standbys their changelogs); a string names a partition with unknown racks."""
+    """``misses[t, r]``: ``counted`` partitions of task ``t`` with no replica in rack ``r`` (the
+    cost model's choice); a string names a ``required`` partition with unknown racks."""
     rack_sets: dict[frozenset[str], int] = {}
     rows: list[int] = []
     sets: list[int] = []
@@ -193,10 +225,12 @@ def misses_per_rack(
         if info is None:
             raise InvalidAssignment("UNKNOWN_TASK_ID", f"task {t} is not in the topology")
         for tp in info.topic_partitions:
-            if changelog_only and not tp.is_changelog:
+            if not (required(tp) or counted(tp)):
                 continue
             if not tp.rack_ids:
                 return f"partition {tp.topic}-{tp.partition} of task {t} has no known replica racks"
+            if not counted(tp):
+                continue
             rows.append(i)
             sets.append(rack_sets.setdefault(tp.rack_ids, len(rack_sets)))
     table = np.array([[r not in s for r in racks] for s in rack_sets], np.int64)

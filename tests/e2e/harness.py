@@ -20,13 +20,14 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
+
+from tests.ops.serving import METRICS_LINE, Served
 
 ROOT = Path(__file__).resolve().parents[2]
 E2E = ROOT / "tests" / "e2e"
@@ -292,7 +293,6 @@ CALL_LINE = re.compile(
     r"(?:follow-up rebalance at (?P<followup>\d+)|no follow-up)",
     re.MULTILINE,
 )
-METRICS_LINE = re.compile(r"metrics on http://[^:]+:(\d+)/metrics")
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,21 +334,12 @@ def calls(logs: Iterable[Path], group: str) -> list[Call]:
 
 
 @dataclass(frozen=True, slots=True)
-class Kassign:
-    proc: subprocess.Popen[bytes]
-    port: int
-    metrics_port: int
-    log: Path
+class Kassign(Served):
+    """A ``kassign serve`` the test stops and restarts itself (``Served`` is SIGKILLed at exit)."""
 
     @property
-    def target(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def metrics_text(self) -> str:
-        with urllib.request.urlopen(
-            f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10
-        ) as r:
-            return str(r.read().decode())
+    def port(self) -> int:
+        return int(self.target.rpartition(":")[2])
 
     def stop(self) -> None:
         """SIGTERM, as a supervisor stops it; waits for the exit."""
@@ -391,7 +382,7 @@ def start_kassign(work: Path, procs: Processes, *args: str, port: int = 0) -> Ka
     )
     metrics = METRICS_LINE.search(log.read_text())
     assert metrics is not None
-    return Kassign(proc, int(port_file.read_text().strip()), int(metrics.group(1)), log)
+    return Kassign(proc, f"127.0.0.1:{port_file.read_text().strip()}", int(metrics.group(1)), log)
 
 
 def metric_value(text: str, name: str, **labels: str) -> float:

@@ -9,9 +9,12 @@ Kafka's ``HighAvailabilityTaskAssignor``, phase by phase (``assign`` reads as th
 3. KIP-441 movements (``movement.py``): an active whose balanced client is not caught up goes
    to a caught-up (else the most caught-up) client, the balanced client warms up;
 4. standby movements, the same for standbys, sharing the ``max_warmup_replicas`` budget;
-5. stateless actives, one at a time to the client with the fewest actives per thread, rack
+5. with a KIP-925 strategy, actives and standbys together (``rack/joint.py``): a task's active
+   and one of its standbys on a caught-up client exchange roles where that lowers the cross-rack
+   cost; counts, tag spread, warm-ups and the follow-up decision stay as they are;
+6. stateless actives, one at a time to the client with the fewest actives per thread, rack
    optimised;
-6. a follow-up rebalance at ``now_ms + probing_rebalance_interval_ms`` on every client when
+7. a follow-up rebalance at ``now_ms + probing_rebalance_interval_ms`` on every client when
    any movement was planned, so warm-ups can take over once caught up (KIP-441 probing).
 
 Once the group is balanced and caught up no movement is planned, no follow-up is asked for,
@@ -35,7 +38,7 @@ from kassign.assignor.streams.movement import (
     move_active_tasks,
     move_standby_tasks,
 )
-from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
+from kassign.assignor.streams.rack import CostPhase, exchange_roles, trim_actives, trim_standbys
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -104,8 +107,12 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
     layout = _Layout.of(state)
     active, active_diagnostics = _stateful_actives(state, layout)
     standby, standby_diagnostics = _standbys(state, layout, active)
-    moved, copied = _movements(state, layout, active, standby)
-    stateless, stateless_diagnostics = _stateless_actives(state, layout, moved.active)
+    index = _catch_up_index(state, layout)
+    moved, copied = _movements(state, layout, index, active, standby)
+    final_active, final_standby, exchanged = _exchange(
+        state, layout, index, moved.active, copied.standby, moved.warmups
+    )
+    stateless, stateless_diagnostics = _stateless_actives(state, layout, final_active)
     movements = moved.movements + copied.movements
     warmups = sum(len(w) for w in moved.warmups) + copied.warmups_placed
     diagnostics = (
@@ -114,6 +121,7 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
         )
         .merged(active_diagnostics)
         .merged(standby_diagnostics)
+        .merged(exchanged)
         .merged(stateless_diagnostics)
     )
     deadline = state.now_ms + state.configs.probing_rebalance_interval_ms if movements else None
@@ -121,8 +129,8 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
         (
             KafkaStreamsAssignment.of(
                 client,
-                [layout.stateful[t] for t in moved.active[i]] + list(stateless[client]),
-                [layout.stateful[t] for t in copied.standby[i]],
+                [layout.stateful[t] for t in final_active[i]] + list(stateless[client]),
+                [layout.stateful[t] for t in final_standby[i]],
                 deadline,
             )
             for i, client in enumerate(layout.clients)
@@ -131,16 +139,23 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
     )
 
 
-def _movements(
-    state: ApplicationState, layout: _Layout, active: _Holdings, standby: _Holdings
-) -> tuple[ActiveMoves, StandbyMoves]:
-    """Phases 3 and 4: active, then standby movements, sharing one warm-up budget."""
-    index = CatchUpIndex(
+def _catch_up_index(state: ApplicationState, layout: _Layout) -> CatchUpIndex:
+    return CatchUpIndex(
         layout.stateful,
         [state.tasks[t].changelog_end_offset_sum for t in layout.stateful],
         client_lags=[state.clients[c].task_lags for c in layout.clients],
         acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
     )
+
+
+def _movements(
+    state: ApplicationState,
+    layout: _Layout,
+    index: CatchUpIndex,
+    active: _Holdings,
+    standby: _Holdings,
+) -> tuple[ActiveMoves, StandbyMoves]:
+    """Phases 3 and 4: active, then standby movements, sharing one warm-up budget."""
     caps = layout.capacities
     budget = state.configs.max_warmup_replicas
     moved = move_active_tasks(index, active, standby=standby, capacities=caps, warmups_left=budget)
@@ -153,6 +168,47 @@ def _movements(
         warmups_left=moved.warmups_left,
     )
     return moved, copied
+
+
+def _exchange(
+    state: ApplicationState,
+    layout: _Layout,
+    index: CatchUpIndex,
+    active: Sequence[AbstractSet[int]],
+    standby: Sequence[AbstractSet[int]],
+    warmups: Sequence[AbstractSet[int]],
+) -> tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]], Diagnostics]:
+    """Phase 5: exchange active and standby roles where cheaper, among caught-up replicas.
+
+    Only a caught-up standby may take over (an exchange never needs a restore, so the follow-up
+    decision stands), and warm-ups keep their role. The phases' reported cost after is lowered
+    by what the exchanges saved, so the report still reads "before -> after" for the group.
+    """
+    if not _rack_aware(state) or not layout.stateful:
+        return active, standby, Diagnostics()
+    task_of = {t: i for i, t in enumerate(layout.stateful)}
+    client_of = {c: i for i, c in enumerate(layout.clients)}
+    fixed = {(layout.stateful[t], layout.clients[c]) for c, ws in enumerate(warmups) for t in ws}
+    outcome = exchange_roles(
+        state,
+        layout.to_map(active, layout.stateful),
+        layout.to_map(standby, layout.stateful),
+        CostPhase.HIGH_AVAILABILITY,
+        may_lead=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
+        fixed=fixed,
+    )
+    if isinstance(outcome, str) or not outcome.exchanged:
+        return active, standby, Diagnostics()
+    note = (
+        f"rack: {outcome.exchanged} tasks exchanged active and standby roles, "
+        f"cross-rack partitions -{outcome.saved}"
+    )
+    diagnostics = Diagnostics(cross_rack_cost_after=-outcome.saved, notes=(note,))
+    return (
+        layout.from_map(outcome.active, layout.stateful),
+        layout.from_map(outcome.standby, layout.stateful),
+        diagnostics,
+    )
 
 
 def _rack_aware(state: ApplicationState) -> bool:

@@ -12,7 +12,9 @@ Kafka's ``LegacyStickyTaskAssignor`` semantics, in one pass and with no follow-u
   same task set); with KIP-708 tags or KIP-925 racks configured, the shared tag-aware
   ``standby.place_standby_tasks`` places them instead, which Kafka's legacy assignor lacks;
 - with a KIP-925 strategy, ``rack.py`` then trims cross-rack traffic (costs default 1/10, sticky
-  over traffic; stateless tasks 1/0), actives before standbys, as Kafka orders it.
+  over traffic; stateless tasks 1/0), actives before standbys, as Kafka orders it; then actives
+  and standbys together (``rack/joint.py``): a task's active and a standby exchange roles where
+  that saves more traffic than the two moves cost.
 
 Kafka walks ``HashMap``/``HashSet`` orders in several places; we walk tasks in ``TaskId`` order and
 clients in Java UUID order, and where a task was previous active on several clients the last of
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 from kassign.assignor.ordering import sorted_processes
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
-from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
+from kassign.assignor.streams.rack import CostPhase, exchange_roles, trim_actives, trim_standbys
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -69,7 +71,8 @@ class StickyTaskAssignor:
             and state.configs.num_standby_replicas > 0
         ):
             standby, more = _optimise_standbys(state, active, standby)
-            diagnostics = diagnostics.merged(more)
+            active, standby, joint = _exchange(state, active, standby)
+            diagnostics = diagnostics.merged(more).merged(joint)
         return task_assignment(
             (KafkaStreamsAssignment.of(pid, active[pid], standby[pid]) for pid in state.clients),
             diagnostics,
@@ -168,3 +171,23 @@ def _optimise_standbys(
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     result, diagnostics = trim_standbys(state, active, standby, CostPhase.STICKY)
     return {pid: frozenset(result.get(pid, ())) for pid in state.clients}, diagnostics
+
+
+def _exchange(
+    state: ApplicationState,
+    active: dict[ProcessId, frozenset[TaskId]],
+    standby: dict[ProcessId, frozenset[TaskId]],
+) -> tuple[dict[ProcessId, frozenset[TaskId]], dict[ProcessId, frozenset[TaskId]], Diagnostics]:
+    """Exchange active and standby roles where the saved traffic outweighs the two moves."""
+    outcome = exchange_roles(state, active, standby, CostPhase.STICKY)
+    if isinstance(outcome, str) or not outcome.exchanged:
+        return active, standby, Diagnostics()
+    note = (
+        f"rack: {outcome.exchanged} tasks exchanged active and standby roles, "
+        f"cross-rack partitions -{outcome.saved}"
+    )
+    return (
+        outcome.active,
+        outcome.standby,
+        Diagnostics(cross_rack_cost_after=-outcome.saved, notes=(note,)),
+    )

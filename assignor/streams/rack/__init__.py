@@ -11,21 +11,27 @@ imported here, on the first rack-aware call, so a request without a strategy nev
 - ``costs``: the defaults by caller and ``resolve_costs``;
 - ``optimise``: the two optimisations, their time budget and fallback;
 - ``problems``: the group as arrays (clients, tasks, racks, costs) for the two graphs;
-- ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``.
+- ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``;
+- ``joint``: actives and standbys together, exchanging which replica of a task is active.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING
 
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.costs import CostModel, CostPhase, resolve_costs
 from kassign.assignor.streams.result import Diagnostics
 
+if TYPE_CHECKING:
+    from kassign.assignor.streams.rack.joint import Exchange
+
 __all__ = [
     "CostModel",
     "CostPhase",
+    "exchange_roles",
     "optimize_active_tasks",
     "optimize_standby_tasks",
     "resolve_costs",
@@ -79,6 +85,33 @@ def trim_standbys(
     """Standbys at minimum cost with ``phase``'s costs (the configured ones win), built-in model."""
     costs = resolve_costs(state.configs, phase)
     return _optimise_standbys(state, active, standby, costs, CostModel.BUILT_IN)
+
+
+def exchange_roles(
+    state: ApplicationState,
+    active: _Assignment,
+    standby: _Assignment,
+    phase: CostPhase,
+    *,
+    may_lead: Callable[[TaskId, ProcessId], bool] | None = None,
+    fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
+) -> Exchange | str:
+    """Actives and standbys together: exchange roles where the built-in cost drops (``joint``).
+
+    A string says why nothing was tried (no strategy, no racks, no candidate).
+    """
+    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+
+    traffic, overlap = resolve_costs(state.configs, phase)
+    return joint.exchange_roles(
+        state,
+        active,
+        standby,
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
+        may_lead=may_lead,
+        fixed=fixed,
+    )
 
 
 def _optimise_actives(

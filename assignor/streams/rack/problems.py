@@ -176,6 +176,7 @@ def rack_costs(
     *,
     cost_model: CostModel,
     task_type: TaskType,
+    allow_uniform: bool = False,
 ) -> tuple[list[str], np.ndarray] | str:
     """The clients' racks (sorted) and ``misses[t, r]``, or why rack awareness cannot help.
 
@@ -184,7 +185,8 @@ def rack_costs(
     ``task_type`` pick the partitions counted (``costs.counted_partitions``); the racks of every
     partition an active reads or writes must be known under either model (as Kafka's
     ``RackAwareTaskAssignor#canEnableRackAwareAssignor`` checks sources and changelogs), so the
-    model changes the cost, never whether optimisation runs.
+    model changes the cost, never whether optimisation runs. ``allow_uniform`` returns the
+    table even when it is the same on every rack (a caller weighing it against another).
     """
     for pid, client in state.clients.items():
         if not client.rack_id:
@@ -201,7 +203,7 @@ def rack_costs(
     )
     if isinstance(misses, str):
         return misses
-    if (misses == misses[:, :1]).all():
+    if not allow_uniform and (misses == misses[:, :1]).all():
         who = "standby" if task_type is TaskType.STANDBY else "task"
         return f"every {who}'s cross-rack cost is the same on every rack"
     return racks, misses

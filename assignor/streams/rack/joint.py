@@ -1,0 +1,179 @@
+"""Actives and standbys optimised together: which replica of a task should be its active.
+
+Why: the active pass places actives with no view of standbys, and the standby pass then fills
+the places left. A task whose active sits in a rack without its source partitions, while one of
+its standbys sits in a rack that has them, is cheaper with the two roles exchanged, when the
+changelog does not mind. The exchanges that keep every client's active and standby counts are
+exactly the cycles of a circulation over clients: one unit from the active's client, through the
+task, to the standby's client. Its minimum-cost circulation is the best set of exchanges.
+
+What an exchange keeps: every client holds the same tasks as before (only their roles change), so
+the per-client counts, the per-thread balance, the set of clients of each task and with it the
+KIP-708 tag spread all stand; ``balance_subtopology`` counts per (client, subtopology) are kept by
+conserving flow per (client, subtopology). The caller says which replicas may not change role
+(warm-ups) and which clients may run a task (the caught-up ones, after KIP-441 movements).
+
+The cost is Kafka's built-in measure (an active's source partitions, a standby's changelogs, one
+``traffic_cost`` each with no replica in the client's rack) plus ``non_overlap_cost`` for each of
+the two replicas whose role changed; every exchange also costs one tie-break unit, so no exchange
+is made that does not strictly lower the cost, and among the best sets the one with the fewest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+import numpy as np
+from kassign.assignor.flow import FlowGraph, IntArray, layout, solve
+from kassign.assignor.streams.model import (
+    ApplicationState,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+)
+from kassign.assignor.streams.rack.costs import CostModel
+from kassign.assignor.streams.rack.problems import rack_costs
+from kassign.assignor.streams.result import TaskType
+
+__all__ = ["Exchange", "RoleProblem", "exchange_roles", "solve_exchanges"]
+
+Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
+MayLead = Callable[[TaskId, ProcessId], bool]
+"""Whether a client may run a task's active (e.g. it is caught up on the task)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoleProblem:
+    """Candidate exchanges as parallel arrays: task ``task[i]`` active on client ``source[i]``
+    may become active on ``target[i]`` (which holds a standby of it), for ``gain[i]`` less cost.
+
+    ``group[i]`` is the flow-conservation class of the task (its subtopology under
+    ``balance_subtopology``, else 0).
+    """
+
+    num_clients: int
+    task: IntArray
+    source: IntArray
+    target: IntArray
+    gain: IntArray
+    group: IntArray
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """The outcome: new actives and standbys, how many tasks changed roles, the cost saved."""
+
+    active: dict[ProcessId, frozenset[TaskId]]
+    standby: dict[ProcessId, frozenset[TaskId]]
+    exchanged: int
+    saved: int
+
+
+def solve_exchanges(p: RoleProblem) -> IntArray:
+    """Indices of the candidates to apply: a minimum-cost circulation, at most one per task."""
+    if p.task.size == 0 or not (p.gain > 0).any():
+        return np.zeros(0, np.int64)
+    tasks, task_node = np.unique(p.task, return_inverse=True)
+    groups, group_of = np.unique(p.group, return_inverse=True)
+    g_n, c_n, n = groups.size, p.num_clients, p.task.size
+    lay = layout(("slot", g_n * c_n), ("task", tasks.size))
+    t0 = lay.start("task")
+    first = np.zeros(tasks.size, np.int64)
+    first[task_node[::-1]] = np.arange(n)[::-1]
+    scale = n + 1
+    graph = FlowGraph.of(
+        lay.num_nodes,
+        [
+            (group_of[first] * c_n + p.source[first], t0 + np.arange(tasks.size), 1, 0),
+            (t0 + task_node, group_of * c_n + p.target, 1, -p.gain * scale + 1),
+        ],
+        np.zeros(lay.num_nodes, np.int64),
+    )
+    flows = solve(graph).flows[tasks.size :]
+    return np.flatnonzero(flows > 0).astype(np.int64)
+
+
+def exchange_roles(
+    state: ApplicationState,
+    active: Assignment,
+    standby: Assignment,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+    may_lead: MayLead | None = None,
+    fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
+) -> Exchange | str:
+    """Exchange active and standby roles where that lowers the built-in cross-rack cost.
+
+    ``active`` and ``standby`` cover the stateful tasks; ``fixed`` standbys (task, client) keep
+    their role, and a standby becomes active only where ``may_lead`` allows. A string says why
+    nothing could be gained (no strategy, no racks, nothing to exchange).
+    """
+    if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
+        return "off"
+    clients = list(state.clients)
+    index = {pid: i for i, pid in enumerate(clients)}
+    owner = {t: pid for pid, ts in active.items() for t in ts}
+    pairs = sorted(
+        (t.sort_key, t, pid)
+        for pid, ts in standby.items()
+        for t in ts
+        if t in owner and (t, pid) not in fixed and (may_lead is None or may_lead(t, pid))
+    )
+    if not pairs:
+        return "no standby may take its active's role"
+    tasks = sorted({t for _, t, _ in pairs}, key=lambda t: t.sort_key)
+    tables = []
+    for kind in (TaskType.ACTIVE, TaskType.STANDBY):
+        costs = rack_costs(
+            state,
+            tasks,
+            traffic_cost,
+            cost_model=CostModel.BUILT_IN,
+            task_type=kind,
+            allow_uniform=True,
+        )
+        if isinstance(costs, str):
+            return costs
+        racks, misses = costs
+        tables.append(misses)
+    active_miss, standby_miss = tables
+    rack_of = {r: i for i, r in enumerate(racks)}
+    client_rack = np.array([rack_of[str(state.clients[p].rack_id)] for p in clients], np.int64)
+    row = {t: i for i, t in enumerate(tasks)}
+    t_idx = np.array([row[t] for _, t, _ in pairs], np.int64)
+    source = np.array([index[owner[t]] for _, t, _ in pairs], np.int64)
+    target = np.array([index[pid] for _, _, pid in pairs], np.int64)
+    a_rack, b_rack = client_rack[source], client_rack[target]
+    before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
+    after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
+    gain = traffic_cost * (before - after) - 2 * non_overlap_cost
+    problem = RoleProblem(len(clients), t_idx, source, target, gain, _groups(state, tasks, t_idx))
+    chosen = solve_exchanges(problem)
+    new_active = {pid: set(active.get(pid, ())) for pid in clients}
+    new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
+    for i in chosen.tolist():
+        task, a, b = tasks[int(t_idx[i])], clients[int(source[i])], clients[int(target[i])]
+        new_active[a].discard(task)
+        new_standby[a].add(task)
+        new_standby[b].discard(task)
+        new_active[b].add(task)
+    saved = int((before - after)[chosen].sum())
+    return Exchange(
+        {p: frozenset(ts) for p, ts in new_active.items()},
+        {p: frozenset(ts) for p, ts in new_standby.items()},
+        int(chosen.size),
+        saved,
+    )
+
+
+def _groups(state: ApplicationState, tasks: list[TaskId], t_idx: IntArray) -> IntArray:
+    """The conservation class per candidate: its subtopology under ``balance_subtopology``."""
+    if state.configs.rack_aware_strategy is not RackAwareStrategy.BALANCE_SUBTOPOLOGY:
+        return np.zeros(t_idx.size, np.int64)
+    keys = sorted({(t.named_topology or "", t.subtopology) for t in tasks})
+    number = {k: i for i, k in enumerate(keys)}
+    per_task = np.array([number[(t.named_topology or "", t.subtopology)] for t in tasks])
+    return per_task[t_idx].astype(np.int64)

@@ -1,0 +1,260 @@
+"""The joint stage (``rack/joint.py``): exchanging active and standby roles, against brute force.
+
+- on tiny groups, the exchanges found are the cheapest role choice that keeps every client's
+  active count (per subtopology under ``balance_subtopology``), by enumeration;
+- every client keeps its tasks, its active and standby counts; warm-ups (``fixed``) and clients
+  that may not lead are respected; the cost never rises;
+- in the high-availability assignor, the stage never changes the follow-up decision and never
+  puts an active on a client that is not caught up when the input's was.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Mapping
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kassign.assignor.streams.high_availability import assign_high_availability
+from kassign.assignor.streams.model import (
+    ApplicationState,
+    AssignmentConfigs,
+    ConsumerState,
+    KafkaStreamsState,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+    TaskInfo,
+    TaskTopicPartition,
+    application_state,
+)
+from kassign.assignor.streams.rack.joint import (
+    Exchange,
+    RoleProblem,
+    exchange_roles,
+    solve_exchanges,
+)
+
+Assignment = Mapping[ProcessId, frozenset[TaskId]]
+RACKS = ("a", "b", "c")
+RACK_SETS = [frozenset(s) for n in (1, 2) for s in itertools.combinations(RACKS, n)]
+
+
+def _task(tid: TaskId, source: frozenset[str], changelog: frozenset[str]) -> TaskInfo:
+    """A stateful task reading one source and writing one changelog, each with its racks."""
+    return TaskInfo(
+        tid,
+        True,
+        ("store",),
+        (
+            TaskTopicPartition(f"in-{tid.subtopology}", tid.partition, True, False, source),
+            TaskTopicPartition(f"log-{tid.subtopology}", tid.partition, False, True, changelog),
+        ),
+    )
+
+
+def _client(n: int, rack: str, lags: Mapping[TaskId, int] | None = None) -> KafkaStreamsState:
+    return KafkaStreamsState(
+        uuid.UUID(int=n + 1), (ConsumerState(f"m{n}"),), rack_id=rack, task_lags=lags or {}
+    )
+
+
+@st.composite
+def groups(draw: st.DrawFn, max_tasks: int = 5) -> tuple[ApplicationState, Assignment, Assignment]:
+    """A tiny rack-aware group with an active and one or two standbys per task."""
+    n_clients = draw(st.integers(2, 4))
+    tasks = [
+        _task(
+            TaskId(draw(st.integers(0, 1)), i),
+            draw(st.sampled_from(RACK_SETS)),
+            draw(st.sampled_from(RACK_SETS)),
+        )
+        for i in range(draw(st.integers(1, max_tasks)))
+    ]
+    clients = [_client(j, draw(st.sampled_from(RACKS))) for j in range(n_clients)]
+    strategy = draw(st.sampled_from(list(RackAwareStrategy)[1:]))
+    state = application_state(
+        tasks, clients, AssignmentConfigs(rack_aware_strategy=strategy, num_standby_replicas=2)
+    )
+    pids = list(state.clients)
+    active: dict[ProcessId, set[TaskId]] = {p: set() for p in pids}
+    standby: dict[ProcessId, set[TaskId]] = {p: set() for p in pids}
+    for info in tasks:
+        holders = draw(st.permutations(pids))[: draw(st.integers(2, min(3, n_clients)))]
+        active[holders[0]].add(info.id)
+        for p in holders[1:]:
+            standby[p].add(info.id)
+    freeze = {p: frozenset(ts) for p, ts in active.items()}
+    return state, freeze, {p: frozenset(ts) for p, ts in standby.items()}
+
+
+def _misses(state: ApplicationState, task: TaskId, pid: ProcessId, *, standby: bool) -> int:
+    rack = state.clients[pid].rack_id
+    return sum(
+        1
+        for tp in state.tasks[task].topic_partitions
+        if (tp.is_changelog if standby else tp.is_source) and rack not in tp.rack_ids
+    )
+
+
+def _cost(state: ApplicationState, active: Assignment, standby: Assignment) -> int:
+    """Kafka's built-in measure: sources of actives, changelogs of standbys, off-rack."""
+    return sum(_misses(state, t, p, standby=False) for p, ts in active.items() for t in ts) + sum(
+        _misses(state, t, p, standby=True) for p, ts in standby.items() for t in ts
+    )
+
+
+def _key(state: ApplicationState, t: TaskId) -> int:
+    balance = state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY
+    return t.subtopology if balance else 0
+
+
+def _per_group(state: ApplicationState, active: Assignment) -> dict[tuple[ProcessId, int], int]:
+    out: dict[tuple[ProcessId, int], int] = {}
+    for p, ts in active.items():
+        for t in ts:
+            out[(p, _key(state, t))] = out.get((p, _key(state, t)), 0) + 1
+    return out
+
+
+def _brute_force(
+    state: ApplicationState, active: Assignment, standby: Assignment, traffic: int, overlap: int
+) -> int:
+    """Cheapest choice of active replica per task that keeps every client's active counts."""
+    owner = {t: p for p, ts in active.items() for t in ts}
+    holders = {t: [owner[t]] + sorted(p for p, ts in standby.items() if t in ts) for t in owner}
+    tasks = sorted(owner)
+    target = _per_group(state, active)
+    best = None
+    for choice in itertools.product(*(range(len(holders[t])) for t in tasks)):
+        new_active = {p: frozenset() for p in state.clients}
+        new_standby = {p: frozenset() for p in state.clients}
+        for t, k in zip(tasks, choice, strict=True):
+            for i, p in enumerate(holders[t]):
+                bucket = new_active if i == k else new_standby
+                bucket[p] = bucket[p] | {t}
+        if _per_group(state, new_active) != target:
+            continue
+        changed = 2 * sum(1 for k in choice if k)
+        value = traffic * _cost(state, new_active, new_standby) + overlap * changed
+        best = value if best is None else min(best, value)
+    assert best is not None
+    return best
+
+
+@settings(max_examples=120, deadline=None)
+@given(groups(), st.integers(1, 12), st.integers(0, 6))
+def test_exchanges_reach_the_brute_force_optimum(
+    group: tuple[ApplicationState, Assignment, Assignment], traffic: int, overlap: int
+) -> None:
+    state, active, standby = group
+    out = exchange_roles(state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap)
+    if isinstance(out, str):  # only when nothing can differ between racks
+        assert _brute_force(state, active, standby, traffic, overlap) == traffic * _cost(
+            state, active, standby
+        )
+        return
+    _assert_kept(state, active, standby, out)
+    changed = 2 * out.exchanged
+    ours = traffic * _cost(state, out.active, out.standby) + overlap * changed
+    assert ours == _brute_force(state, active, standby, traffic, overlap)
+    assert out.saved == _cost(state, active, standby) - _cost(state, out.active, out.standby)
+
+
+def _assert_kept(
+    state: ApplicationState, active: Assignment, standby: Assignment, out: Exchange
+) -> None:
+    for p in state.clients:
+        assert out.active[p] | out.standby[p] == active[p] | standby[p]
+        assert not out.active[p] & out.standby[p]
+        assert len(out.active[p]) == len(active[p])
+    assert _per_group(state, out.active) == _per_group(state, active)
+    assert _cost(state, out.active, out.standby) <= _cost(state, active, standby)
+
+
+@settings(max_examples=80, deadline=None)
+@given(groups(), st.data())
+def test_fixed_replicas_and_may_lead_are_respected(
+    group: tuple[ApplicationState, Assignment, Assignment], data: st.DataObject
+) -> None:
+    state, active, standby = group
+    pairs = sorted((t, p) for p, ts in standby.items() for t in ts)
+    fixed = frozenset(data.draw(st.lists(st.sampled_from(pairs), unique=True)))
+    leaders = frozenset(data.draw(st.lists(st.sampled_from(pairs), unique=True)))
+    out = exchange_roles(
+        state,
+        active,
+        standby,
+        traffic_cost=10,
+        non_overlap_cost=0,
+        may_lead=lambda t, p: (t, p) in leaders,
+        fixed=fixed,
+    )
+    if isinstance(out, str):
+        return
+    _assert_kept(state, active, standby, out)
+    for t, p in fixed:
+        assert t in out.standby[p]
+    for p, ts in out.active.items():
+        for t in ts - active[p]:
+            assert (t, p) in leaders
+
+
+def test_a_cycle_of_exchanges_is_taken_only_when_it_gains_overall() -> None:
+    """Two clients trading one task each way: net gain 2, net loss 1, each alone impossible."""
+
+    def trade(gains: list[int]) -> list[int]:
+        problem = RoleProblem(
+            2, np.array([0, 1]), np.array([0, 1]), np.array([1, 0]), np.array(gains), np.zeros(2)
+        )
+        return list(solve_exchanges(problem).tolist())
+
+    assert trade([5, -3]) == [0, 1]
+    assert trade([2, -3]) == []
+    one_way = RoleProblem(
+        2, np.array([0]), np.array([0]), np.array([1]), np.array([9]), np.array([0])
+    )
+    assert solve_exchanges(one_way).tolist() == []
+
+
+@st.composite
+def lagging_groups(draw: st.DrawFn) -> ApplicationState:
+    """A rack-aware group with history: each task ran somewhere, others hold state of it."""
+    state, active, standby = draw(groups(max_tasks=8))
+    lag_of: dict[ProcessId, dict[TaskId, int]] = {p: {} for p in state.clients}
+    for p, ts in active.items():
+        for t in ts:
+            lag_of[p][t] = -2  # LATEST_OFFSET: it ran the task
+    for p, ts in standby.items():
+        for t in ts:
+            lag_of[p][t] = draw(st.sampled_from([0, 50, 20_000]))
+    clients = [
+        _client(n, str(c.rack_id), lag_of[p]) for n, (p, c) in enumerate(state.clients.items())
+    ]
+    standbys = draw(st.integers(1, 2))
+    configs = AssignmentConfigs(
+        rack_aware_strategy=state.configs.rack_aware_strategy, num_standby_replicas=standbys
+    )
+    return application_state(state.tasks.values(), clients, configs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lagging_groups())
+def test_high_availability_leaves_no_exchange_among_caught_up_replicas(
+    state: ApplicationState,
+) -> None:
+    """After the assignor, exchanging roles with a caught-up standby cannot lower the cost."""
+    result = assign_high_availability(state)
+    active = {a.process_id: frozenset(a.active) for a in result.assignments}
+    standby = {a.process_id: frozenset(a.standby) for a in result.assignments}
+
+    def caught_up(task: TaskId, pid: ProcessId) -> bool:
+        lag = state.clients[pid].task_lags.get(task)
+        return lag is not None and (lag == -2 or 0 <= lag <= 10_000)
+
+    out = exchange_roles(
+        state, active, standby, traffic_cost=10, non_overlap_cost=1, may_lead=caught_up
+    )
+    assert isinstance(out, str) or out.exchanged == 0

@@ -4,6 +4,8 @@
 - on tiny inputs that optimum is the brute-force one; it never costs more than the start;
 - counts, exclusions and tag diversity survive; traffic_cost 0 leaves the start alone;
 - standbys: never worse than Kafka's four rounds of pairwise swaps;
+- with ``anchored`` (the sticky assignor's stickiness to clients with state), the same holds and
+  a task or replica that is not anchored moves for any traffic it saves;
 - the same input, in any mapping order, gives the same output.
 """
 
@@ -67,6 +69,7 @@ def active_problems(draw: st.DrawFn) -> ActiveProblem:
         traffic_cost=traffic,
         non_overlap_cost=overlap,
         subtopology=None if sub is None else sub.astype(np.int64),
+        anchored=rng.random(t_n) < 0.6 if draw(st.booleans()) else None,
     )
 
 
@@ -182,6 +185,7 @@ def standby_problems(draw: st.DrawFn) -> StandbyProblem:
         misses=rng.integers(0, 3, (t_n, r_n)),
         traffic_cost=traffic,
         non_overlap_cost=overlap,
+        anchored=rng.random(len(reps)) < 0.6 if draw(st.booleans()) else None,
     )
 
 
@@ -281,3 +285,15 @@ def test_built_in_assignors_stay_valid_with_rack_awareness(state: ApplicationSta
         # Traffic weighs in every phase; only non_overlap_cost > 0 may trade it for fewer moves.
         assert diag.cross_rack_cost_after <= diag.cross_rack_cost_before
     assert assign(state) == result
+
+
+@settings(max_examples=80, deadline=None)
+@given(active_problems())
+def test_an_unanchored_task_moves_for_any_traffic_saved(p: ActiveProblem) -> None:
+    """Without its anchor, a task is placed as if leaving its start were free: the optimum is the
+    one of the same problem where the non-overlap cost is charged to anchored tasks only."""
+    loose = dataclasses.replace(p, anchored=np.zeros(p.num_tasks, np.bool_))
+    free = dataclasses.replace(p, non_overlap_cost=0, anchored=None)
+    assert placement_cost(free, solve_active_compact(loose)) == placement_cost(
+        free, solve_active_dense(free)
+    )

@@ -74,17 +74,30 @@ def optimize_standby_tasks(
 def trim_actives(
     state: ApplicationState, tasks: Sequence[TaskId], assignment: _Assignment, phase: CostPhase
 ) -> _Trimmed:
-    """Actives at minimum cost with ``phase``'s costs (the configured ones win), built-in model."""
+    """Actives at minimum cost with ``phase``'s costs (the configured ones win), built-in model;
+    the sticky assignor's stickiness is to clients with the task's state (``anchor_on_state``)."""
     costs = resolve_costs(state.configs, phase)
-    return _optimise_actives(state, tasks, assignment, costs, CostModel.BUILT_IN)
+    return _optimise_actives(
+        state, tasks, assignment, costs, CostModel.BUILT_IN, anchor_on_state=_anchors(phase)
+    )
 
 
 def trim_standbys(
     state: ApplicationState, active: _Assignment, standby: _Assignment, phase: CostPhase
 ) -> _Trimmed:
-    """Standbys at minimum cost with ``phase``'s costs (the configured ones win), built-in model."""
+    """Standbys at minimum cost with ``phase``'s costs (the configured ones win), built-in model;
+    sticky's stickiness is to clients with the task's state, as for ``trim_actives``."""
     costs = resolve_costs(state.configs, phase)
-    return _optimise_standbys(state, active, standby, costs, CostModel.BUILT_IN)
+    return _optimise_standbys(
+        state, active, standby, costs, CostModel.BUILT_IN, anchor_on_state=_anchors(phase)
+    )
+
+
+def _anchors(phase: CostPhase) -> bool:
+    """Where the sticky assignor placed a task on a client without its state (a new task, or
+    its owner left), that placement was arbitrary: moving it costs no restore, so only moves
+    off a client with the task's state pay ``non_overlap_cost``. Elsewhere, KIP-925's rule."""
+    return phase is CostPhase.STICKY
 
 
 def exchange_roles(
@@ -120,13 +133,21 @@ def _optimise_actives(
     assignment: _Assignment,
     costs: tuple[int, int],
     model: CostModel,
+    *,
+    anchor_on_state: bool = False,
 ) -> _Trimmed:
     """The one call into the active solver: (traffic, non-overlap) costs under ``model``."""
     from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
 
     traffic, overlap = costs
     return optimise.optimize_active_tasks(
-        state, tasks, assignment, traffic_cost=traffic, non_overlap_cost=overlap, cost_model=model
+        state,
+        tasks,
+        assignment,
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
+        cost_model=model,
+        anchor_on_state=anchor_on_state,
     )
 
 
@@ -136,11 +157,19 @@ def _optimise_standbys(
     standby: _Assignment,
     costs: tuple[int, int],
     model: CostModel,
+    *,
+    anchor_on_state: bool = False,
 ) -> _Trimmed:
     """The one call into the standby solver: (traffic, non-overlap) costs under ``model``."""
     from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
 
     traffic, overlap = costs
     return optimise.optimize_standby_tasks(
-        state, active, standby, traffic_cost=traffic, non_overlap_cost=overlap, cost_model=model
+        state,
+        active,
+        standby,
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
+        cost_model=model,
+        anchor_on_state=anchor_on_state,
     )

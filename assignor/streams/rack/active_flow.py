@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from kassign.assignor.errors import SolverError
 from kassign.assignor.flow import ArcBlock, FlowGraph, IntArray, layout, solve
 
@@ -40,6 +41,8 @@ class ActiveProblem:
 
     ``misses[t, r]``: partitions of task ``t`` with no replica in rack ``r``. ``subtopology``
     (dense group index per task) turns on the 4.B.II bound; ``None`` is plain min traffic.
+    ``anchored[t]``: whether moving task ``t`` off ``start[t]`` costs ``non_overlap_cost``;
+    ``None`` is every task (KIP-925's rule: the starting placement is what stickiness keeps).
     """
 
     client_rack: IntArray
@@ -48,6 +51,7 @@ class ActiveProblem:
     traffic_cost: int
     non_overlap_cost: int
     subtopology: IntArray | None = None
+    anchored: npt.NDArray[np.bool_] | None = None
 
     @property
     def num_tasks(self) -> int:
@@ -61,11 +65,19 @@ class ActiveProblem:
     def counts(self) -> IntArray:
         return np.bincount(self.start, minlength=self.num_clients).astype(np.int64)
 
+    @property
+    def anchors(self) -> npt.NDArray[np.bool_]:
+        """``anchored`` with ``None`` spelled out: every task."""
+        if self.anchored is None:
+            return np.ones(self.num_tasks, np.bool_)
+        return self.anchored
+
 
 def placement_cost(p: ActiveProblem, placement: IntArray) -> int:
     """Total KIP-925 cost of ``placement`` (client index per task)."""
     traffic = p.misses[np.arange(p.num_tasks), p.client_rack[placement]]
-    return int((p.traffic_cost * traffic + p.non_overlap_cost * (placement != p.start)).sum())
+    moved = (placement != p.start) & p.anchors
+    return int((p.traffic_cost * traffic + p.non_overlap_cost * moved).sum())
 
 
 def subtopology_bounds(p: ActiveProblem) -> IntArray:
@@ -103,7 +115,7 @@ def _costs(p: ActiveProblem, scale: int) -> tuple[IntArray, IntArray]:
     """Scaled cost of staying (per task) and of moving to each rack (per task x rack, +1 tie-break)."""
     tasks = np.arange(p.num_tasks)
     stay = p.traffic_cost * p.misses[tasks, p.client_rack[p.start]] * scale
-    move = (p.traffic_cost * p.misses + p.non_overlap_cost) * scale + 1
+    move = (p.traffic_cost * p.misses + p.non_overlap_cost * p.anchors[:, None]) * scale + 1
     return stay.astype(np.int64), move.astype(np.int64)
 
 
@@ -194,7 +206,8 @@ def solve_active_dense(p: ActiveProblem) -> IntArray:
     clients = np.arange(c_n)
     moved = clients[None, :] != p.start[:, None]
     cost = (
-        p.traffic_cost * p.misses[:, p.client_rack] + p.non_overlap_cost * moved
+        p.traffic_cost * p.misses[:, p.client_rack]
+        + p.non_overlap_cost * (moved & p.anchors[:, None])
     ) * scale + moved
     tails = np.repeat(np.arange(t_n), c_n)
     if p.subtopology is None:

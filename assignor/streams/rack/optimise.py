@@ -45,6 +45,7 @@ from kassign.assignor.streams.rack.problems import (
     build_standby_problem,
     check_standbys,
     every_client,
+    holds_state,
     owners,
     rack_costs,
 )
@@ -80,11 +81,15 @@ def optimize_active_tasks(
     traffic_cost: int,
     non_overlap_cost: int,
     cost_model: CostModel = CostModel.TASK_ASSIGNMENT_UTILS,
+    anchor_on_state: bool = False,
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     """Re-place ``tasks`` (actives) over the clients of ``assignment`` at minimum cost.
 
     ``cost_model`` picks the partitions counted; the default is KIP-924's utility's, the
     built-in assignors pass ``CostModel.BUILT_IN``. The reported costs use the same model.
+    ``anchor_on_state``: ``non_overlap_cost`` is paid only for moving a task off a client that
+    has its state (a previous active or standby there); otherwise, as KIP-925 says, for moving
+    it off its starting client at all.
     """
     started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
@@ -101,8 +106,9 @@ def optimize_active_tasks(
     if isinstance(costs, str):
         return result, _disabled(f"{len(ordered)} active tasks", costs)
     racks, misses = costs
+    anchored = holds_state(state, ordered, start) if anchor_on_state else None
     problem = build_active_problem(
-        state, ordered, start, racks, misses, traffic_cost, non_overlap_cost
+        state, ordered, start, racks, misses, traffic_cost, non_overlap_cost, anchored
     )
     subtopology = problem.subtopology
     unit = replace(problem, traffic_cost=1, non_overlap_cost=0, subtopology=None)
@@ -140,11 +146,12 @@ def optimize_standby_tasks(
     traffic_cost: int,
     non_overlap_cost: int,
     cost_model: CostModel = CostModel.TASK_ASSIGNMENT_UTILS,
+    anchor_on_state: bool = False,
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     """Re-place every standby at minimum cost, keeping counts, exclusions and tag diversity.
 
     Both cost models count a standby's changelog partitions; ``cost_model`` is taken so every
-    caller names its model.
+    caller names its model. ``anchor_on_state`` as for ``optimize_active_tasks``.
     """
     started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
@@ -166,8 +173,21 @@ def optimize_standby_tasks(
     if isinstance(costs, str):
         return result, _disabled(f"{len(ordered)} standby tasks", costs)
     racks, misses = costs
+    anchored = (
+        holds_state(state, [ordered[t] for t in rep_task.tolist()], rep_client)
+        if anchor_on_state
+        else None
+    )
     problem = build_standby_problem(
-        state, rep_task, rep_client, active_of, racks, misses, traffic_cost, non_overlap_cost
+        state,
+        rep_task,
+        rep_client,
+        active_of,
+        racks,
+        misses,
+        traffic_cost,
+        non_overlap_cost,
+        anchored,
     )
     unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
     before = standby_cost(unit, rep_task, rep_client)

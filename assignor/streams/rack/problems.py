@@ -35,6 +35,7 @@ __all__ = [
     "client_racks",
     "diversity",
     "every_client",
+    "holds_state",
     "misses_per_rack",
     "owners",
     "rack_costs",
@@ -83,6 +84,7 @@ def build_active_problem(
     misses: np.ndarray,
     traffic_cost: int,
     non_overlap_cost: int,
+    anchored: np.ndarray | None = None,
 ) -> ActiveProblem:
     """Number tasks, clients (Java UUID order) and racks (sorted); subtopologies if balancing."""
     subtopology = None
@@ -96,6 +98,7 @@ def build_active_problem(
         traffic_cost=traffic_cost,
         non_overlap_cost=non_overlap_cost,
         subtopology=subtopology,
+        anchored=anchored,
     )
 
 
@@ -114,6 +117,7 @@ def build_standby_problem(
     misses: np.ndarray,
     traffic_cost: int,
     non_overlap_cost: int,
+    anchored: np.ndarray | None = None,
 ) -> StandbyProblem:
     """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
     client_class, class_values = tag_classes(state, list(state.clients))
@@ -127,6 +131,19 @@ def build_standby_problem(
         misses=misses,
         traffic_cost=traffic_cost,
         non_overlap_cost=non_overlap_cost,
+        anchored=anchored,
+    )
+
+
+def holds_state(
+    state: ApplicationState, tasks: Sequence[TaskId], clients: np.ndarray
+) -> np.ndarray:
+    """Whether client ``clients[i]`` (index in state order) has local state of ``tasks[i]``:
+    it ran the task or kept a standby of it (its previous tasks, KIP-441)."""
+    pids = list(state.clients)
+    return np.array(
+        [t in state.clients[pids[c]].previous_tasks for t, c in zip(tasks, clients.tolist())],
+        np.bool_,
     )
 
 

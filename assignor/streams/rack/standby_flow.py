@@ -38,6 +38,7 @@ class StandbyProblem:
 
     ``class_values[q]`` holds the tag values of tag class ``q`` as codes (0: unset); ``active_client[t]``
     is the client running task ``t`` (-1: none); ``misses`` counts changelog partitions.
+    ``anchored[i]``: whether moving replica ``i`` costs ``non_overlap_cost`` (``None``: all).
     """
 
     client_rack: IntArray
@@ -49,18 +50,33 @@ class StandbyProblem:
     misses: IntArray
     traffic_cost: int
     non_overlap_cost: int
+    anchored: npt.NDArray[np.bool_] | None = None
 
     @property
     def counts(self) -> IntArray:
         return np.bincount(self.rep_client, minlength=self.client_rack.size).astype(np.int64)
 
+    @property
+    def anchors(self) -> npt.NDArray[np.bool_]:
+        """``anchored`` with ``None`` spelled out: every replica."""
+        if self.anchored is None:
+            return np.ones(self.rep_task.size, np.bool_)
+        return self.anchored
+
+    def anchor_keys(self) -> IntArray:
+        """``task * clients + client`` of the anchored starting replicas."""
+        keys: IntArray = (self.rep_task * self.client_rack.size + self.rep_client)[self.anchors]
+        return keys
+
 
 def standby_cost(p: StandbyProblem, tasks: IntArray, clients: IntArray) -> int:
-    """Total KIP-925 cost of replicas ``(tasks[i], clients[i])`` against the starting placement."""
+    """Total KIP-925 cost of replicas ``(tasks[i], clients[i])`` against the starting placement:
+    traffic, plus ``non_overlap_cost`` per anchored starting replica no longer in place."""
     n_c = p.client_rack.size
-    moved = ~np.isin(tasks * n_c + clients, p.rep_task * n_c + p.rep_client)
+    anchors = p.anchor_keys()
+    left = int(anchors.size - np.isin(anchors, tasks * n_c + clients).sum())
     traffic = p.misses[tasks, p.client_rack[clients]]
-    return int((p.traffic_cost * traffic + p.non_overlap_cost * moved).sum())
+    return int((p.traffic_cost * traffic).sum()) + p.non_overlap_cost * left
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +133,12 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
     arc_g, arc_h = np.nonzero(ok & (cap > 0))
     lay = layout(("group", g_n), ("hub", h_n), ("client", c_n))
     g0, h0, c0 = lay.start("group"), lay.start("hub"), lay.start("client")
-    stay = p.traffic_cost * p.misses[p.rep_task, p.client_rack[p.rep_client]] * scale
+    # An unanchored replica pays non_overlap_cost whether it stays or moves: the same to the
+    # optimum as paying it never, and it keeps the move arcs (shared per group) uniform.
+    stay = (
+        p.traffic_cost * p.misses[p.rep_task, p.client_rack[p.rep_client]]
+        + p.non_overlap_cost * ~p.anchors
+    ) * scale
     move = (
         p.traffic_cost * p.misses[g.task[arc_g], hub_rack[arc_h]] + p.non_overlap_cost
     ) * scale + 1
@@ -230,7 +251,10 @@ def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:
     arc_g, arc_c = np.nonzero(ok)
     t = g.task[arc_g]
     moved = ~np.isin(t * c_n + arc_c, p.rep_task * c_n + p.rep_client)
-    cost = (p.traffic_cost * p.misses[t, p.client_rack[arc_c]] + p.non_overlap_cost * moved) * scale
+    unanchored = ~np.isin(t * c_n + arc_c, p.anchor_keys())
+    cost = (
+        p.traffic_cost * p.misses[t, p.client_rack[arc_c]] + p.non_overlap_cost * unanchored
+    ) * scale
     lay = layout(("group", g.task.size), ("client", c_n))
     supplies = np.concatenate([g.supply, -p.counts])
     graph = FlowGraph.of(

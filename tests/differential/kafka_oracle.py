@@ -48,6 +48,8 @@ class KafkaAssignment:
     active: dict[str, frozenset[str]]
     standby: dict[str, frozenset[str]]
     probing: bool
+    rack_aware: bool = False
+    """Whether Kafka's rack-aware optimisation ran (``canEnableRackAwareAssignor``)."""
     millis: int = 0
     """How long Kafka took, its inputs built included (JIT warm-up falls on the first few)."""
 
@@ -164,5 +166,6 @@ def _assignment(answer: dict[str, object], index: int) -> KafkaAssignment:
         active={p: frozenset(c["active"]) for p, c in clients.items()},
         standby={p: frozenset(c["standby"]) for p, c in clients.items()},
         probing=bool(answer["probing"]),
+        rack_aware=bool(answer.get("rackAware", False)),
         millis=int(str(answer.get("millis", 0))),
     )

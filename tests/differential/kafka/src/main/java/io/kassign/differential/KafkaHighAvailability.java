@@ -23,9 +23,10 @@ import java.util.TreeSet;
  * reimplementation can be compared with the real thing.
  *
  * <p>Reads protobuf JSON requests, one per line, from stdin and writes one JSON line each:
- * {@code {"probing": bool, "clients": {processId: {"active": [...], "standby": [...]}}, "millis": n}},
- * tasks as {@code TaskId.toString()}, {@code millis} the time Kafka took (building its inputs
- * included), or {@code {"error": "..."}} for a request it cannot run. One JVM
+ * {@code {"probing": bool, "clients": {processId: {"active": [...], "standby": [...]}},
+ * "rackAware": bool, "millis": n}}, tasks as {@code TaskId.toString()}, {@code rackAware} whether
+ * Kafka's rack-aware optimisation ran ({@code canEnableRackAwareAssignor}), {@code millis} the time
+ * Kafka took (building its inputs included), or {@code {"error": "..."}} for a request it cannot run. One JVM
  * serves the whole batch because JVM start-up costs more than hundreds of assignments.
  *
  * <p>The inputs are built as {@code StreamsPartitionAssignor.assign} builds them ({@link KafkaGroup}),
@@ -61,9 +62,12 @@ public final class KafkaHighAvailability {
             ? new LegacyStickyTaskAssignor()
             : new HighAvailabilityTaskAssignor();
         final Map<ProcessId, ClientState> clients = group.clientStates();
+        final RackAwareTaskAssignor rackAware = group.rackAwareTaskAssignor();
         final boolean probing = assignor.assign(
-            clients, group.allTasks, group.statefulTasks, group.rackAwareTaskAssignor(), group.configs);
-        return result(clients, probing).put("millis", (System.nanoTime() - start) / 1_000_000);
+            clients, group.allTasks, group.statefulTasks, rackAware, group.configs);
+        return result(clients, probing)
+            .put("rackAware", rackAware.canEnableRackAwareAssignor())  // memoised: what assign saw
+            .put("millis", (System.nanoTime() - start) / 1_000_000);
     }
 
     private static ObjectNode result(final Map<ProcessId, ClientState> states, final boolean probing) {

@@ -14,7 +14,8 @@ pairwise, and kassign takes the rack as a standby tag where Kafka's high-availab
 does not. Asserted per group instead:
 
 - Kafka ran its rack-aware optimisation (the oracle fed it racks it accepts);
-- kassign's answer is valid by Kafka's own check (``AssignmentError.NONE``);
+- kassign's answer is valid by Kafka's own check (``AssignmentError.NONE``), a check seen to
+  name the fault in broken copies of one answer;
 - the invariants Kafka's assignor tests assert: every task active exactly once, standbys only of
   stateful tasks and never beside their active, ``num_standby_replicas`` of them for every
   stateful task where there are enough clients (exactly that many when no warm-up is planned);
@@ -39,6 +40,7 @@ from collections import Counter
 import pytest
 from kassign.v1 import assignment_pb2 as pb
 
+from tests.differential import kafka_oracle
 from tests.differential.compare import Outcome, kassign_outcome
 from tests.differential.groups import Group
 from tests.differential.rack_groups import NO_REPLICA_RACK, rack_group
@@ -129,6 +131,31 @@ def test_kafka_optimised_for_racks(results: list[Result]) -> None:
 def test_kassign_answers_pass_kafkas_validation(results: list[Result]) -> None:
     invalid = [f"{r.validation}: {r.group.shape}" for r in results if r.validation != "NONE"]
     assert not invalid, _listed(invalid, len(results), "fail validateTaskAssignment")
+
+
+@pytest.mark.slow
+def test_kafkas_validation_finds_broken_answers(
+    kafka_classpath: str, results: list[Result]
+) -> None:
+    """The validation batch is not vacuous: Kafka's check names what is wrong with broken copies
+    of one kassign answer."""
+    r = next(
+        r for r in results if len(r.ours.active) >= 2 and set(r.view.sources) - r.view.stateful
+    )
+    stateless = min(set(r.view.sources) - r.view.stateful)
+    owner = next(p for p, held in r.ours.active.items() if stateless in held)
+    other = min(p for p in r.ours.active if p != owner)
+    active = r.ours.active
+    broken: dict[str, tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]] = {
+        "MISSING_PROCESS_ID": ({p: t for p, t in active.items() if p != other}, {}),
+        "UNKNOWN_TASK_ID": ({**active, other: active[other] | {"99_0"}}, {}),
+        "ACTIVE_TASK_ASSIGNED_MULTIPLE_TIMES": ({**active, other: active[other] | {stateless}}, {}),
+        "INVALID_STANDBY_TASK": (active, {other: frozenset({stateless})}),
+    }
+    checks = kafka_oracle.validate(
+        kafka_classpath, [(r.group.request, a, s) for a, s in broken.values()]
+    )
+    assert checks == list(broken), r.group.shape
 
 
 def _broken_invariants(r: Result) -> list[str]:

@@ -17,8 +17,9 @@ the warm-ups and standbys part way through restoring, as a probing rebalance fin
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeAlias
 from uuid import UUID
 
 from kassign.server.streams.servicer import assign_request
@@ -26,7 +27,17 @@ from kassign.v1 import assignment_pb2 as pb
 from kassign_client import build
 from kassign_client.build import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
 
-__all__ = ["Group", "group", "large_group", "with_history"]
+__all__ = [
+    "Client",
+    "Group",
+    "TaskInfoFor",
+    "Topology",
+    "group",
+    "large_group",
+    "plain_task",
+    "with_history",
+    "with_random_history",
+]
 
 NOW_MS = 1_000_000
 HISTORIES = ("fresh", "random", "scale-out", "scale-in", "roll", "probing")
@@ -159,6 +170,23 @@ def _next_round_history(
     return history
 
 
+TaskInfoFor: TypeAlias = Callable[[Topology, tuple[int, int]], pb.TaskInfo]
+"""Makes one task's ``TaskInfo`` (partitions, racks) from the topology and its (sub-topology,
+partition)."""
+
+
+def plain_task(topology: Topology, task: tuple[int, int]) -> pb.TaskInfo:
+    """One source topic ``in-<s>`` and, when stateful, one changelog, with no rack ids."""
+    s, p = task
+    return build.task(
+        s,
+        p,
+        source=[f"in-{s}"],
+        changelog=[f"app-store-{s}-changelog"] if topology.stateful[s] else [],
+        end_offset_sum=topology.end_offsets.get((s, p), 0),
+    )
+
+
 def with_history(
     *,
     seed: int,
@@ -168,19 +196,19 @@ def with_history(
     configs: pb.AssignmentConfigs,
     shape: str,
     drop_owned: float = 0.05,
+    task_info: TaskInfoFor | None = None,
 ) -> Group:
-    """The request: ``history`` indexes ``clients``; indices past the end are clients that left."""
+    """The request: ``history`` indexes ``clients``; indices past the end are clients that left.
+    ``task_info`` makes each task's ``TaskInfo`` (default ``plain_task``: one source topic
+    ``in-<s>``, one changelog ``app-store-<s>-changelog`` when stateful, no racks); a previous
+    active's consumer owned every source partition of its task."""
     rng = random.Random(seed ^ 0x5EED)
-    tasks = [
-        build.task(
-            s,
-            p,
-            source=[f"in-{s}"],
-            changelog=[f"app-store-{s}-changelog"] if topology.stateful[s] else [],
-            end_offset_sum=topology.end_offsets.get((s, p), 0),
-        )
-        for s, p in topology.tasks()
-    ]
+    infos = {task: (task_info or plain_task)(topology, task) for task in topology.tasks()}
+    tasks = list(infos.values())
+    sources = {
+        task: [(tp.topic, tp.partition) for tp in info.topic_partitions if tp.is_source]
+        for task, info in infos.items()
+    }
     members = []
     for index, client in enumerate(clients):
         member_ids = [
@@ -192,7 +220,7 @@ def with_history(
             if owner != index:
                 continue
             if rng.random() >= drop_owned:  # an owned partition lost in a cooperative round
-                owned.setdefault(rng.choice(member_ids), []).append((f"in-{task[0]}", task[1]))
+                owned.setdefault(rng.choice(member_ids), []).extend(sources[task])
             if topology.is_stateful(task):
                 sums[f"{task[0]}_{task[1]}"] = LATEST_OFFSET
         for task, offset_sum in history.offsets.get(index, {}).items():
@@ -205,7 +233,7 @@ def with_history(
                 offset_sums=sums,
                 tags=client.tags,
                 rack=client.rack,
-                topics=sorted({f"in-{s}" for s, _ in topology.tasks()}),
+                topics=sorted({topic for tps in sources.values() for topic, _ in tps}),
             )
         )
     request = build.request(members, tasks, configs=configs, group_id=f"g{seed}", now_ms=NOW_MS)
@@ -228,7 +256,7 @@ def group(seed: int) -> Group:
         probing_rebalance_interval_ms=rng.choice([60_000, 600_000]),
         rack_aware_assignment_tags=keys,
     )
-    return _with_random_history(seed, rng, clients, topology, configs, tags=keys)
+    return with_random_history(seed, rng, clients, topology, configs, tags=keys)
 
 
 def large_group(seed: int) -> Group:
@@ -264,12 +292,12 @@ def large_group(seed: int) -> Group:
         num_standby_replicas=rng.randint(1, 2),
         probing_rebalance_interval_ms=600_000,
     )
-    return _with_random_history(
+    return with_random_history(
         seed, rng, clients, Topology(partitions, stateful, ends), configs, tags=[]
     )
 
 
-def _with_random_history(
+def with_random_history(
     seed: int,
     rng: random.Random,
     clients: Sequence[Client],
@@ -277,8 +305,11 @@ def _with_random_history(
     configs: pb.AssignmentConfigs,
     *,
     tags: list[str],
+    task_info: TaskInfoFor | None = None,
+    detail: str = "",
 ) -> Group:
-    """The group with a history of the kind ``seed`` picks (``HISTORIES``), drawn from ``rng``."""
+    """The group with a history of the kind ``seed`` picks (``HISTORIES``), drawn from ``rng``;
+    ``task_info`` as ``with_history`` takes it, ``detail`` ends the shape line."""
     standbys = configs.num_standby_replicas
     acceptable_lag = configs.acceptable_recovery_lag
     kind = HISTORIES[seed % len(HISTORIES)]
@@ -305,6 +336,7 @@ def _with_random_history(
             history=history,
             configs=configs,
             shape="",
+            task_info=task_info,
         )
         history = _next_round_history(rng, first.request, clients, topology)
     racks = sorted({c.rack for c in clients if c.rack})
@@ -312,7 +344,9 @@ def _with_random_history(
         f"seed={seed} {kind}: {n} clients, threads={[c.threads for c in clients]}, "
         f"partitions={list(topology.partitions)}, stateful={list(topology.stateful)}, "
         f"standbys={standbys}, tags={tags}, acceptable_lag={acceptable_lag}, "
-        f"max_warmups={configs.max_warmup_replicas}" + (f", racks={racks}" if racks else "")
+        f"max_warmups={configs.max_warmup_replicas}"
+        + (f", racks={racks}" if racks else "")
+        + detail
     )
     return with_history(
         seed=seed,
@@ -322,4 +356,5 @@ def _with_random_history(
         configs=configs,
         shape=shape,
         drop_owned=0.2 if kind == "roll" else 0.05,
+        task_info=task_info,
     )

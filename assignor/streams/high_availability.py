@@ -38,7 +38,13 @@ from kassign.assignor.streams.movement import (
     move_active_tasks,
     move_standby_tasks,
 )
-from kassign.assignor.streams.rack import CostPhase, exchange_roles, trim_actives, trim_standbys
+from kassign.assignor.streams.rack import (
+    CostPhase,
+    exchange_roles,
+    relocate_actives,
+    trim_actives,
+    trim_standbys,
+)
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -178,37 +184,59 @@ def _exchange(
     standby: Sequence[AbstractSet[int]],
     warmups: Sequence[AbstractSet[int]],
 ) -> tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]], Diagnostics]:
-    """Phase 5: exchange active and standby roles where cheaper, among caught-up replicas.
+    """Phase 5: with the movements made, actives re-placed among caught-up clients, then
+    active and standby roles exchanged, wherever either lowers the cross-rack cost.
 
-    Only a caught-up standby may take over (an exchange never needs a restore, so the follow-up
-    decision stands), and warm-ups keep their role. The phases' reported cost after is lowered
-    by what the exchanges saved, so the report still reads "before -> after" for the group.
+    Only a caught-up client may take an active (no restore, so the follow-up decision stands);
+    counts per client stay, warm-ups keep their role. A task that every client is caught up on
+    (``_WIDE``) was free to go anywhere in phase 1 and is not re-placed here, which keeps the
+    graph to the few clients that hold each task's state. The phases' reported cost after is
+    lowered by what this saved, so the report still reads "before -> after" for the group.
     """
     if not _rack_aware(state) or not layout.stateful:
         return active, standby, Diagnostics()
     task_of = {t: i for i, t in enumerate(layout.stateful)}
     client_of = {c: i for i, c in enumerate(layout.clients)}
+    active_map = layout.to_map(active, layout.stateful)
+    standby_map = layout.to_map(standby, layout.stateful)
+    eligible = {
+        t: [layout.clients[c] for c in index.caught_up(i)]
+        for i, t in enumerate(layout.stateful)
+        if index.num_caught_up(i) <= _WIDE
+    }
+    notes: list[str] = []
+    saved = 0
+    moved = relocate_actives(state, active_map, standby_map, eligible, CostPhase.HIGH_AVAILABILITY)
+    if not isinstance(moved, str) and moved.exchanged:
+        active_map = moved.active
+        saved += moved.saved
+        notes.append(f"rack: {moved.exchanged} actives moved to another caught-up client")
     fixed = {(layout.stateful[t], layout.clients[c]) for c, ws in enumerate(warmups) for t in ws}
     outcome = exchange_roles(
         state,
-        layout.to_map(active, layout.stateful),
-        layout.to_map(standby, layout.stateful),
+        active_map,
+        standby_map,
         CostPhase.HIGH_AVAILABILITY,
         may_lead=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
         fixed=fixed,
     )
-    if isinstance(outcome, str) or not outcome.exchanged:
+    if not isinstance(outcome, str) and outcome.exchanged:
+        active_map, standby_map = outcome.active, outcome.standby
+        saved += outcome.saved
+        notes.append(f"rack: {outcome.exchanged} tasks exchanged active and standby roles")
+    if not notes:
         return active, standby, Diagnostics()
-    note = (
-        f"rack: {outcome.exchanged} tasks exchanged active and standby roles, "
-        f"cross-rack partitions -{outcome.saved}"
-    )
-    diagnostics = Diagnostics(cross_rack_cost_after=-outcome.saved, notes=(note,))
+    notes[-1] += f", cross-rack partitions -{saved}"
+    diagnostics = Diagnostics(cross_rack_cost_after=-saved, notes=tuple(notes))
     return (
-        layout.from_map(outcome.active, layout.stateful),
-        layout.from_map(outcome.standby, layout.stateful),
+        layout.from_map(active_map, layout.stateful),
+        layout.from_map(standby_map, layout.stateful),
         diagnostics,
     )
+
+
+_WIDE = 64
+"""Tasks with more caught-up clients than this are not re-placed after the movements."""
 
 
 def _rack_aware(state: ApplicationState) -> bool:

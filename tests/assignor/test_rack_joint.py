@@ -34,6 +34,7 @@ from kassign.assignor.streams.rack.joint import (
     Exchange,
     RoleProblem,
     exchange_roles,
+    relocate_actives,
     solve_exchanges,
 )
 
@@ -217,6 +218,44 @@ def test_a_cycle_of_exchanges_is_taken_only_when_it_gains_overall() -> None:
         2, np.array([0]), np.array([0]), np.array([1]), np.array([9]), np.array([0])
     )
     assert solve_exchanges(one_way).tolist() == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(groups(), st.data(), st.integers(0, 3))
+def test_relocation_keeps_counts_eligibility_and_never_costs_more(
+    group: tuple[ApplicationState, Assignment, Assignment], data: st.DataObject, overlap: int
+) -> None:
+    """Actives move only to eligible clients holding no replica; counts (per subtopology under
+    balance_subtopology) stay; standbys stay; the active traffic does not rise."""
+    state, active, standby = group
+    pids = list(state.clients)
+    eligible = {
+        t: data.draw(st.lists(st.sampled_from(pids), unique=True))
+        for ts in active.values()
+        for t in ts
+    }
+    previous = {t: frozenset({data.draw(st.sampled_from(pids))}) for t in eligible}
+    out = relocate_actives(
+        state,
+        active,
+        standby,
+        eligible,
+        traffic_cost=10,
+        non_overlap_cost=overlap,
+        previous=previous,
+    )
+    if isinstance(out, str):
+        return
+    assert out.standby == standby
+    assert _per_group(state, out.active) == _per_group(state, active)
+    for p, ts in out.active.items():
+        for t in ts - active[p]:
+            assert p in eligible[t] and t not in standby[p]
+    assert _cost(state, out.active, standby) == _cost(state, active, standby) - out.saved
+    off_previous = sum(1 for p, ts in out.active.items() for t in ts if p not in previous[t]) - sum(
+        1 for p, ts in active.items() for t in ts if p not in previous[t]
+    )
+    assert 10 * out.saved - overlap * off_previous > 0 or out.exchanged == 0
 
 
 @st.composite

@@ -15,7 +15,11 @@ not worse; the tag spread says which side spread better. Balance is reported, no
   takes over all the group's clients (a client without the tag counts as the value ``""``). That
   is: a task counts when two of its replicas share a value although the group has a value to
   spare. Keys are counted independently, so a group where zone and cluster are tied may not let
-  every task spread on both: both sides pay that alike. Without tag keys it is 0.
+  every task spread on both: both sides pay that alike. Without tag keys, when every client has
+  a rack, the rack is the one key: kassign then keeps a task's replicas on different racks where
+  it can (KIP-925 C and D; docs/assignors.md, Racks as tags), which Kafka's high-availability
+  assignor does not (it hands its standby assignor no racks), so the spread says what that
+  promise costs. Otherwise it is 0.
 - ``thread_spread``: the most minus the fewest active tasks per thread over the clients.
 """
 
@@ -113,22 +117,36 @@ def cross_rack_cost(view: GroupView, outcome: Outcome) -> tuple[int, int]:
 def tag_spread(view: GroupView, outcome: Outcome) -> int:
     """Stateful tasks whose replicas could take more distinct values of some tag key (module
     docstring); 0 without tag keys."""
-    if not view.tag_keys:
+    tags, keys = _spread_keys(view)
+    if not keys:
         return 0
     replicas: dict[str, list[str]] = {}
     for held in (outcome.active, outcome.standby):
         for pid, tasks in held.items():
             for t in tasks:
                 replicas.setdefault(t, []).append(pid)
-    available = {k: len({view.tags[p].get(k, "") for p in view.tags}) for k in view.tag_keys}
+    available = {k: len({tags[p].get(k, "") for p in tags}) for k in keys}
     return sum(
         any(
-            len({view.tags[p].get(k, "") for p in clients}) < min(len(clients), available[k])
-            for k in view.tag_keys
+            len({tags[p].get(k, "") for p in clients}) < min(len(clients), available[k])
+            for k in keys
         )
         for t, clients in replicas.items()
         if t in view.stateful
     )
+
+
+_RACK_KEY = "\0rack"
+"""The key the rack stands in for when no tag keys are configured (no tag can be named so)."""
+
+
+def _spread_keys(view: GroupView) -> tuple[Mapping[str, Mapping[str, str]], tuple[str, ...]]:
+    """The tags and keys replicas should spread over: the configured ones, else the rack."""
+    if view.tag_keys:
+        return view.tags, view.tag_keys
+    if view.rack and all(view.rack.values()):
+        return {p: {_RACK_KEY: r} for p, r in view.rack.items()}, (_RACK_KEY,)
+    return {}, ()
 
 
 def thread_spread(view: GroupView, outcome: Outcome) -> float:

@@ -34,6 +34,7 @@ __all__ = [
     "exchange_roles",
     "optimize_active_tasks",
     "optimize_standby_tasks",
+    "relocate_actives",
     "resolve_costs",
     "trim_actives",
     "trim_standbys",
@@ -111,7 +112,8 @@ def exchange_roles(
 ) -> Exchange | str:
     """Actives and standbys together: exchange roles where the built-in cost drops (``joint``).
 
-    A string says why nothing was tried (no strategy, no racks, no candidate).
+    Stickiness is to each task's previous active clients (``previous_actives``). A string says
+    why nothing was tried (no strategy, no racks, no candidate).
     """
     from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
 
@@ -124,7 +126,40 @@ def exchange_roles(
         non_overlap_cost=overlap,
         may_lead=may_lead,
         fixed=fixed,
+        previous=previous_actives(state),
     )
+
+
+def relocate_actives(
+    state: ApplicationState,
+    active: _Assignment,
+    standby: _Assignment,
+    eligible: Mapping[TaskId, Sequence[ProcessId]],
+    phase: CostPhase,
+) -> Exchange | str:
+    """Actives moved among the clients ``eligible`` to run them, counts kept (``joint``);
+    stickiness is to each task's previous active clients."""
+    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+
+    traffic, overlap = resolve_costs(state.configs, phase)
+    return joint.relocate_actives(
+        state,
+        active,
+        standby,
+        eligible,
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
+        previous=previous_actives(state),
+    )
+
+
+def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessId]]:
+    """Each task's previous active clients (several when more than one claims it)."""
+    owners: dict[TaskId, set[ProcessId]] = {}
+    for pid, client in state.clients.items():
+        for t in client.previous_active_tasks:
+            owners.setdefault(t, set()).add(pid)
+    return {t: frozenset(ps) for t, ps in owners.items()}
 
 
 def _optimise_actives(

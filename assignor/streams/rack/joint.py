@@ -21,7 +21,7 @@ is made that does not strictly lower the cost, and among the best sets the one w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -36,8 +36,9 @@ from kassign.assignor.streams.model import (
 from kassign.assignor.streams.rack.costs import CostModel
 from kassign.assignor.streams.rack.problems import rack_costs
 from kassign.assignor.streams.result import TaskType
+from kassign.assignor.streams.tags import tag_layout
 
-__all__ = ["Exchange", "RoleProblem", "exchange_roles", "solve_exchanges"]
+__all__ = ["Exchange", "RoleProblem", "exchange_roles", "relocate_actives", "solve_exchanges"]
 
 Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
 MayLead = Callable[[TaskId, ProcessId], bool]
@@ -104,12 +105,14 @@ def exchange_roles(
     non_overlap_cost: int,
     may_lead: MayLead | None = None,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
+    previous: Mapping[TaskId, AbstractSet[ProcessId]] | None = None,
 ) -> Exchange | str:
     """Exchange active and standby roles where that lowers the built-in cross-rack cost.
 
     ``active`` and ``standby`` cover the stateful tasks; ``fixed`` standbys (task, client) keep
     their role, and a standby becomes active only where ``may_lead`` allows. A string says why
-    nothing could be gained (no strategy, no racks, nothing to exchange).
+    nothing could be gained (no strategy, no racks, nothing to exchange). ``previous`` (each
+    task's previous active client) changes what stickiness costs: see ``_stickiness``.
     """
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
         return "off"
@@ -125,23 +128,10 @@ def exchange_roles(
     if not pairs:
         return "no standby may take its active's role"
     tasks = sorted({t for _, t, _ in pairs}, key=lambda t: t.sort_key)
-    tables = []
-    for kind in (TaskType.ACTIVE, TaskType.STANDBY):
-        costs = rack_costs(
-            state,
-            tasks,
-            traffic_cost,
-            cost_model=CostModel.BUILT_IN,
-            task_type=kind,
-            allow_uniform=True,
-        )
-        if isinstance(costs, str):
-            return costs
-        racks, misses = costs
-        tables.append(misses)
-    active_miss, standby_miss = tables
-    rack_of = {r: i for i, r in enumerate(racks)}
-    client_rack = np.array([rack_of[str(state.clients[p].rack_id)] for p in clients], np.int64)
+    tables = _tables(state, tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
+    if isinstance(tables, str):
+        return tables
+    client_rack, (active_miss, standby_miss) = tables
     row = {t: i for i, t in enumerate(tasks)}
     t_idx = np.array([row[t] for _, t, _ in pairs], np.int64)
     source = np.array([index[owner[t]] for _, t, _ in pairs], np.int64)
@@ -149,7 +139,10 @@ def exchange_roles(
     a_rack, b_rack = client_rack[source], client_rack[target]
     before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
     after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
-    gain = traffic_cost * (before - after) - 2 * non_overlap_cost
+    penalty = _stickiness(
+        [p[1] for p in pairs], source, target, clients, previous, non_overlap_cost, replicas=2
+    )
+    gain = traffic_cost * (before - after) - penalty
     problem = RoleProblem(len(clients), t_idx, source, target, gain, _groups(state, tasks, t_idx))
     chosen = solve_exchanges(problem)
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
@@ -167,6 +160,153 @@ def exchange_roles(
         int(chosen.size),
         saved,
     )
+
+
+def relocate_actives(
+    state: ApplicationState,
+    active: Assignment,
+    standby: Assignment,
+    eligible: Mapping[TaskId, Sequence[ProcessId]],
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+    previous: Mapping[TaskId, AbstractSet[ProcessId]] | None = None,
+) -> Exchange | str:
+    """Move actives among the clients ``eligible`` to run them, keeping every client's count.
+
+    The same circulation as ``exchange_roles``, for plain moves: task ``t`` leaves its client for
+    an eligible one that holds no replica of it, and each client receives as many actives as it
+    gives up, so counts (per subtopology under ``balance_subtopology``) and thread balance stand.
+    Standbys are untouched. ``Exchange.standby`` is ``standby`` as given. ``previous`` as for
+    ``exchange_roles``.
+    """
+    if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
+        return "off"
+    clients = list(state.clients)
+    index = {pid: i for i, pid in enumerate(clients)}
+    owner = {t: pid for pid, ts in active.items() for t in ts}
+    holders: dict[TaskId, list[ProcessId]] = {}
+    for pid, ts in standby.items():
+        for t in ts:
+            holders.setdefault(t, []).append(pid)
+    keeps = _spread_keeper(state)
+    pairs = sorted(
+        (t.sort_key, index[pid], t, pid)
+        for t, candidates in eligible.items()
+        if t in owner
+        for pid in candidates
+        if pid != owner[t]
+        and pid not in holders.get(t, ())
+        and keeps(owner[t], pid, holders.get(t, ()))
+    )
+    if not pairs:
+        return "no other eligible client"
+    tasks = sorted({p[2] for p in pairs}, key=lambda t: t.sort_key)
+    tables = _tables(state, tasks, traffic_cost, (TaskType.ACTIVE,))
+    if isinstance(tables, str):
+        return tables
+    client_rack, (active_miss,) = tables
+    row = {t: i for i, t in enumerate(tasks)}
+    t_idx = np.array([row[p[2]] for p in pairs], np.int64)
+    source = np.array([index[owner[p[2]]] for p in pairs], np.int64)
+    target = np.array([p[1] for p in pairs], np.int64)
+    before = active_miss[t_idx, client_rack[source]]
+    after = active_miss[t_idx, client_rack[target]]
+    penalty = _stickiness(
+        [p[2] for p in pairs], source, target, clients, previous, non_overlap_cost, replicas=1
+    )
+    gain = traffic_cost * (before - after) - penalty
+    problem = RoleProblem(len(clients), t_idx, source, target, gain, _groups(state, tasks, t_idx))
+    chosen = solve_exchanges(problem)
+    new_active = {pid: set(active.get(pid, ())) for pid in clients}
+    for i in chosen.tolist():
+        task = tasks[int(t_idx[i])]
+        new_active[clients[int(source[i])]].discard(task)
+        new_active[clients[int(target[i])]].add(task)
+    return Exchange(
+        {p: frozenset(ts) for p, ts in new_active.items()},
+        {p: frozenset(standby.get(p, ())) for p in clients},
+        int(chosen.size),
+        int((before - after)[chosen].sum()),
+    )
+
+
+def _spread_keeper(
+    state: ApplicationState,
+) -> Callable[[ProcessId, ProcessId, Sequence[ProcessId]], bool]:
+    """Whether moving an active from one client to another keeps its replicas' KIP-708 spread.
+
+    Per tag key (the rack when no tags are configured, ``tags.tag_layout``), the count of
+    distinct values over the task's clients must not drop, whether an unset tag counts as a
+    value or not: the old client's value is among the standbys' anyway, or the new client's is
+    not, and is unset only if the old one's was.
+    """
+    layout = tag_layout(state)
+    if not layout.tag_aware:
+        return lambda source, target, others: True
+    values = layout.values
+
+    def keeps(source: ProcessId, target: ProcessId, others: Sequence[ProcessId]) -> bool:
+        for k, (old, new) in enumerate(zip(values[source], values[target], strict=True)):
+            seen = {values[o][k] for o in others}
+            if old not in seen and (new in seen or (new is None and old is not None)):
+                return False
+        return True
+
+    return keeps
+
+
+def _stickiness(
+    tasks: Sequence[TaskId],
+    source: IntArray,
+    target: IntArray,
+    clients: Sequence[ProcessId],
+    previous: Mapping[TaskId, AbstractSet[ProcessId]] | None,
+    non_overlap_cost: int,
+    *,
+    replicas: int,
+) -> IntArray:
+    """What each candidate costs in stickiness.
+
+    Without ``previous``: ``non_overlap_cost`` for each replica that changes client (KIP-925's
+    rule against the assignment given). With it (each task's previous active clients): the
+    objective is the traffic plus ``non_overlap_cost`` for each active on a client that did not
+    run it (``moved.moved_counts``' definition), so a candidate pays it for taking a task off a
+    previous owner and earns it back for returning one there; moving a task between two clients
+    that did not run it costs nothing (both are caught up, neither was where it ran).
+    """
+    if previous is None:
+        return np.full(source.size, replicas * non_overlap_cost, np.int64)
+    empty: frozenset[ProcessId] = frozenset()
+    owned = [previous.get(t, empty) for t in tasks]
+    leaves = np.array([clients[a] in o for a, o in zip(source.tolist(), owned)], np.int64)
+    returns = np.array([clients[b] in o for b, o in zip(target.tolist(), owned)], np.int64)
+    cost: IntArray = non_overlap_cost * (leaves - returns)
+    return cost
+
+
+def _tables(
+    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, kinds: tuple[TaskType, ...]
+) -> tuple[IntArray, list[IntArray]] | str:
+    """Each client's rack index and, per kind, ``misses[t, r]`` under the built-in model."""
+    tables = []
+    racks: list[str] = []
+    for kind in kinds:
+        costs = rack_costs(
+            state,
+            tasks,
+            traffic_cost,
+            cost_model=CostModel.BUILT_IN,
+            task_type=kind,
+            allow_uniform=True,
+        )
+        if isinstance(costs, str):
+            return costs
+        racks, misses = costs
+        tables.append(misses)
+    rack_of = {r: i for i, r in enumerate(racks)}
+    client_rack = np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64)
+    return client_rack, tables
 
 
 def _groups(state: ApplicationState, tasks: list[TaskId], t_idx: IntArray) -> IntArray:

@@ -10,10 +10,11 @@ Two kinds:
   bucket in insertion order. Kafka's sticky assignors walk the group's members in that order
   (``GroupSubscription`` is a ``HashMap`` the leader fills in JoinGroup-response order) and pick
   "any" partition of a ``HashSet`` when undoing a move. ``HashTable`` replays a table's growth
-  (its capacity decides the buckets) so that ``ordered()`` and ``first()`` return what Java's
-  iterator would. Java turns a bucket of nine or more keys in a table of 64 or more buckets into
-  a red-black tree, whose iteration order we do not follow; ``treeified`` says it happened
-  (it needs nine keys whose spread hashes share their low six or more bits).
+  (its capacity decides the buckets) and each bucket's order, so that ``ordered()`` and
+  ``first()`` return what Java's iterator would. Java turns a bucket of eight or nine keys in a
+  table of 64 or more buckets into a red-black tree, whose iteration order we do not follow;
+  ``treeified`` says it happened (it needs that many keys whose spread hashes share their low
+  six or more bits).
 """
 
 from __future__ import annotations
@@ -65,61 +66,93 @@ class HashTable(Generic[K]):
     """The iteration order of a default-constructed ``HashMap``/``HashSet``, kept up to date.
 
     Scratch state for one assignment: keys are added and removed as Kafka adds and removes
-    them; the table grows as Java's does (load factor 0.75, or a crowded bin below 64 buckets)
-    and never shrinks.
+    them. ``put`` appends a new key to its bucket and grows the table after the insertion that
+    crosses the load factor (0.75); ``compute_if_absent`` (``HashMap.computeIfAbsent``) puts it
+    at the head of its bucket and grows the table before the insertion that follows. A crowded
+    bucket below 64 buckets grows the table too; growing keeps each bucket's relative order,
+    and the table never shrinks.
     """
 
-    __slots__ = ("_capacity", "_hash", "_keys", "_next_seq", "treeified")
+    __slots__ = ("_buckets", "_capacity", "_hash", "_size", "treeified")
 
     def __init__(self, hash_of: Callable[[K], int]) -> None:
         self._hash = hash_of
         self._capacity = _DEFAULT_CAPACITY
-        self._keys: dict[K, tuple[int, int]] = {}  # key -> (spread hash, insertion number)
-        self._next_seq = 0
+        self._buckets: dict[int, list[K]] = {}
+        self._size = 0
         self.treeified = False
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return self._size
 
     def __contains__(self, key: object) -> bool:
-        return key in self._keys
+        return key in self._buckets.get(self._index(key), ())  # type: ignore[arg-type]
 
-    def add(self, key: K) -> None:
-        """``put`` of a new key (a present key keeps its place, as in Java)."""
-        if key in self._keys:
-            return
-        spread = _spread(self._hash(key))
-        self._keys[key] = (spread, self._next_seq)
-        self._next_seq += 1
-        mask = self._capacity - 1
-        in_bin = sum(1 for s, _ in self._keys.values() if s & mask == spread & mask)
-        if in_bin >= _TREEIFY_BIN:
+    def _index(self, key: K) -> int:
+        return _spread(self._hash(key)) & (self._capacity - 1)
+
+    def _grow(self) -> None:
+        old = [key for index in sorted(self._buckets) for key in self._buckets[index]]
+        self._capacity *= 2
+        self._buckets = {}
+        for key in old:
+            self._buckets.setdefault(self._index(key), []).append(key)
+
+    def _crowded(self, bucket: list[K], limit: int) -> None:
+        if len(bucket) >= limit:
             if self._capacity < _MIN_TREEIFY_CAPACITY:
-                self._capacity *= 2
+                self._grow()
             else:
                 self.treeified = True
-        if len(self._keys) > self._capacity * 3 // 4:
-            self._capacity *= 2
+
+    def put(self, key: K) -> None:
+        """``HashMap.put`` / ``HashSet.add`` of a key (a present key keeps its place)."""
+        bucket = self._buckets.setdefault(self._index(key), [])
+        if key in bucket:
+            return
+        bucket.append(key)
+        self._size += 1
+        self._crowded(bucket, _TREEIFY_BIN)
+        if self._size > self._capacity * 3 // 4:
+            self._grow()
+
+    def compute_if_absent(self, key: K) -> None:
+        """``HashMap.computeIfAbsent`` of a key (a present key keeps its place)."""
+        if self._size > self._capacity * 3 // 4:
+            self._grow()
+        bucket = self._buckets.setdefault(self._index(key), [])
+        if key in bucket:
+            return
+        bucket.insert(0, key)
+        self._size += 1
+        self._crowded(bucket, _TREEIFY_BIN - 1)
 
     def remove(self, key: K) -> None:
-        self._keys.pop(key, None)
-
-    def _position(self, key: K) -> tuple[int, int]:
-        spread, seq = self._keys[key]
-        return (spread & (self._capacity - 1), seq)
+        bucket = self._buckets.get(self._index(key))
+        if bucket is not None and key in bucket:
+            bucket.remove(key)
+            self._size -= 1
+            if not bucket:
+                del self._buckets[self._index(key)]
 
     def ordered(self) -> list[K]:
         """Every key, in the order Java's iterator returns them."""
-        return sorted(self._keys, key=self._position)
+        return [key for index in sorted(self._buckets) for key in self._buckets[index]]
 
     def first(self) -> K:
         """``iterator().next()``; the table must not be empty."""
-        return min(self._keys, key=self._position)
+        return self._buckets[min(self._buckets)][0]
 
 
-def hash_order(keys: Iterable[K], hash_of: Callable[[K], int]) -> list[K]:
-    """``keys`` as a default ``HashMap`` filled in this order iterates them."""
+def hash_order(
+    keys: Iterable[K], hash_of: Callable[[K], int], *, compute_if_absent: bool = False
+) -> list[K]:
+    """``keys`` as a default ``HashMap`` filled in this order (with ``put``, or
+    ``computeIfAbsent``) iterates them."""
     table: HashTable[K] = HashTable(hash_of)
     for key in keys:
-        table.add(key)
+        if compute_if_absent:
+            table.compute_if_absent(key)
+        else:
+            table.put(key)
     return table.ordered()

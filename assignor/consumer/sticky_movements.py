@@ -48,7 +48,7 @@ class Movements:
         pairs = self.by_topic.setdefault(tp.topic, {})
         if pair not in pairs:
             pairs[pair] = HashTable(self._hash)
-        pairs[pair].add(tp)
+        pairs[pair].put(tp)
 
     def move(self, tp: TopicPartition, old: str, new: str) -> None:
         """Record ``tp`` moving ``old`` -> ``new``; a move back home erases the record."""

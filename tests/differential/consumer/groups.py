@@ -106,8 +106,13 @@ def _cluster(
     return brokers, replicas, full
 
 
+CLIENT_IDS = ("consumer", "app-1", "c", "svc-payments")
+ODD_IDS = ("zähler", "消费者", "\U0001f600app", "\ue000x", "\uffffz")
+"""Ids whose Java order (UTF-16 code units) differs from Python's, or that hash beyond ASCII."""
+
+
 def _member_id(rnd: random.Random) -> str:
-    client = rnd.choice(("consumer", "app-1", "c", "svc-payments"))
+    client = rnd.choice(ODD_IDS if rnd.random() < 0.05 else CLIENT_IDS)
     return f"{client}-{uuid.UUID(int=rnd.getrandbits(128))}"
 
 
@@ -137,8 +142,9 @@ def _members(
             rack = None
         else:
             rack = NOWHERE if rnd.random() < 0.05 else rnd.choice(racks)
+        prefix = rnd.choice(ODD_IDS) if rnd.random() < 0.2 else "instance"
         instance = (
-            f"instance-{rnd.randint(0, 10**6)}-{i}" if static and rnd.random() < 0.5 else None
+            f"{prefix}-{rnd.randint(0, 10**6)}-{i}" if static and rnd.random() < 0.5 else None
         )
         members.append(
             Member(

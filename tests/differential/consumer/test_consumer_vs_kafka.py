@@ -10,8 +10,9 @@ Kafka's sticky assignors are deterministic but walk Java hash orders: the group'
 ``HashMap`` order (it decides which member keeps its extra partition, which claim survives a
 collision, which member is the previous owner), and the first partition of a ``HashSet`` when
 undoing a move. kassign reproduces both (``java_order``) rather than choosing inputs whose hash
-order is harmless, so the groups are random; ``test_hash_orders_decide_some_groups`` checks that
-those orders still decide some groups, so that the reproduction stays needed and tested.
+order is harmless, so the groups are random; ``test_java_orders_decide_some_groups`` checks that
+those orders (and Java's string order) still decide some groups, so that their reproduction
+stays needed and tested.
 
 Where Kafka throws, kassign must fail at the same point: the general sticky builder throws a
 ``NullPointerException`` when a partition's previous owner (a member of an older generation
@@ -38,6 +39,7 @@ from kassign.assignor.consumer import (
     Topic,
     TopicPartition,
     assign,
+    common,
     consumer_group,
 )
 from kassign.assignor.consumer import sticky as sticky_module
@@ -171,10 +173,11 @@ def test_groups_cover_kafkas_paths(run: Run) -> None:
 
 
 @pytest.mark.slow
-def test_hash_orders_decide_some_groups(run: Run) -> None:
-    """Walking members in arrival order instead of Kafka's hash order changes the answer on
-    some groups, and so does picking a movement set's smallest partition instead of its first:
-    if either stopped mattering, the reproduction would be untested."""
+def test_java_orders_decide_some_groups(run: Run) -> None:
+    """Each Java order kassign reproduces changes Kafka's answer on some groups: members in
+    arrival order instead of hash order, a movement set's smallest partition instead of its
+    first, ids in code point order instead of UTF-16 order. If one stopped mattering, its
+    reproduction would go untested."""
 
     def differing(name: str) -> int:
         return sum(
@@ -187,6 +190,8 @@ def test_hash_orders_decide_some_groups(run: Run) -> None:
         assert differing("sticky") > 50 and differing("cooperative-sticky") > 50
     with mock.patch.object(HashTable, "first", lambda self: min(self.ordered())):
         assert differing("sticky") + differing("cooperative-sticky") >= 1
+    with mock.patch.object(common, "java_key", lambda s: s.encode("utf-32-be")):
+        assert differing("range") > 10 and differing("roundrobin") > 10
 
 
 NULL_POINTER_GROUP = consumer_group(

@@ -226,7 +226,30 @@ EMPTY_FIRST_GROUP = consumer_group(
 starts from the first non-empty subscription, finds b and c equal, and the constrained sticky
 builder deals ``a`` a partition of a topic it does not read."""
 
-HANDWRITTEN = {"null pointer": NULL_POINTER_GROUP, "empty subscription first": EMPTY_FIRST_GROUP}
+UNSUBSCRIBED_HOME_GROUP = consumer_group(
+    [
+        Member(member_id="a", topics=("t0", "t1"), generation=2),
+        Member(
+            member_id="b", topics=("t0",), generation=1, owned_partitions=(TopicPartition("t1", 0),)
+        ),
+        Member(
+            member_id="c",
+            topics=("t1",),
+            generation=2,
+            owned_partitions=tuple(TopicPartition("t1", p) for p in range(4)),
+        ),
+    ],
+    [Topic.without_racks("t0", 1), Topic.without_racks("t1", 4)],
+)
+"""``b`` owned t1-0 a generation ago and now reads only t0; ``c`` owns all of t1. Balancing
+sends t1-0 "back" to its previous owner ``b`` without asking whether ``b`` still subscribes to
+t1: cooperative-sticky gives ``b`` a partition of a topic it does not read."""
+
+HANDWRITTEN = {
+    "null pointer": NULL_POINTER_GROUP,
+    "empty subscription first": EMPTY_FIRST_GROUP,
+    "previous owner no longer subscribed": UNSUBSCRIBED_HOME_GROUP,
+}
 
 
 @pytest.mark.slow
@@ -245,6 +268,8 @@ def test_kafkas_quirks_are_kept() -> None:
         assert assign(name, EMPTY_FIRST_GROUP).partitions()["a"] != ()
     for name in ("range", "roundrobin"):
         assert assign(name, EMPTY_FIRST_GROUP).partitions()["a"] == ()
+    unsubscribed = assign("cooperative-sticky", UNSUBSCRIBED_HOME_GROUP).partitions()["b"]
+    assert TopicPartition("t1", 0) in unsubscribed
 
 
 @pytest.mark.slow

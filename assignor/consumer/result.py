@@ -7,7 +7,7 @@ Members are listed in member-id order (Java ``String`` order), partitions sorted
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from kassign.assignor.consumer.java_order import java_key
@@ -90,12 +90,12 @@ class GroupAssignment:
 def group_assignment(
     assignor: str,
     group: ConsumerGroup,
-    target: Mapping[str, Iterable[TopicPartition]],
+    target: Mapping[str, Collection[TopicPartition]],
     *,
-    claims: Mapping[str, Iterable[TopicPartition]],
+    claims: Mapping[str, Collection[TopicPartition]],
     rack_reason: RackReason,
-    withheld: Iterable[TopicPartition] = (),
-    revoked: Mapping[str, Iterable[TopicPartition]] | None = None,
+    withheld: Collection[TopicPartition] = (),
+    revoked: Mapping[str, Collection[TopicPartition]] | None = None,
 ) -> GroupAssignment:
     """Freeze an assignor's answer and count what it did.
 
@@ -104,39 +104,40 @@ def group_assignment(
     going elsewhere (cooperative only); ``claims`` the previous ownership the assignor read.
     Members missing from ``target`` get nothing.
     """
-    kept_back = set(withheld)
+    kept_back = frozenset(withheld)
     owner = {tp: m for m, tps in target.items() for tp in tps}
-    claimants: dict[TopicPartition, set[str]] = {}
-    for member_id, tps in claims.items():
-        for tp in tps:
-            claimants.setdefault(tp, set()).add(member_id)
-    moved = sum(1 for tp, ms in claimants.items() if tp in owner and owner[tp] not in ms)
     revoked = revoked or {}
-    racks = {m.member_id: m.rack for m in group.members}
     assignments = []
     cross_rack = 0
     for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
         mine = sorted(tp for tp in target.get(member.member_id, ()) if tp not in kept_back)
-        rack = racks[member.member_id]
-        if rack is not None:
-            cross_rack += sum(1 for tp in mine if rack not in _racks_of(group, tp))
-        assignments.append(
-            MemberAssignment(
-                member.member_id, tuple(mine), tuple(sorted(revoked.get(member.member_id, ())))
-            )
-        )
+        if member.rack is not None:
+            cross_rack += sum(1 for tp in mine if member.rack not in _racks_of(group, tp))
+        gone = tuple(sorted(revoked.get(member.member_id, ())))
+        assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
     report = AssignmentReport(
         rack_aware=rack_reason.enables,
         rack_reason=rack_reason,
-        moved_partitions=moved,
+        moved_partitions=_moved(claims, owner),
         cross_rack_partitions=cross_rack,
         withheld_partitions=len(kept_back),
     )
     return GroupAssignment(assignor, tuple(assignments), report)
 
 
+def _moved(
+    claims: Mapping[str, Collection[TopicPartition]], owner: Mapping[TopicPartition, str]
+) -> int:
+    """Claimed partitions that go to a member that did not claim them."""
+    claimants: dict[TopicPartition, set[str]] = {}
+    for member_id, tps in claims.items():
+        for tp in tps:
+            claimants.setdefault(tp, set()).add(member_id)
+    return sum(1 for tp, ms in claimants.items() if tp in owner and owner[tp] not in ms)
+
+
 def moving_away(
-    group: ConsumerGroup, target: Mapping[str, Iterable[TopicPartition]]
+    group: ConsumerGroup, target: Mapping[str, Collection[TopicPartition]]
 ) -> dict[str, tuple[TopicPartition, ...]]:
     """Per member, the partitions it reports owning that ``target`` gives to another member."""
     owner = {tp: m for m, tps in target.items() for tp in tps}

@@ -167,6 +167,9 @@ def resolve_ownership(
                 mine.append(tp)
                 _discard(owned[other.member_id], tp)
                 standing[tp] = member
+    # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same
+    # growth, hence (replayed here rather than assumed) the same order
+    owned = {m: owned[m] for m in hash_order(owned, string_hash)}
     return Ownership(equal, owned, frozenset(several), max_generation)
 
 

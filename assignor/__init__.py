@@ -2,8 +2,9 @@
 
 It imports neither grpc nor prometheus_client nor protobuf: the server adapts it, the pipeline
 replays it, and it can be used and tested on its own. ``streams`` is the Kafka Streams room (its
-public names are re-exported here); ``flow`` (min-cost flow on OR-Tools), ``ordering``, ``errors``
-and ``timing`` are shared with the rooms to come (consumer groups beside ``streams``).
+public names are re-exported here); ``consumer`` holds Kafka's classic consumer assignors (import
+them from ``kassign.assignor.consumer``); ``flow`` (min-cost flow on OR-Tools), ``ordering``,
+``errors`` and ``timing`` are shared.
 """
 
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError

@@ -92,15 +92,18 @@ class Reader:
         size = self._length(self.int32(f"{what} length"), what, nullable=nullable, start=start)
         return None if size is None else self._take(size, what)
 
-    def string(self, what: str = "string", *, nullable: bool = False) -> str | None:
-        """``int16`` length then UTF-8; malformed UTF-8 is an error (Java would substitute)."""
+    def string(
+        self, what: str = "string", *, nullable: bool = False, lenient: bool = False
+    ) -> str | None:
+        """``int16`` length then UTF-8; malformed UTF-8 is an error, or with ``lenient`` replaced
+        by U+FFFD as Java's decoder replaces it (where Kafka reads on, so must we)."""
         start = self.offset
         size = self._length(self.int16(f"{what} length"), what, nullable=nullable, start=start)
         if size is None:
             return None
         raw = self._take(size, what)
         try:
-            return raw.decode("utf-8")
+            return raw.decode("utf-8", "replace" if lenient else "strict")
         except UnicodeDecodeError as exc:
             raise WireError(f"{what}: invalid UTF-8", start + 2 + exc.start) from exc
 

@@ -1,0 +1,54 @@
+"""What Kafka's four consumer assignors share (``AbstractPartitionAssignor``'s part).
+
+- ``partitions_per_topic``: the topics to assign, those some member subscribes to that have
+  partitions in the metadata (Kafka skips the others);
+- ``member_order``: static members by group instance id, then dynamic ones by member id
+  (Kafka's ``MemberInfo`` order), the order ``range`` and ``roundrobin`` hand out partitions in;
+- ``rack_reason``: KIP-881's switch, with its reason. Rack-aware assignment is worth doing only
+  if some member has a rack that holds a replica, and not every partition already has a
+  replica in every rack (then any placement is rack-local for whoever can be local at all).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kassign.assignor.consumer.java_order import java_key
+from kassign.assignor.consumer.model import ConsumerGroup, Member
+from kassign.assignor.consumer.result import RackReason
+
+__all__ = ["member_order", "member_order_key", "partitions_per_topic", "rack_reason"]
+
+
+def partitions_per_topic(group: ConsumerGroup) -> dict[str, int]:
+    """Subscribed topics with at least one partition, by name, with their partition counts."""
+    subscribed = {t for m in group.members for t in m.topics}
+    counts = {t: group.partition_count(t) for t in sorted(subscribed)}
+    return {t: n for t, n in counts.items() if n > 0}
+
+
+def member_order_key(member: Member) -> tuple[int, bytes]:
+    """Kafka's ``MemberInfo`` order: static members (by instance id) before dynamic ones."""
+    if member.group_instance_id is not None:
+        return (0, java_key(member.group_instance_id))
+    return (1, java_key(member.member_id))
+
+
+def member_order(members: Iterable[Member]) -> list[Member]:
+    return sorted(members, key=member_order_key)
+
+
+def rack_reason(
+    member_racks: Iterable[str], partition_racks: Iterable[frozenset[str]]
+) -> RackReason:
+    """Kafka's ``useRackAwareAssignment`` over these members' racks and these partitions."""
+    members = set(member_racks)
+    if not members:
+        return RackReason.NO_MEMBER_RACK
+    partitions = list(partition_racks)
+    every = frozenset().union(*partitions)
+    if members.isdisjoint(every):
+        return RackReason.NO_SHARED_RACK
+    if all(racks == every for racks in partitions):
+        return RackReason.EVERY_RACK_HAS_EVERY_PARTITION
+    return RackReason.SOME_RACK_LACKS_A_PARTITION

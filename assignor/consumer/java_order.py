@@ -1,0 +1,158 @@
+"""Java's orders, reproduced where Kafka's consumer assignors let them decide the answer.
+
+Two kinds:
+
+- **String order.** ``String.compareTo`` compares UTF-16 code units; Python compares code
+  points. They differ once a string holds a character above U+FFFF next to one in
+  U+E000..U+FFFF, so member and instance ids sort by ``java_key`` (UTF-16-BE bytes compare as
+  Java compares the strings). Topic names need no key: Kafka allows only ``[a-zA-Z0-9._-]``.
+- **Hash order.** ``java.util.HashMap`` and ``HashSet`` iterate bucket by bucket, and within a
+  bucket in insertion order. Kafka's sticky assignors walk the group's members in that order
+  (``GroupSubscription`` is a ``HashMap`` the leader fills in JoinGroup-response order) and pick
+  "any" partition of a ``HashSet`` when undoing a move. ``HashTable`` replays a table's growth
+  (its capacity decides the buckets) and each bucket's order, so that ``ordered()`` and
+  ``first()`` return what Java's iterator would. Java turns a bucket of eight or nine keys in a
+  table of 64 or more buckets into a red-black tree, whose iteration order we do not follow;
+  ``treeified`` says it happened (it needs that many keys whose spread hashes share their low
+  six or more bits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Generic, TypeVar
+
+__all__ = [
+    "HashTable",
+    "hash_order",
+    "java_key",
+    "string_hash",
+    "topic_partition_hash",
+]
+
+K = TypeVar("K", bound=Hashable)
+
+_MASK = 0xFFFFFFFF
+_DEFAULT_CAPACITY = 16
+_TREEIFY_BIN = 9  # a bin that reaches TREEIFY_THRESHOLD (8) + 1 nodes is treeified or resized
+_MIN_TREEIFY_CAPACITY = 64
+
+
+def java_key(text: str) -> bytes:
+    """Sort key of ``text`` in Java ``String.compareTo`` order (UTF-16 code units)."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def string_hash(text: str) -> int:
+    """``String.hashCode`` as an unsigned 32-bit value: sum of code units times powers of 31."""
+    units = text.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) & _MASK
+    return h
+
+
+def topic_partition_hash(topic_hash: int, partition: int) -> int:
+    """``TopicPartition.hashCode`` (unsigned 32-bit), given ``string_hash(topic)``."""
+    return (31 * (31 + partition) + topic_hash) & _MASK
+
+
+def _spread(h: int) -> int:
+    """``HashMap.hash``: the high half folded into the low half, as the bucket index uses it."""
+    return (h ^ (h >> 16)) & _MASK
+
+
+class HashTable(Generic[K]):
+    """The iteration order of a default-constructed ``HashMap``/``HashSet``, kept up to date.
+
+    Scratch state for one assignment: keys are added and removed as Kafka adds and removes
+    them. ``put`` appends a new key to its bucket and grows the table after the insertion that
+    crosses the load factor (0.75); ``compute_if_absent`` (``HashMap.computeIfAbsent``) puts it
+    at the head of its bucket and grows the table before the insertion that follows. A crowded
+    bucket below 64 buckets grows the table too; growing keeps each bucket's relative order,
+    and the table never shrinks.
+    """
+
+    __slots__ = ("_buckets", "_capacity", "_hash", "_size", "treeified")
+
+    def __init__(self, hash_of: Callable[[K], int]) -> None:
+        self._hash = hash_of
+        self._capacity = _DEFAULT_CAPACITY
+        self._buckets: dict[int, list[K]] = {}
+        self._size = 0
+        self.treeified = False
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._buckets.get(self._index(key), ())  # type: ignore[arg-type]
+
+    def _index(self, key: K) -> int:
+        return _spread(self._hash(key)) & (self._capacity - 1)
+
+    def _grow(self) -> None:
+        old = [key for index in sorted(self._buckets) for key in self._buckets[index]]
+        self._capacity *= 2
+        self._buckets = {}
+        for key in old:
+            self._buckets.setdefault(self._index(key), []).append(key)
+
+    def _crowded(self, bucket: list[K], limit: int) -> None:
+        if len(bucket) >= limit:
+            if self._capacity < _MIN_TREEIFY_CAPACITY:
+                self._grow()
+            else:
+                self.treeified = True
+
+    def put(self, key: K) -> None:
+        """``HashMap.put`` / ``HashSet.add`` of a key (a present key keeps its place)."""
+        bucket = self._buckets.setdefault(self._index(key), [])
+        if key in bucket:
+            return
+        bucket.append(key)
+        self._size += 1
+        self._crowded(bucket, _TREEIFY_BIN)
+        if self._size > self._capacity * 3 // 4:
+            self._grow()
+
+    def compute_if_absent(self, key: K) -> None:
+        """``HashMap.computeIfAbsent`` of a key (a present key keeps its place)."""
+        if self._size > self._capacity * 3 // 4:
+            self._grow()
+        bucket = self._buckets.setdefault(self._index(key), [])
+        if key in bucket:
+            return
+        bucket.insert(0, key)
+        self._size += 1
+        self._crowded(bucket, _TREEIFY_BIN - 1)
+
+    def remove(self, key: K) -> None:
+        bucket = self._buckets.get(self._index(key))
+        if bucket is not None and key in bucket:
+            bucket.remove(key)
+            self._size -= 1
+            if not bucket:
+                del self._buckets[self._index(key)]
+
+    def ordered(self) -> list[K]:
+        """Every key, in the order Java's iterator returns them."""
+        return [key for index in sorted(self._buckets) for key in self._buckets[index]]
+
+    def first(self) -> K:
+        """``iterator().next()``; the table must not be empty."""
+        return self._buckets[min(self._buckets)][0]
+
+
+def hash_order(
+    keys: Iterable[K], hash_of: Callable[[K], int], *, compute_if_absent: bool = False
+) -> list[K]:
+    """``keys`` as a default ``HashMap`` filled in this order (with ``put``, or
+    ``computeIfAbsent``) iterates them."""
+    table: HashTable[K] = HashTable(hash_of)
+    for key in keys:
+        if compute_if_absent:
+            table.compute_if_absent(key)
+        else:
+            table.put(key)
+    return table.ordered()

@@ -1,0 +1,198 @@
+"""The consumer assignors' input: a classic consumer group at the leader's JoinGroup, read-only.
+
+What Kafka's ``ConsumerPartitionAssignor.assign(Cluster, GroupSubscription)`` reads, and no more:
+per member its ``Subscription`` fields as they arrive on the wire (``ConsumerProtocolSubscription``
+v0-3), and per subscribed topic the racks of each partition's replicas (KIP-881).
+
+Ownership is carried as Kafka carries it, and each assignor reads it as Kafka's does:
+``owned_partitions`` and ``generation`` are the subscription's fields (v1+, v2+), ``user_data``
+the assignor's own bytes. ``cooperative-sticky`` takes the fields, or the generation from its
+user data when the field is absent; eager ``sticky`` ignores the fields and decodes its previous
+assignment and generation from ``user_data`` (``kassign.kafka.consumer_user_data``);
+``range`` and ``roundrobin`` ignore both.
+
+Members keep the order the leader received them in: Kafka walks them in the order of a Java
+``HashMap`` filled in that order, which the sticky assignors reproduce (``java_order``).
+Build a group with ``consumer_group(...)``, which checks it (``InvalidRequest`` naming the
+field and the member).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from kassign.assignor.errors import InvalidRequest
+
+__all__ = [
+    "DEFAULT_GENERATION",
+    "ConsumerGroup",
+    "Member",
+    "Topic",
+    "TopicPartition",
+    "check_partitions",
+    "consumer_group",
+]
+
+DEFAULT_GENERATION = -1
+"""A subscription's generation when it has none (Kafka: any negative value means absent)."""
+
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+class TopicPartition(NamedTuple):
+    """A partition of a topic, ordered by topic then partition number.
+
+    A tuple rather than a dataclass: assignors hash and compare partitions in their inner
+    loops, and the tuple's order is Kafka's ``TopicPartitionComparator`` (topic names are ASCII,
+    so Python's string order is Java's).
+    """
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """A topic in the cluster metadata: per partition (index = partition number) the racks of
+    its replicas, offline and out-of-sync ones included (KIP-881). Replicas on brokers without
+    ``broker.rack`` add nothing, so a partition may have no rack at all."""
+
+    name: str
+    partition_racks: tuple[frozenset[str], ...]
+
+    @staticmethod
+    def without_racks(name: str, partitions: int) -> Topic:
+        """A topic whose brokers have no racks (rack-aware assignment then stays off)."""
+        return Topic(name, (frozenset(),) * partitions)
+
+    @property
+    def partitions(self) -> int:
+        return len(self.partition_racks)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Member:
+    """One member's subscription as the leader decoded it.
+
+    ``generation`` is the subscription's generation id, ``DEFAULT_GENERATION`` (-1) when the
+    member sent none (protocol v0-1) or has none yet; ``rack_id`` is ``client.rack`` (an empty
+    rack is no rack, as Kafka's decoder makes it); ``group_instance_id`` marks a static member.
+    """
+
+    member_id: str
+    topics: tuple[str, ...]
+    group_instance_id: str | None = None
+    rack_id: str | None = None
+    owned_partitions: tuple[TopicPartition, ...] = ()
+    generation: int = DEFAULT_GENERATION
+    user_data: bytes | None = None
+
+    @property
+    def rack(self) -> str | None:
+        """The rack that takes part in rack-aware assignment: ``None`` for none or empty."""
+        return self.rack_id or None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroup:
+    """The members in the order the leader received them, and the cluster's topics by name.
+
+    Subscribed topics missing from ``topics`` (or with no partitions) are skipped, as Kafka skips
+    topics without metadata; topics nobody subscribes to are never assigned.
+    """
+
+    members: tuple[Member, ...]
+    topics: Mapping[str, Topic]
+
+    def partition_count(self, topic: str) -> int:
+        """Partitions of ``topic`` in the metadata; 0 when it has none."""
+        found = self.topics.get(topic)
+        return found.partitions if found is not None else 0
+
+
+def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> ConsumerGroup:
+    """A checked ``ConsumerGroup``; ``InvalidRequest`` names the field and member at fault.
+
+    Refused, because Kafka's answer would be undefined or because no real group sends them:
+    duplicate member or instance ids, duplicate topics in a subscription, illegal topic names,
+    generations outside int32, and owned partitions that repeat or do not exist in the metadata
+    (Kafka's sticky assignors would hand such a partition out twice).
+    """
+    topic_map: dict[str, Topic] = {}
+    for i, topic in enumerate(topics):
+        _check_topic_name(topic.name, f"topics[{i}].name", None)
+        if topic.name in topic_map:
+            raise InvalidRequest(f"topic {topic.name!r} listed twice", field=f"topics[{i}]")
+        topic_map[topic.name] = topic
+    members = tuple(members)
+    if not members:
+        raise InvalidRequest("a group has at least one member", field="members")
+    seen_ids: set[str] = set()
+    seen_instances: set[str] = set()
+    for member in members:
+        _check_member(member, topic_map, seen_ids, seen_instances)
+    return ConsumerGroup(members, dict(sorted(topic_map.items())))
+
+
+def _check_topic_name(name: str, field: str, member: str | None) -> None:
+    if not _TOPIC_NAME.fullmatch(name) or name in (".", ".."):
+        raise InvalidRequest(f"illegal topic name {name!r}", field=field, member=member)
+
+
+def _check_member(
+    member: Member, topics: Mapping[str, Topic], seen_ids: set[str], seen_instances: set[str]
+) -> None:
+    who = member.member_id
+    if not who:
+        raise InvalidRequest("member id is empty", field="member_id")
+    if who in seen_ids:
+        raise InvalidRequest("member id listed twice", field="member_id", member=who)
+    seen_ids.add(who)
+    instance = member.group_instance_id
+    if instance is not None:
+        if not instance:
+            raise InvalidRequest("empty group instance id", field="group_instance_id", member=who)
+        if instance in seen_instances:
+            raise InvalidRequest(
+                f"group instance id {instance!r} used twice", field="group_instance_id", member=who
+            )
+        seen_instances.add(instance)
+    for topic in member.topics:
+        _check_topic_name(topic, "topics", who)
+    if len(set(member.topics)) != len(member.topics):
+        raise InvalidRequest("a topic is subscribed twice", field="topics", member=who)
+    if not _INT32_MIN <= member.generation <= _INT32_MAX:
+        raise InvalidRequest(
+            f"generation {member.generation} is outside int32", field="generation", member=who
+        )
+    check_partitions(member.owned_partitions, topics, field="owned_partitions", member=who)
+
+
+def check_partitions(
+    partitions: Iterable[TopicPartition],
+    topics: Mapping[str, Topic],
+    *,
+    field: str,
+    member: str,
+) -> None:
+    """Claimed partitions must have legal topic names, be distinct and, for topics in the
+    metadata, exist there. Partitions of other topics are ignored by every assignor."""
+    seen: set[TopicPartition] = set()
+    for tp in partitions:
+        _check_topic_name(tp.topic, field, member)
+        if tp in seen:
+            raise InvalidRequest(f"{tp} listed twice", field=field, member=member)
+        seen.add(tp)
+        topic = topics.get(tp.topic)
+        count = topic.partitions if topic is not None else _INT32_MAX
+        if not 0 <= tp.partition < count:
+            raise InvalidRequest(
+                f"{tp} is not a partition of the topic", field=field, member=member
+            )

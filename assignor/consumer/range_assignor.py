@@ -1,0 +1,161 @@
+"""``range``: Kafka's ``RangeAssignor``, per topic contiguous ranges, rack-aware (KIP-881).
+
+For each topic, its subscribers in ``member_order`` take consecutive partitions: with ``n``
+partitions and ``c`` subscribers, each gets ``n // c`` and the first ``n % c`` one more. Members
+subscribed to the same topics with the same partition counts therefore get the same partition
+numbers of each (co-partitioning, what joins rely on).
+
+With racks, a topic needs rack matching when ``rack_reason`` says so for its subscribers and
+partitions. If any topic does, before the plain ranges:
+
+- topics with the same subscribers (same racks) and the same partition count are assigned
+  together, partition by partition: partition ``p`` of all of them goes to the first member
+  whose rack holds a replica of every one and that has room in every one (a member without a
+  rack matches anything). Kafka does this for such groups even when none of their topics needs
+  rack matching, as long as some topic in the group does;
+- any other topic that needs it: each member in order takes, up to its quota, the lowest
+  unassigned partitions with a replica in its rack.
+
+What is left is then filled by plain ranges, each member up to its quota. Quotas never change:
+balance per topic comes first, co-partitioning second, rack locality third.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kassign.assignor.consumer.common import member_order, partitions_per_topic, rack_reason
+from kassign.assignor.consumer.model import ConsumerGroup, TopicPartition
+from kassign.assignor.consumer.result import GroupAssignment, RackReason, group_assignment
+
+__all__ = ["NAME", "assign_range"]
+
+NAME = "range"
+
+Assignment = dict[str, list[TopicPartition]]
+
+
+@dataclass(slots=True)
+class _TopicState:
+    """One topic's scratch state: its subscribers, the partitions left and each one's quota."""
+
+    topic: str
+    consumers: tuple[tuple[str, str | None], ...]  # (member id, rack) in member order
+    partition_racks: dict[int, frozenset[str]]  # empty unless a subscriber has a rack
+    reason: RackReason
+    unassigned: list[int]
+    base: int
+    extra: int
+    assigned: dict[str, int] = field(default_factory=dict)
+    rack_of: dict[str, str | None] = field(default_factory=dict)
+
+    def racks_match(self, consumer: str, partition: int) -> bool:
+        rack = self.rack_of[consumer]
+        return rack is None or rack in self.partition_racks.get(partition, frozenset())
+
+    def max_assignable(self, consumer: str) -> int:
+        return max(0, self.base + (1 if self.extra > 0 else 0) - self.assigned.get(consumer, 0))
+
+    def give(self, consumer: str, partitions: list[int], assignment: Assignment) -> None:
+        assignment[consumer].extend(TopicPartition(self.topic, p) for p in partitions)
+        count = self.assigned.get(consumer, 0) + len(partitions)
+        self.assigned[consumer] = count
+        if count > self.base:
+            self.extra -= 1
+        taken = set(partitions)
+        self.unassigned = [p for p in self.unassigned if p not in taken]
+
+
+def assign_range(group: ConsumerGroup) -> GroupAssignment:
+    """Kafka's ``RangeAssignor.assign`` on ``group``."""
+    states = [
+        _topic_state(group, topic, count) for topic, count in partitions_per_topic(group).items()
+    ]
+    assignment: Assignment = {m.member_id: [] for m in group.members}
+    if any(s.reason.enables for s in states):
+        _assign_with_rack_matching(states, assignment)
+    for state in states:
+        _assign_ranges(state, lambda c, p: True, assignment)
+    claims = {m.member_id: m.owned_partitions for m in group.members}
+    return group_assignment(
+        NAME, group, assignment, claims=claims, rack_reason=_group_reason(group, states)
+    )
+
+
+def _topic_state(group: ConsumerGroup, topic: str, count: int) -> _TopicState:
+    subscribers = member_order(m for m in group.members if topic in m.topics)
+    consumers = tuple((m.member_id, m.rack) for m in subscribers)
+    racks = [r for _, r in consumers if r is not None]
+    topic_racks = group.topics[topic].partition_racks
+    partition_racks = dict(enumerate(topic_racks)) if racks else {}
+    return _TopicState(
+        topic=topic,
+        consumers=consumers,
+        partition_racks=partition_racks,
+        reason=rack_reason(racks, partition_racks.values()),
+        unassigned=list(range(count)),
+        base=count // len(consumers),
+        extra=count % len(consumers),
+        rack_of=dict(consumers),
+    )
+
+
+def _assign_ranges(
+    state: _TopicState, may_assign: Callable[[str, int], bool], assignment: Assignment
+) -> None:
+    """Each subscriber in order takes its quota of the lowest unassigned partitions it may take."""
+    for consumer, _ in state.consumers:
+        if not state.unassigned:
+            break
+        quota = state.max_assignable(consumer)
+        chosen = [p for p in state.unassigned if may_assign(consumer, p)][:quota]
+        if chosen:
+            state.give(consumer, chosen, assignment)
+
+
+def _assign_with_rack_matching(states: list[_TopicState], assignment: Assignment) -> None:
+    """Rack-matched placement first: co-partitioned topics together, others one by one."""
+    groups: dict[tuple[tuple[tuple[str, str | None], ...], int], list[_TopicState]] = {}
+    for state in states:
+        groups.setdefault((state.consumers, len(state.partition_racks)), []).append(state)
+    for (consumers, partitions), together in groups.items():
+        if len(together) > 1:
+            _assign_co_partitioned(consumers, partitions, together, assignment)
+        elif together[0].reason.enables:
+            _assign_ranges(together[0], together[0].racks_match, assignment)
+
+
+def _assign_co_partitioned(
+    consumers: tuple[tuple[str, str | None], ...],
+    partitions: int,
+    states: list[_TopicState],
+    assignment: Assignment,
+) -> None:
+    """Partition ``p`` of every topic to the first member that matches and has room in all."""
+    remaining = [c for c, _ in consumers]
+    for p in range(partitions):
+        chosen = next(
+            (
+                c
+                for c in remaining
+                if all(s.racks_match(c, p) and s.max_assignable(c) > 0 for s in states)
+            ),
+            None,
+        )
+        if chosen is None:
+            continue
+        for state in states:
+            state.give(chosen, [p], assignment)
+        if all(s.max_assignable(chosen) == 0 for s in states):
+            remaining.remove(chosen)
+            if not remaining:
+                break
+
+
+def _group_reason(group: ConsumerGroup, states: list[_TopicState]) -> RackReason:
+    """On if any topic used racks; otherwise the most telling topic's reason (``RackReason``)."""
+    if not states:
+        return rack_reason((m.rack for m in group.members if m.rack is not None), ())
+    order = list(RackReason)
+    return max((s.reason for s in states), key=order.index)

@@ -1,0 +1,153 @@
+"""The consumer assignors' output: each member's partitions, and a report of what happened.
+
+Output only, frozen, built once by ``group_assignment`` from an assignor's scratch state.
+Members are listed in member-id order (Java ``String`` order), partitions sorted.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from kassign.assignor.consumer.java_order import java_key
+from kassign.assignor.consumer.model import ConsumerGroup, TopicPartition
+
+__all__ = [
+    "AssignmentReport",
+    "GroupAssignment",
+    "MemberAssignment",
+    "RackReason",
+    "group_assignment",
+    "moving_away",
+]
+
+
+class RackReason(enum.Enum):
+    """Why rack-aware assignment (KIP-881) was on or off; the value reads as a sentence.
+
+    Off reasons are listed from "nothing to match" to "nothing to gain", the order in which
+    ``range`` (which decides per topic) reports the most telling one.
+    """
+
+    NOT_RACK_AWARE = "the assignor does not use racks"
+    NO_MEMBER_RACK = "no member has a rack"
+    NO_SHARED_RACK = "no member's rack holds a replica"
+    EVERY_RACK_HAS_EVERY_PARTITION = "every partition has a replica in every rack"
+    SOME_RACK_LACKS_A_PARTITION = "some partition has no replica in some rack"
+
+    @property
+    def enables(self) -> bool:
+        return self is RackReason.SOME_RACK_LACKS_A_PARTITION
+
+
+@dataclass(frozen=True, slots=True)
+class MemberAssignment:
+    """One member's partitions, and (``cooperative-sticky``) the owned ones it must give up.
+
+    ``revoked``: partitions the member reported owning that go to another member; under the
+    cooperative protocol the new owner gets them only in the follow-up rebalance.
+    """
+
+    member_id: str
+    partitions: tuple[TopicPartition, ...]
+    revoked: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignmentReport:
+    """What the assignment did, for logs and metrics; never needed to apply it.
+
+    - ``moved_partitions``: partitions some member claimed that now go to a member that did not
+      claim them (claims as the assignor reads them: ``sticky`` from its user data, the others
+      from the subscription's owned partitions); withheld ones included;
+    - ``cross_rack_partitions``: assigned partitions whose member has a rack that holds none of
+      their replicas;
+    - ``withheld_partitions``: (``cooperative-sticky``) partitions changing owner that nobody
+      gets this round, so their old owner can revoke them first.
+    """
+
+    rack_aware: bool
+    rack_reason: RackReason
+    moved_partitions: int
+    cross_rack_partitions: int
+    withheld_partitions: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GroupAssignment:
+    """The group's assignment: every member, in member-id order, and the report."""
+
+    assignor: str
+    members: tuple[MemberAssignment, ...]
+    report: AssignmentReport
+
+    def partitions(self) -> dict[str, tuple[TopicPartition, ...]]:
+        """Member id -> its partitions."""
+        return {m.member_id: m.partitions for m in self.members}
+
+
+def group_assignment(
+    assignor: str,
+    group: ConsumerGroup,
+    target: Mapping[str, Collection[TopicPartition]],
+    *,
+    claims: Mapping[str, Collection[TopicPartition]],
+    rack_reason: RackReason,
+    withheld: Collection[TopicPartition] = (),
+    revoked: Mapping[str, Collection[TopicPartition]] | None = None,
+) -> GroupAssignment:
+    """Freeze an assignor's answer and count what it did.
+
+    ``target`` is every member's partitions before any are withheld; ``withheld`` the
+    partitions taken back from their new owners and ``revoked`` each member's owned partitions
+    going elsewhere (cooperative only); ``claims`` the previous ownership the assignor read.
+    Members missing from ``target`` get nothing.
+    """
+    kept_back = frozenset(withheld)
+    owner = {tp: m for m, tps in target.items() for tp in tps}
+    revoked = revoked or {}
+    assignments = []
+    cross_rack = 0
+    for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
+        mine = sorted(tp for tp in target.get(member.member_id, ()) if tp not in kept_back)
+        if member.rack is not None:
+            cross_rack += sum(1 for tp in mine if member.rack not in _racks_of(group, tp))
+        gone = tuple(sorted(revoked.get(member.member_id, ())))
+        assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
+    report = AssignmentReport(
+        rack_aware=rack_reason.enables,
+        rack_reason=rack_reason,
+        moved_partitions=_moved(claims, owner),
+        cross_rack_partitions=cross_rack,
+        withheld_partitions=len(kept_back),
+    )
+    return GroupAssignment(assignor, tuple(assignments), report)
+
+
+def _moved(
+    claims: Mapping[str, Collection[TopicPartition]], owner: Mapping[TopicPartition, str]
+) -> int:
+    """Claimed partitions that go to a member that did not claim them."""
+    claimants: dict[TopicPartition, set[str]] = {}
+    for member_id, tps in claims.items():
+        for tp in tps:
+            claimants.setdefault(tp, set()).add(member_id)
+    return sum(1 for tp, ms in claimants.items() if tp in owner and owner[tp] not in ms)
+
+
+def moving_away(
+    group: ConsumerGroup, target: Mapping[str, Collection[TopicPartition]]
+) -> dict[str, tuple[TopicPartition, ...]]:
+    """Per member, the partitions it reports owning that ``target`` gives to another member."""
+    owner = {tp: m for m, tps in target.items() for tp in tps}
+    return {
+        m.member_id: tuple(
+            tp for tp in m.owned_partitions if owner.get(tp, m.member_id) != m.member_id
+        )
+        for m in group.members
+    }
+
+
+def _racks_of(group: ConsumerGroup, tp: TopicPartition) -> frozenset[str]:
+    return group.topics[tp.topic].partition_racks[tp.partition]

@@ -1,0 +1,92 @@
+"""``sticky``: Kafka's eager ``StickyAssignor``, balanced first, then sticky, rack-aware.
+
+Priorities, in order: balance (loads within one where subscriptions allow), rack locality
+(KIP-881, best effort; an owned partition on the wrong rack is given up), stickiness (as many
+partitions as possible stay where they were).
+
+Eager members give up everything before joining, so their subscriptions own nothing: each
+member's previous assignment and generation travel in its userData, which this assignor wrote
+on the member's last assignment (``kassign.kafka.consumer_user_data``). Kafka reads that
+userData as follows, and so do we:
+
+- none or empty: no previous partitions, no generation;
+- v1 (partitions and generation) or else v0 (partitions only, no generation);
+- bytes that fit neither: no previous partitions, generation -1.
+
+The subscription's own generation still counts where Kafka reads it: when two members claim a
+partition, the standing claim's generation is its subscription's (``sticky_base``).
+
+``assign_sticky_partitions`` is the part ``cooperative-sticky`` shares (Kafka's
+``AbstractStickyAssignor``); it picks the constrained builder when every member subscribes to
+the same topics and the general one otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kassign.assignor.consumer import sticky_constrained, sticky_general
+from kassign.assignor.consumer.common import partitions_per_topic
+from kassign.assignor.consumer.model import (
+    DEFAULT_GENERATION,
+    ConsumerGroup,
+    Member,
+    TopicPartition,
+    check_partitions,
+)
+from kassign.assignor.consumer.result import GroupAssignment, group_assignment
+from kassign.assignor.consumer.sticky_base import (
+    MemberData,
+    StickyOutcome,
+    member_hash_order,
+    rack_info,
+    resolve_ownership,
+)
+from kassign.kafka.buffer import WireError
+from kassign.kafka.consumer_user_data import decode_sticky_user_data
+
+__all__ = ["NAME", "assign_sticky", "assign_sticky_partitions", "sticky_member_data"]
+
+NAME = "sticky"
+
+
+def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
+    """Kafka's ``StickyAssignor.assign`` on ``group``."""
+    data = {m.member_id: sticky_member_data(group, m) for m in group.members}
+    outcome = assign_sticky_partitions(group, lambda m: data[m.member_id])
+    claims = {m: d.partitions for m, d in data.items()}
+    return group_assignment(
+        NAME, group, outcome.assignment, claims=claims, rack_reason=outcome.rack.reason
+    )
+
+
+def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
+    """The member's previous assignment as ``StickyAssignor`` decodes its userData.
+
+    Decoded partitions of topics in the metadata must exist there and be distinct
+    (``InvalidRequest`` otherwise: Kafka would assign such a partition twice).
+    """
+    if not member.user_data:
+        return MemberData((), None)
+    try:
+        decoded = decode_sticky_user_data(member.user_data)
+    except WireError:
+        return MemberData((), DEFAULT_GENERATION)
+    partitions = tuple(TopicPartition(t, p) for t, p in decoded.partitions)
+    known = [tp for tp in partitions if tp.topic in group.topics]
+    check_partitions(known, group.topics, field="user_data", member=member.member_id)
+    return MemberData(partitions, decoded.generation)
+
+
+def assign_sticky_partitions(
+    group: ConsumerGroup, member_data: Callable[[Member], MemberData]
+) -> StickyOutcome:
+    """Kafka's ``AbstractStickyAssignor.assignPartitions``: settle claims, pick a builder."""
+    topics = partitions_per_topic(group)
+    members = member_hash_order(group)
+    rack = rack_info(group, topics)
+    data = {m.member_id: member_data(m) for m in members}
+    ownership = resolve_ownership(members, topics, data)
+    if ownership.all_subscriptions_equal:
+        return sticky_constrained.build(topics, rack, ownership)
+    return sticky_general.build(topics, rack, ownership, members, data)

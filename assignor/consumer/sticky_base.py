@@ -1,0 +1,178 @@
+"""What ``sticky`` and ``cooperative-sticky`` share: Kafka's ``AbstractStickyAssignor``'s inputs.
+
+Each member's previous ownership comes through the assignor's own ``member_data`` (the two
+assignors differ only there, and in what cooperative does afterwards); ``resolve_ownership``
+settles partitions claimed by several members and tells whether every member subscribes to
+the same topics, which picks the builder (``sticky_constrained`` or ``sticky_general``);
+``rack_info`` decides rack mode once, for the whole group.
+
+Claims are settled walking the members in Java hash order (``java_order``), as Kafka does:
+
+- a claim on a topic nobody subscribes to, or one without metadata, is dropped;
+- the first claim on a partition stands until a later one comes;
+- a later claim from the same generation as the standing one (that one's generation read from
+  its *subscription*, while the newcomer's comes from its member data: for eager ``sticky``
+  the two can differ) voids both, and marks the partition as claimed by several owners;
+- a later claim from a higher generation wins; from a lower one, loses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kassign.assignor.consumer.common import rack_reason
+from kassign.assignor.consumer.java_order import hash_order, string_hash
+from kassign.assignor.consumer.model import (
+    DEFAULT_GENERATION,
+    ConsumerGroup,
+    Member,
+    TopicPartition,
+)
+from kassign.assignor.consumer.result import RackReason
+
+__all__ = [
+    "MemberData",
+    "Ownership",
+    "RackInfo",
+    "StickyOutcome",
+    "member_hash_order",
+    "rack_info",
+    "resolve_ownership",
+    "subscription_generation",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MemberData:
+    """A member's previous partitions and generation as a sticky assignor reads them.
+
+    ``generation`` is ``None`` when the member gave none (Kafka's empty ``Optional``).
+    """
+
+    partitions: tuple[TopicPartition, ...]
+    generation: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class RackInfo:
+    """Kafka's ``RackInfo``: racks by member and by partition, empty unless rack mode is on.
+
+    ``consumers_in_racks`` (per partition, the members whose rack holds a replica) is filled
+    whenever some member has a rack, rack mode or not, as in Kafka: the constrained builder
+    sorts by it either way (which changes nothing when rack mode is off).
+    """
+
+    reason: RackReason
+    member_rack: Mapping[str, str]
+    partition_racks: Mapping[TopicPartition, frozenset[str]]
+    consumers_in_racks: Mapping[TopicPartition, int]
+
+    def mismatch(self, member: str, tp: TopicPartition) -> bool:
+        """The member has a rack (in rack mode) that holds no replica of ``tp``."""
+        rack = self.member_rack.get(member)
+        return rack is not None and rack not in self.partition_racks.get(tp, frozenset())
+
+
+@dataclass(frozen=True, slots=True)
+class Ownership:
+    """Claims after settling: each member's kept partitions (members in Kafka's map order)."""
+
+    all_subscriptions_equal: bool
+    owned: dict[str, list[TopicPartition]]
+    claimed_by_several: frozenset[TopicPartition]
+    max_generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class StickyOutcome:
+    """A builder's answer; ``transferring`` (partition -> new owner) only from the constrained
+    builder, which tracks it, ``None`` from the general one (cooperative computes it then)."""
+
+    assignment: dict[str, list[TopicPartition]]
+    transferring: dict[TopicPartition, str] | None
+    rack: RackInfo
+
+
+def member_hash_order(group: ConsumerGroup) -> list[Member]:
+    """Members as Kafka's ``GroupSubscription`` map iterates them (filled in arrival order)."""
+    by_id = {m.member_id: m for m in group.members}
+    return [by_id[i] for i in hash_order(by_id, string_hash)]
+
+
+def subscription_generation(member: Member) -> int:
+    """The subscription's generation as Kafka reads it: negative means none, i.e. -1."""
+    return member.generation if member.generation >= 0 else DEFAULT_GENERATION
+
+
+def rack_info(group: ConsumerGroup, topics: Mapping[str, int]) -> RackInfo:
+    """Rack mode for the whole group, over every subscribed partition."""
+    racks = {m.member_id: m.rack for m in group.members if m.rack is not None}
+    partitions = {
+        TopicPartition(t, p): group.topics[t].partition_racks[p]
+        for t, n in topics.items()
+        for p in range(n)
+    }
+    reason = rack_reason(racks.values(), partitions.values())
+    counted: dict[TopicPartition, int] = {}
+    if racks:
+        per_rack: dict[str, int] = {}
+        for r in racks.values():
+            per_rack[r] = per_rack.get(r, 0) + 1
+        counted = {tp: sum(per_rack.get(r, 0) for r in rs) for tp, rs in partitions.items()}
+    if not reason.enables:
+        return RackInfo(reason, {}, {}, counted)
+    return RackInfo(reason, racks, partitions, counted)
+
+
+def resolve_ownership(
+    members: list[Member], topics: Mapping[str, int], data: Mapping[str, MemberData]
+) -> Ownership:
+    """Kafka's ``allSubscriptionsEqual``: compare subscriptions and settle claims, in one walk.
+
+    Subscriptions are compared with the first non-empty one seen: a member subscribed to
+    nothing that comes first in hash order does not make the group unequal (Kafka's check).
+    """
+    first: frozenset[str] = frozenset()
+    equal = True
+    max_generation = DEFAULT_GENERATION
+    owned: dict[str, list[TopicPartition]] = {}
+    standing: dict[TopicPartition, Member] = {}
+    several: set[TopicPartition] = set()
+    for member in members:
+        subscribed = frozenset(member.topics)
+        if not first:
+            first = subscribed
+        elif equal and subscribed != first:
+            equal = False
+        md = data[member.member_id]
+        generation = md.generation if md.generation is not None else DEFAULT_GENERATION
+        max_generation = max(max_generation, generation)
+        mine: list[TopicPartition] = []
+        owned[member.member_id] = mine
+        for tp in md.partitions:
+            if tp.topic not in topics:
+                continue
+            other = standing.get(tp)
+            if other is None:
+                mine.append(tp)
+                standing[tp] = member
+                continue
+            other_generation = subscription_generation(other)
+            if generation == other_generation:
+                several.add(tp)
+                _discard(owned[other.member_id], tp)
+                standing[tp] = member
+            elif generation > other_generation:
+                mine.append(tp)
+                _discard(owned[other.member_id], tp)
+                standing[tp] = member
+    # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same
+    # growth, hence (replayed here rather than assumed) the same order
+    owned = {m: owned[m] for m in hash_order(owned, string_hash)}
+    return Ownership(equal, owned, frozenset(several), max_generation)
+
+
+def _discard(partitions: list[TopicPartition], tp: TopicPartition) -> None:
+    if tp in partitions:
+        partitions.remove(tp)

@@ -1,0 +1,83 @@
+"""Java's string order and hash orders, against values taken from a JDK 17 and kafka-clients."""
+
+from __future__ import annotations
+
+from kassign.assignor.consumer.java_order import (
+    HashTable,
+    hash_order,
+    java_key,
+    string_hash,
+    topic_partition_hash,
+)
+from kassign.assignor.consumer.model import TopicPartition
+
+
+def _signed(h: int) -> int:
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def test_string_hash_is_javas() -> None:
+    assert string_hash("Aa") == string_hash("BB") == 2112
+    assert _signed(string_hash("orders")) == -1008770331
+    assert string_hash("\U0001f600") == (31 * 0xD83D + 0xDE00) & 0xFFFFFFFF  # UTF-16 units
+
+
+def test_topic_partition_hash_is_kafkas() -> None:
+    assert _signed(topic_partition_hash(string_hash("orders"), 7)) == -1008769153
+
+
+def test_java_key_orders_by_utf16_code_units() -> None:
+    emoji, private = "\U0001f600", "\ue000"
+    assert emoji > private  # Python: code points
+    assert java_key(emoji) < java_key(private)  # Java: a surrogate (D83D) before E000
+
+
+def test_put_order_is_a_java_hashmaps() -> None:
+    keys = [f"m-{i}" for i in range(15)] + ["Aa", "BB"]
+    expected = "Aa BB m-10 m-1 m-13 m-0 m-14 m-3 m-11 m-2 m-12 m-5 m-4 m-7 m-6 m-9 m-8"
+    assert hash_order(keys, string_hash) == expected.split()
+
+
+def test_compute_if_absent_puts_new_keys_first_in_their_bucket() -> None:
+    keys = ["Pay0", "logs1", "clicks2", "Pay3"]  # Pay0 and clicks2 share a bucket
+    assert hash_order(keys, string_hash) == ["logs1", "Pay0", "clicks2", "Pay3"]
+    assert hash_order(keys, string_hash, compute_if_absent=True) == [
+        "logs1",
+        "clicks2",
+        "Pay0",
+        "Pay3",
+    ]
+
+
+def test_compute_if_absent_of_a_present_key_may_grow_the_table() -> None:
+    keys = [
+        "x-y1",
+        "a.b0",
+        "a.b12",
+        "a.b3",
+        "x-y7",
+        "t14",
+        "a.b15",
+        "a.b18",
+        "x-y19",
+        "x-y4",
+        "t5",
+        "t17",
+        "t8",
+    ]
+    thirteen = "t5 a.b18 a.b3 t8 a.b15 x-y7 t14 x-y4 a.b0 x-y1 t17 a.b12 x-y19"
+    grown = "t5 t8 x-y7 x-y4 a.b18 a.b3 a.b15 t14 a.b0 x-y1 t17 a.b12 x-y19"
+    assert hash_order(keys, string_hash, compute_if_absent=True) == thirteen.split()
+    assert hash_order([*keys, "t8"], string_hash, compute_if_absent=True) == grown.split()
+
+
+def test_hash_set_first_after_removal() -> None:
+    h = string_hash("orders")
+    table: HashTable[TopicPartition] = HashTable(lambda tp: topic_partition_hash(h, tp.partition))
+    for p in (40, 7, 23, 1, 99, 16):
+        table.put(TopicPartition("orders", p))
+    table.remove(TopicPartition("orders", 1))
+    assert [tp.partition for tp in table.ordered()] == [7, 23, 40, 16, 99]
+    assert table.first() == TopicPartition("orders", 7)
+    assert TopicPartition("orders", 23) in table and len(table) == 5
+    assert not table.treeified

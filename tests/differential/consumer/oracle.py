@@ -1,0 +1,94 @@
+"""Kafka's own consumer assignors, run on generated groups in one JVM.
+
+The Java side is ``kafka/src/main/java/io/kassign/differential/consumer/KafkaConsumerAssignors.java``
+(kafka-clients 4.3.1 as a Maven dependency; nothing of Kafka's is copied). ``build`` compiles it
+and resolves its classpath with Maven; ``run`` feeds it a whole batch of groups on stdin, one
+JSON line each: one JVM start-up for thousands of assignments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.harness import JVM_FLAGS, ROOT, tail
+
+__all__ = ["KAFKA_VERSION", "KafkaAnswer", "build", "run"]
+
+KAFKA_VERSION = "4.3.1"  # kafka/pom.xml's kafka.version
+PROJECT = ROOT / "tests" / "differential" / "consumer" / "kafka"
+MAIN_CLASS = "io.kassign.differential.consumer.KafkaConsumerAssignors"
+
+
+@dataclass(frozen=True, slots=True)
+class KafkaAnswer:
+    """Kafka's assignment (member id -> sorted (topic, partition) pairs), or the error it threw."""
+
+    members: dict[str, tuple[tuple[str, int], ...]]
+    error: str | None = None
+
+
+def build(work: Path) -> str:
+    """Compile the harness and return its classpath (``mvn``; ~/.m2 caches)."""
+    log = work / "mvn-differential-consumer.log"
+    with log.open("wb") as sink:
+        status = subprocess.run(
+            [
+                "mvn",
+                "-B",
+                "-q",
+                "-Dstyle.color=never",
+                "-f",
+                str(PROJECT / "pom.xml"),
+                "compile",
+                "dependency:build-classpath",
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            timeout=900,
+            check=False,
+        ).returncode
+    if status != 0:
+        raise RuntimeError(f"mvn for tests/differential/consumer/kafka failed\n{tail(log, 60)}")
+    deps = (PROJECT / "target" / "classpath.txt").read_text().strip()
+    return os.pathsep.join([str(PROJECT / "target" / "classes"), deps])
+
+
+def run(classpath: str, groups: Sequence[dict[str, Any]]) -> list[KafkaAnswer]:
+    """Kafka's answer for every group, in order."""
+    lines = "".join(json.dumps(g, separators=(",", ":")) + "\n" for g in groups)
+    done = subprocess.run(
+        [
+            "java",
+            *JVM_FLAGS,
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=off",  # Kafka logs every final assignment
+            "-cp",
+            classpath,
+            MAIN_CLASS,
+        ],
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{MAIN_CLASS} exited {done.returncode}\n{done.stderr[-4000:]}")
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    if len(answers) != len(groups):
+        raise RuntimeError(f"{len(groups)} groups, {len(answers)} answers\n{done.stderr[-4000:]}")
+    return [_answer(a) for a in answers]
+
+
+def _answer(answer: dict[str, Any]) -> KafkaAnswer:
+    if "error" in answer:
+        return KafkaAnswer({}, str(answer["error"]))
+    return KafkaAnswer(
+        {m: tuple((t, int(p)) for t, p in tps) for m, tps in answer["members"].items()}
+    )

@@ -25,7 +25,15 @@ from kassign.v1 import assignment_pb2 as pb
 
 from tests.e2e.harness import JVM_FLAGS, ROOT, tail
 
-__all__ = ["KAFKA_VERSION", "Answer", "KafkaAssignment", "build", "run", "validate"]
+__all__ = [
+    "KAFKA_VERSION",
+    "Answer",
+    "KafkaAssignment",
+    "build",
+    "maven_classpath",
+    "run",
+    "validate",
+]
 
 KAFKA_VERSION = "4.3.1"  # kafka/pom.xml's kafka.version
 PROJECT = ROOT / "tests" / "differential" / "kafka"
@@ -56,7 +64,11 @@ class KafkaAssignment:
 
 def build(work: Path) -> str:
     """Compile the harness and return its classpath (``mvn`` as tests/e2e does; ~/.m2 caches)."""
-    log = work / "mvn-differential.log"
+    return maven_classpath(PROJECT, work / "mvn-differential.log")
+
+
+def maven_classpath(project: Path, log: Path) -> str:
+    """``mvn compile dependency:build-classpath`` on ``project``: its classes, then its deps."""
     with log.open("wb") as sink:
         status = subprocess.run(
             [
@@ -65,7 +77,7 @@ def build(work: Path) -> str:
                 "-q",
                 "-Dstyle.color=never",
                 "-f",
-                str(PROJECT / "pom.xml"),
+                str(project / "pom.xml"),
                 "compile",
                 "dependency:build-classpath",
             ],
@@ -76,9 +88,10 @@ def build(work: Path) -> str:
             check=False,
         ).returncode
     if status != 0:
-        raise RuntimeError(f"mvn for tests/differential/kafka failed\n{tail(log, 60)}")
-    deps = (PROJECT / "target" / "classpath.txt").read_text().strip()
-    return os.pathsep.join([str(PROJECT / "target" / "classes"), deps])
+        where = project.relative_to(ROOT)
+        raise RuntimeError(f"mvn for {where} failed\n{tail(log, 60)}")
+    deps = (project / "target" / "classpath.txt").read_text().strip()
+    return os.pathsep.join([str(project / "target" / "classes"), deps])
 
 
 def run(

@@ -9,14 +9,14 @@ JSON line each: one JVM start-up for thousands of assignments.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.harness import JVM_FLAGS, ROOT, tail
+from tests.differential.kafka_oracle import maven_classpath
+from tests.e2e.harness import JVM_FLAGS, ROOT
 
 __all__ = ["KAFKA_VERSION", "KafkaAnswer", "build", "run"]
 
@@ -35,29 +35,7 @@ class KafkaAnswer:
 
 def build(work: Path) -> str:
     """Compile the harness and return its classpath (``mvn``; ~/.m2 caches)."""
-    log = work / "mvn-differential-consumer.log"
-    with log.open("wb") as sink:
-        status = subprocess.run(
-            [
-                "mvn",
-                "-B",
-                "-q",
-                "-Dstyle.color=never",
-                "-f",
-                str(PROJECT / "pom.xml"),
-                "compile",
-                "dependency:build-classpath",
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            timeout=900,
-            check=False,
-        ).returncode
-    if status != 0:
-        raise RuntimeError(f"mvn for tests/differential/consumer/kafka failed\n{tail(log, 60)}")
-    deps = (PROJECT / "target" / "classpath.txt").read_text().strip()
-    return os.pathsep.join([str(PROJECT / "target" / "classes"), deps])
+    return maven_classpath(PROJECT, work / "mvn-differential-consumer.log")
 
 
 def run(classpath: str, groups: Sequence[dict[str, Any]]) -> list[KafkaAnswer]:

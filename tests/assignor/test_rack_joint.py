@@ -297,3 +297,21 @@ def test_high_availability_leaves_no_exchange_among_caught_up_replicas(
         state, active, standby, traffic_cost=10, non_overlap_cost=1, may_lead=caught_up
     )
     assert isinstance(out, str) or out.exchanged == 0
+
+
+def test_threads_decide_balance_and_no_follow_up_without_caught_up_clients() -> None:
+    """Issue 13's case: clients of 1 and 2 threads, 8 tasks nobody is caught up on. Kafka places
+    3 and 5 actives and plans no follow-up; so must kassign, rack-aware or not."""
+    tasks = [_task(TaskId(0, n), frozenset("ab"[n % 2]), frozenset("ab"[n % 2])) for n in range(8)]
+    lags = {t.id: 100_000 for t in tasks}
+    one = KafkaStreamsState(uuid.UUID(int=1), (ConsumerState("m1"),), rack_id="a", task_lags=lags)
+    two = KafkaStreamsState(
+        uuid.UUID(int=2), (ConsumerState("m2"), ConsumerState("m3")), rack_id="b", task_lags=lags
+    )
+    for strategy in RackAwareStrategy:
+        state = application_state(
+            tasks, [one, two], AssignmentConfigs(rack_aware_strategy=strategy)
+        )
+        result = assign_high_availability(state)
+        assert [len(a.active) for a in result.assignments] == [3, 5], strategy
+        assert not result.followup_scheduled, strategy

@@ -112,12 +112,12 @@ def exchange_roles(
     ``active`` and ``standby`` cover the stateful tasks; ``fixed`` standbys (task, client) keep
     their role, and a standby becomes active only where ``may_lead`` allows. A string says why
     nothing could be gained (no strategy, no racks, nothing to exchange). ``previous`` (each
-    task's previous active client) changes what stickiness costs: see ``_stickiness``.
+    task's previous active clients) changes what stickiness costs: see
+    ``_Candidates.stickiness``.
     """
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
         return "off"
     clients = list(state.clients)
-    index = {pid: i for i, pid in enumerate(clients)}
     owner = {t: pid for pid, ts in active.items() for t in ts}
     pairs = sorted(
         (t.sort_key, t, pid)
@@ -127,24 +127,18 @@ def exchange_roles(
     )
     if not pairs:
         return "no standby may take its active's role"
-    tasks = sorted({t for _, t, _ in pairs}, key=lambda t: t.sort_key)
-    tables = _tables(state, tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
+    found = _Candidates.of(state, owner, [(t, pid) for _, t, pid in pairs])
+    tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss, standby_miss) = tables
-    row = {t: i for i, t in enumerate(tasks)}
-    t_idx = np.array([row[t] for _, t, _ in pairs], np.int64)
-    source = np.array([index[owner[t]] for _, t, _ in pairs], np.int64)
-    target = np.array([index[pid] for _, _, pid in pairs], np.int64)
+    t_idx, source, target = found.task, found.source, found.target
     a_rack, b_rack = client_rack[source], client_rack[target]
     before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
     after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
-    penalty = _stickiness(
-        [p[1] for p in pairs], source, target, clients, previous, non_overlap_cost, replicas=2
-    )
-    gain = traffic_cost * (before - after) - penalty
-    problem = RoleProblem(len(clients), t_idx, source, target, gain, _groups(state, tasks, t_idx))
-    chosen = solve_exchanges(problem)
+    penalty = found.stickiness(previous, non_overlap_cost, replicas=2)
+    chosen = found.solve(traffic_cost * (before - after) - penalty)
+    tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
@@ -201,23 +195,17 @@ def relocate_actives(
     )
     if not pairs:
         return "no other eligible client"
-    tasks = sorted({p[2] for p in pairs}, key=lambda t: t.sort_key)
-    tables = _tables(state, tasks, traffic_cost, (TaskType.ACTIVE,))
+    found = _Candidates.of(state, owner, [(p[2], p[3]) for p in pairs])
+    tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE,))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss,) = tables
-    row = {t: i for i, t in enumerate(tasks)}
-    t_idx = np.array([row[p[2]] for p in pairs], np.int64)
-    source = np.array([index[owner[p[2]]] for p in pairs], np.int64)
-    target = np.array([p[1] for p in pairs], np.int64)
+    t_idx, source, target = found.task, found.source, found.target
     before = active_miss[t_idx, client_rack[source]]
     after = active_miss[t_idx, client_rack[target]]
-    penalty = _stickiness(
-        [p[2] for p in pairs], source, target, clients, previous, non_overlap_cost, replicas=1
-    )
-    gain = traffic_cost * (before - after) - penalty
-    problem = RoleProblem(len(clients), t_idx, source, target, gain, _groups(state, tasks, t_idx))
-    chosen = solve_exchanges(problem)
+    penalty = found.stickiness(previous, non_overlap_cost, replicas=1)
+    chosen = found.solve(traffic_cost * (before - after) - penalty)
+    tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
         task = tasks[int(t_idx[i])]
@@ -256,33 +244,68 @@ def _spread_keeper(
     return keeps
 
 
-def _stickiness(
-    tasks: Sequence[TaskId],
-    source: IntArray,
-    target: IntArray,
-    clients: Sequence[ProcessId],
-    previous: Mapping[TaskId, AbstractSet[ProcessId]] | None,
-    non_overlap_cost: int,
-    *,
-    replicas: int,
-) -> IntArray:
-    """What each candidate costs in stickiness.
+@dataclass(frozen=True, slots=True)
+class _Candidates:
+    """Candidate moves of actives, in the caller's order: candidate ``i`` takes task
+    ``tasks[task[i]]`` from client ``source[i]`` (its active's) to client ``target[i]``."""
 
-    Without ``previous``: ``non_overlap_cost`` for each replica that changes client (KIP-925's
-    rule against the assignment given). With it (each task's previous active clients): the
-    objective is the traffic plus ``non_overlap_cost`` for each active on a client that did not
-    run it (``moved.moved_counts``' definition), so a candidate pays it for taking a task off a
-    previous owner and earns it back for returning one there; moving a task between two clients
-    that did not run it costs nothing (both are caught up, neither was where it ran).
-    """
-    if previous is None:
-        return np.full(source.size, replicas * non_overlap_cost, np.int64)
-    empty: frozenset[ProcessId] = frozenset()
-    owned = [previous.get(t, empty) for t in tasks]
-    leaves = np.array([clients[a] in o for a, o in zip(source.tolist(), owned)], np.int64)
-    returns = np.array([clients[b] in o for b, o in zip(target.tolist(), owned)], np.int64)
-    cost: IntArray = non_overlap_cost * (leaves - returns)
-    return cost
+    state: ApplicationState
+    tasks: list[TaskId]
+    task: IntArray
+    source: IntArray
+    target: IntArray
+
+    @staticmethod
+    def of(
+        state: ApplicationState,
+        owner: Mapping[TaskId, ProcessId],
+        pairs: Sequence[tuple[TaskId, ProcessId]],
+    ) -> _Candidates:
+        """``pairs`` of (task, target client); each task's source is its ``owner``."""
+        index = {pid: i for i, pid in enumerate(state.clients)}
+        tasks = sorted({t for t, _ in pairs}, key=lambda t: t.sort_key)
+        row = {t: i for i, t in enumerate(tasks)}
+        return _Candidates(
+            state,
+            tasks,
+            np.array([row[t] for t, _ in pairs], np.int64),
+            np.array([index[owner[t]] for t, _ in pairs], np.int64),
+            np.array([index[pid] for _, pid in pairs], np.int64),
+        )
+
+    def solve(self, gain: IntArray) -> IntArray:
+        """The candidates to apply for ``gain`` (``solve_exchanges``' circulation)."""
+        groups = _groups(self.state, self.tasks, self.task)
+        return solve_exchanges(
+            RoleProblem(len(self.state.clients), self.task, self.source, self.target, gain, groups)
+        )
+
+    def stickiness(
+        self,
+        previous: Mapping[TaskId, AbstractSet[ProcessId]] | None,
+        non_overlap_cost: int,
+        *,
+        replicas: int,
+    ) -> IntArray:
+        """What each candidate costs in stickiness.
+
+        Without ``previous``: ``non_overlap_cost`` for each replica that changes client
+        (KIP-925's rule against the assignment given). With it (each task's previous active
+        clients): the objective is the traffic plus ``non_overlap_cost`` for each active on a
+        client that did not run it (``moved.moved_counts``' definition), so a candidate pays it
+        for taking a task off a previous owner and earns it back for returning one there; moving
+        a task between two clients that did not run it costs nothing (both are caught up,
+        neither was where it ran).
+        """
+        if previous is None:
+            return np.full(self.source.size, replicas * non_overlap_cost, np.int64)
+        clients = list(self.state.clients)
+        empty: frozenset[ProcessId] = frozenset()
+        owned = [previous.get(self.tasks[t], empty) for t in self.task.tolist()]
+        leaves = np.array([clients[a] in o for a, o in zip(self.source.tolist(), owned)], np.int64)
+        returns = np.array([clients[b] in o for b, o in zip(self.target.tolist(), owned)], np.int64)
+        cost: IntArray = non_overlap_cost * (leaves - returns)
+        return cost
 
 
 def _tables(

@@ -35,6 +35,7 @@ __all__ = [
     "group",
     "large_group",
     "plain_task",
+    "topology_with",
     "with_history",
     "with_random_history",
 ]
@@ -105,7 +106,12 @@ def _clients(rng: random.Random, n: int, keys: list[str], values: list[list[str]
 
 
 def _topology(rng: random.Random) -> Topology:
-    partitions = tuple(rng.randint(1, 32) for _ in range(rng.randint(1, 5)))
+    return topology_with(rng, tuple(rng.randint(1, 32) for _ in range(rng.randint(1, 5))))
+
+
+def topology_with(rng: random.Random, partitions: tuple[int, ...]) -> Topology:
+    """Sub-topologies of these partition counts: 70% stateful (at least one, mostly), changelog
+    end offsets empty, small or large."""
     stateful = tuple(rng.random() < 0.7 for _ in partitions)
     if not any(stateful):
         stateful = (True, *stateful[1:]) if rng.random() < 0.8 else stateful

@@ -40,6 +40,7 @@ from tests.differential.groups import (
     Group,
     TaskInfoFor,
     Topology,
+    topology_with,
     with_random_history,
 )
 
@@ -93,20 +94,11 @@ def _size(rng: random.Random) -> tuple[str, int, int]:
 
 
 def _topology(rng: random.Random, tasks: int) -> Topology:
-    """``tasks`` tasks over 1-5 sub-topologies, 70% of them stateful; end offsets as groups.py."""
+    """``tasks`` tasks over 1-5 sub-topologies, stateful and end offsets as ``groups.py``'s."""
     subtopologies = rng.randint(1, min(5, tasks))
     cuts = sorted(rng.sample(range(1, tasks), subtopologies - 1))
     partitions = tuple(b - a for a, b in zip([0, *cuts], [*cuts, tasks], strict=True))
-    stateful = tuple(rng.random() < 0.7 for _ in partitions)
-    if not any(stateful) and rng.random() < 0.8:
-        stateful = (True, *stateful[1:])
-    ends = {
-        (s, p): rng.choice([0, rng.randint(1, 200), rng.randint(1_000, 200_000)])
-        for s, n in enumerate(partitions)
-        for p in range(n)
-        if stateful[s]
-    }
-    return Topology(partitions, stateful, ends)
+    return topology_with(rng, partitions)
 
 
 def _replica_racks(rng: random.Random, racks: Sequence[str], replication: int) -> tuple[str, ...]:

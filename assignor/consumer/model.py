@@ -28,6 +28,7 @@ from kassign.assignor.errors import InvalidRequest
 
 __all__ = [
     "DEFAULT_GENERATION",
+    "AssignOptions",
     "ConsumerGroup",
     "Member",
     "Topic",
@@ -115,6 +116,22 @@ class ConsumerGroup:
         """Partitions of ``topic`` in the metadata; 0 when it has none."""
         found = self.topics.get(topic)
         return found.partitions if found is not None else 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignOptions:
+    """How kassign's own assignor may assign; Kafka's four read none of it.
+
+    ``cooperative``: a partition changes owner only through revocation (withheld this round);
+    ``co_partitioned``: sets of topics whose partition p goes to one member; ``stickiness_cost``:
+    the cost of moving an owned partition, against 1 per cross-rack partition;
+    ``time_budget_s``: the solver's budget, past which a valid fallback is returned and reported.
+    """
+
+    cooperative: bool = False
+    co_partitioned: tuple[frozenset[str], ...] = ()
+    stickiness_cost: float = 0.5
+    time_budget_s: float = 2.0
 
 
 def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> ConsumerGroup:

@@ -22,7 +22,6 @@ balance per topic comes first, co-partitioning second, rack locality third.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kassign.assignor.consumer.common import member_order, partitions_per_topic, rack_reason
@@ -38,17 +37,25 @@ Assignment = dict[str, list[TopicPartition]]
 
 @dataclass(slots=True)
 class _TopicState:
-    """One topic's scratch state: its subscribers, the partitions left and each one's quota."""
+    """One topic's scratch state: its subscribers, the partitions taken and each one's quota.
+
+    The partitions left are read through ``lowest``: per rack (``None``: any) the topic's
+    partitions on it ascending and a cursor before which all are taken, so a topic's passes
+    walk each list once instead of rescanning the partitions left for every member.
+    """
 
     topic: str
     consumers: tuple[tuple[str, str | None], ...]  # (member id, rack) in member order
     partition_racks: dict[int, frozenset[str]]  # empty unless a subscriber has a rack
     reason: RackReason
-    unassigned: list[int]
+    left: int
     base: int
     extra: int
+    taken: bytearray
     assigned: dict[str, int] = field(default_factory=dict)
     rack_of: dict[str, str | None] = field(default_factory=dict)
+    on_rack: dict[str | None, list[int]] = field(default_factory=dict)
+    cursor: dict[str | None, int] = field(default_factory=dict)
 
     def racks_match(self, consumer: str, partition: int) -> bool:
         rack = self.rack_of[consumer]
@@ -57,14 +64,33 @@ class _TopicState:
     def max_assignable(self, consumer: str) -> int:
         return max(0, self.base + (1 if self.extra > 0 else 0) - self.assigned.get(consumer, 0))
 
+    def lowest(self, rack: str | None, count: int) -> list[int]:
+        """The ``count`` lowest partitions left with a replica on ``rack`` (``None``: any)."""
+        order = self.on_rack.get(rack)
+        if order is None:
+            if rack is None:
+                order = list(range(len(self.taken)))
+            else:
+                order = [p for p, racks in self.partition_racks.items() if rack in racks]
+            self.on_rack[rack] = order
+        chosen: list[int] = []
+        i, taken = self.cursor.get(rack, 0), self.taken
+        while len(chosen) < count and i < len(order):
+            if not taken[order[i]]:
+                chosen.append(order[i])
+            i += 1
+        self.cursor[rack] = i
+        return chosen
+
     def give(self, consumer: str, partitions: list[int], assignment: Assignment) -> None:
         assignment[consumer].extend(TopicPartition(self.topic, p) for p in partitions)
         count = self.assigned.get(consumer, 0) + len(partitions)
         self.assigned[consumer] = count
         if count > self.base:
             self.extra -= 1
-        taken = set(partitions)
-        self.unassigned = [p for p in self.unassigned if p not in taken]
+        for p in partitions:
+            self.taken[p] = 1
+        self.left -= len(partitions)
 
 
 def assign_range(group: ConsumerGroup) -> GroupAssignment:
@@ -76,7 +102,7 @@ def assign_range(group: ConsumerGroup) -> GroupAssignment:
     if any(s.reason.enables for s in states):
         _assign_with_rack_matching(states, assignment)
     for state in states:
-        _assign_ranges(state, lambda c, p: True, assignment)
+        _assign_ranges(state, assignment, rack_matched=False)
     claims = {m.member_id: m.owned_partitions for m in group.members}
     return group_assignment(
         NAME, group, assignment, claims=claims, rack_reason=_group_reason(group, states)
@@ -94,22 +120,22 @@ def _topic_state(group: ConsumerGroup, topic: str, count: int) -> _TopicState:
         consumers=consumers,
         partition_racks=partition_racks,
         reason=rack_reason(racks, partition_racks.values()),
-        unassigned=list(range(count)),
+        left=count,
         base=count // len(consumers),
         extra=count % len(consumers),
+        taken=bytearray(count),
         rack_of=dict(consumers),
     )
 
 
-def _assign_ranges(
-    state: _TopicState, may_assign: Callable[[str, int], bool], assignment: Assignment
-) -> None:
-    """Each subscriber in order takes its quota of the lowest unassigned partitions it may take."""
-    for consumer, _ in state.consumers:
-        if not state.unassigned:
+def _assign_ranges(state: _TopicState, assignment: Assignment, *, rack_matched: bool) -> None:
+    """Each subscriber in order takes its quota of the lowest partitions left, on its rack if
+    ``rack_matched`` (a member without a rack matches any)."""
+    for consumer, rack in state.consumers:
+        if not state.left:
             break
         quota = state.max_assignable(consumer)
-        chosen = [p for p in state.unassigned if may_assign(consumer, p)][:quota]
+        chosen = state.lowest(rack if rack_matched else None, quota)
         if chosen:
             state.give(consumer, chosen, assignment)
 
@@ -123,7 +149,7 @@ def _assign_with_rack_matching(states: list[_TopicState], assignment: Assignment
         if len(together) > 1:
             _assign_co_partitioned(consumers, partitions, together, assignment)
         elif together[0].reason.enables:
-            _assign_ranges(together[0], together[0].racks_match, assignment)
+            _assign_ranges(together[0], assignment, rack_matched=True)
 
 
 def _assign_co_partitioned(
@@ -132,14 +158,24 @@ def _assign_co_partitioned(
     states: list[_TopicState],
     assignment: Assignment,
 ) -> None:
-    """Partition ``p`` of every topic to the first member that matches and has room in all."""
+    """Partition ``p`` of every topic to the first member that matches and has room in all.
+
+    A member matches partition ``p`` of every topic when it has no rack or its rack is in the
+    intersection of their racks; when that is empty and every member has a rack, nobody does.
+    """
     remaining = [c for c, _ in consumers]
+    rack_of = dict(consumers)
+    rackless = any(r is None for _, r in consumers)
     for p in range(partitions):
+        common = frozenset.intersection(*(s.partition_racks.get(p, frozenset()) for s in states))
+        if not common and not rackless:
+            continue
         chosen = next(
             (
                 c
                 for c in remaining
-                if all(s.racks_match(c, p) and s.max_assignable(c) > 0 for s in states)
+                if (rack_of[c] is None or rack_of[c] in common)
+                and all(s.max_assignable(c) > 0 for s in states)
             ),
             None,
         )

@@ -12,7 +12,6 @@ on a batch of answers the same way.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,14 +22,14 @@ from typing import TypeAlias
 from google.protobuf import json_format
 from kassign.v1 import assignment_pb2 as pb
 
-from tests.e2e.harness import JVM_FLAGS, ROOT, tail
+from tests.differential.maven import maven_classpath
+from tests.e2e.harness import JVM_FLAGS, ROOT
 
 __all__ = [
     "KAFKA_VERSION",
     "Answer",
     "KafkaAssignment",
     "build",
-    "maven_classpath",
     "run",
     "validate",
 ]
@@ -65,33 +64,6 @@ class KafkaAssignment:
 def build(work: Path) -> str:
     """Compile the harness and return its classpath (``mvn`` as tests/e2e does; ~/.m2 caches)."""
     return maven_classpath(PROJECT, work / "mvn-differential.log")
-
-
-def maven_classpath(project: Path, log: Path) -> str:
-    """``mvn compile dependency:build-classpath`` on ``project``: its classes, then its deps."""
-    with log.open("wb") as sink:
-        status = subprocess.run(
-            [
-                "mvn",
-                "-B",
-                "-q",
-                "-Dstyle.color=never",
-                "-f",
-                str(project / "pom.xml"),
-                "compile",
-                "dependency:build-classpath",
-            ],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            timeout=900,
-            check=False,
-        ).returncode
-    if status != 0:
-        where = project.relative_to(ROOT)
-        raise RuntimeError(f"mvn for {where} failed\n{tail(log, 60)}")
-    deps = (project / "target" / "classpath.txt").read_text().strip()
-    return os.pathsep.join([str(project / "target" / "classes"), deps])
 
 
 def run(

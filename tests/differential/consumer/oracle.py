@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.differential.kafka_oracle import maven_classpath
+from tests.differential.maven import maven_classpath
 from tests.e2e.harness import JVM_FLAGS, ROOT
 
 __all__ = ["KAFKA_VERSION", "KafkaAnswer", "build", "run"]

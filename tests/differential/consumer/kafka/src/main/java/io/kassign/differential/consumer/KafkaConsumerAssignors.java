@@ -102,7 +102,7 @@ public final class KafkaConsumerAssignors {
         }
     }
 
-    private static ConsumerPartitionAssignor assignor(final String name) {
+    static ConsumerPartitionAssignor assignor(final String name) {
         switch (name) {
             case "range":
                 return new RangeAssignor();
@@ -117,7 +117,7 @@ public final class KafkaConsumerAssignors {
         }
     }
 
-    private static Cluster cluster(final JsonNode root) {
+    static Cluster cluster(final JsonNode root) {
         final Map<Integer, Node> nodes = new TreeMap<>();
         for (final JsonNode n : root.path("nodes")) {
             final int id = n.path("id").asInt();
@@ -141,7 +141,7 @@ public final class KafkaConsumerAssignors {
             Collections.emptySet(), Collections.emptySet());
     }
 
-    private static Subscription subscription(final JsonNode member, final String assignor) {
+    static Subscription subscription(final JsonNode member, final String assignor) {
         final String memberId = member.path("memberId").asText();
         final List<String> topics = new ArrayList<>();
         for (final JsonNode t : member.path("topics")) {
@@ -198,7 +198,7 @@ public final class KafkaConsumerAssignors {
         return partitions;
     }
 
-    private static ObjectNode result(final Map<String, Assignment> assignments) {
+    static ObjectNode result(final Map<String, Assignment> assignments) {
         final ObjectNode root = MAPPER.createObjectNode();
         final ObjectNode members = root.putObject("members");
         for (final Map.Entry<String, Assignment> e : new TreeMap<>(assignments).entrySet()) {

@@ -111,13 +111,25 @@ class Reader:
         self, read: Callable[[Reader], T], what: str = "array", *, min_size: int = 1
     ) -> tuple[T, ...]:
         """``int32`` count then elements; the count is checked against the bytes left."""
+        count = self._count(what, min_size)
+        return tuple(read(self) for _ in range(count))
+
+    def int32s(self, what: str = "array") -> tuple[int, ...]:
+        """``array`` of ``int32`` read in one ``unpack_from``: the same checks and errors, and
+        no call per element (owned partitions and sticky userData carry tens of thousands)."""
+        count = self._count(what, 4)
+        values: tuple[int, ...] = struct.unpack_from(f">{count}i", self._data, self.offset)
+        self.offset += 4 * count
+        return values
+
+    def _count(self, what: str, min_size: int) -> int:
         start = self.offset
         count = self.int32(f"{what} count")
         if count < 0:
             raise WireError(f"{what}: null or negative count {count}", start)
         if count * min_size > self.remaining:
             raise WireError(f"{what}: {count} elements cannot fit in {self.remaining} bytes", start)
-        return tuple(read(self) for _ in range(count))
+        return count
 
     def expect_end(self, what: str) -> None:
         if self.remaining:

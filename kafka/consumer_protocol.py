@@ -47,9 +47,7 @@ def _read_topic(r: Reader) -> str:
 
 def _read_owned(r: Reader) -> OwnedTopicPartitions:
     topic = r.string("ownedPartitions topic") or ""
-    return OwnedTopicPartitions(
-        topic, r.array(lambda r2: r2.int32("partition"), "partitions", min_size=4)
-    )
+    return OwnedTopicPartitions(topic, r.int32s("partitions"))
 
 
 def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:

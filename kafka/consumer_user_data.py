@@ -40,7 +40,7 @@ class StickyUserData:
 
 def _read_topic_assignment(r: Reader) -> tuple[tuple[str, int], ...]:
     topic = r.string("topic", lenient=True) or ""
-    partitions = r.array(lambda r2: r2.int32("partition"), "partitions", min_size=4)
+    partitions = r.int32s("partitions")
     return tuple((topic, p) for p in partitions)
 
 

@@ -73,10 +73,11 @@ class HashTable(Generic[K]):
     and the table never shrinks.
     """
 
-    __slots__ = ("_buckets", "_capacity", "_hash", "_size", "treeified")
+    __slots__ = ("_buckets", "_capacity", "_hash", "_size", "_spread", "treeified")
 
     def __init__(self, hash_of: Callable[[K], int]) -> None:
         self._hash = hash_of
+        self._spread: dict[K, int] = {}  # each key's spread hash, computed once (growth rehashes)
         self._capacity = _DEFAULT_CAPACITY
         self._buckets: dict[int, list[K]] = {}
         self._size = 0
@@ -89,7 +90,10 @@ class HashTable(Generic[K]):
         return key in self._buckets.get(self._index(key), ())  # type: ignore[arg-type]
 
     def _index(self, key: K) -> int:
-        return _spread(self._hash(key)) & (self._capacity - 1)
+        spread = self._spread.get(key)
+        if spread is None:
+            spread = self._spread[key] = _spread(self._hash(key))
+        return spread & (self._capacity - 1)
 
     def _grow(self) -> None:
         old = [key for index in sorted(self._buckets) for key in self._buckets[index]]

@@ -119,7 +119,9 @@ def rack_info(group: ConsumerGroup, topics: Mapping[str, int]) -> RackInfo:
         per_rack: dict[str, int] = {}
         for r in racks.values():
             per_rack[r] = per_rack.get(r, 0) + 1
-        counted = {tp: sum(per_rack.get(r, 0) for r in rs) for tp, rs in partitions.items()}
+        # a few distinct rack sets serve tens of thousands of partitions: count each once
+        per_racks = {rs: sum(per_rack.get(r, 0) for r in rs) for rs in set(partitions.values())}
+        counted = {tp: per_racks[rs] for tp, rs in partitions.items()}
     if not reason.enables:
         return RackInfo(reason, {}, {}, counted)
     return RackInfo(reason, racks, partitions, counted)

@@ -107,12 +107,17 @@ def group_assignment(
     kept_back = frozenset(withheld)
     owner = {tp: m for m, tps in target.items() for tp in tps}
     revoked = revoked or {}
+    topics = group.topics
     assignments = []
     cross_rack = 0
     for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
         mine = sorted(tp for tp in target.get(member.member_id, ()) if tp not in kept_back)
         if member.rack is not None:
-            cross_rack += sum(1 for tp in mine if member.rack not in _racks_of(group, tp))
+            cross_rack += sum(
+                1
+                for tp in mine
+                if member.rack not in topics[tp.topic].partition_racks[tp.partition]
+            )
         gone = tuple(sorted(revoked.get(member.member_id, ())))
         assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
     report = AssignmentReport(
@@ -128,12 +133,14 @@ def group_assignment(
 def _moved(
     claims: Mapping[str, Collection[TopicPartition]], owner: Mapping[TopicPartition, str]
 ) -> int:
-    """Claimed partitions that go to a member that did not claim them."""
-    claimants: dict[TopicPartition, set[str]] = {}
+    """Claimed partitions that go to a member that did not claim them: the claimed ones
+    assigned at all, less those assigned to one of their claimants."""
+    claimed: set[TopicPartition] = set()
+    kept: set[TopicPartition] = set()
     for member_id, tps in claims.items():
-        for tp in tps:
-            claimants.setdefault(tp, set()).add(member_id)
-    return sum(1 for tp, ms in claimants.items() if tp in owner and owner[tp] not in ms)
+        claimed.update(tps)
+        kept.update(tp for tp in tps if owner.get(tp) == member_id)
+    return len(claimed & owner.keys()) - len(kept)
 
 
 def moving_away(
@@ -147,7 +154,3 @@ def moving_away(
         )
         for m in group.members
     }
-
-
-def _racks_of(group: ConsumerGroup, tp: TopicPartition) -> frozenset[str]:
-    return group.topics[tp.topic].partition_racks[tp.partition]

@@ -224,6 +224,14 @@ def _exchange(
         active_map, standby_map = outcome.active, outcome.standby
         saved += outcome.saved
         notes.append(f"rack: {outcome.exchanged} tasks exchanged active and standby roles")
+    retrimmed, diagnostics = trim_standbys(
+        state, active_map, standby_map, CostPhase.HIGH_AVAILABILITY, fixed=fixed
+    )
+    gain = diagnostics.cross_rack_cost_before - diagnostics.cross_rack_cost_after
+    if gain > 0:
+        standby_map = retrimmed
+        saved += gain
+        notes.append("rack: standbys re-placed around the final actives")
     if not notes:
         return active, standby, Diagnostics()
     notes[-1] += f", cross-rack partitions -{saved}"

@@ -30,6 +30,7 @@ from kassign.assignor.streams.model import (
     TaskTopicPartition,
     application_state,
 )
+from kassign.assignor.streams.rack import CostPhase, trim_standbys
 from kassign.assignor.streams.rack.joint import (
     Exchange,
     RoleProblem,
@@ -63,9 +64,11 @@ def _client(n: int, rack: str, lags: Mapping[TaskId, int] | None = None) -> Kafk
 
 
 @st.composite
-def groups(draw: st.DrawFn, max_tasks: int = 5) -> tuple[ApplicationState, Assignment, Assignment]:
+def groups(
+    draw: st.DrawFn, max_tasks: int = 5, max_clients: int = 4
+) -> tuple[ApplicationState, Assignment, Assignment]:
     """A tiny rack-aware group with an active and one or two standbys per task."""
-    n_clients = draw(st.integers(2, 4))
+    n_clients = draw(st.integers(2, max_clients))
     tasks = [
         _task(
             TaskId(draw(st.integers(0, 1)), i),
@@ -259,9 +262,9 @@ def test_relocation_keeps_counts_eligibility_and_never_costs_more(
 
 
 @st.composite
-def lagging_groups(draw: st.DrawFn) -> ApplicationState:
+def lagging_groups(draw: st.DrawFn, max_tasks: int = 8, max_clients: int = 4) -> ApplicationState:
     """A rack-aware group with history: each task ran somewhere, others hold state of it."""
-    state, active, standby = draw(groups(max_tasks=8))
+    state, active, standby = draw(groups(max_tasks=max_tasks, max_clients=max_clients))
     lag_of: dict[ProcessId, dict[TaskId, int]] = {p: {} for p in state.clients}
     for p, ts in active.items():
         for t in ts:
@@ -297,6 +300,24 @@ def test_high_availability_leaves_no_exchange_among_caught_up_replicas(
         state, active, standby, traffic_cost=10, non_overlap_cost=1, may_lead=caught_up
     )
     assert isinstance(out, str) or out.exchanged == 0
+
+
+@settings(max_examples=250, deadline=None)
+@given(lagging_groups(max_tasks=16, max_clients=7))
+def test_high_availability_leaves_no_cheaper_standby_placement(state: ApplicationState) -> None:
+    """After the assignor (its standby re-trim), the standby flow finds nothing cheaper around
+    the final actives, even with every standby of a task that has a warm-up held in place."""
+    result = assign_high_availability(state)
+    active = {a.process_id: frozenset(a.active) for a in result.assignments}
+    standby = {a.process_id: frozenset(a.standby) for a in result.assignments}
+    per_task: dict[TaskId, int] = {}
+    for ts in standby.values():
+        for t in ts:
+            per_task[t] = per_task.get(t, 0) + 1
+    extra = {t for t, n in per_task.items() if n > state.configs.num_standby_replicas}
+    fixed = {(t, p) for p, ts in standby.items() for t in ts if t in extra}
+    trimmed, _ = trim_standbys(state, active, standby, CostPhase.HIGH_AVAILABILITY, fixed=fixed)
+    assert {p: trimmed.get(p, frozenset()) for p in standby} == standby
 
 
 def test_threads_decide_balance_and_no_follow_up_without_caught_up_clients() -> None:

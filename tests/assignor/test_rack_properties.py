@@ -186,6 +186,7 @@ def standby_problems(draw: st.DrawFn) -> StandbyProblem:
         traffic_cost=traffic,
         non_overlap_cost=overlap,
         anchored=rng.random(len(reps)) < 0.6 if draw(st.booleans()) else None,
+        fixed=rng.random(len(reps)) < 0.3 if draw(st.booleans()) else None,
     )
 
 
@@ -202,6 +203,9 @@ def test_standby_compact_graph_matches_the_per_client_graph(p: StandbyProblem) -
         assert not np.any(p.active_client[tasks] == clients)
         assert np.array_equal(np.bincount(clients, minlength=p.client_rack.size), p.counts)
         assert sorted(tasks.tolist()) == sorted(p.rep_task.tolist())
+        if p.fixed is not None:  # warm-ups stay where they are
+            stay = zip(p.rep_task[p.fixed].tolist(), p.rep_client[p.fixed].tolist(), strict=True)
+            assert set(stay) <= pairs
     assert standby_cost(p, *dense) <= standby_cost(p, p.rep_task, p.rep_client)
 
 

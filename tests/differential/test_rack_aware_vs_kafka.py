@@ -248,7 +248,7 @@ ABOVE_KAFKA = {
     # Standbys: a task with several standbys keeps each on its tag class in kassign's standby
     # flow (standby_flow.py), stricter than Kafka's pairwise swaps with no tag or rack rule.
     443045: 1,
-    443067: 8,
+    443067: 7,
     443097: 5,
     443192: 5,
     443270: 3,
@@ -261,7 +261,6 @@ ABOVE_KAFKA = {
     443105: 1,
     443118: 1,
     443186: 1,
-    443215: 1,
     443221: 1,
     443227: 1,
     443274: 1,

@@ -84,13 +84,25 @@ def trim_actives(
 
 
 def trim_standbys(
-    state: ApplicationState, active: _Assignment, standby: _Assignment, phase: CostPhase
+    state: ApplicationState,
+    active: _Assignment,
+    standby: _Assignment,
+    phase: CostPhase,
+    *,
+    fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
 ) -> _Trimmed:
     """Standbys at minimum cost with ``phase``'s costs (the configured ones win), built-in model;
-    sticky's stickiness is to clients with the task's state, as for ``trim_actives``."""
+    sticky's stickiness is to clients with the task's state, as for ``trim_actives``. The
+    (task, client) pairs in ``fixed`` stay (warm-ups)."""
     costs = resolve_costs(state.configs, phase)
     return _optimise_standbys(
-        state, active, standby, costs, CostModel.BUILT_IN, anchor_on_state=_anchors(phase)
+        state,
+        active,
+        standby,
+        costs,
+        CostModel.BUILT_IN,
+        anchor_on_state=_anchors(phase),
+        fixed=fixed,
     )
 
 
@@ -194,6 +206,7 @@ def _optimise_standbys(
     model: CostModel,
     *,
     anchor_on_state: bool = False,
+    fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
 ) -> _Trimmed:
     """The one call into the standby solver: (traffic, non-overlap) costs under ``model``."""
     from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
@@ -207,4 +220,5 @@ def _optimise_standbys(
         non_overlap_cost=overlap,
         cost_model=model,
         anchor_on_state=anchor_on_state,
+        fixed=fixed,
     )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 import numpy as np
@@ -147,11 +148,13 @@ def optimize_standby_tasks(
     non_overlap_cost: int,
     cost_model: CostModel = CostModel.TASK_ASSIGNMENT_UTILS,
     anchor_on_state: bool = False,
+    fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     """Re-place every standby at minimum cost, keeping counts, exclusions and tag diversity.
 
     Both cost models count a standby's changelog partitions; ``cost_model`` is taken so every
-    caller names its model. ``anchor_on_state`` as for ``optimize_active_tasks``.
+    caller names its model. ``anchor_on_state`` as for ``optimize_active_tasks``. Standbys in
+    ``fixed`` (task, client) stay where they are (warm-ups) and still count as replicas.
     """
     started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
@@ -188,6 +191,7 @@ def optimize_standby_tasks(
         traffic_cost,
         non_overlap_cost,
         anchored,
+        _fixed(fixed, ordered, clients, rep_task, rep_client),
     )
     unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
     before = standby_cost(unit, rep_task, rep_client)
@@ -209,6 +213,25 @@ def optimize_standby_tasks(
         cross_rack_cost_before=before,
         cross_rack_cost_after=after,
         notes=(note,),
+    )
+
+
+def _fixed(
+    fixed: AbstractSet[tuple[TaskId, ProcessId]],
+    ordered: Sequence[TaskId],
+    clients: Sequence[ProcessId],
+    rep_task: np.ndarray,
+    rep_client: np.ndarray,
+) -> np.ndarray | None:
+    """Which replicas are in ``fixed``; ``None`` when none is."""
+    if not fixed:
+        return None
+    return np.array(
+        [
+            (ordered[t], clients[c]) in fixed
+            for t, c in zip(rep_task.tolist(), rep_client.tolist(), strict=True)
+        ],
+        np.bool_,
     )
 
 

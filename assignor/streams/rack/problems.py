@@ -118,6 +118,7 @@ def build_standby_problem(
     traffic_cost: int,
     non_overlap_cost: int,
     anchored: np.ndarray | None = None,
+    fixed: np.ndarray | None = None,
 ) -> StandbyProblem:
     """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
     client_class, class_values = tag_classes(state, list(state.clients))
@@ -132,6 +133,7 @@ def build_standby_problem(
         traffic_cost=traffic_cost,
         non_overlap_cost=non_overlap_cost,
         anchored=anchored,
+        fixed=fixed,
     )
 
 
@@ -287,6 +289,13 @@ def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) ->
     pairs = tasks * p.client_rack.size + clients
     if np.unique(pairs).size != pairs.size or np.any(p.active_client[tasks] == clients):
         raise SolverError("BAD_RESULT", "a client would hold a task twice")
+    if (
+        p.fixed is not None
+        and not np.isin(
+            p.rep_task[p.fixed] * p.client_rack.size + p.rep_client[p.fixed], pairs
+        ).all()
+    ):
+        raise SolverError("BAD_RESULT", "a fixed replica moved")
     if np.any(diversity(p, tasks, clients) < diversity(p, p.rep_task, p.rep_client)):
         raise SolverError("BAD_RESULT", "tag diversity would drop")
 

@@ -38,7 +38,9 @@ class StandbyProblem:
 
     ``class_values[q]`` holds the tag values of tag class ``q`` as codes (0: unset); ``active_client[t]``
     is the client running task ``t`` (-1: none); ``misses`` counts changelog partitions.
-    ``anchored[i]``: whether moving replica ``i`` costs ``non_overlap_cost`` (``None``: all).
+    ``anchored[i]``: whether moving replica ``i`` costs ``non_overlap_cost`` (``None``: all);
+    ``fixed[i]``: replica ``i`` may not move (a warm-up), but still counts toward its task's
+    diversity and keeps its client from taking the task (``None``: none fixed).
     """
 
     client_rack: IntArray
@@ -51,6 +53,7 @@ class StandbyProblem:
     traffic_cost: int
     non_overlap_cost: int
     anchored: npt.NDArray[np.bool_] | None = None
+    fixed: npt.NDArray[np.bool_] | None = None
 
     @property
     def counts(self) -> IntArray:
@@ -96,13 +99,16 @@ def _distinct(a: IntArray, b: IntArray) -> IntArray:
 
 
 def _groups(p: StandbyProblem) -> _Groups:
-    """A task's single standby is a group of its own; several are grouped by tag class."""
+    """A task's single standby is a group of its own; several are grouped by tag class; a fixed
+    replica is a group of its own that may go nowhere but where it is."""
     q_n = p.class_values.shape[0]
     per_task = np.bincount(p.rep_task, minlength=p.active_client.size)[p.rep_task]
     active = p.active_client[p.rep_task]
     single = (per_task == 1) & (active >= 0)
     own_class = p.client_class[p.rep_client]
     key = p.rep_task * (q_n + 1) + np.where(single, 0, own_class + 1)
+    if p.fixed is not None:
+        key = np.where(p.fixed, -1 - np.arange(key.size), key)
     uniq, of_replica = np.unique(key, return_inverse=True)
     first = np.zeros(uniq.size, np.int64)
     first[of_replica[::-1]] = np.arange(of_replica.size)[::-1]
@@ -114,6 +120,8 @@ def _groups(p: StandbyProblem) -> _Groups:
         >= _distinct(a_vals, p.class_values[own_class[first]])[:, None, :]
     ).all(axis=2)
     allowed = np.where(g_single[:, None], keeps, same)
+    if p.fixed is not None:
+        allowed[p.fixed[first]] = False
     supply = np.bincount(of_replica).astype(np.int64)
     return _Groups(of_replica.astype(np.int64), p.rep_task[first], supply, allowed)
 
@@ -248,6 +256,12 @@ def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:
     ok = g.allowed[:, p.client_class] & (
         np.arange(c_n)[None, :] != p.active_client[g.task][:, None]
     )
+    if p.fixed is not None:  # a warm-up stays, and no other replica of its task joins it
+        stays = np.flatnonzero(p.fixed)
+        held = np.zeros((p.active_client.size, c_n), np.bool_)
+        held[p.rep_task[stays], p.rep_client[stays]] = True
+        ok &= ~held[g.task]
+        ok[g.of_replica[stays], p.rep_client[stays]] = True
     arc_g, arc_c = np.nonzero(ok)
     t = g.task[arc_g]
     moved = ~np.isin(t * c_n + arc_c, p.rep_task * c_n + p.rep_client)

@@ -22,6 +22,7 @@ it is: the rack preference changes nothing, so it is not repeated here.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -51,6 +52,8 @@ class _Builder:
     owner: dict[TopicPartition, str]
     previous: dict[TopicPartition, tuple[str, int]]
     keys: dict[str, bytes]
+    max_sizes: dict[str, int]  # member -> partitions of its subscribed topics
+    partitions_of: dict[str, list[TopicPartition]]  # topic -> its partitions, ascending
     movements: Movements = field(default_factory=Movements)
 
     def order(self, member: str) -> tuple[int, bytes]:
@@ -58,7 +61,40 @@ class _Builder:
         return (len(self.current[member]), self.keys[member])
 
     def max_size(self, member: str) -> int:
-        return sum(self.topics[t] for t in self.subscribed[member])
+        return self.max_sizes[member]
+
+
+@dataclass(slots=True)
+class _Lightest:
+    """Step 2's least-loaded candidate, per candidate set (a topic's subscribers, or those of
+    them on some racks) a heap of (load, member key, member). Loads only grow while partitions
+    are handed out, so a stale entry is refreshed when it reaches the top, and the top, once
+    fresh, is the member ``min(candidates, key=order)`` would return."""
+
+    b: _Builder
+    heaps: dict[tuple[str, frozenset[str] | None], list[tuple[int, bytes, str]]] = field(
+        default_factory=dict
+    )
+
+    def pick(self, tp: TopicPartition, *, rack_local: bool) -> str | None:
+        b = self.b
+        racks = b.rack.partition_racks.get(tp, frozenset()) if rack_local else None
+        heap = self.heaps.get((tp.topic, racks))
+        if heap is None:
+            heap = self.heaps[(tp.topic, racks)] = [
+                (len(mine), b.keys[m], m)
+                for m, mine in b.current.items()
+                if tp.topic in b.subscribed[m] and not (rack_local and b.rack.mismatch(m, tp))
+            ]
+            heapq.heapify(heap)
+        while heap:
+            load, key, member = heap[0]
+            actual = len(b.current[member])
+            if load == actual:
+                heapq.heapreplace(heap, (load + 1, key, member))
+                return member
+            heapq.heapreplace(heap, (actual, key, member))
+        return None
 
 
 def build(
@@ -79,9 +115,11 @@ def build(
         owner={},
         previous=_previous_owners(members, data, ownership.max_generation),
         keys={m.member_id: java_key(m.member_id) for m in members},
+        max_sizes={m: sum(topics[t] for t in ts) for m, ts in subscribed.items()},
+        partitions_of={t: [TopicPartition(t, p) for p in range(n)] for t, n in topics.items()},
     )
     sorted_topics = sorted(topics, key=lambda t: (b.subscribers[t], t))
-    every = [TopicPartition(t, p) for t in sorted_topics for p in range(topics[t])]
+    every = [tp for t in sorted_topics for tp in b.partitions_of[t]]
     revocation_required = _keep_owned(b, {m.member_id: frozenset(m.topics) for m in members})
     kept = {tp for tps in b.current.values() for tp in tps}
     b.owner = {tp: m for m, tps in b.current.items() for tp in tps}
@@ -131,10 +169,11 @@ def _balance(
     """Steps 2 to 4."""
     initializing = all(not tps for tps in b.current.values())
     left = unassigned
+    lightest = _Lightest(b)
     if b.rack.member_rack:
-        left = [tp for tp in unassigned if not _give(b, tp, rack_local=True)]
+        left = [tp for tp in unassigned if not _give(b, lightest, tp, rack_local=True)]
     for tp in left:
-        _give(b, tp, rack_local=False)
+        _give(b, lightest, tp, rack_local=False)
 
     movable = [tp for tp in every if b.subscribers[tp.topic] >= 2]
     new = [tp for tp in unassigned if b.subscribers[tp.topic] >= 2]
@@ -150,16 +189,11 @@ def _balance(
     b.current.update(fixed)
 
 
-def _give(b: _Builder, tp: TopicPartition, *, rack_local: bool) -> bool:
+def _give(b: _Builder, lightest: _Lightest, tp: TopicPartition, *, rack_local: bool) -> bool:
     """Assign ``tp`` to its least-loaded subscriber (on its racks if ``rack_local``)."""
-    candidates = [
-        m
-        for m in b.current
-        if tp.topic in b.subscribed[m] and not (rack_local and b.rack.mismatch(m, tp))
-    ]
-    if not candidates:
+    member = lightest.pick(tp, rack_local=rack_local)
+    if member is None:
         return False
-    member = min(candidates, key=b.order)
     b.current[member].append(tp)
     b.owner[tp] = member
     return True
@@ -226,9 +260,8 @@ def _is_balanced(b: _Builder) -> bool:
         for topic in b.subscribed[member]:
             top = heaviest.get(topic)
             if top is None:
-                top = heaviest[topic] = max(
-                    loads[b.owner[TopicPartition(topic, p)]] for p in range(b.topics[topic])
-                )
+                owners = map(b.owner.__getitem__, b.partitions_of[topic])
+                top = heaviest[topic] = max(map(loads.__getitem__, owners))
             if top > load + 1:
                 return False
     return True

@@ -206,13 +206,19 @@ def _can_change(b: _Builder, member: str) -> bool:
 
 
 def _reassign_until_balanced(b: _Builder, partitions: list[TopicPartition]) -> bool:
-    """Kafka's ``performReassignments``; returns whether anything moved."""
+    """Kafka's ``performReassignments``; returns whether anything moved.
+
+    Kafka asks ``isBalanced`` before every partition; the answer changes only with a move, so
+    a "no" is remembered until the next one (thousands of calls become one per move).
+    """
     moved = False
+    unbalanced = False  # isBalanced said no, and nothing moved since
     while True:
         modified = False
         for tp in partitions:
-            if _is_balanced(b):
+            if not unbalanced and _is_balanced(b):
                 break
+            unbalanced = True
             load = len(b.current[b.owner[tp]])
             previous = b.previous.get(tp)
             if previous is not None:
@@ -226,6 +232,7 @@ def _reassign_until_balanced(b: _Builder, partitions: list[TopicPartition]) -> b
                 if load > len(b.current[home]) + 1:
                     _move(b, tp, home)
                     moved = modified = True
+                    unbalanced = False
                     continue
             if any(
                 load > len(tps) + 1 for m, tps in b.current.items() if tp.topic in b.subscribed[m]
@@ -233,6 +240,7 @@ def _reassign_until_balanced(b: _Builder, partitions: list[TopicPartition]) -> b
                 lightest = min((m for m in b.current if tp.topic in b.subscribed[m]), key=b.order)
                 _move(b, tp, lightest)
                 moved = modified = True
+                unbalanced = False
         if not modified:
             return moved
 

@@ -48,6 +48,7 @@ class _Builder:
     rack: RackInfo
     subscribed: dict[str, frozenset[str]]  # member -> subscribed topics with partitions
     subscribers: dict[str, int]  # topic -> number of subscribers
+    subscribers_of: dict[str, list[str]]  # topic -> its subscribers
     current: dict[str, list[TopicPartition]]
     owner: dict[TopicPartition, str]
     previous: dict[TopicPartition, tuple[str, int]]
@@ -82,9 +83,9 @@ class _Lightest:
         heap = self.heaps.get((tp.topic, racks))
         if heap is None:
             heap = self.heaps[(tp.topic, racks)] = [
-                (len(mine), b.keys[m], m)
-                for m, mine in b.current.items()
-                if tp.topic in b.subscribed[m] and not (rack_local and b.rack.mismatch(m, tp))
+                (len(b.current[m]), b.keys[m], m)
+                for m in b.subscribers_of[tp.topic]
+                if not (rack_local and b.rack.mismatch(m, tp))
             ]
             heapq.heapify(heap)
         while heap:
@@ -111,6 +112,7 @@ def build(
         rack=rack,
         subscribed=subscribed,
         subscribers={t: sum(1 for s in subscribed.values() if t in s) for t in topics},
+        subscribers_of={t: [m for m, s in subscribed.items() if t in s] for t in topics},
         current={m: list(tps) for m, tps in ownership.owned.items()},
         owner={},
         previous=_previous_owners(members, data, ownership.max_generation),
@@ -209,10 +211,15 @@ def _reassign_until_balanced(b: _Builder, partitions: list[TopicPartition]) -> b
     """Kafka's ``performReassignments``; returns whether anything moved.
 
     Kafka asks ``isBalanced`` before every partition; the answer changes only with a move, so
-    a "no" is remembered until the next one (thousands of calls become one per move).
+    a "no" is remembered until the next one (thousands of calls become one per move). Kafka
+    then looks for a subscriber with two fewer than the owner: none can exist while the owner
+    has at most one more than the least-loaded member of all (``floor``).
     """
+    topics = {tp.topic for tp in partitions}
+    subscribers = {t: [m for m in b.subscribers_of[t] if m in b.current] for t in topics}
     moved = False
     unbalanced = False  # isBalanced said no, and nothing moved since
+    floor: int | None = None  # the lowest load, until the next move
     while True:
         modified = False
         for tp in partitions:
@@ -232,15 +239,17 @@ def _reassign_until_balanced(b: _Builder, partitions: list[TopicPartition]) -> b
                 if load > len(b.current[home]) + 1:
                     _move(b, tp, home)
                     moved = modified = True
-                    unbalanced = False
+                    unbalanced, floor = False, None
                     continue
-            if any(
-                load > len(tps) + 1 for m, tps in b.current.items() if tp.topic in b.subscribed[m]
-            ):
-                lightest = min((m for m in b.current if tp.topic in b.subscribed[m]), key=b.order)
+            if floor is None:
+                floor = min(map(len, b.current.values()))
+            if load <= floor + 1 or not subscribers[tp.topic]:
+                continue
+            lightest = min(subscribers[tp.topic], key=b.order)
+            if load > len(b.current[lightest]) + 1:
                 _move(b, tp, lightest)
                 moved = modified = True
-                unbalanced = False
+                unbalanced, floor = False, None
         if not modified:
             return moved
 

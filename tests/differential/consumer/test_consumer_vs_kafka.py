@@ -38,7 +38,7 @@ from unittest import mock
 
 import pytest
 from kassign.assignor.consumer import (
-    ASSIGNORS,
+    KAFKA_ASSIGNORS,
     ConsumerGroup,
     Member,
     Topic,
@@ -66,7 +66,7 @@ from tests.differential.consumer.groups import (
 
 GROUPS = 700
 FIRST_SEED = 881_000
-NAMES = tuple(ASSIGNORS)
+NAMES = KAFKA_ASSIGNORS
 KAFKA_NPE = "NullPointerException"
 KAFKA_NPE_AT = "GeneralAssignmentBuilder.performReassignments"
 

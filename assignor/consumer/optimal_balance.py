@@ -1,4 +1,4 @@
-"""The best balance the subscriptions allow, per subscription class: ``rack-optimal``'s first tier.
+"""``rack-optimal``'s balance bounds, read off the best balance the subscriptions allow.
 
 *Balance* here is the decreasingly minimal load vector (Frank and Murota, "Discrete decreasing
 minimization", 2022): no assignment has a smaller largest load, among those none has fewer

@@ -2,24 +2,25 @@
 
 The objective, in tiers (docs/consumer-assignors.md, "rack-optimal"):
 
-1. balance: the decreasingly minimal load vector the subscriptions allow (``optimal_balance``):
-   loads within one where subscriptions allow, and never a larger max-min spread than any
-   other assignment, Kafka's included;
-2. among those, the least ``cross + stickiness_cost x moves``: ``cross`` the partitions whose
-   member has a rack holding none of their replicas (``AssignmentReport.cross_rack_partitions``;
-   a member without a rack is never cross-rack), ``moves`` the settled claims (as
-   ``cooperative-sticky`` settles them) given to another member;
-3. equal totals: fewer cross-rack partitions; with ``stickiness_cost`` 0, fewer moves.
+1. balance (hard): every member that can take a partition gets between the greatest smallest
+   load and the least largest load any assignment has (``optimal_balance``): within one where
+   subscriptions allow, and never a wider max-min spread than any other assignment, Kafka's
+   included;
+2. the least ``cross + stickiness_cost x moves``: ``cross`` the partitions whose member has a
+   rack holding none of their replicas (``AssignmentReport.cross_rack_partitions``; a member
+   without a rack is never cross-rack), ``moves`` the claims, settled as ``cooperative-sticky``
+   settles them, given to another member; equal totals: fewer cross-rack partitions;
+3. the least sum of squared loads (the most even spread inside the bounds of tier 1).
 
 ``stickiness_cost`` is kept to 1/2000 (2000 x cost, rounded); 0.5 means two moves are worth one
-rack-local partition (taken: tier 3) and three are not. Cross-rack partitions are minimised
-outright only where no exchange needs more moves than ``1 / stickiness_cost``; 0 makes the
-order strictly balance, racks, moves.
+rack-local partition (a tie, so taken) and three are not. Cross-rack partitions are minimised
+outright only where no exchange needs more than ``1 / stickiness_cost`` moves; 0 (or below
+1/4000) makes the order strictly balance, racks, moves.
 
 Two flows on ``flow.py`` (``optimal_balance``, ``optimal_flow``) per unit size (partitions, or
 columns of ``co_partitioned`` topics). If the time budget cannot afford a graph, a result comes
-late, or the solver fails, the fallback is the first flow's balanced split without racks or
-claims (or the greedy one) and the report says so (``RackStatus.FALLBACK``).
+late, or the solver fails, the fallback is a greedy balanced split that ignores racks and
+claims, and the report says so (``RackStatus.FALLBACK``, ``solver_reason``).
 
 ``cooperative``: a partition that some other member still claims is withheld from its new owner
 this round, and listed in that member's ``revoked``: it changes hands only through revocation.

@@ -12,10 +12,9 @@ The objective, in tiers (docs/consumer-assignors.md, "rack-optimal"):
    settles them, given to another member; equal totals: fewer cross-rack partitions;
 3. the least sum of squared loads (the most even spread inside the bounds of tier 1).
 
-``stickiness_cost`` is kept to 1/2000 (2000 x cost, rounded); 0.5 means two moves are worth one
-rack-local partition (a tie, so taken) and three are not. Cross-rack partitions are minimised
-outright only where no exchange needs more than ``1 / stickiness_cost`` moves; 0 (or below
-1/4000) makes the order strictly balance, racks, moves.
+``stickiness_cost`` 0 (the default, or below 1/4000) makes the order strictly balance, racks,
+moves. A positive one is kept to 1/2000 (2000 x cost, rounded) and weighed: 0.5 means two moves
+are worth one rack-local partition (a tie, so taken) and three are not.
 
 Two flows on ``flow.py`` (``optimal_balance``, ``optimal_flow``) per unit size (partitions, or
 columns of ``co_partitioned`` topics). If the time budget cannot afford a graph, a result comes

@@ -4,31 +4,66 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import Protocol
 
-from kassign.assignor.consumer import cooperative_sticky, range_assignor, roundrobin, sticky
-from kassign.assignor.consumer.model import ConsumerGroup
+from kassign.assignor.consumer import (
+    cooperative_sticky,
+    rack_optimal,
+    range_assignor,
+    roundrobin,
+    sticky,
+)
+from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup
 from kassign.assignor.consumer.result import GroupAssignment
 from kassign.assignor.errors import InvalidRequest
 
-__all__ = ["ASSIGNORS", "ConsumerAssignor", "assign"]
+__all__ = ["ASSIGNORS", "KAFKA_ASSIGNORS", "ConsumerAssignor", "assign"]
 
-ConsumerAssignor = Callable[[ConsumerGroup], GroupAssignment]
+
+class ConsumerAssignor(Protocol):
+    """An assignor: the group, and the options only kassign's own assignor reads."""
+
+    def __call__(
+        self, group: ConsumerGroup, options: AssignOptions = ..., /
+    ) -> GroupAssignment: ...
+
+
+def _kafkas(assignor: Callable[[ConsumerGroup], GroupAssignment]) -> ConsumerAssignor:
+    """Kafka's assignors take no options: theirs are Kafka's configs, not ours."""
+
+    def run(group: ConsumerGroup, options: AssignOptions = AssignOptions(), /) -> GroupAssignment:
+        return assignor(group)
+
+    return run
+
+
+KAFKA_ASSIGNORS = (
+    range_assignor.NAME,
+    roundrobin.NAME,
+    sticky.NAME,
+    cooperative_sticky.NAME,
+)
+"""Kafka's four classic assignors' names, whose answers equal Kafka's."""
 
 ASSIGNORS: Mapping[str, ConsumerAssignor] = MappingProxyType(
     {
-        range_assignor.NAME: range_assignor.assign_range,
-        roundrobin.NAME: roundrobin.assign_roundrobin,
-        sticky.NAME: sticky.assign_sticky,
-        cooperative_sticky.NAME: cooperative_sticky.assign_cooperative_sticky,
+        range_assignor.NAME: _kafkas(range_assignor.assign_range),
+        roundrobin.NAME: _kafkas(roundrobin.assign_roundrobin),
+        sticky.NAME: _kafkas(sticky.assign_sticky),
+        cooperative_sticky.NAME: _kafkas(cooperative_sticky.assign_cooperative_sticky),
+        rack_optimal.NAME: rack_optimal.assign_rack_optimal,
     }
 )
-"""Kafka's four classic assignors: ``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky``."""
+"""Kafka's four (``range``, ``roundrobin``, ``sticky``, ``cooperative-sticky``) and kassign's
+own ``rack-optimal`` (docs/consumer-assignors.md)."""
 
 
-def assign(name: str, group: ConsumerGroup) -> GroupAssignment:
-    """Run the assignor Kafka calls ``name``; an unknown name is the caller's error."""
+def assign(
+    name: str, group: ConsumerGroup, options: AssignOptions = AssignOptions()
+) -> GroupAssignment:
+    """Run the assignor called ``name``; an unknown name is the caller's error."""
     assignor = ASSIGNORS.get(name)
     if assignor is None:
         known = ", ".join(sorted(ASSIGNORS))
         raise InvalidRequest(f"unknown assignor {name!r} (known: {known})", field="assignor")
-    return assignor(group)
+    return assignor(group, options)

@@ -124,13 +124,14 @@ class AssignOptions:
 
     ``cooperative``: a partition changes owner only through revocation (withheld this round);
     ``co_partitioned``: sets of topics whose partition p goes to one member; ``stickiness_cost``:
-    the cost of moving an owned partition, against 1 per cross-rack partition;
+    the cost of moving an owned partition, against 1 per cross-rack partition (0: racks
+    first, exactly, then the fewest moves);
     ``time_budget_s``: the solver's budget, past which a valid fallback is returned and reported.
     """
 
     cooperative: bool = False
     co_partitioned: tuple[frozenset[str], ...] = ()
-    stickiness_cost: float = 0.5
+    stickiness_cost: float = 0.0
     time_budget_s: float = 2.0
 
 

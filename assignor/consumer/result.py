@@ -18,6 +18,7 @@ __all__ = [
     "GroupAssignment",
     "MemberAssignment",
     "RackReason",
+    "RackStatus",
     "group_assignment",
     "moving_away",
 ]
@@ -39,6 +40,14 @@ class RackReason(enum.Enum):
     @property
     def enables(self) -> bool:
         return self is RackReason.SOME_RACK_LACKS_A_PARTITION
+
+
+class RackStatus(enum.Enum):
+    """What kassign's own assignor's solver did (``rack-optimal``); Kafka's four have none."""
+
+    OFF = "not kassign's optimiser"
+    OPTIMAL = "the solver's optimum was applied"
+    FALLBACK = "the solver failed or ran out of time: a valid balanced assignment stands"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +73,10 @@ class AssignmentReport:
     - ``cross_rack_partitions``: assigned partitions whose member has a rack that holds none of
       their replicas;
     - ``withheld_partitions``: (``cooperative-sticky``) partitions changing owner that nobody
-      gets this round, so their old owner can revoke them first.
+      gets this round, so their old owner can revoke them first;
+    - ``rack_status``, ``solver_reason``: (``rack-optimal``) whether its solver's optimum was
+      applied, and if not why. ``rack_aware``/``rack_reason`` are then the mode Kafka's sticky
+      assignors would have chosen on the group.
     """
 
     rack_aware: bool
@@ -72,6 +84,12 @@ class AssignmentReport:
     moved_partitions: int
     cross_rack_partitions: int
     withheld_partitions: int = 0
+    rack_status: RackStatus = RackStatus.OFF
+    solver_reason: str = ""
+
+    @property
+    def solver_fallback(self) -> bool:
+        return self.rack_status is RackStatus.FALLBACK
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +114,8 @@ def group_assignment(
     rack_reason: RackReason,
     withheld: Collection[TopicPartition] = (),
     revoked: Mapping[str, Collection[TopicPartition]] | None = None,
+    rack_status: RackStatus = RackStatus.OFF,
+    solver_reason: str = "",
 ) -> GroupAssignment:
     """Freeze an assignor's answer and count what it did.
 
@@ -126,6 +146,8 @@ def group_assignment(
         moved_partitions=_moved(claims, owner),
         cross_rack_partitions=cross_rack,
         withheld_partitions=len(kept_back),
+        rack_status=rack_status,
+        solver_reason=solver_reason,
     )
     return GroupAssignment(assignor, tuple(assignments), report)
 

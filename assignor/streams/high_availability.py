@@ -199,38 +199,48 @@ def _exchange(
     client_of = {c: i for i, c in enumerate(layout.clients)}
     active_map = layout.to_map(active, layout.stateful)
     standby_map = layout.to_map(standby, layout.stateful)
-    eligible = {
-        t: [layout.clients[c] for c in index.caught_up(i)]
-        for i, t in enumerate(layout.stateful)
-        if index.num_caught_up(i) <= _WIDE
-    }
+    eligible = _eligible(layout, index)
     notes: list[str] = []
     saved = 0
-    moved = relocate_actives(state, active_map, standby_map, eligible, CostPhase.HIGH_AVAILABILITY)
+    moved = relocate_actives(
+        state,
+        active_map,
+        standby_map,
+        eligible,
+        CostPhase.HIGH_AVAILABILITY,
+        slack=_slack(state, layout, active),
+    )
     if not isinstance(moved, str) and moved.exchanged:
         active_map = moved.active
         saved += moved.saved
         notes.append(f"rack: {moved.exchanged} actives moved to another caught-up client")
     fixed = {(layout.stateful[t], layout.clients[c]) for c, ws in enumerate(warmups) for t in ws}
-    outcome = exchange_roles(
-        state,
-        active_map,
-        standby_map,
-        CostPhase.HIGH_AVAILABILITY,
-        may_lead=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
-        fixed=fixed,
-    )
-    if not isinstance(outcome, str) and outcome.exchanged:
-        active_map, standby_map = outcome.active, outcome.standby
-        saved += outcome.saved
-        notes.append(f"rack: {outcome.exchanged} tasks exchanged active and standby roles")
-    retrimmed, diagnostics = trim_standbys(
-        state, active_map, standby_map, CostPhase.HIGH_AVAILABILITY, fixed=fixed
-    )
-    gain = diagnostics.cross_rack_cost_before - diagnostics.cross_rack_cost_after
-    if gain > 0:
+    exchanged = retrimmed_rounds = 0
+    for _ in range(_ROUNDS):
+        outcome = exchange_roles(
+            state,
+            active_map,
+            standby_map,
+            CostPhase.HIGH_AVAILABILITY,
+            may_lead=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
+            fixed=fixed,
+        )
+        if not isinstance(outcome, str) and outcome.exchanged:
+            active_map, standby_map = outcome.active, outcome.standby
+            saved += outcome.saved
+            exchanged += outcome.exchanged
+        retrimmed, diagnostics = trim_standbys(
+            state, active_map, standby_map, CostPhase.HIGH_AVAILABILITY, fixed=fixed
+        )
+        gain = diagnostics.cross_rack_cost_before - diagnostics.cross_rack_cost_after
+        if gain <= 0:
+            break
         standby_map = retrimmed
         saved += gain
+        retrimmed_rounds += 1
+    if exchanged:
+        notes.append(f"rack: {exchanged} tasks exchanged active and standby roles")
+    if retrimmed_rounds:
         notes.append("rack: standbys re-placed around the final actives")
     if not notes:
         return active, standby, Diagnostics()
@@ -243,8 +253,52 @@ def _exchange(
     )
 
 
+_ROUNDS = 4
+"""Exchanges and standby re-trims alternate while the re-trim saves traffic (a moved standby
+may open a new exchange), at most this many times."""
+
 _WIDE = 64
-"""Tasks with more caught-up clients than this are not re-placed after the movements."""
+"""Tasks with more caught-up clients than this are not re-placed after the movements..."""
+
+_FREE_ARCS = 100_000
+"""...nor tasks no client is caught up on, unless these two kinds of task together have at most
+this many (task, client) candidates: then each may go to any client."""
+
+
+def _eligible(layout: _Layout, index: CatchUpIndex) -> dict[TaskId, list[ProcessId]]:
+    """Where each stateful active may go after the movements: a caught-up client, any client
+    for a task no client is caught up on (it restores anywhere, as Kafka's movements let it).
+    Tasks with more than ``_WIDE`` caught-up clients, or none, join only in small groups."""
+    clients = layout.clients
+    eligible: dict[TaskId, list[ProcessId]] = {}
+    free: list[int] = []
+    for i, t in enumerate(layout.stateful):
+        n = index.num_caught_up(i)
+        if 0 < n <= _WIDE:
+            eligible[t] = [clients[c] for c in index.caught_up(i)]
+        else:
+            free.append(i)
+    if len(free) * len(clients) <= _FREE_ARCS:
+        for i in free:
+            caught = index.caught_up(i)
+            eligible[layout.stateful[i]] = [clients[c] for c in caught] if caught else list(clients)
+    return eligible
+
+
+def _slack(
+    state: ApplicationState, layout: _Layout, active: Sequence[AbstractSet[int]]
+) -> dict[ProcessId, tuple[int, int]] | None:
+    """How far each client's stateful active count may move toward its share of the threads:
+    down to the floor of its share, up to the ceiling, never further from it than it is.
+    ``None`` under ``balance_subtopology``, whose bound is per subtopology."""
+    if state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
+        return None
+    total, threads = sum(len(a) for a in active), sum(layout.capacities)
+    slack: dict[ProcessId, tuple[int, int]] = {}
+    for client, capacity, held in zip(layout.clients, layout.capacities, active, strict=True):
+        low, high = (total * capacity) // threads, -(-total * capacity // threads)
+        slack[client] = (max(0, len(held) - low), max(0, high - len(held)))
+    return slack
 
 
 def _rack_aware(state: ApplicationState) -> bool:

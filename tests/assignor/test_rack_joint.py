@@ -167,6 +167,51 @@ def test_exchanges_reach_the_brute_force_optimum(
     assert out.saved == _cost(state, active, standby) - _cost(state, out.active, out.standby)
 
 
+@st.composite
+def slack_problems(draw: st.DrawFn) -> RoleProblem:
+    """Candidate moves on up to 4 clients, with per-client room to give or take more actives."""
+    c_n, t_n = draw(st.integers(2, 4)), draw(st.integers(1, 5))
+    rows = []
+    for t in range(t_n):
+        source = draw(st.integers(0, c_n - 1))
+        others = [c for c in range(c_n) if c != source]
+        targets = draw(st.sets(st.sampled_from(others), min_size=1, max_size=2))
+        rows += [(t, source, c, draw(st.integers(-3, 5))) for c in sorted(targets)]
+    task, source, target, gain = (np.array(col, np.int64) for col in zip(*rows, strict=True))
+    lose = np.array(draw(st.lists(st.integers(0, 2), min_size=c_n, max_size=c_n)), np.int64)
+    take = np.array(draw(st.lists(st.integers(0, 2), min_size=c_n, max_size=c_n)), np.int64)
+    return RoleProblem(c_n, task, source, target, gain, np.zeros(task.size, np.int64), lose, take)
+
+
+@settings(max_examples=150, deadline=None)
+@given(slack_problems())
+def test_slack_lets_counts_move_within_room_only(p: RoleProblem) -> None:
+    """With room, the circulation takes the best set of moves (one per task) whose net change
+    per client stays within what it may give and take; brute force over every such set."""
+    assert p.may_lose is not None and p.may_gain is not None
+    lose, take = p.may_lose, p.may_gain
+
+    def net(chosen: tuple[int, ...]) -> np.ndarray:
+        given = np.bincount(p.source[list(chosen)], minlength=p.num_clients)
+        taken = np.bincount(p.target[list(chosen)], minlength=p.num_clients)
+        out: np.ndarray = given - taken
+        return out
+
+    best = 0
+    for k in range(1, p.task.size + 1):
+        for chosen in itertools.combinations(range(p.task.size), k):
+            if len({int(p.task[i]) for i in chosen}) < k:
+                continue
+            n = net(chosen)
+            if np.all(n <= lose) and np.all(-n <= take):
+                best = max(best, int(p.gain[list(chosen)].sum()))
+    picked = tuple(solve_exchanges(p).tolist())
+    assert len({int(p.task[i]) for i in picked}) == len(picked)
+    n = net(picked)
+    assert np.all(n <= lose) and np.all(-n <= take)
+    assert int(p.gain[list(picked)].sum()) == best
+
+
 def _assert_kept(
     state: ApplicationState, active: Assignment, standby: Assignment, out: Exchange
 ) -> None:

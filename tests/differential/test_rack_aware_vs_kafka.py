@@ -246,23 +246,20 @@ ABOVE_KAFKA = {
     443152: 4,
     443159: 1,
     # Standbys: a task with several standbys keeps each on its tag class in kassign's standby
-    # flow (standby_flow.py), stricter than Kafka's pairwise swaps with no tag or rack rule.
+    # flow (standby_flow.py), stricter than Kafka's pairwise swaps with no tag or rack rule, and
+    # each client keeps the standby count of kassign's placement.
     443045: 1,
-    443067: 7,
     443097: 5,
     443192: 5,
     443270: 3,
     443281: 3,
     443297: 1,
-    # One partition: equal optima of the phase-1 and phase-2 flows broken differently before the
-    # KIP-441 movements, which then leave a caught-up replica kassign cannot re-place.
-    443037: 1,
-    443095: 1,
-    443105: 1,
+    # One partition, balance_subtopology: equal optima of the phase-1 and phase-2 flows broken
+    # differently before the KIP-441 movements; the joint stage keeps every (client,
+    # subtopology) count there, so it cannot re-place the one active or standby that differs.
     443118: 1,
     443186: 1,
     443221: 1,
-    443227: 1,
     443274: 1,
 }
 """Groups where kassign still pays more traffic than Kafka, and the most it may pay: a ratchet.

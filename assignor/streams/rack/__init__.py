@@ -148,9 +148,11 @@ def relocate_actives(
     standby: _Assignment,
     eligible: Mapping[TaskId, Sequence[ProcessId]],
     phase: CostPhase,
+    *,
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> Exchange | str:
-    """Actives moved among the clients ``eligible`` to run them, counts kept (``joint``);
-    stickiness is to each task's previous active clients."""
+    """Actives moved among the clients ``eligible`` to run them, counts kept but for ``slack``
+    (``joint``); stickiness is to each task's previous active clients."""
     from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
 
     traffic, overlap = resolve_costs(state.configs, phase)
@@ -162,6 +164,7 @@ def relocate_actives(
         traffic_cost=traffic,
         non_overlap_cost=overlap,
         previous=previous_actives(state),
+        slack=slack,
     )
 
 

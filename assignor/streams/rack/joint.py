@@ -26,7 +26,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 import numpy as np
-from kassign.assignor.flow import FlowGraph, IntArray, layout, solve
+from kassign.assignor.flow import ArcBlock, FlowGraph, IntArray, layout, solve
 from kassign.assignor.streams.model import (
     ApplicationState,
     ProcessId,
@@ -51,7 +51,9 @@ class RoleProblem:
     may become active on ``target[i]`` (which holds a standby of it), for ``gain[i]`` less cost.
 
     ``group[i]`` is the flow-conservation class of the task (its subtopology under
-    ``balance_subtopology``, else 0).
+    ``balance_subtopology``, else 0). ``may_lose[c]`` / ``may_gain[c]``: how many more actives
+    client ``c`` may give than it takes, and the reverse (``None``: none, counts are kept);
+    only with a single conservation class.
     """
 
     num_clients: int
@@ -60,6 +62,8 @@ class RoleProblem:
     target: IntArray
     gain: IntArray
     group: IntArray
+    may_lose: IntArray | None = None
+    may_gain: IntArray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,15 +88,19 @@ def solve_exchanges(p: RoleProblem) -> IntArray:
     first = np.zeros(tasks.size, np.int64)
     first[task_node[::-1]] = np.arange(n)[::-1]
     scale = n + 1
-    graph = FlowGraph.of(
-        lay.num_nodes,
-        [
-            (group_of[first] * c_n + p.source[first], t0 + np.arange(tasks.size), 1, 0),
-            (t0 + task_node, group_of * c_n + p.target, 1, -p.gain * scale + 1),
-        ],
-        np.zeros(lay.num_nodes, np.int64),
-    )
-    flows = solve(graph).flows[tasks.size :]
+    arcs: list[ArcBlock] = [
+        (group_of[first] * c_n + p.source[first], t0 + np.arange(tasks.size), 1, 0),
+        (t0 + task_node, group_of * c_n + p.target, 1, -p.gain * scale + 1),
+    ]
+    nodes = lay.num_nodes
+    if p.may_lose is not None and p.may_gain is not None and g_n == 1:
+        # A bank node lets a client give more actives than it takes (up to may_lose) and
+        # another take more than it gives (up to may_gain), at no cost of its own.
+        bank, slots = nodes, np.arange(c_n)
+        arcs += [(bank, slots, p.may_lose, 0), (slots, bank, p.may_gain, 0)]
+        nodes += 1
+    graph = FlowGraph.of(nodes, arcs, np.zeros(nodes, np.int64))
+    flows = solve(graph).flows[tasks.size : tasks.size + n]
     return np.flatnonzero(flows > 0).astype(np.int64)
 
 
@@ -165,14 +173,16 @@ def relocate_actives(
     traffic_cost: int,
     non_overlap_cost: int,
     previous: Mapping[TaskId, AbstractSet[ProcessId]] | None = None,
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> Exchange | str:
     """Move actives among the clients ``eligible`` to run them, keeping every client's count.
 
     The same circulation as ``exchange_roles``, for plain moves: task ``t`` leaves its client for
     an eligible one that holds no replica of it, and each client receives as many actives as it
     gives up, so counts (per subtopology under ``balance_subtopology``) and thread balance stand.
-    Standbys are untouched. ``Exchange.standby`` is ``standby`` as given. ``previous`` as for
-    ``exchange_roles``.
+    ``slack`` (client: how many more it may give than take, and take than give) loosens that
+    where the caller's balance allows, without ``balance_subtopology``. Standbys are untouched.
+    ``Exchange.standby`` is ``standby`` as given. ``previous`` as for ``exchange_roles``.
     """
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
         return "off"
@@ -204,7 +214,13 @@ def relocate_actives(
     before = active_miss[t_idx, client_rack[source]]
     after = active_miss[t_idx, client_rack[target]]
     penalty = found.stickiness(previous, non_overlap_cost, replicas=1)
-    chosen = found.solve(traffic_cost * (before - after) - penalty)
+    room = None
+    if slack is not None:
+        room = (
+            np.array([slack.get(pid, (0, 0))[0] for pid in clients], np.int64),
+            np.array([slack.get(pid, (0, 0))[1] for pid in clients], np.int64),
+        )
+    chosen = found.solve(traffic_cost * (before - after) - penalty, room)
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
@@ -273,11 +289,22 @@ class _Candidates:
             np.array([index[pid] for _, pid in pairs], np.int64),
         )
 
-    def solve(self, gain: IntArray) -> IntArray:
-        """The candidates to apply for ``gain`` (``solve_exchanges``' circulation)."""
+    def solve(self, gain: IntArray, room: tuple[IntArray, IntArray] | None = None) -> IntArray:
+        """The candidates to apply for ``gain`` (``solve_exchanges``' circulation); ``room``:
+        per client, how many more actives it may give than take and take than give."""
         groups = _groups(self.state, self.tasks, self.task)
+        lose, take = room if room is not None else (None, None)
         return solve_exchanges(
-            RoleProblem(len(self.state.clients), self.task, self.source, self.target, gain, groups)
+            RoleProblem(
+                len(self.state.clients),
+                self.task,
+                self.source,
+                self.target,
+                gain,
+                groups,
+                lose,
+                take,
+            )
         )
 
     def stickiness(

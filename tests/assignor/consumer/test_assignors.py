@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from kassign.assignor.consumer import (
     ASSIGNORS,
+    KAFKA_ASSIGNORS,
     ConsumerGroup,
     Member,
     RackReason,
@@ -32,7 +33,14 @@ def _group(
 
 
 def test_registry_uses_kafkas_names() -> None:
-    assert sorted(ASSIGNORS) == ["cooperative-sticky", "range", "roundrobin", "sticky"]
+    assert sorted(ASSIGNORS) == [
+        "cooperative-sticky",
+        "rack-optimal",
+        "range",
+        "roundrobin",
+        "sticky",
+    ]
+    assert sorted(KAFKA_ASSIGNORS) == ["cooperative-sticky", "range", "roundrobin", "sticky"]
     with pytest.raises(InvalidRequest, match="unknown assignor"):
         assign("uniform", _group({"c": ("t",)}, {"t": 1}))
 

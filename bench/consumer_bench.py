@@ -1,9 +1,11 @@
 """Kafka's consumer assignors: kassign against Kafka's own (kafka-clients 4.3.1 in a JVM), at scale.
 
-For each size (partitions x consumers) and rack layout (three racks, replication 3 on random
-brokers of nine, members spread over the racks; or no racks at all), every member subscribed to
-every topic (1,000 partitions each, at least ten topics), and each assignor in
-``kassign.assignor.consumer.ASSIGNORS``:
+For each size (partitions x consumers), layout and assignor in
+``kassign.assignor.consumer.ASSIGNORS``. Topics of 1,000 partitions (at least ten topics);
+layouts: ``racks``, three racks, replication 3 on random brokers of nine, members spread over
+the racks, every member subscribed to every topic; ``none``, the same without racks;
+``unequal``, with racks, each member subscribed to all topics but one (the sticky assignors'
+general builder, where ``racks`` and ``none`` take the constrained one). Figures:
 
 - Kafka: ``assign()`` alone in a fresh JVM (``cold``: the first call, as a consumer that has
   just become leader runs it) and the best of a few more calls in that JVM (``warm``), the
@@ -11,15 +13,17 @@ every topic (1,000 partitions each, at least ten topics), and each assignor in
   suite's oracle, same input format);
 - kassign: the library call ``assign(name, group)`` in this process, best of a few (wall and
   CPU time), and the ratios kassign / Kafka cold and kassign / Kafka warm;
-- whether kassign's answer equals Kafka's, and the partitions read across racks.
+- whether kassign's answer equals Kafka's, and the partitions read across racks;
+- kassign's own assignors (``rack-optimal``): their time, and its ratio to Kafka's cold
+  ``range`` on the same group when ``range`` is measured too.
 
 Round 1 is a fresh group. Round 2 (assignors that read ownership) is the next rebalance: every
 member owns what round 1 gave it (generation 1; ``sticky`` through its userData), except 1% of
 the members, replaced by new ones that own nothing.
 
 Usage: ``python bench/consumer_bench.py [--sizes 1000x100,10000x1000,50000x1000]
-[--assignors range,sticky] [--repeats 3] [--no-racks-only | --racks-only]``. Needs Java and
-Maven (``make java`` or ``make test`` fetch Kafka's jars). Nothing here asserts a time.
+[--layouts racks,none,unequal] [--assignors range,sticky] [--repeats 3]``. Needs Java and Maven
+(``make test`` fetches Kafka's jars into ~/.m2). Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kassign.assignor.consumer import (
     ASSIGNORS,
+    KAFKA_ASSIGNORS,
     ConsumerGroup,
     GroupAssignment,
     Member,
@@ -59,7 +64,6 @@ BROKERS = 9
 REPLICATION = 3
 TOPIC_PARTITIONS = 1_000
 REPLACED = 0.01  # share of members replaced by new ones in round 2
-KAFKA = ("range", "roundrobin", "sticky", "cooperative-sticky")
 READ_OWNERSHIP = frozenset(ASSIGNORS) - {"range", "roundrobin"}
 KAFKA_VERSION = "4.3.1"  # the oracle's pom.xml's kafka.version
 PROJECT = ROOT / "tests" / "differential" / "consumer" / "kafka"  # the differential oracle's
@@ -94,14 +98,17 @@ def make_cluster(partitions: int, *, racks: bool, seed: int) -> Cluster:
     return Cluster(brokers, replicas)
 
 
-def make_members(cluster: Cluster, consumers: int, *, racks: bool, seed: int) -> list[Member]:
-    """Fresh members (nothing owned) in a random arrival order, ids like Kafka's."""
+def make_members(
+    cluster: Cluster, consumers: int, *, racks: bool, equal: bool, seed: int
+) -> list[Member]:
+    """Fresh members (nothing owned) in a random arrival order, ids like Kafka's; unless
+    ``equal``, each leaves out one topic."""
     rng = random.Random(seed)
     topics = tuple(cluster.replicas)
     members = [
         Member(
             member_id=f"consumer-{j}-{rng.getrandbits(128):032x}",
-            topics=topics,
+            topics=topics if equal else tuple(t for t in topics if t != rng.choice(topics)),
             rack_id=RACKS[j % len(RACKS)] if racks else None,
         )
         for j in range(consumers)
@@ -199,14 +206,27 @@ def kassign_timing(
     return wall, cpu, result
 
 
+@dataclass(frozen=True, slots=True)
+class Measured:
+    line: str
+    result: GroupAssignment
+    kafka: KafkaTiming | None
+
+
 def measure(
-    classpath: str, name: str, cluster: Cluster, members: list[Member], repeats: int
-) -> tuple[str, GroupAssignment]:
-    """One line of figures for ``name`` on this group, and kassign's answer."""
+    classpath: str,
+    name: str,
+    cluster: Cluster,
+    members: list[Member],
+    repeats: int,
+    range_cold_ms: float | None,
+) -> Measured:
+    """One line of figures for ``name`` on this group, kassign's answer and Kafka's timing."""
     group = consumer_group(members, cluster.topics())
     wall, cpu, result = kassign_timing(name, group, repeats)
     line = f"kassign {wall:8.1f} ms wall {cpu:8.1f} ms cpu"
-    if name in KAFKA:
+    kafka = None
+    if name in KAFKA_ASSIGNORS:
         kafka = kafka_timing(classpath, kafka_line(cluster, members, name), repeats)
         ours = {m: tuple(map(tuple, tps)) for m, tps in result.partitions().items()}
         same = "same answer" if ours == kafka.members else "ANSWER DIFFERS FROM KAFKA'S"
@@ -214,43 +234,51 @@ def measure(
             f"Kafka cold {kafka.cold_ms:8.1f} ms warm {kafka.warm_ms:7.1f} ms | {line}"
             f" | {wall / kafka.cold_ms:5.2f}x cold {wall / kafka.warm_ms:5.2f}x warm | {same}"
         )
+    elif range_cold_ms is not None:
+        line = f"{'':39}| {line} | {wall / range_cold_ms:5.2f}x Kafka's range cold"
     report = result.report
-    return f"{line} | cross-rack {report.cross_rack_partitions:,}", result
+    return Measured(f"{line} | cross-rack {report.cross_rack_partitions:,}", result, kafka)
 
 
-def run(classpath: str, size: str, racks: bool, assignors: list[str], repeats: int) -> None:
+LAYOUTS = {
+    "racks": "3 racks, RF 3 on random brokers",
+    "none": "no racks",
+    "unequal": "3 racks, RF 3 on random brokers, each member without one topic",
+}
+
+
+def run(classpath: str, size: str, layout: str, assignors: list[str], repeats: int) -> None:
     partitions, consumers = (int(x) for x in size.lower().split("x"))
     seed = partitions * 31 + consumers
+    racks = layout != "none"
     cluster = make_cluster(partitions, racks=racks, seed=seed)
-    members = make_members(cluster, consumers, racks=racks, seed=seed)
-    layout = "3 racks, RF 3 on random brokers" if racks else "no racks"
-    print(f"{partitions:,} partitions x {consumers:,} consumers ({layout})", flush=True)
-    for name in assignors:
-        line, first = measure(classpath, name, cluster, members, repeats)
-        print(f"  {name:<19} round 1  {line}", flush=True)
-        if name in READ_OWNERSHIP:
-            again = next_round(members, first, name, seed)
-            line, _ = measure(classpath, name, cluster, again, repeats)
-            print(f"  {name:<19} round 2  {line}", flush=True)
+    members = make_members(cluster, consumers, racks=racks, equal=layout != "unequal", seed=seed)
+    print(f"{partitions:,} partitions x {consumers:,} consumers ({LAYOUTS[layout]})", flush=True)
+    range_cold: dict[int, float] = {}
+    for name in sorted(assignors, key=lambda n: n not in KAFKA_ASSIGNORS):
+        group = members
+        for round_ in (1, 2) if name in READ_OWNERSHIP else (1,):
+            got = measure(classpath, name, cluster, group, repeats, range_cold.get(round_))
+            print(f"  {name:<19} round {round_}  {got.line}", flush=True)
+            if name == "range" and got.kafka is not None:
+                range_cold[1] = range_cold[2] = got.kafka.cold_ms
+            group = next_round(members, got.result, name, seed)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="1000x100,10000x1000,50000x1000")
     parser.add_argument("--assignors", default=",".join(ASSIGNORS))
+    parser.add_argument("--layouts", default=",".join(LAYOUTS))
     parser.add_argument("--repeats", type=int, default=3)
-    layouts = parser.add_mutually_exclusive_group()
-    layouts.add_argument("--racks-only", action="store_true")
-    layouts.add_argument("--no-racks-only", action="store_true")
     args = parser.parse_args(argv)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} cores, load average {load}; Kafka {KAFKA_VERSION}")
     with tempfile.TemporaryDirectory() as work:
         classpath = maven_classpath(PROJECT, Path(work) / "mvn.log")
-    rack_layouts = [True] * (not args.no_racks_only) + [False] * (not args.racks_only)
     for size in args.sizes.split(","):
-        for racks in rack_layouts:
-            run(classpath, size, racks, args.assignors.split(","), args.repeats)
+        for layout in args.layouts.split(","):
+            run(classpath, size, layout, args.assignors.split(","), args.repeats)
 
 
 if __name__ == "__main__":

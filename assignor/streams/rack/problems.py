@@ -141,10 +141,14 @@ def holds_state(
     state: ApplicationState, tasks: Sequence[TaskId], clients: np.ndarray
 ) -> np.ndarray:
     """Whether client ``clients[i]`` (index in state order) has local state of ``tasks[i]``:
-    it ran the task or kept a standby of it (its previous tasks, KIP-441)."""
+    the task is stateful and the client ran it or kept a standby of it (its previous tasks,
+    KIP-441). A stateless task has no state anywhere."""
     pids = list(state.clients)
     return np.array(
-        [t in state.clients[pids[c]].previous_tasks for t, c in zip(tasks, clients.tolist())],
+        [
+            state.tasks[t].stateful and t in state.clients[pids[c]].previous_tasks
+            for t, c in zip(tasks, clients.tolist())
+        ],
         np.bool_,
     )
 

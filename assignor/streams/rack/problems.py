@@ -119,6 +119,7 @@ def build_standby_problem(
     non_overlap_cost: int,
     anchored: np.ndarray | None = None,
     fixed: np.ndarray | None = None,
+    room: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> StandbyProblem:
     """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
     client_class, class_values = tag_classes(state, list(state.clients))
@@ -134,6 +135,8 @@ def build_standby_problem(
         non_overlap_cost=non_overlap_cost,
         anchored=anchored,
         fixed=fixed,
+        may_lose=None if room is None else room[0],
+        may_gain=None if room is None else room[1],
     )
 
 
@@ -283,7 +286,9 @@ def tag_classes(state: ApplicationState, clients: list[ProcessId]) -> tuple[np.n
 
 def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> None:
     """The solver's standbys keep every guarantee of the input, or the input stands."""
-    if not np.array_equal(np.bincount(clients, minlength=p.client_rack.size), p.counts):
+    lose, gain = p.room
+    change = np.bincount(clients, minlength=p.client_rack.size) - p.counts
+    if np.any(change < -lose) or np.any(change > gain):
         raise SolverError("BAD_RESULT", "per-client standby counts changed")
     if not np.array_equal(
         np.bincount(tasks, minlength=p.active_client.size),

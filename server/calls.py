@@ -4,11 +4,14 @@
   with the parts timed inside (``kassign.assignor.timing``, such as the rack optimisation)
   reported apart and taken out of their phase;
 - ``status_on_error`` is the edge: any exception becomes the gRPC status
-  ``kassign.server.status`` maps it to (with its trailing metadata), never a traceback.
+  ``kassign.server.status`` maps it to (with its trailing metadata), never a traceback;
+- ``record_quietly`` hands a request to a journal before it is answered: a failing journal is
+  logged, never the call's failure.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,7 +21,9 @@ import grpc
 from kassign.assignor.timing import measure
 from kassign.server import status
 
-__all__ = ["PhaseClock", "status_on_error"]
+__all__ = ["PhaseClock", "record_quietly", "status_on_error"]
+
+log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
@@ -59,3 +64,11 @@ def status_on_error(
         on_error(mapped.code, exc)
         context.set_trailing_metadata(mapped.metadata)
         context.abort(mapped.code, mapped.message)
+
+
+def record_quietly(record: Callable[[_T], None], request: _T) -> None:
+    """``record(request)``; an exception is logged, so a failing journal never fails a call."""
+    try:
+        record(request)
+    except Exception:
+        log.exception("journal: could not record a %s", type(request).__name__)

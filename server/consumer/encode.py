@@ -1,5 +1,8 @@
 """``GroupAssignment`` -> ``ConsumerAssignResponse``: sorted, deterministic, with Kafka's bytes.
 
+The same bytes for the same request but the report's two timings (``set_timings``,
+``without_timings``, ``canonical_bytes``: ``kassign.server.timings``, shared with the Streams room).
+
 Members come in member-id order (Java ``String`` order, as the library lists them), partitions
 and revoked partitions sorted. Each member's ``assignment`` is the ConsumerProtocolAssignment a
 Kafka 4.3.1 leader writes (``ConsumerProtocol.serializeAssignment``: version 3, no userData,
@@ -11,7 +14,6 @@ them into a sorted set), so sorted is the one order that costs nothing and never
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from kassign.assignor.consumer import cooperative_sticky, range_assignor, roundrobin, sticky
 from kassign.assignor.consumer.common import partitions_per_topic
@@ -20,6 +22,7 @@ from kassign.assignor.consumer.result import GroupAssignment, MemberAssignment
 from kassign.assignor.consumer.sticky import sticky_member_data
 from kassign.kafka.consumer_protocol import assignment_for, encode_consumer_assignment
 from kassign.server.consumer.decode import DecodedConsumerRequest
+from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 
@@ -38,14 +41,7 @@ KAFKA_ASSIGNORS = frozenset(
 )
 """Kafka's own four, answered exactly as Kafka answers; they read no options."""
 
-_TIMING_FIELDS = ("assign_seconds", "total_seconds")
 _NOTED_TOPICS = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Timings:
-    assign_seconds: float
-    total_seconds: float
 
 
 def encode_response(
@@ -129,23 +125,3 @@ def _notes(decoded: DecodedConsumerRequest) -> list[str]:
     if decoded.assignor in KAFKA_ASSIGNORS and decoded.options_set:
         notes.append(f"options ignored: {decoded.assignor} is Kafka's assignor, which has none")
     return notes
-
-
-def set_timings(response: cpb.ConsumerAssignResponse, timings: Timings) -> None:
-    response.report.assign_seconds = timings.assign_seconds
-    response.report.total_seconds = timings.total_seconds
-
-
-def without_timings(response: cpb.ConsumerAssignResponse) -> cpb.ConsumerAssignResponse:
-    """A copy with the timing fields cleared: what two runs of one request agree on."""
-    copy = cpb.ConsumerAssignResponse()
-    copy.CopyFrom(response)
-    for name in _TIMING_FIELDS:
-        copy.report.ClearField(name)
-    return copy
-
-
-def canonical_bytes(response: cpb.ConsumerAssignResponse) -> bytes:
-    """Deterministic serialisation without timings; equal for equal assignments."""
-    data: bytes = without_timings(response).SerializeToString(deterministic=True)
-    return data

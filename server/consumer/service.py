@@ -7,17 +7,15 @@ return.
 
 from __future__ import annotations
 
-import logging
 from typing import Protocol
 
 import grpc
+from kassign.server.calls import record_quietly
 from kassign.server.consumer.servicer import ConsumerAssignmentServicer, ConsumerObserver
 from kassign.v1 import consumer_pb2 as cpb
 from kassign.v1 import consumer_pb2_grpc
 
 __all__ = ["SERVICE_NAME", "ConsumerRequestJournal", "add_to_server"]
-
-log = logging.getLogger(__name__)
 
 SERVICE_NAME: str = cpb.DESCRIPTOR.services_by_name["ConsumerAssignmentService"].full_name
 
@@ -40,10 +38,7 @@ class _JournalingServicer(ConsumerAssignmentServicer):
     def Assign(
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
     ) -> cpb.ConsumerAssignResponse:
-        try:
-            self._journal.record(request)
-        except Exception:
-            log.exception("journal: could not record a consumer request")
+        record_quietly(self._journal.record, request)
         return super().Assign(request, context)
 
 

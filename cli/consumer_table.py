@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable
 
+from kassign.cli.table import time_and_notes
 from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 
@@ -55,12 +56,7 @@ def _report_lines(response: cpb.ConsumerAssignResponse) -> list[str]:
             + (f" (solver fallback: {r.rack_reason})" if r.solver_fallback else "")
         ),
     ]
-    if r.total_seconds:
-        lines.append(
-            f"time: assign {r.assign_seconds * 1000:.1f} ms, total {r.total_seconds * 1000:.1f} ms"
-        )
-    lines += [f"note: {n}" for n in r.notes]
-    return lines
+    return lines + time_and_notes(r)
 
 
 def format_consumer_table(response: cpb.ConsumerAssignResponse) -> str:

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import grpc
 import pytest
 from kassign.server.consumer.encode import canonical_bytes
-from kassign.server.runtime.app import ServerConfig, create_server
 from kassign.v1 import consumer_pb2 as cpb
 from kassign_client import (
     KassignCallError,
     KassignClient,
     KassignInvalidRequest,
-    RetryPolicy,
     consumer,
 )
 
@@ -42,24 +36,6 @@ def test_refusals_are_typed_and_name_their_cause() -> None:
     assert (invalid.value.field, invalid.value.member) == ("raw_subscription", "m1")
     assert failed.value.code is grpc.StatusCode.FAILED_PRECONDITION
     assert failed.value.metadata["kassign-reason"] == "KAFKA_NULL_POINTER"
-
-
-def test_unavailable_is_retried_until_the_server_comes_up() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server, _ = create_server(ServerConfig(host="127.0.0.1", port=port))
-    starter = threading.Timer(0.3, server.start)
-    starter.start()
-    try:
-        policy = RetryPolicy(max_attempts=30, initial_backoff_s=0.05, max_backoff_s=0.2)
-        with KassignClient(f"127.0.0.1:{port}", retry=policy) as client:
-            started = time.monotonic()
-            response = client.consumer_assign(racked_group("range"), timeout=30)
-        assert len(response.members) == 7 and time.monotonic() - started >= 0.2
-    finally:
-        starter.join()
-        server.stop(None).wait()
 
 
 def test_builders_spell_topics_options_and_members() -> None:

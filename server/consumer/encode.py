@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kassign.assignor.consumer import cooperative_sticky, range_assignor, roundrobin, sticky
+from kassign.assignor.consumer import sticky
+from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.common import partitions_per_topic
 from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
-from kassign.assignor.consumer.result import GroupAssignment, MemberAssignment
+from kassign.assignor.consumer.result import GroupAssignment, MemberAssignment, RackStatus
 from kassign.assignor.consumer.sticky import sticky_member_data
 from kassign.kafka.consumer_protocol import assignment_for, encode_consumer_assignment
 from kassign.server.consumer.decode import DecodedConsumerRequest
@@ -27,7 +28,6 @@ from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = [
-    "KAFKA_ASSIGNORS",
     "Timings",
     "canonical_bytes",
     "cross_rack_before",
@@ -36,10 +36,12 @@ __all__ = [
     "without_timings",
 ]
 
-KAFKA_ASSIGNORS = frozenset(
-    {range_assignor.NAME, roundrobin.NAME, sticky.NAME, cooperative_sticky.NAME}
-)
-"""Kafka's own four, answered exactly as Kafka answers; they read no options."""
+_RACK_STATUS = {
+    RackStatus.OFF: common_pb2.RACK_OPTIMISATION_OFF,
+    RackStatus.OPTIMAL: common_pb2.RACK_OPTIMISATION_OPTIMAL,
+    RackStatus.FALLBACK: common_pb2.RACK_OPTIMISATION_FALLBACK,
+}
+"""The library's solver status as the contract's enum (OFF for Kafka's four: no solver runs)."""
 
 _NOTED_TOPICS = 10
 
@@ -84,7 +86,9 @@ def _report(
         cross_rack_partitions_after=report.cross_rack_partitions,
         kafka_rack_aware=report.rack_aware,
         kafka_rack_reason=report.rack_reason.value,
-        rack_status=common_pb2.RACK_OPTIMISATION_OFF,
+        rack_status=_RACK_STATUS[report.rack_status],
+        rack_reason=report.solver_reason,
+        solver_fallback=report.solver_fallback,
         max_partitions_per_member=max(counts, default=0),
         min_partitions_per_member=min(counts, default=0),
         notes=_notes(decoded),

@@ -7,7 +7,6 @@ a request sets any). The protocol, left unspecified, is the assignor's own: coop
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 
 from kassign.assignor.consumer import cooperative_sticky
@@ -41,33 +40,25 @@ def _cooperative(protocol: int, assignor: str) -> bool:
 
 
 def _co_partitioned(sets: Iterable[cpb.CoPartitionedTopics]) -> tuple[frozenset[str], ...]:
-    """Each set as given, checked: at least two topics, none repeated, none in two sets."""
-    seen: set[str] = set()
+    """Each set as given. A topic repeated within a set is refused here, where it can still be
+    seen; what the sets mean (a topic in two sets, topics no member reads together) is the
+    assignor's to judge."""
     result = []
     for i, entry in enumerate(sets):
-        where = f"options.co_partitioned[{i}].topics"
         topics = frozenset(entry.topics)
         if len(topics) != len(entry.topics):
-            raise InvalidRequest("a topic is listed twice", field=where)
-        if len(topics) < 2:
-            raise InvalidRequest("co-partitioning needs at least two topics", field=where)
-        if not topics.isdisjoint(seen):
-            again = ", ".join(sorted(topics & seen))
-            raise InvalidRequest(f"topics in an earlier set too: {again}", field=where)
-        seen |= topics
+            raise InvalidRequest(
+                "a topic is listed twice", field=f"options.co_partitioned[{i}].topics"
+            )
         result.append(topics)
     return tuple(result)
 
 
 def _stickiness_cost(options: cpb.ConsumerAssignOptions) -> float:
+    """As sent: its range is the assignor's (``options.stickiness_cost`` names it there too)."""
     if not options.HasField("stickiness_cost"):
         return _DEFAULTS.stickiness_cost
-    cost = options.stickiness_cost
-    if not math.isfinite(cost) or cost < 0:
-        raise InvalidRequest(
-            f"stickiness cost {cost} (a finite number >= 0)", field="options.stickiness_cost"
-        )
-    return cost
+    return options.stickiness_cost
 
 
 def _time_budget_s(options: cpb.ConsumerAssignOptions) -> float:

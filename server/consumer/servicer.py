@@ -34,8 +34,9 @@ __all__ = [
 ]
 
 PHASES = ("decode", "assign", RACK_OPTIMISATION, "encode")
-"""The phases ``on_phase`` reports, in order; ``rack_optimisation`` only when a solver ran in
-the assignor (kassign's own), ``assign`` then being the rest of its time."""
+"""The phases ``on_phase`` reports, in order; ``rack_optimisation`` only if the assignor times
+its solver (``kassign.assignor.timing``; ``rack-optimal`` does not, so its solver counts in
+``assign``), ``assign`` then being the rest of its time."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kassign.assignor.consumer import rack_optimal
+from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     ConsumerGroup,
@@ -18,7 +20,7 @@ from kassign.v1 import consumer_pb2 as cpb
 from kassign_client import consumer
 from kassign_client.consumer import MemberEncoding
 
-KAFKA_ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+ALL_ASSIGNORS = (*KAFKA_ASSIGNORS, rack_optimal.NAME)
 RACKS = ("r0", "r1", "r2")
 
 

@@ -22,7 +22,7 @@ from kassign.server.consumer.servicer import assign_consumer_request
 
 from tests.differential.kafka_oracle import maven_classpath
 from tests.e2e.harness import JVM_FLAGS
-from tests.server.consumer.requests import KAFKA_ASSIGNORS, racked_group
+from tests.server.consumer.requests import ALL_ASSIGNORS, racked_group
 
 PROJECT = Path(__file__).resolve().parent / "kafka"
 MAIN_CLASS = "io.kassign.server.consumer.KafkaAssignmentBytes"
@@ -68,7 +68,7 @@ def random_cases(seed: int, count: int) -> list[Case]:
 @pytest.mark.slow
 def test_assignment_bytes_are_kafkas(tmp_path: Path) -> None:
     served: list[tuple[list[tuple[str, int]], bytes]] = []
-    for assignor in KAFKA_ASSIGNORS:
+    for assignor in ALL_ASSIGNORS:
         for m in assign_consumer_request(racked_group(assignor)).response.members:
             served.append(([(tp.topic, tp.partition) for tp in m.partitions], m.assignment))
     cases = random_cases(seed=14, count=300)

@@ -13,7 +13,7 @@ from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
 from kassign_client import consumer
 
-from tests.server.consumer.requests import KAFKA_ASSIGNORS, RACKS
+from tests.server.consumer.requests import ALL_ASSIGNORS, RACKS
 
 TOPIC_NAMES = ("a", "b", "c", "d")
 
@@ -64,7 +64,7 @@ def answer(req: cpb.ConsumerAssignRequest) -> bytes | str:
         return str(exc.code)
 
 
-@pytest.mark.parametrize("assignor", KAFKA_ASSIGNORS)
+@pytest.mark.parametrize("assignor", ALL_ASSIGNORS)
 @settings(max_examples=40, deadline=None)
 @given(group=groups())
 def test_raw_and_structured_agree_and_repeat(assignor: str, group) -> None:  # type: ignore[no-untyped-def]

@@ -11,10 +11,11 @@ from kassign.assignor.consumer import assign
 from kassign.kafka.consumer_protocol import decode_consumer_assignment
 from kassign.server.consumer.encode import canonical_bytes
 from kassign.server.consumer.servicer import PHASES, NullConsumerObserver, assign_consumer_request
+from kassign.v1 import common_pb2, consumer_pb2_grpc
 from kassign.v1 import consumer_pb2 as cpb
-from kassign.v1 import consumer_pb2_grpc
 
 from tests.server.consumer.requests import (
+    ALL_ASSIGNORS,
     KAFKA_ASSIGNORS,
     null_pointer_group,
     racked_group,
@@ -65,7 +66,7 @@ def pairs(tps: object) -> list[tuple[str, int]]:
     return [(tp.topic, tp.partition) for tp in tps]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("assignor", KAFKA_ASSIGNORS)
+@pytest.mark.parametrize("assignor", ALL_ASSIGNORS)
 def test_the_answer_is_the_librarys_on_the_same_group(stub, assignor: str) -> None:  # type: ignore[no-untyped-def]
     response = call(stub, racked_group(assignor))
     expected = assign(assignor, racked_library_group())
@@ -84,7 +85,7 @@ def test_the_answer_is_the_librarys_on_the_same_group(stub, assignor: str) -> No
     assert report.total_seconds >= report.assign_seconds > 0
 
 
-@pytest.mark.parametrize("assignor", KAFKA_ASSIGNORS)
+@pytest.mark.parametrize("assignor", ALL_ASSIGNORS)
 def test_members_sorted_partitions_sorted_and_every_partition_assigned_once(
     stub, assignor: str
 ) -> None:  # type: ignore[no-untyped-def]
@@ -108,7 +109,7 @@ def test_members_sorted_partitions_sorted_and_every_partition_assigned_once(
     )
 
 
-@pytest.mark.parametrize("assignor", KAFKA_ASSIGNORS)
+@pytest.mark.parametrize("assignor", ALL_ASSIGNORS)
 def test_each_members_bytes_are_a_version_3_assignment_of_its_partitions(
     stub, assignor: str
 ) -> None:  # type: ignore[no-untyped-def]
@@ -145,7 +146,7 @@ def _cross_rack(members: dict[str, tuple[str, set[tuple[str, int]]]]) -> int:
     )
 
 
-@pytest.mark.parametrize("assignor", KAFKA_ASSIGNORS)
+@pytest.mark.parametrize("assignor", ALL_ASSIGNORS)
 def test_cross_rack_before_and_after_count_owned_and_assigned_partitions(
     stub, assignor: str
 ) -> None:  # type: ignore[no-untyped-def]
@@ -160,7 +161,7 @@ def test_cross_rack_before_and_after_count_owned_and_assigned_partitions(
 
 
 @pytest.mark.parametrize("version", range(4))
-@pytest.mark.parametrize("assignor", KAFKA_ASSIGNORS)
+@pytest.mark.parametrize("assignor", ALL_ASSIGNORS)
 def test_raw_subscriptions_of_every_version_answer_as_structured_ones(  # type: ignore[no-untyped-def]
     stub, assignor: str, version: int
 ) -> None:
@@ -180,7 +181,7 @@ def test_raw_subscriptions_of_every_version_answer_as_structured_ones(  # type: 
 
 
 def test_the_same_request_gives_the_same_bytes(stub) -> None:  # type: ignore[no-untyped-def]
-    for assignor in KAFKA_ASSIGNORS:
+    for assignor in ALL_ASSIGNORS:
         first = canonical_bytes(call(stub, racked_group(assignor)))
         again = [canonical_bytes(call(stub, racked_group(assignor))) for _ in range(3)]
         assert again == [first] * 3
@@ -213,6 +214,29 @@ def test_a_group_kafka_cannot_assign_is_failed_precondition(stub) -> None:  # ty
     request = null_pointer_group()
     request.assignor = "sticky"
     assert len(call(stub, request).members) == 3
+
+
+def test_rack_optimal_reads_its_options_and_beats_kafka_on_racks(stub) -> None:  # type: ignore[no-untyped-def]
+    eager = call(stub, racked_group("rack-optimal"))
+    assert eager.report.rack_status == common_pb2.RACK_OPTIMISATION_OPTIMAL
+    assert not eager.report.solver_fallback and not eager.report.notes
+    assert eager.report.revoked_partitions == 0
+    for kafka in KAFKA_ASSIGNORS:
+        theirs = call(stub, racked_group(kafka)).report
+        assert eager.report.cross_rack_partitions_after <= theirs.cross_rack_partitions_after
+        assert eager.report.kafka_rack_aware == theirs.kafka_rack_aware or kafka == "roundrobin"
+    cooperative = racked_group("rack-optimal")
+    cooperative.options.protocol = cpb.REBALANCE_PROTOCOL_COOPERATIVE
+    revoking = call(stub, cooperative)
+    revoked = {tp for m in revoking.members for tp in pairs(m.revoked)}
+    assert revoked and len(revoked) == revoking.report.withheld_partitions
+    together = racked_group("rack-optimal")
+    together.options.co_partitioned.add(topics=["orders", "payments"])
+    for m in call(stub, together).members:
+        numbers = {
+            t: {p for tt, p in pairs(m.partitions) if tt == t} for t in ("orders", "payments")
+        }
+        assert numbers["orders"] == numbers["payments"]
 
 
 def test_options_set_for_kafkas_assignors_are_noted_and_change_nothing(stub) -> None:  # type: ignore[no-untyped-def]

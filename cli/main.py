@@ -1,5 +1,10 @@
 """The ``kassign`` command line: ``serve``, ``assign``, ``call``, and subcommands of other modules.
 
+``assign`` and ``call`` take ``--kind streams`` (the default: an ``AssignRequest`` for
+``TaskAssignmentService``) or ``--kind consumer`` (a ``ConsumerAssignRequest`` for
+``ConsumerAssignmentService``), both in protobuf's JSON mapping, and print the response the same
+way, or as a table.
+
 Extending it: a module with ``add_parser(subparsers) -> None`` that creates its subparser and sets
 ``func`` (``parser.set_defaults(func=run)``, ``run(args) -> int``) is listed in
 ``COMMAND_MODULES``; ``main`` imports each and lets it add itself.
@@ -20,35 +25,81 @@ from kassign.assignor.errors import InvalidRequest
 from kassign.server.runtime import app, tls
 from kassign.server.status import to_status
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["COMMAND_MODULES", "build_parser", "main", "read_request", "write_response"]
+__all__ = [
+    "COMMAND_MODULES",
+    "KINDS",
+    "build_parser",
+    "main",
+    "read_consumer_request",
+    "read_request",
+    "write_response",
+]
 
 COMMAND_MODULES: tuple[str, ...] = ("kassign.server.runtime.probe", "kassign.cli.spark_jobs")
 """Modules that add subcommands (``add_parser(subparsers)``), in help order after the built-ins."""
 
 EXIT_OK, EXIT_INVALID, EXIT_FAILED = 0, 2, 1
+KINDS = ("streams", "consumer")
+"""``--kind``: which service's request a file holds (Kafka Streams, or a plain consumer group)."""
+
+
+def _read_text(source: str) -> str:
+    return sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
 
 
 def read_request(source: str) -> pb.AssignRequest:
     """An ``AssignRequest`` in protobuf's JSON mapping from a file, or stdin for ``-``."""
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    return json_format.Parse(text, pb.AssignRequest())
+    return json_format.Parse(_read_text(source), pb.AssignRequest())
 
 
-def write_response(response: pb.AssignResponse, *, fmt: str, timings: bool) -> None:
-    from kassign.server.streams import encode
+def read_consumer_request(source: str) -> cpb.ConsumerAssignRequest:
+    """A ``ConsumerAssignRequest`` in protobuf's JSON mapping from a file, or stdin for ``-``."""
+    return json_format.Parse(_read_text(source), cpb.ConsumerAssignRequest())
 
-    shown = response if timings else encode.without_timings(response)
-    if fmt == "table":
-        from kassign.cli.table import format_table
 
-        sys.stdout.write(format_table(shown))
+Request = pb.AssignRequest | cpb.ConsumerAssignRequest
+Response = pb.AssignResponse | cpb.ConsumerAssignResponse
+
+
+def _read(source: str, kind: str) -> Request:
+    return read_consumer_request(source) if kind == "consumer" else read_request(source)
+
+
+def write_response(response: Response, *, fmt: str, timings: bool) -> None:
+    """The response as protobuf JSON, or as a table; timings cleared unless ``timings``."""
+    if isinstance(response, cpb.ConsumerAssignResponse):
+        from kassign.cli.consumer_table import format_consumer_table
+        from kassign.server.consumer import encode as consumer_encode
+
+        mine = response if timings else consumer_encode.without_timings(response)
+        text = format_consumer_table(mine) if fmt == "table" else _json(mine)
     else:
-        sys.stdout.write(json_format.MessageToJson(shown, indent=2) + "\n")
+        from kassign.cli.table import format_table
+        from kassign.server.streams import encode
+
+        shown = response if timings else encode.without_timings(response)
+        text = format_table(shown) if fmt == "table" else _json(shown)
+    sys.stdout.write(text)
+
+
+def _json(response: Response) -> str:
+    return json_format.MessageToJson(response, indent=2) + "\n"
 
 
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("request", metavar="FILE|-", help="AssignRequest as protobuf JSON")
+    parser.add_argument(
+        "request",
+        metavar="FILE|-",
+        help="AssignRequest (--kind consumer: ConsumerAssignRequest) as protobuf JSON",
+    )
+    parser.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="streams",
+        help="streams: Kafka Streams task assignment (default); consumer: a plain consumer group",
+    )
     parser.add_argument("--format", choices=("json", "table"), default="json")
     parser.add_argument(
         "--no-timings",
@@ -121,12 +172,20 @@ def _add_assign(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
     p.set_defaults(func=_run_assign)
 
 
-def _run_assign(args: argparse.Namespace) -> int:
+def _assign_locally(request: Request, budget_ms: int | None) -> Response:
+    if isinstance(request, cpb.ConsumerAssignRequest):
+        from kassign.server.consumer.servicer import assign_consumer_request
+
+        return assign_consumer_request(request).response
     from kassign.server.streams.servicer import assign_request
 
-    request = read_request(args.request)
+    return assign_request(request, default_budget_ms=budget_ms).response
+
+
+def _run_assign(args: argparse.Namespace) -> int:
+    request = _read(args.request, args.kind)
     try:
-        outcome = assign_request(request, default_budget_ms=args.assignment_time_budget_ms or None)
+        response = _assign_locally(request, args.assignment_time_budget_ms or None)
     except InvalidRequest as exc:
         print(f"kassign: invalid request: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -134,7 +193,7 @@ def _run_assign(args: argparse.Namespace) -> int:
         mapped = to_status(exc)
         print(f"kassign: {mapped.code.name}: {mapped.message}", file=sys.stderr)
         return EXIT_FAILED
-    write_response(outcome.response, fmt=args.format, timings=args.timings)
+    write_response(response, fmt=args.format, timings=args.timings)
     return EXIT_OK
 
 
@@ -150,11 +209,15 @@ def _add_call(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _run_call(args: argparse.Namespace) -> int:
     from kassign_client import KassignCallError, KassignClient, KassignInvalidRequest
 
-    request = read_request(args.request)
+    request = _read(args.request, args.kind)
     credentials = tls.client_tls(args)
+    response: Response
     try:
         with KassignClient(args.target, credentials=credentials) as client:
-            response = client.assign(request, timeout=args.timeout)
+            if isinstance(request, cpb.ConsumerAssignRequest):
+                response = client.consumer_assign(request, timeout=args.timeout)
+            else:
+                response = client.assign(request, timeout=args.timeout)
     except KassignInvalidRequest as exc:
         print(f"kassign: invalid request: {exc.details}", file=sys.stderr)
         return EXIT_INVALID
@@ -167,7 +230,8 @@ def _run_call(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="kassign", description="Kafka Streams task assignment as a service."
+        prog="kassign",
+        description="Kafka Streams task and consumer group partition assignment as a service.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -9,8 +9,9 @@ from __future__ import annotations
 import textwrap
 
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["format_table", "task_name"]
+__all__ = ["format_table", "task_name", "time_and_notes"]
 
 _WIDTH = 100
 
@@ -63,12 +64,16 @@ def _report_lines(response: pb.AssignResponse) -> list[str]:
             + (" (solver fallback)" if r.solver_fallback else "")
         ),
     ]
-    if r.total_seconds:
-        lines.append(
-            f"time: assign {r.assign_seconds * 1000:.1f} ms, total {r.total_seconds * 1000:.1f} ms"
-        )
-    lines += [f"note: {n}" for n in r.notes]
-    return lines
+    return lines + time_and_notes(r)
+
+
+def time_and_notes(report: pb.AssignmentReport | cpb.ConsumerAssignmentReport) -> list[str]:
+    """The report's last lines, alike for both services: timings (unless cleared), then notes."""
+    lines = []
+    if report.total_seconds:
+        assign_ms, total_ms = report.assign_seconds * 1000, report.total_seconds * 1000
+        lines.append(f"time: assign {assign_ms:.1f} ms, total {total_ms:.1f} ms")
+    return lines + [f"note: {n}" for n in report.notes]
 
 
 def format_table(response: pb.AssignResponse) -> str:

@@ -1,7 +1,9 @@
 """Writes the example requests in this directory (``python examples/generate.py``).
 
 Each example is built from plain values with ``kassign_client.build`` and stored as protobuf JSON,
-ready for ``kassign assign examples/<name>.json`` or ``kassign call``. ``tests/test_examples.py``
+ready for ``kassign assign examples/<name>.json`` or ``kassign call``. Plain consumer groups'
+requests (``kassign_client.consumer``, ``ConsumerAssignmentService``) go in ``consumer/``, for
+``kassign assign --kind consumer examples/consumer/<name>.json``. ``tests/test_examples.py``
 checks the stored files are exactly what this script writes, and that each one assigns.
 """
 
@@ -13,10 +15,12 @@ from pathlib import Path
 from uuid import UUID
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from kassign.v1 import assignment_pb2 as pb
-from kassign_client import build
+from kassign.v1 import consumer_pb2 as cpb
+from kassign_client import build, consumer
 
-__all__ = ["EXAMPLES", "render", "write_all"]
+__all__ = ["CONSUMER_EXAMPLES", "EXAMPLES", "render", "write_all"]
 
 HERE = Path(__file__).resolve().parent
 NOW_MS = 1_700_000_000_000
@@ -106,6 +110,62 @@ def rack_aware_min_traffic() -> pb.AssignRequest:
     return build.request(members, tasks, configs=configs, group_id="rack-aware", now_ms=NOW_MS)
 
 
+ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
+
+
+def _replicas(partitions: int) -> list[list[str]]:
+    """Two replicas per partition, leader first, in zones p and p+1 (mod 3): every partition
+    misses one zone, so KIP-881's rack-aware mode has something to do."""
+    return [[ZONES[p % 3], ZONES[(p + 1) % 3]] for p in range(partitions)]
+
+
+def consumer_rack_aware_range() -> cpb.ConsumerAssignRequest:
+    """KIP-881 range: six consumers in three zones read two co-partitioned topics of 12
+    partitions; each partition has replicas in two zones. Kafka's range keeps partition p of
+    both topics together and places them in a zone that has them."""
+    members = [
+        consumer.member(f"consumer-{n}", ["orders", "payments"], rack=ZONES[n % 3])
+        for n in range(6)
+    ]
+    topics = [
+        consumer.topic("orders", _replicas(12)),
+        consumer.topic("payments", _replicas(12)),
+    ]
+    return consumer.request(members, topics, assignor="range", group_id="orders-joiner")
+
+
+def consumer_cooperative_scale_out() -> cpb.ConsumerAssignRequest:
+    """Cooperative-sticky, scaling out: three consumers owned all 12 partitions of "clicks" at
+    generation 5; two join (one without a rack). The owners keep what they may and revoke the
+    rest first; the newcomers get those in the follow-up rebalance."""
+    owners = [
+        consumer.member(
+            f"consumer-{n}",
+            ["clicks"],
+            owned=[("clicks", p) for p in range(n, 12, 3)],
+            generation=5,
+            rack=ZONES[n],
+        )
+        for n in range(3)
+    ]
+    joining = [
+        consumer.member("consumer-3", ["clicks"], rack=ZONES[0]),
+        consumer.member("consumer-4", ["clicks"]),
+    ]
+    return consumer.request(
+        owners + joining,
+        [consumer.topic("clicks", _replicas(12))],
+        assignor="cooperative-sticky",
+        group_id="clicks-reader",
+    )
+
+
+CONSUMER_EXAMPLES: dict[str, Callable[[], cpb.ConsumerAssignRequest]] = {
+    "cooperative-sticky-scale-out": consumer_cooperative_scale_out,
+    "rack-aware-range": consumer_rack_aware_range,
+}
+"""Stored in ``consumer/``: requests of ``ConsumerAssignmentService``."""
+
 EXAMPLES: dict[str, Callable[[], pb.AssignRequest]] = {
     "kip441-scale-out": kip441_scale_out,
     "kip708-nine-nodes": kip708_nine_nodes,
@@ -114,15 +174,22 @@ EXAMPLES: dict[str, Callable[[], pb.AssignRequest]] = {
 }
 
 
-def render(request: pb.AssignRequest) -> str:
+def render(request: Message) -> str:
     """The stored form: canonical protobuf JSON, two-space indent, trailing newline."""
     return json_format.MessageToJson(request, indent=2) + "\n"
 
 
 def write_all(directory: Path = HERE) -> list[Path]:
     paths = []
-    for name, make in EXAMPLES.items():
-        path = directory / f"{name}.json"
+    makers: list[tuple[Path, Callable[[], Message]]] = [
+        *((directory / f"{name}.json", make) for name, make in EXAMPLES.items()),
+        *(
+            (directory / "consumer" / f"{name}.json", make)
+            for name, make in CONSUMER_EXAMPLES.items()
+        ),
+    ]
+    for path, make in makers:
+        path.parent.mkdir(exist_ok=True)
         path.write_text(render(make()), encoding="utf-8")
         paths.append(path)
     return paths

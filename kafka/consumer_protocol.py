@@ -1,22 +1,33 @@
-"""Kafka's ``ConsumerProtocolSubscription`` v0-v3: an int16 version header, then the struct.
+"""Kafka's ``ConsumerProtocolSubscription`` and ``ConsumerProtocolAssignment`` v0-v3: an int16
+version header, then the struct.
 
-Layout: topics (array of string), userData (nullable bytes), ownedPartitions (v1+, array of
+Subscription: topics (array of string), userData (nullable bytes), ownedPartitions (v1+, array of
 {topic, partitions}), generationId (v2+, -1 unknown), rackId (v3+, nullable string). As Kafka's
 ``ConsumerProtocol`` does, a header version above 3 is read as v3 and bytes after the struct are
 ignored (newer versions only ever append fields); the header is kept as sent.
+
+Assignment: assignedPartitions (array of {topic, partitions}), userData (nullable bytes), the
+same layout at every version. A leader writes it at the highest version, 3
+(``ConsumerProtocol.serializeAssignment``), topics in the order they first appear in the
+assignor's partition list, each topic's partitions in list order (``assignment_for``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kassign.kafka.buffer import Reader, WireError, Writer
 
 __all__ = [
     "LATEST_VERSION",
+    "ConsumerProtocolAssignment",
     "ConsumerProtocolSubscription",
     "OwnedTopicPartitions",
+    "assignment_for",
+    "decode_consumer_assignment",
     "decode_consumer_subscription",
+    "encode_consumer_assignment",
     "encode_consumer_subscription",
 ]
 
@@ -25,6 +36,8 @@ LATEST_VERSION = 3
 
 @dataclass(frozen=True, slots=True)
 class OwnedTopicPartitions:
+    """{topic, partitions}: the element of ownedPartitions and of assignedPartitions alike."""
+
     topic: str
     partitions: tuple[int, ...]
 
@@ -93,3 +106,52 @@ def encode_consumer_subscription(sub: ConsumerProtocolSubscription) -> bytes:
     if body >= 3:
         w.string(sub.rack_id)
     return w.getvalue()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerProtocolAssignment:
+    """The message as on the wire: what a leader sends one member in SyncGroup."""
+
+    version: int = LATEST_VERSION
+    assigned_partitions: tuple[OwnedTopicPartitions, ...] = ()
+    user_data: bytes | None = None
+
+
+def assignment_for(
+    partitions: Iterable[tuple[str, int]], *, user_data: bytes | None = None
+) -> ConsumerProtocolAssignment:
+    """The assignment a Kafka leader writes for this partition list (at version 3).
+
+    ``serializeAssignment`` groups partitions by topic, a topic's entry created where the topic
+    first appears, its partitions kept in list order; this groups the same way.
+    """
+    grouped: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        grouped.setdefault(topic, []).append(partition)
+    return ConsumerProtocolAssignment(
+        assigned_partitions=tuple(OwnedTopicPartitions(t, tuple(ps)) for t, ps in grouped.items()),
+        user_data=user_data,
+    )
+
+
+def encode_consumer_assignment(assignment: ConsumerProtocolAssignment) -> bytes:
+    """The bytes Kafka writes: the int16 version header, then the struct."""
+    if not 0 <= assignment.version < 2**15:
+        raise ValueError(f"cannot encode ConsumerProtocolAssignment version {assignment.version}")
+    w = Writer()
+    w.int16(assignment.version)
+    w.array(assignment.assigned_partitions, _write_owned)
+    w.bytes_(assignment.user_data)
+    return w.getvalue()
+
+
+def decode_consumer_assignment(data: bytes) -> ConsumerProtocolAssignment:
+    """Decode as Kafka does (any version >= 0 read with the one layout, trailing bytes ignored)."""
+    r = Reader(data)
+    version = r.int16("version")
+    if version < 0:
+        raise WireError(f"unsupported ConsumerProtocolAssignment version {version}", 0)
+    assigned = r.array(_read_owned, "assignedPartitions", min_size=6)
+    return ConsumerProtocolAssignment(
+        version=version, assigned_partitions=assigned, user_data=r.bytes_("userData", nullable=True)
+    )

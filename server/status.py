@@ -4,14 +4,22 @@
     InvalidAssignment  -> INTERNAL          the configured assignor broke KIP-924's rules: a
                                             server-side fault, not the caller's, and not one a
                                             retry would fix
+      KAFKA_NULL_POINTER -> FAILED_PRECONDITION  a consumer group on which Kafka's own
+                                            sticky assignors throw (docs/consumer-assignors.md):
+                                            the request is well formed and the server sound, but
+                                            the group has no Kafka answer until its state
+                                            changes (the stale owner leaves, or another assignor
+                                            is chosen); a retry as is fails the same way
     SolverError        -> INTERNAL          the rack code falls back instead; reaching here is a bug
     KassignError       -> INTERNAL
     anything else      -> INTERNAL          "internal error (request id ...)", the traceback only
                                             in the server log under that id
 
-The most specific class wins (the table is walked along the exception's MRO). The caller never
-sees a traceback; an INVALID_ARGUMENT also carries ``kassign-field`` / ``kassign-member``
-trailing metadata so clients can react without parsing the message.
+The most specific class wins (the table is walked along the exception's MRO), then, for an
+``InvalidAssignment``, its code (``ASSIGNMENT_CODE_TABLE``). The caller never sees a traceback;
+an INVALID_ARGUMENT also carries ``kassign-field`` / ``kassign-member`` trailing metadata, a
+FAILED_PRECONDITION ``kassign-reason`` (its code), so clients can react without parsing the
+message.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import grpc
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
 
 __all__ = [
+    "ASSIGNMENT_CODE_TABLE",
     "STATUS_TABLE",
     "MappedStatus",
     "to_status",
@@ -38,6 +47,11 @@ STATUS_TABLE: dict[type[BaseException], grpc.StatusCode] = {
     KassignError: grpc.StatusCode.INTERNAL,
 }
 """Error class -> status code. Classes not here (or whose bases are not) become INTERNAL."""
+
+ASSIGNMENT_CODE_TABLE: dict[object, grpc.StatusCode] = {
+    "KAFKA_NULL_POINTER": grpc.StatusCode.FAILED_PRECONDITION,
+}
+"""``InvalidAssignment.code`` -> status code, for codes that are not a server-side fault."""
 
 _EXPLAINED = (InvalidRequest, InvalidAssignment, SolverError)
 """Errors whose message is safe and useful to show the caller as is."""
@@ -65,6 +79,9 @@ def to_status(exc: BaseException) -> MappedStatus:
         if exc.member is not None:
             meta.append(("kassign-member", _ascii(exc.member)))
         return MappedStatus(grpc.StatusCode.INVALID_ARGUMENT, str(exc), tuple(meta))
+    if isinstance(exc, InvalidAssignment) and exc.code in ASSIGNMENT_CODE_TABLE:
+        reason = (("kassign-reason", _ascii(str(exc.code))),)
+        return MappedStatus(ASSIGNMENT_CODE_TABLE[exc.code], str(exc), reason)
     if code is not None and isinstance(exc, _EXPLAINED):
         request_id = _log_with_id(exc, expected=True)
         return MappedStatus(

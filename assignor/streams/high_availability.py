@@ -230,7 +230,12 @@ def _exchange(
             saved += outcome.saved
             exchanged += outcome.exchanged
         retrimmed, diagnostics = trim_standbys(
-            state, active_map, standby_map, CostPhase.HIGH_AVAILABILITY, fixed=fixed
+            state,
+            active_map,
+            standby_map,
+            CostPhase.HIGH_AVAILABILITY,
+            fixed=fixed,
+            slack=_load_slack(layout, active_map, standby_map),
         )
         gain = diagnostics.cross_rack_cost_before - diagnostics.cross_rack_cost_after
         if gain <= 0:
@@ -285,6 +290,28 @@ def _eligible(layout: _Layout, index: CatchUpIndex) -> dict[TaskId, list[Process
     return eligible
 
 
+def _load_slack(
+    layout: _Layout,
+    active: Mapping[ProcessId, AbstractSet[TaskId]],
+    standby: Mapping[ProcessId, AbstractSet[TaskId]],
+) -> dict[ProcessId, tuple[int, int]]:
+    """How far each client's standby count may move so that its load (stateful actives and
+    standbys) moves toward its share of the threads, as ``_slack`` for actives."""
+    loads = [len(active.get(c, ())) + len(standby.get(c, ())) for c in layout.clients]
+    return _toward_share(layout, loads)
+
+
+def _toward_share(layout: _Layout, loads: Sequence[int]) -> dict[ProcessId, tuple[int, int]]:
+    """Per client: how much it may shed (down to the floor of its thread share of the total)
+    and take (up to the ceiling), never further from its share than it is."""
+    total, threads = sum(loads), sum(layout.capacities)
+    room: dict[ProcessId, tuple[int, int]] = {}
+    for client, capacity, load in zip(layout.clients, layout.capacities, loads, strict=True):
+        low, high = (total * capacity) // threads, -(-total * capacity // threads)
+        room[client] = (max(0, load - low), max(0, high - load))
+    return room
+
+
 def _slack(
     state: ApplicationState, layout: _Layout, active: Sequence[AbstractSet[int]]
 ) -> dict[ProcessId, tuple[int, int]] | None:
@@ -293,12 +320,7 @@ def _slack(
     ``None`` under ``balance_subtopology``, whose bound is per subtopology."""
     if state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
         return None
-    total, threads = sum(len(a) for a in active), sum(layout.capacities)
-    slack: dict[ProcessId, tuple[int, int]] = {}
-    for client, capacity, held in zip(layout.clients, layout.capacities, active, strict=True):
-        low, high = (total * capacity) // threads, -(-total * capacity // threads)
-        slack[client] = (max(0, len(held) - low), max(0, high - len(held)))
-    return slack
+    return _toward_share(layout, [len(a) for a in active])
 
 
 def _rack_aware(state: ApplicationState) -> bool:

@@ -155,12 +155,17 @@ def _previous_standby_owners(state: ApplicationState) -> dict[TaskId, tuple[Proc
 def _optimise_actives(
     state: ApplicationState, active: Mapping[ProcessId, AbstractSet[TaskId]]
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    stateful = _in_task_order(state.stateful_tasks)
-    result, diagnostics = trim_actives(state, stateful, active, CostPhase.STICKY)
-    if state.stateless_tasks:
-        stateless = _in_task_order(state.stateless_tasks)
-        result, more = trim_actives(state, stateless, result, CostPhase.STATELESS)
-        diagnostics = diagnostics.merged(more)
+    """Stateful and stateless actives in one flow, each client's total kept.
+
+    Kafka trims the two kinds apart, so each client keeps the split of stateful and stateless
+    tasks its sticky placement happened to give it. One flow keeps only what the sticky
+    assignor balances (tasks per client) and lets a stateless task trade places with a stateful
+    one. A stateless task has no state (``holds_state``), so it moves for any traffic saved, as
+    Kafka's 1/0 stateless costs let it; a stateful one pays ``non_overlap_cost`` to leave a
+    client with its state.
+    """
+    tasks = _in_task_order(state.tasks)
+    result, diagnostics = trim_actives(state, tasks, active, CostPhase.STICKY)
     return {pid: frozenset(result.get(pid, ())) for pid in state.clients}, diagnostics
 
 

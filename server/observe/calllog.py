@@ -8,6 +8,12 @@ from the servicer's observer (``CallLog``), beside the metrics (``Observers`` fa
     active, 2 standby; 2 warm-ups; follow-up rebalance at 1700000600000; rack: disabled: ...;
     0.9 ms
 
+The consumer room logs the same way (``ConsumerCallLog``, ``ConsumerObservers``):
+
+    assigned consumer group 'orders' (cooperative-sticky): 6 members, 48 partitions; moved 3,
+    revoked 3, withheld 3; cross-rack 12 -> 0 (Kafka rack-aware: some partition has no replica
+    in some rack); 1.2 ms
+
 Invalid requests are logged at WARNING with the field and member at fault (the caller's
 mistake, worth seeing); other failures are already logged by ``kassign.server.status``.
 """
@@ -20,11 +26,24 @@ from collections.abc import Sequence
 import grpc
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.streams.result import TaskAssignment
+from kassign.server.consumer.servicer import (
+    ConsumerObserver,
+    ConsumerOutcome,
+    NullConsumerObserver,
+)
 from kassign.server.streams.decode.request import DecodedRequest
 from kassign.server.streams.servicer import AssignObserver, NullObserver
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["CallLog", "Observers", "describe"]
+__all__ = [
+    "CallLog",
+    "ConsumerCallLog",
+    "ConsumerObservers",
+    "Observers",
+    "describe",
+    "describe_consumer",
+]
 
 log = logging.getLogger("kassign.calls")
 
@@ -97,6 +116,55 @@ class Observers:
     ) -> None:
         for observer in self._observers:
             observer.on_success(request, decoded, assignment, response)
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
+        for observer in self._observers:
+            observer.on_error(code, error)
+
+
+def describe_consumer(group_id: str, response: cpb.ConsumerAssignResponse) -> str:
+    """The log line's text for one consumer group's answer."""
+    r = response.report
+    rack = "rack-aware" if r.kafka_rack_aware else "not rack-aware"
+    size = f"{r.members} members, {r.partitions} partitions"
+    moves = f"moved {r.moved_partitions}, revoked {r.revoked_partitions}"
+    cross = f"cross-rack {r.cross_rack_partitions_before} -> {r.cross_rack_partitions_after}"
+    parts = [
+        f"assigned consumer group {group_id!r} ({r.assignor}): {size}",
+        f"{moves}, withheld {r.withheld_partitions}",
+        f"{cross} (Kafka {rack}: {r.kafka_rack_reason})",
+    ]
+    if r.solver_fallback:
+        parts.append(f"solver fallback: {r.rack_reason}")
+    parts.append(f"{1000 * r.total_seconds:.1f} ms")
+    return "; ".join(parts)
+
+
+class ConsumerCallLog(NullConsumerObserver):
+    """The consumer room's log lines: each answer at INFO, each refusal at WARNING."""
+
+    def on_success(self, request: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None:
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s", describe_consumer(request.group_id, outcome.response))
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
+        if isinstance(error, InvalidRequest) or code is grpc.StatusCode.FAILED_PRECONDITION:
+            log.warning("refused a consumer request: %s: %s", code.name, error)
+
+
+class ConsumerObservers:
+    """Several consumer observers as one, told in order."""
+
+    def __init__(self, observers: Sequence[ConsumerObserver]) -> None:
+        self._observers = tuple(observers)
+
+    def on_phase(self, phase: str, seconds: float) -> None:
+        for observer in self._observers:
+            observer.on_phase(phase, seconds)
+
+    def on_success(self, request: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None:
+        for observer in self._observers:
+            observer.on_success(request, outcome)
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
         for observer in self._observers:

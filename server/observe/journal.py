@@ -1,7 +1,10 @@
-"""A request journal: every ``AssignRequest`` the server answers, as protobuf-JSON Lines.
+"""A request journal: every request the server answers, as protobuf-JSON Lines.
 
 Why: ``kassign replay`` reads exactly these files, so production traffic can be re-run under
 other settings (docs/pipeline.md). The journal is off unless ``kassign serve --journal DIR``.
+Each room has its own directory: ``AssignRequest`` lines in ``DIR`` (what replay reads),
+``ConsumerAssignRequest`` lines in ``DIR/consumer`` (``CONSUMER_SUBDIR``), so no reader ever
+meets the other room's messages.
 
 - One request per line, in the protobuf JSON mapping (``json_format``), so the files are readable
   and the pipeline needs no custom decoder.
@@ -21,17 +24,25 @@ from pathlib import Path
 from typing import IO
 
 from google.protobuf import json_format
-from kassign.v1 import assignment_pb2 as pb
+from google.protobuf.message import Message
 
-__all__ = ["DEFAULT_MAX_FILES", "DEFAULT_MAX_FILE_BYTES", "FILE_GLOB", "Journal", "request_line"]
+__all__ = [
+    "CONSUMER_SUBDIR",
+    "DEFAULT_MAX_FILES",
+    "DEFAULT_MAX_FILE_BYTES",
+    "FILE_GLOB",
+    "Journal",
+    "request_line",
+]
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 DEFAULT_MAX_FILES = 8
 FILE_GLOB = "requests-*.jsonl"
+CONSUMER_SUBDIR = "consumer"
 _NAME = re.compile(r"^requests-(?P<pid>\d+)-(?P<seq>\d+)\.jsonl$")
 
 
-def request_line(request: pb.AssignRequest) -> bytes:
+def request_line(request: Message) -> bytes:
     """One journal line: the request's protobuf JSON on a single line, newline-terminated."""
     text: str = json_format.MessageToJson(request, indent=None, sort_keys=True)
     return text.encode("utf-8") + b"\n"
@@ -66,7 +77,7 @@ class Journal:
         self._size = 0
         self._seq = 0
 
-    def record(self, request: pb.AssignRequest) -> None:
+    def record(self, request: Message) -> None:
         """Append one request; rotates first when the line would overflow the current file."""
         line = request_line(request)
         with self._lock:

@@ -21,18 +21,25 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 from google.protobuf import descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from kassign.server.consumer import service as consumer
+from kassign.server.consumer.service import ConsumerRequestJournal
+from kassign.server.consumer.servicer import ConsumerObserver
 from kassign.server.runtime.tls import ServerTls, server_credentials
 from kassign.server.streams import service as streams
 from kassign.server.streams.service import SERVICE_NAME, RequestJournal
 from kassign.server.streams.servicer import AssignObserver
 
+if TYPE_CHECKING:
+    from kassign.server.observe.journal import Journal
+
 __all__ = [
+    "CONSUMER_SERVICE_NAME",
     "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_PORT",
     "SERVICE_NAME",
@@ -47,6 +54,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 50051
+CONSUMER_SERVICE_NAME = consumer.SERVICE_NAME
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
@@ -112,13 +120,17 @@ def create_server(
     config: ServerConfig,
     *,
     observer: AssignObserver | None = None,
+    consumer_observer: ConsumerObserver | None = None,
     journal: RequestJournal | None = None,
+    consumer_journal: ConsumerRequestJournal | None = None,
     health_servicer: health.HealthServicer | None = None,
     interceptors: Sequence[grpc.ServerInterceptor] = (),
 ) -> tuple[grpc.Server, int]:
-    """A started-ready (not started) server with the assignment, health and reflection services.
+    """A started-ready (not started) server with both assignment services, health and reflection.
 
-    ``interceptors`` wrap every call of every service (``kassign.server.observe.prometheus.MetricsInterceptor``).
+    ``observer`` and ``journal`` serve the Streams room, ``consumer_observer`` and
+    ``consumer_journal`` the consumer room; ``interceptors`` wrap every call of every service
+    (``kassign.server.observe.prometheus.MetricsInterceptor``).
     """
     options = channel_options(config.max_message_bytes)
     options.append(("grpc.so_reuseport", 1 if config.reuse_port else 0))
@@ -127,11 +139,12 @@ def create_server(
         options=[*options, *config.extra_options],
         interceptors=list(interceptors),
     )
-    # Each room adds its own service (the Streams room today; consumer groups next, beside it).
+    # Each room adds its own service; health and reflection follow the names they return.
     services = (
         streams.add_to_server(
             server, default_budget_ms=config.default_budget_ms, observer=observer, journal=journal
         ),
+        consumer.add_to_server(server, observer=consumer_observer, journal=consumer_journal),
     )
     health_servicer = health_servicer or health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -163,12 +176,13 @@ def _write_port_file(path: Path, port: int) -> None:
     tmp.replace(path)
 
 
-def _open_journal(config: ServerConfig) -> RequestJournal | None:
+def _open_journals(config: ServerConfig) -> tuple[Journal, Journal] | tuple[None, None]:
+    """The Streams room's journal in ``journal_dir``, the consumer room's in a folder inside."""
     if config.journal_dir is None:
-        return None
-    from kassign.server.observe.journal import Journal
+        return None, None
+    from kassign.server.observe.journal import CONSUMER_SUBDIR, Journal
 
-    return Journal(config.journal_dir)
+    return Journal(config.journal_dir), Journal(config.journal_dir / CONSUMER_SUBDIR)
 
 
 def _install_shutdown(stop: Callable[[bool], None]) -> None:
@@ -194,15 +208,18 @@ def run_process(
     config: ServerConfig,
     *,
     observer: AssignObserver | None = None,
+    consumer_observer: ConsumerObserver | None = None,
     interceptors: Sequence[grpc.ServerInterceptor] = (),
 ) -> None:
     """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace."""
-    journal = _open_journal(config)
+    journal, consumer_journal = _open_journals(config)
     health_servicer = health.HealthServicer()
     server, port = create_server(
         config,
         observer=observer,
+        consumer_observer=consumer_observer,
         journal=journal,
+        consumer_journal=consumer_journal,
         health_servicer=health_servicer,
         interceptors=interceptors,
     )
@@ -217,12 +234,17 @@ def run_process(
     if config.port_file is not None:
         _write_port_file(config.port_file, port)
     server.wait_for_termination()
-    close = getattr(journal, "close", None)
-    if close is not None:
-        close()
+    for opened in (journal, consumer_journal):
+        if opened is not None:
+            opened.close()
     log.info("kassign stopped")
 
 
-def serve(config: ServerConfig, *, observer: AssignObserver | None = None) -> None:
+def serve(
+    config: ServerConfig,
+    *,
+    observer: AssignObserver | None = None,
+    consumer_observer: ConsumerObserver | None = None,
+) -> None:
     """The process model: one serving process (forked workers would start here, before gRPC)."""
-    run_process(config, observer=observer)
+    run_process(config, observer=observer, consumer_observer=consumer_observer)

@@ -91,7 +91,13 @@ def _worker_main(config: ServerConfig, index: int) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's forwarding handler is not ours
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
-    from kassign.server.observe.calllog import CallLog, Observers
+    from kassign.server.observe.calllog import (
+        CallLog,
+        ConsumerCallLog,
+        ConsumerObservers,
+        Observers,
+    )
+    from kassign.server.observe.consumer_metrics import ConsumerMetrics
     from kassign.server.observe.prometheus import AssignmentMetrics, GrpcMetrics, MetricsInterceptor
     from prometheus_client import CollectorRegistry, values
 
@@ -99,9 +105,15 @@ def _worker_main(config: ServerConfig, index: int) -> int:
     values.ValueClass = values.MultiProcessValue()
     registry = CollectorRegistry()  # never exposed: the parent reads the files
     observer = Observers((AssignmentMetrics(registry), CallLog()))
+    consumer_observer = ConsumerObservers((ConsumerMetrics(registry), ConsumerCallLog()))
     interceptor = MetricsInterceptor(GrpcMetrics(registry))
     log.info("worker %d (pid %d) starting", index, os.getpid())
-    run_process(config, observer=observer, interceptors=(interceptor,))
+    run_process(
+        config,
+        observer=observer,
+        consumer_observer=consumer_observer,
+        interceptors=(interceptor,),
+    )
     return 0
 
 

@@ -2,7 +2,8 @@
 
 Clients come in Java UUID order, members by member id, tasks and partitions sorted. The only
 fields that vary between two runs of one request are the report's ``assign_seconds`` and
-``total_seconds``; ``without_timings`` / ``canonical_bytes`` compare responses without them.
+``total_seconds``; ``without_timings`` / ``canonical_bytes`` (``kassign.server.timings``, shared
+with the consumer room) compare responses without them.
 
 Partitions follow Kafka's ``StreamsPartitionAssignor``: a member gets the source partitions of
 its active tasks, and for each standby task the same source partitions (Kafka's AssignmentInfo
@@ -13,7 +14,6 @@ topology names, which the member knows).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from kassign.assignor.ordering import process_key
@@ -25,6 +25,7 @@ from kassign.assignor.streams.result import (
     RackStatus,
     TaskAssignment,
 )
+from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import assignment_pb2 as pb
 
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ __all__ = [
     "without_timings",
 ]
 
-_TIMING_FIELDS = ("assign_seconds", "total_seconds")
 _RACK_STATUS = {
     RackStatus.OFF: pb.RACK_OPTIMISATION_OFF,
     RackStatus.DISABLED: pb.RACK_OPTIMISATION_DISABLED,
@@ -51,14 +51,7 @@ _RACK_STATUS = {
     RackStatus.FALLBACK: pb.RACK_OPTIMISATION_FALLBACK,
 }
 """The model's rack status as the contract's enum (one entry each; a test checks it is total)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Timings:
-    """Wall time of the assign phase and of the whole call, in seconds."""
-
-    assign_seconds: float
-    total_seconds: float
+_NO_TIMINGS = Timings(0.0, 0.0)
 
 
 def encode_response(
@@ -67,7 +60,7 @@ def encode_response(
     members: Sequence[MemberAssignment],
     *,
     error: object = None,
-    timings: Timings = Timings(0.0, 0.0),
+    timings: Timings = _NO_TIMINGS,
 ) -> pb.AssignResponse:
     """The response for ``assignment`` of ``decoded``'s group, members already distributed."""
     state = decoded.state
@@ -86,26 +79,6 @@ def error_value(error: object) -> pb.AssignmentError:
     name = getattr(error, "name", None) or "NONE"
     # types-protobuf types EnumTypeWrapper.Value as a bare int; the number is an AssignmentError.
     return cast("pb.AssignmentError", pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}"))
-
-
-def set_timings(response: pb.AssignResponse, timings: Timings) -> None:
-    response.report.assign_seconds = timings.assign_seconds
-    response.report.total_seconds = timings.total_seconds
-
-
-def without_timings(response: pb.AssignResponse) -> pb.AssignResponse:
-    """A copy with the timing fields cleared: what two runs of one request agree on."""
-    copy = pb.AssignResponse()
-    copy.CopyFrom(response)
-    for name in _TIMING_FIELDS:
-        copy.report.ClearField(name)
-    return copy
-
-
-def canonical_bytes(response: pb.AssignResponse) -> bytes:
-    """Deterministic serialisation without timings; equal for equal assignments."""
-    data: bytes = without_timings(response).SerializeToString(deterministic=True)
-    return data
 
 
 def _task(task: TaskId) -> pb.TaskId:

@@ -7,17 +7,15 @@ will bring its own beside this one, so the runtime never names a room's servicer
 
 from __future__ import annotations
 
-import logging
 from typing import Protocol
 
 import grpc
+from kassign.server.calls import record_quietly
 from kassign.server.streams.servicer import AssignObserver, TaskAssignmentServicer
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
 __all__ = ["SERVICE_NAME", "JournalingServicer", "RequestJournal", "add_to_server"]
-
-log = logging.getLogger(__name__)
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["TaskAssignmentService"].full_name
 
@@ -36,10 +34,7 @@ class JournalingServicer(TaskAssignmentServicer):
         self._journal = journal
 
     def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
-        try:
-            self._journal.record(request)
-        except Exception:
-            log.exception("journal: could not record a request")
+        record_quietly(self._journal.record, request)
         return super().Assign(request, context)
 
 

@@ -12,16 +12,15 @@ The observer protocol is small on purpose; ``server/observe/prometheus.py`` impl
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import grpc
 from kassign.assignor.streams.api import distribute_if_valid, run
 from kassign.assignor.streams.result import TaskAssignment
-from kassign.assignor.timing import RACK_OPTIMISATION, measure
-from kassign.server import status
+from kassign.assignor.timing import RACK_OPTIMISATION
+from kassign.server.calls import PhaseClock, status_on_error
 from kassign.server.streams import encode
 from kassign.server.streams.decode.request import DecodedRequest, decode_request
 from kassign.v1 import assignment_pb2 as pb
@@ -39,8 +38,6 @@ __all__ = [
 PHASES = ("decode", "assign", RACK_OPTIMISATION, "distribute", "encode")
 """The phases ``on_phase`` reports, in the order they run. ``rack_optimisation`` (KIP-925) runs
 inside the assignor and is reported only when it ran; ``assign`` is then the rest of its time."""
-
-_T = TypeVar("_T")
 
 
 @runtime_checkable
@@ -99,30 +96,6 @@ class Outcome:
     response: pb.AssignResponse
 
 
-class _Clock:
-    """Times phases for one call and reports each to the observer."""
-
-    def __init__(self, observer: AssignObserver) -> None:
-        self._observer = observer
-        self.started = time.perf_counter()
-        self.seconds: dict[str, float] = {}
-
-    def run(self, phase: str, fn: Callable[[], _T]) -> _T:
-        """Run one phase; parts the code inside timed (``kassign.assignor.timing``) are reported apart."""
-        start = time.perf_counter()
-        with measure() as parts:
-            value = fn()
-        elapsed = time.perf_counter() - start
-        self.seconds[phase] = elapsed
-        self._observer.on_phase(phase, max(0.0, elapsed - sum(parts.values())))
-        for part, seconds in parts.items():
-            self._observer.on_phase(part, seconds)
-        return value
-
-    def total(self) -> float:
-        return time.perf_counter() - self.started
-
-
 def assign_request(
     request: pb.AssignRequest,
     *,
@@ -136,7 +109,7 @@ def assign_request(
     stays pure. The CLI's ``assign`` and the servicer share this function.
     """
     obs = observer or NullObserver()
-    clock = _Clock(obs)
+    clock = PhaseClock(obs.on_phase)
     now_ms = request.now_ms or (clock_ms or _wall_clock_ms)()
     decoded = clock.run(
         "decode",
@@ -168,21 +141,9 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
         self._observer: AssignObserver = observer or NullObserver()
 
     def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
-        with _mapped_errors(self._observer, context):
+        with status_on_error(self._observer.on_error, context):
             outcome = assign_request(
                 request, default_budget_ms=self._default_budget_ms, observer=self._observer
             )
             return outcome.response
-        raise AssertionError("unreachable: _mapped_errors aborts the call")  # pragma: no cover
-
-
-@contextmanager
-def _mapped_errors(observer: AssignObserver, context: grpc.ServicerContext) -> Iterator[None]:
-    """Turn any exception into a gRPC status (by ``kassign.server.status``'s table), never a traceback."""
-    try:
-        yield
-    except Exception as exc:  # noqa: BLE001 - the edge: everything becomes a status
-        mapped = status.to_status(exc)
-        observer.on_error(mapped.code, exc)
-        context.set_trailing_metadata(mapped.metadata)
-        context.abort(mapped.code, mapped.message)
+        raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

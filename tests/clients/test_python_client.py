@@ -20,6 +20,7 @@ from kassign_client import (
     build,
 )
 
+from tests.server.consumer.requests import racked_group
 from tests.server.requests import group, pid
 from tests.server.running import in_process
 
@@ -68,7 +69,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_unavailable_is_retried_until_the_server_comes_up() -> None:
+@pytest.mark.parametrize("service", ["streams", "consumer"])
+def test_unavailable_is_retried_until_the_server_comes_up(service: str) -> None:
     port = _free_port()
     server, _ = create_server(ServerConfig(host="127.0.0.1", port=port))
     starter = threading.Timer(0.6, server.start)
@@ -76,8 +78,10 @@ def test_unavailable_is_retried_until_the_server_comes_up() -> None:
     try:
         policy = RetryPolicy(max_attempts=30, initial_backoff_s=0.05, max_backoff_s=0.2)
         with KassignClient(f"127.0.0.1:{port}", retry=policy) as client:
-            response = client.assign(group(), timeout=30)
-        assert response.error == pb.ASSIGNMENT_ERROR_NONE
+            if service == "consumer":
+                assert len(client.consumer_assign(racked_group("range"), timeout=30).members) == 7
+            else:
+                assert client.assign(group(), timeout=30).error == pb.ASSIGNMENT_ERROR_NONE
     finally:
         starter.join()
         server.stop(None).wait()

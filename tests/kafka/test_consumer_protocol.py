@@ -12,7 +12,10 @@ from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import (
     ConsumerProtocolSubscription,
     OwnedTopicPartitions,
+    assignment_for,
+    decode_consumer_assignment,
     decode_consumer_subscription,
+    encode_consumer_assignment,
     encode_consumer_subscription,
 )
 from kassign.kafka.subscription_info import decode_subscription_info
@@ -25,6 +28,7 @@ from tests.kafka.strategies import consumer_subscriptions
 VECTORS = Path(__file__).resolve().parent / "vectors"
 V3 = (VECTORS / "consumer_subscription_v3.bin").read_bytes()
 ALL = sorted(VECTORS.glob("consumer_subscription_*.bin"))
+INT32_PARTITIONS = st.integers(0, 2**31 - 1)
 
 
 @pytest.mark.parametrize("version", range(4))
@@ -174,3 +178,30 @@ def test_encoding_drops_fields_older_versions_lack() -> None:
     )
     with pytest.raises(ValueError):
         encode_consumer_subscription(ConsumerProtocolSubscription(version=-1, topics=()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    partitions=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), INT32_PARTITIONS), max_size=12),
+    user_data=st.none() | st.binary(max_size=16),
+)
+def test_assignment_round_trip_groups_topics_where_they_first_appear(
+    partitions: list[tuple[str, int]], user_data: bytes | None
+) -> None:
+    assignment = assignment_for(partitions, user_data=user_data)
+    assert [o.topic for o in assignment.assigned_partitions] == list(
+        dict.fromkeys(t for t, _ in partitions)
+    )
+    flat = [(o.topic, p) for o in assignment.assigned_partitions for p in o.partitions]
+    assert sorted(flat) == sorted(partitions) and assignment.version == 3
+    encoded = encode_consumer_assignment(assignment)
+    assert decode_consumer_assignment(encoded) == assignment
+    assert decode_consumer_assignment(encoded + b"\x01\x02") == assignment  # trailing bytes ignored
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"\x00", b"\xff\xff", b"\x00\x03\x00\x00\x00\x05", b"\x00\x03\x00\x00\x00\x00"]
+)
+def test_bad_assignment_bytes_are_a_wire_error(data: bytes) -> None:
+    with pytest.raises(WireError):
+        decode_consumer_assignment(data)

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import grpc
+from kassign.server.consumer.servicer import ConsumerObserver
 from kassign.server.runtime.app import ServerConfig, create_server
 from kassign.server.streams.servicer import AssignObserver
 
@@ -19,12 +20,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @contextmanager
 def in_process(
-    observer: AssignObserver | None = None, **config: object
+    observer: AssignObserver | None = None,
+    *,
+    consumer_observer: ConsumerObserver | None = None,
+    **config: object,
 ) -> Iterator[tuple[grpc.Server, str]]:
     """A started server and its ``127.0.0.1:<port>`` target; stopped on exit."""
     server, port = create_server(
         ServerConfig(host="127.0.0.1", port=0, **config),  # type: ignore[arg-type]
         observer=observer,
+        consumer_observer=consumer_observer,
     )
     server.start()
     try:

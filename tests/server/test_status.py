@@ -80,3 +80,15 @@ def test_a_subclass_takes_its_nearest_mapped_base() -> None:
 
 def test_every_library_error_has_a_row() -> None:
     assert set(STATUS_TABLE) >= {InvalidRequest, InvalidAssignment, SolverError, KassignError}
+
+
+def test_a_group_kafka_cannot_assign_is_a_failed_precondition_with_its_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    error = InvalidAssignment("KAFKA_NULL_POINTER", "t0-0's previous owner 'x' cannot take part")
+    with caplog.at_level(logging.ERROR, logger="kassign.server.status"):
+        status = to_status(error)
+    assert status.code is grpc.StatusCode.FAILED_PRECONDITION
+    assert status.message == str(error)
+    assert dict(status.metadata) == {"kassign-reason": "KAFKA_NULL_POINTER"}
+    assert not caplog.records  # the caller's group, not a server fault: nothing to log here

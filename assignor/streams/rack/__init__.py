@@ -90,10 +90,11 @@ def trim_standbys(
     phase: CostPhase,
     *,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> _Trimmed:
     """Standbys at minimum cost with ``phase``'s costs (the configured ones win), built-in model;
     sticky's stickiness is to clients with the task's state, as for ``trim_actives``. The
-    (task, client) pairs in ``fixed`` stay (warm-ups)."""
+    (task, client) pairs in ``fixed`` stay (warm-ups); ``slack`` lets per-client counts move."""
     costs = resolve_costs(state.configs, phase)
     return _optimise_standbys(
         state,
@@ -103,6 +104,7 @@ def trim_standbys(
         CostModel.BUILT_IN,
         anchor_on_state=_anchors(phase),
         fixed=fixed,
+        slack=slack,
     )
 
 
@@ -210,6 +212,7 @@ def _optimise_standbys(
     *,
     anchor_on_state: bool = False,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> _Trimmed:
     """The one call into the standby solver: (traffic, non-overlap) costs under ``model``."""
     from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
@@ -224,4 +227,5 @@ def _optimise_standbys(
         cost_model=model,
         anchor_on_state=anchor_on_state,
         fixed=fixed,
+        slack=slack,
     )

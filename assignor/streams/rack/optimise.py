@@ -23,7 +23,7 @@ the one place the output can depend on anything but the input.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
@@ -149,12 +149,14 @@ def optimize_standby_tasks(
     cost_model: CostModel = CostModel.TASK_ASSIGNMENT_UTILS,
     anchor_on_state: bool = False,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     """Re-place every standby at minimum cost, keeping counts, exclusions and tag diversity.
 
     Both cost models count a standby's changelog partitions; ``cost_model`` is taken so every
     caller names its model. ``anchor_on_state`` as for ``optimize_active_tasks``. Standbys in
     ``fixed`` (task, client) stay where they are (warm-ups) and still count as replicas.
+    ``slack`` (client: how many fewer and more standbys it may end with) loosens the counts.
     """
     started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
@@ -192,6 +194,12 @@ def optimize_standby_tasks(
         non_overlap_cost,
         anchored,
         _fixed(fixed, ordered, clients, rep_task, rep_client),
+        None
+        if slack is None
+        else (
+            np.array([slack.get(p, (0, 0))[0] for p in clients], np.int64),
+            np.array([slack.get(p, (0, 0))[1] for p in clients], np.int64),
+        ),
     )
     unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
     before = standby_cost(unit, rep_task, rep_client)

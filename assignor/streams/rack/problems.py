@@ -119,6 +119,7 @@ def build_standby_problem(
     non_overlap_cost: int,
     anchored: np.ndarray | None = None,
     fixed: np.ndarray | None = None,
+    room: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> StandbyProblem:
     """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
     client_class, class_values = tag_classes(state, list(state.clients))
@@ -134,6 +135,8 @@ def build_standby_problem(
         non_overlap_cost=non_overlap_cost,
         anchored=anchored,
         fixed=fixed,
+        may_lose=None if room is None else room[0],
+        may_gain=None if room is None else room[1],
     )
 
 
@@ -141,10 +144,14 @@ def holds_state(
     state: ApplicationState, tasks: Sequence[TaskId], clients: np.ndarray
 ) -> np.ndarray:
     """Whether client ``clients[i]`` (index in state order) has local state of ``tasks[i]``:
-    it ran the task or kept a standby of it (its previous tasks, KIP-441)."""
+    the task is stateful and the client ran it or kept a standby of it (its previous tasks,
+    KIP-441). A stateless task has no state anywhere."""
     pids = list(state.clients)
     return np.array(
-        [t in state.clients[pids[c]].previous_tasks for t, c in zip(tasks, clients.tolist())],
+        [
+            state.tasks[t].stateful and t in state.clients[pids[c]].previous_tasks
+            for t, c in zip(tasks, clients.tolist())
+        ],
         np.bool_,
     )
 
@@ -279,7 +286,9 @@ def tag_classes(state: ApplicationState, clients: list[ProcessId]) -> tuple[np.n
 
 def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> None:
     """The solver's standbys keep every guarantee of the input, or the input stands."""
-    if not np.array_equal(np.bincount(clients, minlength=p.client_rack.size), p.counts):
+    lose, gain = p.room
+    change = np.bincount(clients, minlength=p.client_rack.size) - p.counts
+    if np.any(change < -lose) or np.any(change > gain):
         raise SolverError("BAD_RESULT", "per-client standby counts changed")
     if not np.array_equal(
         np.bincount(tasks, minlength=p.active_client.size),

@@ -5,7 +5,8 @@ stop short of the optimum. Here every standby replica may go anywhere its guaran
 solve, so the result is never worse than any sequence of such swaps:
 
 - a standby never lands on the client running its active, nor on a client already holding the task;
-- per-client standby counts of the starting placement are kept;
+- per-client standby counts of the starting placement are kept, or move within the caller's
+  room (``may_lose`` / ``may_gain``);
 - KIP-708 tag diversity never drops. A task with one standby may move it to any client that still
   differs from the active on every tag key where it differed before. A task with several standbys
   keeps each on clients with the same tag values (Kafka's own rule for every task).
@@ -40,7 +41,9 @@ class StandbyProblem:
     is the client running task ``t`` (-1: none); ``misses`` counts changelog partitions.
     ``anchored[i]``: whether moving replica ``i`` costs ``non_overlap_cost`` (``None``: all);
     ``fixed[i]``: replica ``i`` may not move (a warm-up), but still counts toward its task's
-    diversity and keeps its client from taking the task (``None``: none fixed).
+    diversity and keeps its client from taking the task (``None``: none fixed);
+    ``may_lose[c]`` / ``may_gain[c]``: how many fewer or more standbys client ``c`` may end
+    with than it starts with (``None``: its count is kept).
     """
 
     client_rack: IntArray
@@ -54,6 +57,8 @@ class StandbyProblem:
     non_overlap_cost: int
     anchored: npt.NDArray[np.bool_] | None = None
     fixed: npt.NDArray[np.bool_] | None = None
+    may_lose: IntArray | None = None
+    may_gain: IntArray | None = None
 
     @property
     def counts(self) -> IntArray:
@@ -65,6 +70,14 @@ class StandbyProblem:
         if self.anchored is None:
             return np.ones(self.rep_task.size, np.bool_)
         return self.anchored
+
+    @property
+    def room(self) -> tuple[IntArray, IntArray]:
+        """``(may_lose, may_gain)`` with ``None`` spelled out: no room."""
+        none = np.zeros(self.client_rack.size, np.int64)
+        lose = none if self.may_lose is None else self.may_lose
+        gain = none if self.may_gain is None else self.may_gain
+        return lose, gain
 
     def anchor_keys(self) -> IntArray:
         """``task * clients + client`` of the anchored starting replicas."""
@@ -139,8 +152,9 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
     ok = g.allowed[:, hub_class]
     cap = np.minimum(g.supply[:, None], hub_size[None, :] - (act_hub[:, None] == np.arange(h_n)))
     arc_g, arc_h = np.nonzero(ok & (cap > 0))
-    lay = layout(("group", g_n), ("hub", h_n), ("client", c_n))
-    g0, h0, c0 = lay.start("group"), lay.start("hub"), lay.start("client")
+    lay = layout(("group", g_n), ("hub", h_n), ("client", c_n), ("bank", 1))
+    g0, h0, c0, bank = lay.start("group"), lay.start("hub"), lay.start("client"), lay.start("bank")
+    lose, gain = p.room
     # An unanchored replica pays non_overlap_cost whether it stays or moves: the same to the
     # optimum as paying it never, and it keeps the move arcs (shared per group) uniform.
     stay = (
@@ -152,21 +166,23 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
     ) * scale + 1
     supplies = np.zeros(lay.num_nodes, np.int64)
     supplies[g0 : g0 + g_n] = g.supply
-    supplies[c0:] = -counts
+    supplies[c0 : c0 + c_n] = -(counts - lose)
+    supplies[bank] = -int(lose.sum())
     n_rep = p.rep_task.size
     graph = FlowGraph.of(
         lay.num_nodes,
         [
             (g0 + g.of_replica, c0 + p.rep_client, 1, stay),
             (g0 + arc_g, h0 + arc_h, cap[arc_g, arc_h], move),
-            (h0 + client_hub, c0 + np.arange(c_n), counts, 0),
+            (h0 + client_hub, c0 + np.arange(c_n), counts + gain, 0),
+            (c0 + np.arange(c_n), bank, lose + gain, 0),
         ],
         supplies,
     )
     flows = solve(graph).flows
     kept = flows[:n_rep] > 0
     arrive = flows[n_rep : n_rep + arc_g.size]
-    slots = flows[n_rep + arc_g.size :]
+    slots = flows[n_rep + arc_g.size : n_rep + arc_g.size + c_n]
     units_task = np.repeat(g.task[arc_g], arrive)
     units_hub = np.repeat(arc_h, arrive)
     placed = _split(p, kept, units_task, units_hub, client_hub, slots)
@@ -269,12 +285,18 @@ def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:
     cost = (
         p.traffic_cost * p.misses[t, p.client_rack[arc_c]] + p.non_overlap_cost * unanchored
     ) * scale
-    lay = layout(("group", g.task.size), ("client", c_n))
-    supplies = np.concatenate([g.supply, -p.counts])
+    lay = layout(("group", g.task.size), ("client", c_n), ("bank", 1))
+    c0, lose, gain = lay.start("client"), *p.room
+    supplies = np.concatenate([g.supply, -(p.counts - lose), [-int(lose.sum())]])
     graph = FlowGraph.of(
-        lay.num_nodes, [(arc_g, lay.start("client") + arc_c, 1, cost + moved)], supplies
+        lay.num_nodes,
+        [
+            (arc_g, c0 + arc_c, 1, cost + moved),
+            (c0 + np.arange(c_n), lay.start("bank"), lose + gain, 0),
+        ],
+        supplies,
     )
-    used = solve(graph).flows > 0
+    used = solve(graph).flows[: arc_g.size] > 0
     tasks, clients = t[used], arc_c[used]
     order = np.lexsort((clients, tasks))
     return tasks[order], clients[order]

@@ -10,10 +10,13 @@
     with KassignClient("localhost:50051") as client:
         response = client.assign(request, timeout=10)
 
+Plain consumer groups (``ConsumerAssignmentService``): ``consumer`` builds the request,
+``client.consumer_assign(request)`` answers it.
+
 Callers never touch the generated stubs; the messages themselves are ``kassign.v1`` protobufs.
 """
 
-from kassign_client import build
+from kassign_client import build, consumer
 from kassign_client.client import (
     DEFAULT_MAX_MESSAGE_BYTES,
     KassignCallError,
@@ -29,4 +32,5 @@ __all__ = [
     "KassignInvalidRequest",
     "RetryPolicy",
     "build",
+    "consumer",
 ]

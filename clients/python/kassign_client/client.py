@@ -1,6 +1,7 @@
-"""``KassignClient``: one call, ``assign``, retried only where a retry is safe.
+"""``KassignClient``: ``assign`` (Kafka Streams) and ``consumer_assign`` (plain consumer groups),
+retried only where a retry is safe.
 
-``Assign`` is a pure function of its request, so repeating it is harmless; still, only
+Both ``Assign`` RPCs are pure functions of their request, so repeating it is harmless; still, only
 ``UNAVAILABLE`` (nothing answered: the server is starting, restarting or unreachable) is retried,
 with bounded exponential backoff and never past the caller's timeout. Every other status is the
 answer: ``INVALID_ARGUMENT`` raises ``KassignInvalidRequest`` naming the field and member.
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Self, TypeVar
 
 import grpc
 from kassign.v1 import assignment_pb2 as pb
-from kassign.v1 import assignment_pb2_grpc
+from kassign.v1 import assignment_pb2_grpc, consumer_pb2_grpc
+from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -29,6 +31,9 @@ __all__ = [
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The server's default limit; a 10,000-task group is far below it."""
+
+_Request = TypeVar("_Request")
+_Response = TypeVar("_Response")
 
 
 class KassignCallError(Exception):
@@ -105,21 +110,44 @@ class KassignClient:
             else grpc.insecure_channel(target, options=channel_options)
         )
         self._stub = assignment_pb2_grpc.TaskAssignmentServiceStub(self._channel)
+        self._consumer_stub = consumer_pb2_grpc.ConsumerAssignmentServiceStub(self._channel)
         self._retry = retry
         self.target = target
 
     def assign(
         self, request: pb.AssignRequest, *, timeout: float | None = 30.0
     ) -> pb.AssignResponse:
-        """The assignment for ``request``; raises ``KassignCallError`` for any non-OK status."""
+        """The Streams assignment for ``request``; raises ``KassignCallError`` for any non-OK status."""
+        response: pb.AssignResponse = self._call(self._stub.Assign, request, timeout)
+        return response
+
+    def consumer_assign(
+        self, request: cpb.ConsumerAssignRequest, *, timeout: float | None = 30.0
+    ) -> cpb.ConsumerAssignResponse:
+        """The consumer group assignment for ``request`` (``ConsumerAssignmentService``).
+
+        ``FAILED_PRECONDITION`` (a group Kafka's sticky assignors cannot assign) raises
+        ``KassignCallError`` whose ``metadata["kassign-reason"]`` names the cause.
+        """
+        response: cpb.ConsumerAssignResponse = self._call(
+            self._consumer_stub.Assign, request, timeout
+        )
+        return response
+
+    def _call(
+        self,
+        method: Callable[..., _Response],
+        request: _Request,
+        timeout: float | None,
+    ) -> _Response:
+        """One unary call, ``UNAVAILABLE`` retried within the deadline."""
         deadline = None if timeout is None else time.monotonic() + timeout
         attempt = 0
         while True:
             attempt += 1
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                response: pb.AssignResponse = self._stub.Assign(request, timeout=remaining)
-                return response
+                return method(request, timeout=remaining)
             except grpc.RpcError as exc:
                 error = _error(exc)
                 pause = self._retry.backoff(attempt)

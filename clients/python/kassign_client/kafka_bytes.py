@@ -104,11 +104,14 @@ def subscription_from_pb(
     sub: pb.ConsumerSubscription, version: int = CONSUMER_PROTOCOL_VERSION
 ) -> ConsumerProtocolSubscription:
     """What Kafka's ``serializeSubscription`` would write: topics sorted, owned partitions
-    sorted and grouped by topic, a structured ``info`` encoded as Kafka Streams encodes it."""
+    sorted and grouped by topic, a structured ``info`` encoded as Kafka Streams encodes it, a
+    plain consumer's ``user_data_bytes`` as they are."""
     which = sub.WhichOneof("user_data")
     user_data: bytes | None = None
     if which == "info_bytes":
         user_data = sub.info_bytes
+    elif which == "user_data_bytes":
+        user_data = sub.user_data_bytes
     elif which == "info":
         user_data = encode_subscription_info(info_from_pb(sub.info))
     pairs = sorted({(tp.topic, tp.partition) for tp in sub.owned_partitions})

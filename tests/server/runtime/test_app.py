@@ -15,7 +15,12 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
 )
-from kassign.server.runtime.app import SERVICE_NAME, ServerConfig, create_server
+from kassign.server.runtime.app import (
+    CONSUMER_SERVICE_NAME,
+    SERVICE_NAME,
+    ServerConfig,
+    create_server,
+)
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
@@ -23,10 +28,10 @@ from tests.server.requests import group
 from tests.server.running import in_process, subprocess_server
 
 
-def test_health_says_serving_for_the_server_and_the_service() -> None:
+def test_health_says_serving_for_the_server_and_both_services() -> None:
     with in_process() as (_, target), grpc.insecure_channel(target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
-        for name in ("", SERVICE_NAME):
+        for name in ("", SERVICE_NAME, CONSUMER_SERVICE_NAME):
             reply = stub.Check(health_pb2.HealthCheckRequest(service=name), timeout=10)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
 
@@ -34,11 +39,14 @@ def test_health_says_serving_for_the_server_and_the_service() -> None:
 def test_reflection_lists_the_services_and_serves_the_proto() -> None:
     with in_process() as (_, target), grpc.insecure_channel(target) as channel:
         database = ProtoReflectionDescriptorDatabase(channel)
-        assert set(database.get_services()) >= {SERVICE_NAME, "grpc.health.v1.Health"}
+        services = {SERVICE_NAME, CONSUMER_SERVICE_NAME, "grpc.health.v1.Health"}
+        assert set(database.get_services()) >= services
         pool = descriptor_pool.DescriptorPool(database)
         method = pool.FindServiceByName(SERVICE_NAME).FindMethodByName("Assign")
         assert method.input_type.full_name == "kassign.v1.AssignRequest"
         assert "members" in method.input_type.fields_by_name
+        method = pool.FindServiceByName(CONSUMER_SERVICE_NAME).FindMethodByName("Assign")
+        assert method.input_type.full_name == "kassign.v1.ConsumerAssignRequest"
 
 
 def test_reflection_finds_the_file_of_a_method_by_its_full_name() -> None:
@@ -50,6 +58,7 @@ def test_reflection_finds_the_file_of_a_method_by_its_full_name() -> None:
         assert ask(f"{SERVICE_NAME}.Assign").name == "kassign/v1/assignment.proto"
         assert ask("grpc.health.v1.Health.Check").name == "grpc_health/v1/health.proto"
         assert ask(SERVICE_NAME).name == "kassign/v1/assignment.proto"
+        assert ask(f"{CONSUMER_SERVICE_NAME}.Assign").name == "kassign/v1/consumer.proto"
         for missing in (f"{SERVICE_NAME}.Nope", "kassign.v1.Nope.Assign", "Assign"):
             with pytest.raises(KeyError):
                 ask(missing)

@@ -27,6 +27,7 @@ from kassign.server.runtime.tls import (
 from kassign.v1 import assignment_pb2 as pb
 from kassign_client import KassignCallError, KassignClient
 
+from tests.server.consumer.requests import racked_group
 from tests.server.requests import group
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -130,6 +131,20 @@ def test_mutual_tls_wants_a_certificate_from_the_client_ca(served_mutual: str, p
         with pytest.raises(KassignCallError) as error:
             _assign(served_mutual, channel_credentials(refused))
         assert error.value.code == grpc.StatusCode.UNAVAILABLE
+
+
+def test_consumer_calls_take_the_same_mutual_tls(served_mutual: str, pki: Pki) -> None:
+    leader = ClientTls(ca=pki.ca, cert=pki.client_cert, key=pki.client_key)
+    with KassignClient(served_mutual, credentials=channel_credentials(leader)) as client:
+        assert len(client.consumer_assign(racked_group("range"), timeout=10).members) == 7
+    with (
+        KassignClient(
+            served_mutual, credentials=channel_credentials(ClientTls(ca=pki.ca))
+        ) as client,
+        pytest.raises(KassignCallError) as error,
+    ):
+        client.consumer_assign(racked_group("range"), timeout=10)
+    assert error.value.code == grpc.StatusCode.UNAVAILABLE
 
 
 def test_bad_files_are_named_before_anything_serves(pki: Pki, tmp_path: Path) -> None:

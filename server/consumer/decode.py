@@ -1,0 +1,186 @@
+"""A ``ConsumerAssignRequest`` as the consumer library's input: ``ConsumerGroup`` + ``AssignOptions``.
+
+Members arrive as the Streams room's ``MemberSubscription``, structured or as the raw
+ConsumerProtocolSubscription (v0-3) a leader received at JoinGroup. A structured subscription
+is read as Kafka's leader would read it after the wire: topics sorted and owned partitions
+sorted (``ConsumerProtocol.serializeSubscription`` sorts both), so a structured member and its
+raw bytes give the same answer. Raw bytes are read in wire order, as Kafka reads them.
+
+A member's user data (the assignor's own bytes: the eager sticky assignor's previous
+assignment, the cooperative one's generation) is ``user_data_bytes``, or the raw
+subscription's userData. A Streams member's ``info_bytes`` are user data too, passed through
+untouched (a Streams leader's raw subscription carries the same bytes as its userData, so both
+ways agree); the structured ``info`` is refused, since no consumer assignor reads it and writing
+it back as bytes would mean choosing a version for the caller.
+
+Checks are the library's (``consumer_group``); its ``InvalidRequest`` names the model's field,
+which ``located`` turns into the request's path (``subscription.owned_partitions``,
+``raw_subscription``) for the member at fault.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from kassign.assignor.consumer.model import (
+    DEFAULT_GENERATION,
+    AssignOptions,
+    ConsumerGroup,
+    Member,
+    Topic,
+    TopicPartition,
+    consumer_group,
+)
+from kassign.assignor.errors import InvalidRequest
+from kassign.kafka.buffer import WireError
+from kassign.kafka.consumer_protocol import decode_consumer_subscription
+from kassign.server.consumer.options import decode_options
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
+
+__all__ = ["DecodedConsumerRequest", "decode_member", "decode_request", "located"]
+
+_MODEL_FIELDS = {
+    "topics": "topics",
+    "owned_partitions": "owned_partitions",
+    "generation": "generation_id",
+}
+"""The library's field names (``Member``) -> the structured subscription's."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedConsumerRequest:
+    """The request, checked: the group, the assignor's name and options, and where each
+    member's subscription sat in the request (for errors the assignor finds later)."""
+
+    group_id: str
+    assignor: str
+    group: ConsumerGroup
+    options: AssignOptions
+    options_set: bool = False  # the request set some option (Kafka's assignors ignore them)
+    user_data_fields: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+
+def decode_request(request: cpb.ConsumerAssignRequest) -> DecodedConsumerRequest:
+    """The checked request, or ``InvalidRequest`` naming the field and the member at fault."""
+    if not request.assignor:
+        raise InvalidRequest("no assignor named", field="assignor")
+    members: list[Member] = []
+    user_data_fields: dict[str, str] = {}
+    for sent in request.members:
+        member, user_data_field = decode_member(sent)
+        members.append(member)
+        user_data_fields.setdefault(member.member_id, user_data_field)
+    topics = [_topic(t) for t in request.topics]
+    with located(user_data_fields):
+        group = consumer_group(members, topics)
+    return DecodedConsumerRequest(
+        group_id=request.group_id,
+        assignor=request.assignor,
+        group=group,
+        options=decode_options(request.options, request.assignor),
+        options_set=request.options.ByteSize() > 0,
+        user_data_fields=user_data_fields,
+    )
+
+
+def decode_member(sent: pb.MemberSubscription) -> tuple[Member, str]:
+    """One member, and the request path of its user data (``…user_data_bytes`` and the like)."""
+    who = sent.member_id
+    if not who:
+        raise InvalidRequest("member id is empty", field="member_id")
+    instance = sent.group_instance_id or None
+    kind = sent.WhichOneof("kind")
+    if kind == "subscription":
+        return _structured(who, instance, sent.subscription)
+    if kind == "raw_subscription":
+        return _raw(who, instance, sent.raw_subscription)
+    raise InvalidRequest(
+        "neither subscription nor raw_subscription is set", field="kind", member=who
+    )
+
+
+def _structured(who: str, instance: str | None, sub: pb.ConsumerSubscription) -> tuple[Member, str]:
+    which = sub.WhichOneof("user_data")
+    user_data: bytes | None = None
+    if which == "info":
+        raise InvalidRequest(
+            "structured Streams userData is not consumer user data; send the bytes "
+            "(user_data_bytes)",
+            field="subscription.info",
+            member=who,
+        )
+    if which == "user_data_bytes":
+        user_data = sub.user_data_bytes
+    elif which == "info_bytes":
+        user_data = sub.info_bytes
+    member = Member(
+        member_id=who,
+        topics=tuple(sorted(sub.topics)),
+        group_instance_id=instance,
+        rack_id=sub.rack_id or None,
+        owned_partitions=tuple(
+            sorted(TopicPartition(tp.topic, tp.partition) for tp in sub.owned_partitions)
+        ),
+        generation=sub.generation_id if sub.HasField("generation_id") else DEFAULT_GENERATION,
+        user_data=user_data,
+    )
+    return member, f"subscription.{which or 'user_data_bytes'}"
+
+
+def _raw(who: str, instance: str | None, data: bytes) -> tuple[Member, str]:
+    try:
+        sub = decode_consumer_subscription(data)
+    except WireError as exc:
+        raise InvalidRequest(str(exc), field="raw_subscription", member=who) from exc
+    member = Member(
+        member_id=who,
+        topics=sub.topics,
+        group_instance_id=instance,
+        rack_id=sub.rack_id or None,
+        owned_partitions=tuple(
+            TopicPartition(o.topic, p) for o in sub.owned_partitions for p in o.partitions
+        ),
+        generation=sub.generation_id,
+        user_data=sub.user_data,
+    )
+    return member, "raw_subscription.user_data"
+
+
+def _topic(topic: cpb.ConsumerTopic) -> Topic:
+    """Racks per partition; a replica on a broker without a rack ("") adds none (KIP-881)."""
+    return Topic(
+        topic.name,
+        tuple(frozenset(r for r in p.rack_ids if r) for p in topic.partitions),
+    )
+
+
+@contextmanager
+def located(user_data_fields: Mapping[str, str]) -> Iterator[None]:
+    """Re-raise the library's member errors with the request's field path.
+
+    ``user_data_fields`` maps member id -> the path of its user data; the member's other fields
+    sit beside it, in ``subscription`` or ``raw_subscription``.
+    """
+    try:
+        yield
+    except InvalidRequest as exc:
+        if exc.member is None or exc.member not in user_data_fields:
+            raise
+        path = _request_path(exc.field, user_data_fields[exc.member])
+        if path == exc.field:
+            raise
+        raise InvalidRequest(exc.reason, field=path, member=exc.member) from exc
+
+
+def _request_path(model_field: str, user_data_field: str) -> str:
+    """The request's path of a ``Member`` field, for a member whose user data sits at
+    ``user_data_field``; ``member_id`` and ``group_instance_id`` are the same in both."""
+    if model_field == "user_data":
+        return user_data_field
+    if model_field not in _MODEL_FIELDS:
+        return model_field
+    prefix = user_data_field.partition(".")[0]
+    return f"{prefix}.{_MODEL_FIELDS[model_field]}"

@@ -1,0 +1,131 @@
+"""``GroupAssignment`` -> ``ConsumerAssignResponse``: sorted, deterministic, with Kafka's bytes.
+
+The same bytes for the same request but the report's two timings (``set_timings``,
+``without_timings``, ``canonical_bytes``: ``kassign.server.timings``, shared with the Streams room).
+
+Members come in member-id order (Java ``String`` order, as the library lists them), partitions
+and revoked partitions sorted. Each member's ``assignment`` is the ConsumerProtocolAssignment a
+Kafka 4.3.1 leader writes (``ConsumerProtocol.serializeAssignment``: version 3, no userData,
+as Kafka's four assignors return none) for the member's sorted partitions. Kafka's assignors
+hand the leader their lists in their own internal orders, which the consumer discards (it reads
+them into a sorted set), so sorted is the one order that costs nothing and never varies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kassign.assignor.consumer import sticky
+from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
+from kassign.assignor.consumer.common import partitions_per_topic
+from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
+from kassign.assignor.consumer.result import GroupAssignment, MemberAssignment, RackStatus
+from kassign.assignor.consumer.sticky import sticky_member_data
+from kassign.kafka.consumer_protocol import assignment_for, encode_consumer_assignment
+from kassign.server.consumer.decode import DecodedConsumerRequest
+from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
+from kassign.v1 import common_pb2
+from kassign.v1 import consumer_pb2 as cpb
+
+__all__ = [
+    "Timings",
+    "canonical_bytes",
+    "cross_rack_before",
+    "encode_response",
+    "set_timings",
+    "without_timings",
+]
+
+_RACK_STATUS = {
+    RackStatus.OFF: common_pb2.RACK_OPTIMISATION_OFF,
+    RackStatus.OPTIMAL: common_pb2.RACK_OPTIMISATION_OPTIMAL,
+    RackStatus.FALLBACK: common_pb2.RACK_OPTIMISATION_FALLBACK,
+}
+"""The library's solver status as the contract's enum (OFF for Kafka's four: no solver runs)."""
+
+_NOTED_TOPICS = 10
+
+
+def encode_response(
+    decoded: DecodedConsumerRequest, assignment: GroupAssignment
+) -> cpb.ConsumerAssignResponse:
+    """The response, timings left at zero (``set_timings`` fills them once the call is done)."""
+    return cpb.ConsumerAssignResponse(
+        members=[_member(m) for m in assignment.members],
+        report=_report(decoded, assignment),
+    )
+
+
+def _partitions(tps: Iterable[TopicPartition]) -> list[common_pb2.TopicPartition]:
+    return [common_pb2.TopicPartition(topic=tp.topic, partition=tp.partition) for tp in tps]
+
+
+def _member(member: MemberAssignment) -> cpb.ConsumerMemberAssignment:
+    partitions = sorted(member.partitions)
+    return cpb.ConsumerMemberAssignment(
+        member_id=member.member_id,
+        partitions=_partitions(partitions),
+        revoked=_partitions(sorted(member.revoked)),
+        assignment=encode_consumer_assignment(assignment_for(partitions)),
+    )
+
+
+def _report(
+    decoded: DecodedConsumerRequest, assignment: GroupAssignment
+) -> cpb.ConsumerAssignmentReport:
+    group, report = decoded.group, assignment.report
+    counts = [len(m.partitions) for m in assignment.members]
+    return cpb.ConsumerAssignmentReport(
+        assignor=assignment.assignor,
+        members=len(group.members),
+        partitions=sum(partitions_per_topic(group).values()),
+        moved_partitions=report.moved_partitions,
+        revoked_partitions=sum(len(m.revoked) for m in assignment.members),
+        withheld_partitions=report.withheld_partitions,
+        cross_rack_partitions_before=cross_rack_before(group, assignment.assignor),
+        cross_rack_partitions_after=report.cross_rack_partitions,
+        kafka_rack_aware=report.rack_aware,
+        kafka_rack_reason=report.rack_reason.value,
+        rack_status=_RACK_STATUS[report.rack_status],
+        rack_reason=report.solver_reason,
+        solver_fallback=report.solver_fallback,
+        max_partitions_per_member=max(counts, default=0),
+        min_partitions_per_member=min(counts, default=0),
+        notes=_notes(decoded),
+    )
+
+
+def cross_rack_before(group: ConsumerGroup, assignor: str) -> int:
+    """Partitions members owned before, read across racks: ownership as ``assignor`` reads it
+    (eager ``sticky``: its userData; the others: the subscription's owned partitions), counted
+    for members with a rack that holds none of the partition's replicas (claims on partitions
+    missing from the metadata count for nothing)."""
+    total = 0
+    for member in group.members:
+        if member.rack is None:
+            continue
+        for tp in _previous(group, member, assignor):
+            topic = group.topics.get(tp.topic)
+            if topic is not None and 0 <= tp.partition < topic.partitions:
+                total += member.rack not in topic.partition_racks[tp.partition]
+    return total
+
+
+def _previous(group: ConsumerGroup, member: Member, assignor: str) -> tuple[TopicPartition, ...]:
+    if assignor == sticky.NAME:
+        return sticky_member_data(group, member).partitions
+    return member.owned_partitions
+
+
+def _notes(decoded: DecodedConsumerRequest) -> list[str]:
+    """What the caller may not expect: options Kafka's assignors ignore, topics without metadata."""
+    notes = []
+    group = decoded.group
+    missing = sorted({t for m in group.members for t in m.topics} - set(group.topics))
+    if missing:
+        shown = ", ".join(missing[:_NOTED_TOPICS])
+        more = f" and {len(missing) - _NOTED_TOPICS} more" if len(missing) > _NOTED_TOPICS else ""
+        notes.append(f"subscribed topics without metadata, not assigned: {shown}{more}")
+    if decoded.assignor in KAFKA_ASSIGNORS and decoded.options_set:
+        notes.append(f"options ignored: {decoded.assignor} is Kafka's assignor, which has none")
+    return notes

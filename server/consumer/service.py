@@ -1,0 +1,58 @@
+"""The consumer room's gRPC service, ``kassign.v1.ConsumerAssignmentService``, added to a server.
+
+Beside the Streams room's (``kassign.server.streams.service``), with an ``add_to_server`` of
+the same shape: ``create_server`` calls both, and health and reflection follow the names they
+return.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import grpc
+from kassign.server.calls import record_quietly
+from kassign.server.consumer.servicer import ConsumerAssignmentServicer, ConsumerObserver
+from kassign.v1 import consumer_pb2 as cpb
+from kassign.v1 import consumer_pb2_grpc
+
+__all__ = ["SERVICE_NAME", "ConsumerRequestJournal", "add_to_server"]
+
+SERVICE_NAME: str = cpb.DESCRIPTOR.services_by_name["ConsumerAssignmentService"].full_name
+
+
+class ConsumerRequestJournal(Protocol):
+    """Where requests are recorded (``kassign.server.observe.journal.Journal``)."""
+
+    def record(self, request: cpb.ConsumerAssignRequest) -> None: ...
+
+
+class _JournalingServicer(ConsumerAssignmentServicer):
+    """Records each request before answering it; a failing journal never fails a call."""
+
+    def __init__(
+        self, journal: ConsumerRequestJournal, *, observer: ConsumerObserver | None
+    ) -> None:
+        super().__init__(observer=observer)
+        self._journal = journal
+
+    def Assign(
+        self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
+    ) -> cpb.ConsumerAssignResponse:
+        record_quietly(self._journal.record, request)
+        return super().Assign(request, context)
+
+
+def add_to_server(
+    server: grpc.Server,
+    *,
+    observer: ConsumerObserver | None = None,
+    journal: ConsumerRequestJournal | None = None,
+) -> str:
+    """Add ``ConsumerAssignmentService`` to ``server``; returns its full name (for health, reflection)."""
+    servicer = (
+        _JournalingServicer(journal, observer=observer)
+        if journal is not None
+        else ConsumerAssignmentServicer(observer=observer)
+    )
+    consumer_pb2_grpc.add_ConsumerAssignmentServiceServicer_to_server(servicer, server)
+    return SERVICE_NAME

@@ -1,0 +1,112 @@
+"""The consumer room's servicer: decode, assign, encode. Nothing else.
+
+    decode (ConsumerAssignRequest -> ConsumerGroup) -> assign (kassign.assignor.consumer.api)
+    -> encode (-> ConsumerAssignResponse, Kafka's ConsumerProtocolAssignment bytes per member)
+
+Stateless, like the Streams servicer: each phase is a module function, timed and told to an
+observer (metrics, call log); errors become a status once, at the edge
+(``kassign.server.status``: bad input INVALID_ARGUMENT naming field and member; a group on which
+Kafka's sticky assignors would throw, FAILED_PRECONDITION).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import grpc
+from kassign.assignor.consumer import api
+from kassign.assignor.consumer.result import GroupAssignment
+from kassign.assignor.timing import RACK_OPTIMISATION
+from kassign.server.calls import PhaseClock, status_on_error
+from kassign.server.consumer import encode
+from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request, located
+from kassign.v1 import consumer_pb2 as cpb
+from kassign.v1 import consumer_pb2_grpc
+
+__all__ = [
+    "PHASES",
+    "ConsumerAssignmentServicer",
+    "ConsumerObserver",
+    "ConsumerOutcome",
+    "NullConsumerObserver",
+    "assign_consumer_request",
+]
+
+PHASES = ("decode", "assign", RACK_OPTIMISATION, "encode")
+"""The phases ``on_phase`` reports, in order; ``rack_optimisation`` only if the assignor times
+its solver (``kassign.assignor.timing``; ``rack-optimal`` does not, so its solver counts in
+``assign``), ``assign`` then being the rest of its time."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerOutcome:
+    """Everything one call produced, for observers, the CLI and tests."""
+
+    decoded: DecodedConsumerRequest
+    assignment: GroupAssignment
+    response: cpb.ConsumerAssignResponse
+
+
+@runtime_checkable
+class ConsumerObserver(Protocol):
+    """What the servicer tells the outside world about each call (metrics, logs).
+
+    Called on the serving thread; must be quick and must not raise. ``on_phase`` once per
+    completed phase, then exactly one of ``on_success`` or ``on_error`` per call, ``on_error``
+    with the code the caller gets.
+    """
+
+    def on_phase(self, phase: str, seconds: float) -> None: ...
+
+    def on_success(self, request: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None: ...
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None: ...
+
+
+class NullConsumerObserver:
+    """The observer used when nobody listens."""
+
+    def on_phase(self, phase: str, seconds: float) -> None:
+        pass
+
+    def on_success(self, request: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None:
+        pass
+
+    def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
+        pass
+
+
+def assign_consumer_request(
+    request: cpb.ConsumerAssignRequest, *, observer: ConsumerObserver | None = None
+) -> ConsumerOutcome:
+    """The response to one request; raises ``KassignError`` subclasses (the CLI shares this)."""
+    obs = observer or NullConsumerObserver()
+    clock = PhaseClock(obs.on_phase)
+    decoded = clock.run("decode", lambda: decode_request(request))
+    assignment = clock.run("assign", lambda: _assign(decoded))
+    response = clock.run("encode", lambda: encode.encode_response(decoded, assignment))
+    encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
+    outcome = ConsumerOutcome(decoded, assignment, response)
+    obs.on_success(request, outcome)
+    return outcome
+
+
+def _assign(decoded: DecodedConsumerRequest) -> GroupAssignment:
+    """The library's answer; member errors found now (sticky userData) get the request's paths."""
+    with located(decoded.user_data_fields):
+        return api.assign(decoded.assignor, decoded.group, decoded.options)
+
+
+class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServicer):
+    """``kassign.v1.ConsumerAssignmentService``: one unary ``Assign``; stateless."""
+
+    def __init__(self, *, observer: ConsumerObserver | None = None) -> None:
+        self._observer: ConsumerObserver = observer or NullConsumerObserver()
+
+    def Assign(
+        self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
+    ) -> cpb.ConsumerAssignResponse:
+        with status_on_error(self._observer.on_error, context):
+            return assign_consumer_request(request, observer=self._observer).response
+        raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

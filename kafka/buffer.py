@@ -33,7 +33,12 @@ class WireError(ValueError):
 
 
 class Reader:
-    """Reads primitives from ``data`` front to back; ``offset`` is the next byte to read."""
+    """Reads primitives from ``data`` front to back; ``offset`` is the next byte to read.
+
+    The hot reads (``int16``, ``int32``, ``string``, array counts) check their bounds inline and
+    build an error's text only when they raise: a consumer group's subscriptions hold tens of
+    thousands of topic names and owned partitions.
+    """
 
     __slots__ = ("_data", "offset")
 
@@ -45,11 +50,14 @@ class Reader:
     def remaining(self) -> int:
         return len(self._data) - self.offset
 
+    def _truncated(self, size: int, what: str) -> WireError:
+        return WireError(
+            f"truncated {what}: needs {size} bytes, {self.remaining} left", self.offset
+        )
+
     def _take(self, size: int, what: str) -> bytes:
         if size > self.remaining:
-            raise WireError(
-                f"truncated {what}: needs {size} bytes, {self.remaining} left", self.offset
-            )
+            raise self._truncated(size, what)
         chunk = self._data[self.offset : self.offset + size]
         self.offset += size
         return chunk
@@ -57,21 +65,28 @@ class Reader:
     def unpack(self, layout: struct.Struct, what: str) -> tuple[int, ...]:
         """Several fixed-size fields at once (one bounds check, one ``unpack_from``)."""
         if layout.size > self.remaining:
-            raise WireError(
-                f"truncated {what}: needs {layout.size} bytes, {self.remaining} left", self.offset
-            )
+            raise self._truncated(layout.size, what)
         values: tuple[int, ...] = layout.unpack_from(self._data, self.offset)
         self.offset += layout.size
         return values
+
+    def _fixed(self, layout: struct.Struct, what: str, suffix: str = "") -> int:
+        """One field of ``layout``; ``what + suffix`` names it in the error only."""
+        at = self.offset
+        if at + layout.size > len(self._data):
+            raise self._truncated(layout.size, what + suffix)
+        self.offset = at + layout.size
+        value: int = layout.unpack_from(self._data, at)[0]
+        return value
 
     def int8(self, what: str = "int8") -> int:
         return self.unpack(_I8, what)[0]
 
     def int16(self, what: str = "int16") -> int:
-        return self.unpack(_I16, what)[0]
+        return self._fixed(_I16, what)
 
     def int32(self, what: str = "int32") -> int:
-        return self.unpack(_I32, what)[0]
+        return self._fixed(_I32, what)
 
     def int64(self, what: str = "int64") -> int:
         return self.unpack(_I64, what)[0]
@@ -89,7 +104,9 @@ class Reader:
     def bytes_(self, what: str = "bytes", *, nullable: bool = False) -> bytes | None:
         """``int32`` length then raw bytes; -1 is null where ``nullable``."""
         start = self.offset
-        size = self._length(self.int32(f"{what} length"), what, nullable=nullable, start=start)
+        size = self._length(
+            self._fixed(_I32, what, " length"), what, nullable=nullable, start=start
+        )
         return None if size is None else self._take(size, what)
 
     def string(
@@ -98,7 +115,9 @@ class Reader:
         """``int16`` length then UTF-8; malformed UTF-8 is an error, or with ``lenient`` replaced
         by U+FFFD as Java's decoder replaces it (where Kafka reads on, so must we)."""
         start = self.offset
-        size = self._length(self.int16(f"{what} length"), what, nullable=nullable, start=start)
+        size = self._length(
+            self._fixed(_I16, what, " length"), what, nullable=nullable, start=start
+        )
         if size is None:
             return None
         raw = self._take(size, what)
@@ -112,7 +131,90 @@ class Reader:
     ) -> tuple[T, ...]:
         """``int32`` count then elements; the count is checked against the bytes left."""
         count = self._count(what, min_size)
-        return tuple(read(self) for _ in range(count))
+        return tuple([read(self) for _ in range(count)])
+
+    def strings(self, what: str, item: str) -> tuple[str, ...]:
+        """``array`` of non-null strict ``string``s (``item`` names one in errors).
+
+        Read in one loop; where that loop stops short, the element-by-element read runs from
+        the same offset and raises as it always does, so answers and errors are the same.
+        """
+        read = self._strings_at(self.offset)
+        if read is None:
+            return self.array(lambda r: r.string(item) or "", what, min_size=2)
+        values, self.offset = read
+        return values
+
+    def topic_partitions(
+        self, what: str, topic: str, *, lenient: bool = False
+    ) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """``array`` of {``string`` topic, ``int32s`` partitions}, the layout of Kafka's
+        owned, assigned and sticky-userData partitions; one loop, as ``strings``."""
+        read = self._topic_partitions_at(self.offset, lenient)
+        if read is None:
+            return self.array(
+                lambda r: (r.string(topic, lenient=lenient) or "", r.int32s("partitions")),
+                what,
+                min_size=6,
+            )
+        values, self.offset = read
+        return values
+
+    def _string_at(self, at: int, lenient: bool) -> tuple[str, int] | None:
+        data = self._data
+        if at + 2 > len(data):
+            return None
+        (size,) = _I16.unpack_from(data, at)
+        at += 2
+        if size < 0 or at + size > len(data):
+            return None
+        try:
+            return data[at : at + size].decode(
+                "utf-8", "replace" if lenient else "strict"
+            ), at + size
+        except UnicodeDecodeError:
+            return None
+
+    def _count_at(self, at: int, min_size: int) -> int | None:
+        if at + 4 > len(self._data):
+            return None
+        (count,) = _I32.unpack_from(self._data, at)
+        return None if count < 0 or count * min_size > len(self._data) - at - 4 else count
+
+    def _strings_at(self, at: int) -> tuple[tuple[str, ...], int] | None:
+        count = self._count_at(at, 2)
+        if count is None:
+            return None
+        at += 4
+        values = []
+        for _ in range(count):
+            read = self._string_at(at, False)
+            if read is None:
+                return None
+            value, at = read
+            values.append(value)
+        return tuple(values), at
+
+    def _topic_partitions_at(
+        self, at: int, lenient: bool
+    ) -> tuple[tuple[tuple[str, tuple[int, ...]], ...], int] | None:
+        count = self._count_at(at, 6)
+        if count is None:
+            return None
+        at += 4
+        values = []
+        for _ in range(count):
+            read = self._string_at(at, lenient)
+            if read is None:
+                return None
+            topic, at = read
+            n = self._count_at(at, 4)
+            if n is None:
+                return None
+            partitions: tuple[int, ...] = struct.unpack_from(f">{n}i", self._data, at + 4)
+            values.append((topic, partitions))
+            at += 4 + 4 * n
+        return tuple(values), at
 
     def int32s(self, what: str = "array") -> tuple[int, ...]:
         """``array`` of ``int32`` read in one ``unpack_from``: the same checks and errors, and
@@ -124,7 +226,7 @@ class Reader:
 
     def _count(self, what: str, min_size: int) -> int:
         start = self.offset
-        count = self.int32(f"{what} count")
+        count = self._fixed(_I32, what, " count")
         if count < 0:
             raise WireError(f"{what}: null or negative count {count}", start)
         if count * min_size > self.remaining:

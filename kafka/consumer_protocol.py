@@ -54,13 +54,11 @@ class ConsumerProtocolSubscription:
     rack_id: str | None = None
 
 
-def _read_topic(r: Reader) -> str:
-    return r.string("topic") or ""
-
-
-def _read_owned(r: Reader) -> OwnedTopicPartitions:
-    topic = r.string("ownedPartitions topic") or ""
-    return OwnedTopicPartitions(topic, r.int32s("partitions"))
+def _read_owned(r: Reader, what: str) -> tuple[OwnedTopicPartitions, ...]:
+    return tuple(
+        OwnedTopicPartitions(topic, partitions)
+        for topic, partitions in r.topic_partitions(what, "ownedPartitions topic")
+    )
 
 
 def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:
@@ -70,9 +68,9 @@ def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:
     if version < 0:
         raise WireError(f"unsupported ConsumerProtocolSubscription version {version}", 0)
     body = min(version, LATEST_VERSION)
-    topics = r.array(_read_topic, "topics", min_size=2)
+    topics = r.strings("topics", "topic")
     user_data = r.bytes_("userData", nullable=True)
-    owned = r.array(_read_owned, "ownedPartitions", min_size=6) if body >= 1 else ()
+    owned = _read_owned(r, "ownedPartitions") if body >= 1 else ()
     generation = r.int32("generationId") if body >= 2 else -1
     rack = r.string("rackId", nullable=True) if body >= 3 else None
     return ConsumerProtocolSubscription(
@@ -151,7 +149,7 @@ def decode_consumer_assignment(data: bytes) -> ConsumerProtocolAssignment:
     version = r.int16("version")
     if version < 0:
         raise WireError(f"unsupported ConsumerProtocolAssignment version {version}", 0)
-    assigned = r.array(_read_owned, "assignedPartitions", min_size=6)
+    assigned = _read_owned(r, "assignedPartitions")
     return ConsumerProtocolAssignment(
         version=version, assigned_partitions=assigned, user_data=r.bytes_("userData", nullable=True)
     )

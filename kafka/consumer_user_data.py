@@ -43,15 +43,9 @@ class StickyUserData:
     generation: int | None
 
 
-def _read_topic_assignment(r: Reader) -> tuple[tuple[str, int], ...]:
-    topic = r.string("topic", lenient=True) or ""
-    partitions = r.int32s("partitions")
-    return tuple((topic, p) for p in partitions)
-
-
 def _read_partitions(r: Reader) -> tuple[tuple[str, int], ...]:
-    groups = r.array(_read_topic_assignment, "previous_assignment", min_size=6)
-    return tuple(tp for group in groups for tp in group)
+    groups = r.topic_partitions("previous_assignment", "topic", lenient=True)
+    return tuple((topic, p) for topic, partitions in groups for p in partitions)
 
 
 def _read_partitions_fast(data: bytes) -> tuple[tuple[tuple[str, int], ...], int] | None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -242,6 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--layouts", default=",".join(LAYOUTS))
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so ``served`` stops its server
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"machine: {os.cpu_count()} cores, load average {load}; Kafka {KAFKA_VERSION};"

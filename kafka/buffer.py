@@ -139,7 +139,7 @@ class Reader:
         Read in one loop; where that loop stops short, the element-by-element read runs from
         the same offset and raises as it always does, so answers and errors are the same.
         """
-        read = self._strings_at(self.offset)
+        read = self._list_at(self.offset, 2, lambda at: self._string_at(at, False))
         if read is None:
             return self.array(lambda r: r.string(item) or "", what, min_size=2)
         values, self.offset = read
@@ -150,7 +150,7 @@ class Reader:
     ) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """``array`` of {``string`` topic, ``int32s`` partitions}, the layout of Kafka's
         owned, assigned and sticky-userData partitions; one loop, as ``strings``."""
-        read = self._topic_partitions_at(self.offset, lenient)
+        read = self._list_at(self.offset, 6, lambda at: self._topic_partition_at(at, lenient))
         if read is None:
             return self.array(
                 lambda r: (r.string(topic, lenient=lenient) or "", r.int32s("partitions")),
@@ -181,40 +181,35 @@ class Reader:
         (count,) = _I32.unpack_from(self._data, at)
         return None if count < 0 or count * min_size > len(self._data) - at - 4 else count
 
-    def _strings_at(self, at: int) -> tuple[tuple[str, ...], int] | None:
-        count = self._count_at(at, 2)
+    def _list_at(
+        self, at: int, min_size: int, item: Callable[[int], tuple[T, int] | None]
+    ) -> tuple[tuple[T, ...], int] | None:
+        """An array read by ``item`` (offset in, value and next offset out, ``None`` to stop)."""
+        count = self._count_at(at, min_size)
         if count is None:
             return None
         at += 4
         values = []
         for _ in range(count):
-            read = self._string_at(at, False)
+            read = item(at)
             if read is None:
                 return None
             value, at = read
             values.append(value)
         return tuple(values), at
 
-    def _topic_partitions_at(
+    def _topic_partition_at(
         self, at: int, lenient: bool
-    ) -> tuple[tuple[tuple[str, tuple[int, ...]], ...], int] | None:
-        count = self._count_at(at, 6)
-        if count is None:
+    ) -> tuple[tuple[str, tuple[int, ...]], int] | None:
+        read = self._string_at(at, lenient)
+        if read is None:
             return None
-        at += 4
-        values = []
-        for _ in range(count):
-            read = self._string_at(at, lenient)
-            if read is None:
-                return None
-            topic, at = read
-            n = self._count_at(at, 4)
-            if n is None:
-                return None
-            partitions: tuple[int, ...] = struct.unpack_from(f">{n}i", self._data, at + 4)
-            values.append((topic, partitions))
-            at += 4 + 4 * n
-        return tuple(values), at
+        topic, at = read
+        n = self._count_at(at, 4)
+        if n is None:
+            return None
+        partitions: tuple[int, ...] = struct.unpack_from(f">{n}i", self._data, at + 4)
+        return (topic, partitions), at + 4 + 4 * n
 
     def int32s(self, what: str = "array") -> tuple[int, ...]:
         """``array`` of ``int32`` read in one ``unpack_from``: the same checks and errors, and

@@ -65,7 +65,7 @@ from kassign.assignor.consumer import (
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
 
-from tests.differential.maven import ROOT, maven_classpath
+from tests.differential.maven import ROOT, maven_classpath, run_java
 
 KAFKA_VERSION = "4.3.1"  # the oracle's pom.xml's kafka.version
 PROJECT = ROOT / "tests" / "differential" / "consumer" / "kafka"  # the differential oracle's
@@ -90,17 +90,9 @@ class KafkaTiming:
 
 def kafka_timing(classpath: str, line: dict[str, Any], repeats: int) -> KafkaTiming:
     """Kafka's ``assign()`` in a fresh JVM (default flags, as a consumer runs): first and best."""
-    done = subprocess.run(
-        ["java", "-Dorg.slf4j.simpleLogger.defaultLogLevel=off", "-cp", classpath, TIMING_CLASS],
-        input=json.dumps({**line, "repeats": repeats}),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"{TIMING_CLASS} exited {done.returncode}\n{done.stderr[-4000:]}")
-    out = json.loads(done.stdout)
+    stdin = json.dumps({**line, "repeats": repeats})
+    flags = ["-Dorg.slf4j.simpleLogger.defaultLogLevel=off"]
+    out = json.loads(run_java(classpath, TIMING_CLASS, stdin, flags=flags, timeout=900).stdout)
     return KafkaTiming(
         float(out["coldMillis"]),
         min(map(float, out["warmMillis"]), default=float("nan")),

@@ -12,7 +12,6 @@ on a batch of answers the same way.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from typing import TypeAlias
 from google.protobuf import json_format
 from kassign.v1 import assignment_pb2 as pb
 
-from tests.differential.maven import maven_classpath
+from tests.differential.maven import maven_classpath, run_java
 from tests.e2e.harness import JVM_FLAGS, ROOT
 
 __all__ = [
@@ -119,23 +118,14 @@ def _first_line(trace: object) -> str:
 
 def _batch(classpath: str, main_class: str, lines: Sequence[object]) -> list[dict[str, object]]:
     """One JVM for the whole batch: a JSON line in, a JSON line out, in order."""
-    done = subprocess.run(
-        [
-            "java",
-            *BATCH_JVM_FLAGS,
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",  # Kafka warns per unplaced standby
-            "-cp",
-            classpath,
-            main_class,
-        ],
-        input="".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines),
-        capture_output=True,
-        text=True,
+    done = run_java(
+        classpath,
+        main_class,
+        "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in lines),
+        # Kafka warns per unplaced standby
+        flags=[*BATCH_JVM_FLAGS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=error"],
         timeout=600,
-        check=False,
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"{main_class} exited {done.returncode}\n{done.stderr[-4000:]}")
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     if len(answers) != len(lines):
         raise RuntimeError(f"{len(lines)} lines, {len(answers)} answers\n{done.stderr[-4000:]}")

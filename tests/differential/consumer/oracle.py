@@ -9,13 +9,12 @@ JSON line each: one JVM start-up for thousands of assignments.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.differential.maven import maven_classpath
+from tests.differential.maven import maven_classpath, run_java
 from tests.e2e.harness import JVM_FLAGS, ROOT
 
 __all__ = ["KAFKA_VERSION", "KafkaAnswer", "build", "run"]
@@ -41,23 +40,14 @@ def build(work: Path) -> str:
 def run(classpath: str, groups: Sequence[dict[str, Any]]) -> list[KafkaAnswer]:
     """Kafka's answer for every group, in order."""
     lines = "".join(json.dumps(g, separators=(",", ":")) + "\n" for g in groups)
-    done = subprocess.run(
-        [
-            "java",
-            *JVM_FLAGS,
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=off",  # Kafka logs every final assignment
-            "-cp",
-            classpath,
-            MAIN_CLASS,
-        ],
-        input=lines,
-        capture_output=True,
-        text=True,
+    done = run_java(
+        classpath,
+        MAIN_CLASS,
+        lines,
+        # Kafka logs every final assignment
+        flags=[*JVM_FLAGS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=off"],
         timeout=300,
-        check=False,
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"{MAIN_CLASS} exited {done.returncode}\n{done.stderr[-4000:]}")
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     if len(answers) != len(groups):
         raise RuntimeError(f"{len(groups)} groups, {len(answers)} answers\n{done.stderr[-4000:]}")

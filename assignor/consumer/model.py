@@ -183,7 +183,8 @@ def _check_member(
             )
         seen_instances.add(instance)
     for topic in member.topics:
-        _check_topic_name(topic, "topics", who)
+        if topic not in topics:  # the metadata's names are checked already
+            _check_topic_name(topic, "topics", who)
     if len(set(member.topics)) != len(member.topics):
         raise InvalidRequest("a topic is subscribed twice", field="topics", member=who)
     if not _INT32_MIN <= member.generation <= _INT32_MAX:
@@ -201,14 +202,16 @@ def check_partitions(
     member: str,
 ) -> None:
     """Claimed partitions must have legal topic names, be distinct and, for topics in the
-    metadata, exist there. Partitions of other topics are ignored by every assignor."""
+    metadata, exist there. Partitions of other topics are ignored by every assignor.
+    ``topics`` is a checked group's metadata (``consumer_group``): its names are legal."""
     seen: set[TopicPartition] = set()
     for tp in partitions:
-        _check_topic_name(tp.topic, field, member)
+        topic = topics.get(tp.topic)
+        if topic is None:
+            _check_topic_name(tp.topic, field, member)
         if tp in seen:
             raise InvalidRequest(f"{tp} listed twice", field=field, member=member)
         seen.add(tp)
-        topic = topics.get(tp.topic)
         count = topic.partitions if topic is not None else _INT32_MAX
         if not 0 <= tp.partition < count:
             raise InvalidRequest(

@@ -1,4 +1,5 @@
-"""``KassignClient``: one call, ``assign``, retried only where a retry is safe.
+"""``KassignClient``: two calls, ``assign`` (Kafka Streams) and ``assign_consumers`` (plain
+consumer groups, KIP-881), retried only where a retry is safe.
 
 ``Assign`` is a pure function of its request, so repeating it is harmless; still, only
 ``UNAVAILABLE`` (nothing answered: the server is starting, restarting or unreachable) is retried,
@@ -10,14 +11,15 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Self
+from typing import Self, TypeVar
 
 import grpc
 from kassign.v1 import assignment_pb2 as pb
-from kassign.v1 import assignment_pb2_grpc
+from kassign.v1 import assignment_pb2_grpc, consumer_pb2_grpc
+from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -26,6 +28,8 @@ __all__ = [
     "KassignInvalidRequest",
     "RetryPolicy",
 ]
+
+R = TypeVar("R")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """The server's default limit; a 10,000-task group is far below it."""
@@ -105,6 +109,7 @@ class KassignClient:
             else grpc.insecure_channel(target, options=channel_options)
         )
         self._stub = assignment_pb2_grpc.TaskAssignmentServiceStub(self._channel)
+        self._consumer_stub = consumer_pb2_grpc.ConsumerAssignmentServiceStub(self._channel)
         self._retry = retry
         self.target = target
 
@@ -112,21 +117,42 @@ class KassignClient:
         self, request: pb.AssignRequest, *, timeout: float | None = 30.0
     ) -> pb.AssignResponse:
         """The assignment for ``request``; raises ``KassignCallError`` for any non-OK status."""
+
+        def attempt(remaining: float | None) -> pb.AssignResponse:
+            response: pb.AssignResponse = self._stub.Assign(request, timeout=remaining)
+            return response
+
+        return self._call(attempt, timeout)
+
+    def assign_consumers(
+        self, request: cpb.ConsumerAssignRequest, *, timeout: float | None = 30.0
+    ) -> cpb.ConsumerAssignResponse:
+        """A plain consumer group's assignment; raises ``KassignCallError`` for any non-OK status."""
+
+        def attempt(remaining: float | None) -> cpb.ConsumerAssignResponse:
+            response: cpb.ConsumerAssignResponse = self._consumer_stub.Assign(
+                request, timeout=remaining
+            )
+            return response
+
+        return self._call(attempt, timeout)
+
+    def _call(self, attempt: Callable[[float | None], R], timeout: float | None) -> R:
+        """``attempt(seconds_left)`` until it answers, retrying UNAVAILABLE within ``timeout``."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        attempt = 0
+        tries = 0
         while True:
-            attempt += 1
+            tries += 1
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                response: pb.AssignResponse = self._stub.Assign(request, timeout=remaining)
-                return response
+                return attempt(remaining)
             except grpc.RpcError as exc:
                 error = _error(exc)
-                pause = self._retry.backoff(attempt)
+                pause = self._retry.backoff(tries)
                 out_of_time = deadline is not None and time.monotonic() + pause >= deadline
                 if (
                     error.code != grpc.StatusCode.UNAVAILABLE
-                    or attempt >= self._retry.max_attempts
+                    or tries >= self._retry.max_attempts
                     or out_of_time
                 ):
                     raise error from exc

@@ -1,6 +1,5 @@
 package io.kassign.consumer;
 
-import static io.kassign.plugin.ConfigValues.number;
 import static io.kassign.plugin.ConfigValues.text;
 
 import io.kassign.plugin.Connection;
@@ -40,7 +39,7 @@ public record ConsumerSettings(Connection connection, String assignor, Optional<
     public static final String ASSIGNOR = "kassign.consumer.assignor";
     public static final String REBALANCE_PROTOCOL = "kassign.consumer.rebalance.protocol";
     public static final String CO_PARTITIONED = "kassign.consumer.co.partitioned";
-    public static final String TIME_BUDGET_MS = "kassign.assignment.time.budget.ms";
+    public static final String TIME_BUDGET_MS = Connection.TIME_BUDGET_MS;
     public static final String GROUP_ID = "kassign.group.id";
     public static final String DEFAULT_ASSIGNOR = "rack-optimal";
 
@@ -56,14 +55,8 @@ public record ConsumerSettings(Connection connection, String assignor, Optional<
      */
     public static ConsumerSettings from(final Map<String, ?> configs) {
         final Connection connection = Connection.from(configs);
-        final long deadlineMs = connection.deadline().toMillis();
-        final long budgetMs = number(configs, TIME_BUDGET_MS, 1).orElse(deadlineMs / 2);
-        if (budgetMs >= deadlineMs) {
-            throw new ConfigException(TIME_BUDGET_MS, budgetMs, "must be below " + Connection.DEADLINE_MS + " ("
-                    + deadlineMs + "), or the call expires while the server still optimises");
-        }
         return new ConsumerSettings(connection, text(configs, ASSIGNOR).orElse(DEFAULT_ASSIGNOR),
-                protocol(configs), coPartitioned(configs), budgetMs,
+                protocol(configs), coPartitioned(configs), connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).or(() -> text(configs, "group.id")).orElse(""),
                 configs.get("partition.assignment.strategy"));
     }

@@ -30,6 +30,9 @@ public record Connection(String target, Duration deadline, int maxAttempts, Dura
     public static final String TLS_CLIENT_CERT = "kassign.tls.client.cert";
     public static final String TLS_CLIENT_KEY = "kassign.tls.client.key";
 
+    /** The solver's budget sent with each request; both plug-ins read it. */
+    public static final String TIME_BUDGET_MS = "kassign.assignment.time.budget.ms";
+
     public static final long DEFAULT_DEADLINE_MS = 10_000L;
 
     /**
@@ -54,6 +57,23 @@ public record Connection(String target, Duration deadline, int maxAttempts, Dura
                 Duration.ofMillis(number(configs, RETRY_BACKOFF_MS, 1).orElse(100L)),
                 caFile.isPresent() || clientCert.isPresent() || bool(configs, TLS),
                 caFile, clientCert, clientKey);
+    }
+
+    /**
+     * {@link #TIME_BUDGET_MS}, by default half the deadline: the server stops optimising when the
+     * budget is spent, then still validates and encodes the answer, which crosses the network, so
+     * a budget at or above the deadline would expire the call just as the answer was ready.
+     *
+     * @throws ConfigException for a malformed budget or one not below the deadline
+     */
+    public long timeBudgetMs(final Map<String, ?> configs) {
+        final long deadlineMs = deadline.toMillis();
+        final long budgetMs = number(configs, TIME_BUDGET_MS, 1).orElse(deadlineMs / 2);
+        if (budgetMs >= deadlineMs) {
+            throw new ConfigException(TIME_BUDGET_MS, budgetMs, "must be below " + DEADLINE_MS + " (" + deadlineMs
+                    + "), or the call expires while the server still optimises; half the deadline is the default");
+        }
+        return budgetMs;
     }
 
     /** A new client (and channel) for this connection; the caller closes it. */

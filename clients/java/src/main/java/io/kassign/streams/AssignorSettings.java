@@ -58,7 +58,7 @@ public record AssignorSettings(
     public static final String TLS_CLIENT_CERT = Connection.TLS_CLIENT_CERT;
     public static final String TLS_CLIENT_KEY = Connection.TLS_CLIENT_KEY;
     public static final String ASSIGNOR = "kassign.assignor";
-    public static final String TIME_BUDGET_MS = "kassign.assignment.time.budget.ms";
+    public static final String TIME_BUDGET_MS = Connection.TIME_BUDGET_MS;
     public static final String FALLBACK_FOLLOWUP_DELAY_MS = "kassign.fallback.followup.delay.ms";
     public static final String GROUP_ID = "kassign.group.id";
     /** Kafka Streams' application.id, the consumer group id, used when kassign.group.id is unset. */
@@ -80,12 +80,7 @@ public record AssignorSettings(
      */
     public static AssignorSettings from(final Map<String, ?> configs) {
         final Connection connection = Connection.from(configs);
-        final long deadlineMs = connection.deadline().toMillis();
-        final long budgetMs = number(configs, TIME_BUDGET_MS, 1).orElse(deadlineMs / 2);
-        if (budgetMs >= deadlineMs) {
-            throw new ConfigException(TIME_BUDGET_MS, budgetMs, "must be below " + DEADLINE_MS + " (" + deadlineMs
-                    + "), or the call expires while the server still optimises; half the deadline is the default");
-        }
+        final long budgetMs = connection.timeBudgetMs(configs);
         return new AssignorSettings(
                 connection.target(),
                 connection.deadline(),

@@ -55,10 +55,13 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 from kassign_client import consumer_group
 from kassign_client.client import KassignCallError, KassignClient, RetryPolicy
 
-__all__ = ["NAME", "AssignorStats", "KassignAssignor"]
+__all__ = ["EAGER_ONLY", "NAME", "AssignorStats", "KassignAssignor"]
 
 NAME = "kassign"
 """The group protocol name, shared with the Java plug-in."""
+
+EAGER_ONLY = frozenset({"range", "roundrobin", "sticky"})
+"""Kafka's assignors that hand partitions over directly: only for eager groups."""
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +95,10 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
         credentials: grpc.ChannelCredentials | None = None,
         max_attempts: int = 3,
     ) -> None:
+        if cooperative and assignor in EAGER_ONLY:
+            raise ValueError(
+                f"Kafka's {assignor} assignor supports only eager rebalancing: cooperative=False"
+            )
         self.target = target
         self.group_id = group_id
         self.rack = rack

@@ -55,8 +55,14 @@ public record ConsumerSettings(Connection connection, String assignor, Optional<
      */
     public static ConsumerSettings from(final Map<String, ?> configs) {
         final Connection connection = Connection.from(configs);
-        return new ConsumerSettings(connection, text(configs, ASSIGNOR).orElse(DEFAULT_ASSIGNOR),
-                protocol(configs), coPartitioned(configs), connection.timeBudgetMs(configs),
+        final String assignor = text(configs, ASSIGNOR).orElse(DEFAULT_ASSIGNOR);
+        final Optional<RebalanceProtocol> only = protocol(configs);
+        if (only.equals(Optional.of(RebalanceProtocol.COOPERATIVE))
+                && KassignConsumerAssignor.EAGER_ONLY.contains(assignor)) {
+            throw new ConfigException(REBALANCE_PROTOCOL, "cooperative", "Kafka's " + assignor
+                    + " assignor supports only eager rebalancing");
+        }
+        return new ConsumerSettings(connection, assignor, only, coPartitioned(configs), connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).or(() -> text(configs, "group.id")).orElse(""),
                 configs.get("partition.assignment.strategy"));
     }

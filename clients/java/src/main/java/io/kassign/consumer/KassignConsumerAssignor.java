@@ -58,13 +58,23 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
         return NAME;
     }
 
-    /** Both, unless kassign.consumer.rebalance.protocol names one. */
+    /**
+     * Both, unless kassign.consumer.rebalance.protocol names one; only EAGER when the service's
+     * assignor is one of Kafka's eager ones (range, roundrobin, sticky), which hand partitions over
+     * directly, as Kafka's own classes declare.
+     */
     @Override
     public List<RebalanceProtocol> supportedProtocols() {
         final ConsumerSettings current = settings;
+        if (EAGER_ONLY.contains(current.assignor())) {
+            return List.of(RebalanceProtocol.EAGER);
+        }
         return current.onlyProtocol().map(List::of)
                 .orElse(List.of(RebalanceProtocol.COOPERATIVE, RebalanceProtocol.EAGER));
     }
+
+    /** Kafka's assignors that support only EAGER (their supportedProtocols()). */
+    static final java.util.Set<String> EAGER_ONLY = java.util.Set.of("range", "roundrobin", "sticky");
 
     /** The settings in force (after configure). */
     public ConsumerSettings settings() {

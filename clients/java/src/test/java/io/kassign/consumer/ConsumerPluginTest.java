@@ -141,6 +141,10 @@ final class ConsumerPluginTest {
         equal(List.of(RebalanceProtocol.EAGER), eager.supportedProtocols(), "offers eager only");
         equal(RebalanceProtocol.COOPERATIVE, assignor(Map.of("partition.assignment.strategy",
                 List.of(SELF, "com.example.Missing"))).protocol(), "an unloadable class does not decide");
+        equal(RebalanceProtocol.EAGER, assignor(Map.of("partition.assignment.strategy", SELF,
+                "kassign.consumer.assignor", "range")).protocol(), "Kafka's range on the server: eager");
+        raises(ConfigException.class, () -> assignor(Map.of("kassign.consumer.assignor", "sticky",
+                "kassign.consumer.rebalance.protocol", "cooperative")));
         equal("kassign", new KassignConsumerAssignor().name(), "protocol name");
     }
 

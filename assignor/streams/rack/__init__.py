@@ -32,6 +32,7 @@ __all__ = [
     "CostModel",
     "CostPhase",
     "exchange_roles",
+    "measured_cost",
     "optimize_active_tasks",
     "optimize_standby_tasks",
     "relocate_actives",
@@ -168,6 +169,13 @@ def relocate_actives(
         previous=previous_actives(state),
         slack=slack,
     )
+
+
+def measured_cost(state: ApplicationState, active: _Assignment, standby: _Assignment) -> int | None:
+    """The built-in cross-rack cost of a whole assignment (``joint.cross_rack_cost``)."""
+    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+
+    return joint.cross_rack_cost(state, active, standby)
 
 
 def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessId]]:

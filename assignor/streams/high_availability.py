@@ -251,6 +251,7 @@ def _exchange(
             CostPhase.HIGH_AVAILABILITY,
             may_lead=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
             fixed=fixed,
+            slack=_toward_share(layout, [len(active_map[c]) for c in layout.clients]),
         )
         if not isinstance(outcome, str) and outcome.exchanged:
             active_map, standby_map = outcome.active, outcome.standby

@@ -125,16 +125,18 @@ def _per_group(state: ApplicationState, active: Assignment) -> dict[tuple[Proces
 
 def _balance_kept(state: ApplicationState, before: Assignment, after: Assignment) -> bool:
     """Every client keeps its active count; under balance_subtopology each (client,
-    subtopology) count stays within KIP-925's bound ceil(S x C / n), or at most what it was."""
+    subtopology) count stays within KIP-925's bound by thread share, ceil(S x threads / all
+    threads), or at most what it was."""
     if any(len(after.get(p, ())) != len(before.get(p, ())) for p in state.clients):
         return False
     held, now = _per_group(state, before), _per_group(state, after)
-    n = sum(len(ts) for ts in before.values())
+    threads = {p: max(1, c.num_threads) for p, c in state.clients.items()}
+    total = sum(threads.values())
     sizes: dict[int, int] = {}
     for (_, g), k in held.items():
         sizes[g] = sizes.get(g, 0) + k
     for (p, g), k in now.items():
-        bound = -(-sizes.get(g, 0) * len(before.get(p, ())) // max(n, 1))
+        bound = -(-sizes.get(g, 0) * threads[p] // total)
         if k > max(bound, held.get((p, g), 0)):
             return False
     return True

@@ -139,6 +139,7 @@ def exchange_roles(
     may_lead: MayLead | None = None,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
     previous: Mapping[TaskId, AbstractSet[ProcessId]] | None = None,
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> Exchange | str:
     """Exchange active and standby roles where that lowers the built-in cross-rack cost.
 
@@ -146,7 +147,8 @@ def exchange_roles(
     their role, and a standby becomes active only where ``may_lead`` allows. A string says why
     nothing could be gained (no strategy, no racks, nothing to exchange). ``previous`` (each
     task's previous active clients) changes what stickiness costs: see
-    ``_Candidates.stickiness``.
+    ``_Candidates.stickiness``. ``slack`` as for ``relocate_actives``: an exchange moves an
+    active one way and a standby the other, so a client's load stays whatever the slack.
     """
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
         return "off"
@@ -170,7 +172,7 @@ def exchange_roles(
     before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
     after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
     penalty = found.stickiness(previous, non_overlap_cost, replicas=2)
-    chosen = found.solve(traffic_cost * (before - after) - penalty, active=active)
+    chosen = found.solve(traffic_cost * (before - after) - penalty, _room(clients, slack), active)
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
@@ -239,13 +241,7 @@ def relocate_actives(
     before = active_miss[t_idx, client_rack[source]]
     after = active_miss[t_idx, client_rack[target]]
     penalty = found.stickiness(previous, non_overlap_cost, replicas=1)
-    room = None
-    if slack is not None:
-        room = (
-            np.array([slack.get(pid, (0, 0))[0] for pid in clients], np.int64),
-            np.array([slack.get(pid, (0, 0))[1] for pid in clients], np.int64),
-        )
-    chosen = found.solve(traffic_cost * (before - after) - penalty, room, active)
+    chosen = found.solve(traffic_cost * (before - after) - penalty, _room(clients, slack), active)
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
@@ -281,6 +277,18 @@ def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assign
             rack = client_rack[index[pid]]
             total += sum(int(miss[row[t], rack]) for t in ts)
     return total
+
+
+def _room(
+    clients: Sequence[ProcessId], slack: Mapping[ProcessId, tuple[int, int]] | None
+) -> tuple[IntArray, IntArray] | None:
+    """``slack`` as (may_lose, may_gain) arrays in ``clients`` order."""
+    if slack is None:
+        return None
+    return (
+        np.array([slack.get(pid, (0, 0))[0] for pid in clients], np.int64),
+        np.array([slack.get(pid, (0, 0))[1] for pid in clients], np.int64),
+    )
 
 
 def _spread_keeper(
@@ -353,7 +361,7 @@ class _Candidates:
         if active is not None and self.state.configs.rack_aware_strategy is (
             RackAwareStrategy.BALANCE_SUBTOPOLOGY
         ):
-            held, bound, lose = _subtopology_room(self.state, self.tasks, active, lose)
+            held, bound = _subtopology_room(self.state, self.tasks, active)
         return solve_exchanges(
             RoleProblem(
                 len(self.state.clients),
@@ -422,34 +430,30 @@ def _tables(
 
 
 def _subtopology_room(
-    state: ApplicationState, tasks: list[TaskId], active: Assignment, lose: IntArray | None
-) -> tuple[IntArray, IntArray, IntArray | None]:
-    """KIP-925 4.B.II over the whole ``active`` assignment: per (subtopology of ``tasks``,
-    numbered as ``_groups`` does; client) the actives held and the bound ceil(S[s] x C[c] / n),
-    and ``lose`` cut so that no client can fall below what its held tasks need.
+    state: ApplicationState, tasks: list[TaskId], active: Assignment
+) -> tuple[IntArray, IntArray]:
+    """Per (subtopology of ``tasks``, numbered as ``_groups`` does; client): the actives held,
+    and KIP-925 4.B.II's bound with the client's share of the threads for its share of the
+    tasks, ceil(S[s] x threads[c] / all threads).
 
-    A client that ends with fewer actives has lower bounds, so bounds are taken at the least
-    count it may end with; its room to lose shrinks until every subtopology it holds, candidate
-    or not, still fits. A client that ends with more only loosens its bounds.
+    Phase 1 bounds by the client's count in its balanced start, which is its thread share; the
+    joint stage may move counts toward that share, so the share is what stays fixed.
     """
     keys = sorted({_key(t) for t in tasks})
+    row = {k: i for i, k in enumerate(keys)}
     clients = list(state.clients)
-    every = sorted({_key(t) for ts in active.values() for t in ts} | set(keys))
-    row = {k: i for i, k in enumerate(every)}
-    held_all = np.zeros((len(every), len(clients)), np.int64)
+    held = np.zeros((len(keys), len(clients)), np.int64)
+    sizes = np.zeros(len(keys), np.int64)
     for c, pid in enumerate(clients):
         for t in active.get(pid, ()):
-            held_all[row[_key(t)], c] += 1
-    sizes, counts = held_all.sum(axis=1), held_all.sum(axis=0)
-    n = max(int(counts.sum()), 1)
-    cut = np.zeros(len(clients), np.int64) if lose is None else lose.copy()
-    for c in np.flatnonzero(cut).tolist():
-        while cut[c] > 0 and np.any(held_all[:, c] > (sizes * (counts[c] - cut[c]) + n - 1) // n):
-            cut[c] -= 1
-    least = counts - cut
-    bound_all: IntArray = (sizes[:, None] * least[None, :] + n - 1) // n
-    pick = np.array([row[k] for k in keys], np.int64)
-    return held_all[pick], bound_all[pick], None if lose is None else cut
+            g = row.get(_key(t))
+            if g is not None:
+                held[g, c] += 1
+                sizes[g] += 1
+    threads = np.array([max(1, state.clients[p].num_threads) for p in clients], np.int64)
+    total = int(threads.sum())
+    bound: IntArray = (sizes[:, None] * threads[None, :] + total - 1) // total
+    return held, bound
 
 
 def _key(t: TaskId) -> tuple[str, int]:

@@ -293,7 +293,7 @@ may open a new exchange), at most this many times."""
 _WIDE = 64
 """Tasks with more caught-up clients than this are not re-placed after the movements..."""
 
-_FREE_ARCS = 100_000
+_FREE_ARCS = 20_000
 """...nor tasks no client is caught up on, unless these two kinds of task together have at most
 this many (task, client) candidates: then each may go to any client."""
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
@@ -41,6 +41,7 @@ from kassign.assignor.streams.movement import (
 from kassign.assignor.streams.rack import (
     CostPhase,
     exchange_roles,
+    measured_cost,
     relocate_actives,
     trim_actives,
     trim_standbys,
@@ -118,6 +119,10 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
     final_active, final_standby, exchanged = _exchange(
         state, layout, index, moved.active, copied.standby, moved.warmups
     )
+    if _rack_aware(state):
+        exchanged = _measured(
+            state, layout, (active, standby), (final_active, final_standby), exchanged
+        )
     stateless, stateless_diagnostics = _stateless_actives(state, layout, final_active)
     movements = moved.movements + copied.movements
     warmups = sum(len(w) for w in moved.warmups) + copied.warmups_placed
@@ -143,6 +148,28 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
         ),
         diagnostics,
     )
+
+
+def _measured(
+    state: ApplicationState,
+    layout: _Layout,
+    phases: tuple[_Holdings, _Holdings],
+    final: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    joint: Diagnostics,
+) -> Diagnostics:
+    """The joint stage's share of the report's cost after: the change from what phases 1 and 2
+    left to the answer, measured. Its own savings count from after the KIP-441 movements,
+    which the phases' figures do not see (an active sent back to a caught-up client), so the
+    report's "before -> after" would otherwise undercount, even below zero."""
+    before = measured_cost(
+        state, layout.to_map(phases[0], layout.stateful), layout.to_map(phases[1], layout.stateful)
+    )
+    after = measured_cost(
+        state, layout.to_map(final[0], layout.stateful), layout.to_map(final[1], layout.stateful)
+    )
+    if before is None or after is None:
+        return joint
+    return replace(joint, cross_rack_cost_after=after - before)
 
 
 def _catch_up_index(state: ApplicationState, layout: _Layout) -> CatchUpIndex:
@@ -208,7 +235,7 @@ def _exchange(
         standby_map,
         eligible,
         CostPhase.HIGH_AVAILABILITY,
-        slack=_slack(state, layout, active),
+        slack=_slack(layout, active),
     )
     if not isinstance(moved, str) and moved.exchanged:
         active_map = moved.active
@@ -224,6 +251,7 @@ def _exchange(
             CostPhase.HIGH_AVAILABILITY,
             may_lead=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
             fixed=fixed,
+            slack=_toward_share(layout, [len(active_map[c]) for c in layout.clients]),
         )
         if not isinstance(outcome, str) and outcome.exchanged:
             active_map, standby_map = outcome.active, outcome.standby
@@ -265,7 +293,7 @@ may open a new exchange), at most this many times."""
 _WIDE = 64
 """Tasks with more caught-up clients than this are not re-placed after the movements..."""
 
-_FREE_ARCS = 100_000
+_FREE_ARCS = 20_000
 """...nor tasks no client is caught up on, unless these two kinds of task together have at most
 this many (task, client) candidates: then each may go to any client."""
 
@@ -312,14 +340,10 @@ def _toward_share(layout: _Layout, loads: Sequence[int]) -> dict[ProcessId, tupl
     return room
 
 
-def _slack(
-    state: ApplicationState, layout: _Layout, active: Sequence[AbstractSet[int]]
-) -> dict[ProcessId, tuple[int, int]] | None:
+def _slack(layout: _Layout, active: Sequence[AbstractSet[int]]) -> dict[ProcessId, tuple[int, int]]:
     """How far each client's stateful active count may move toward its share of the threads:
-    down to the floor of its share, up to the ceiling, never further from it than it is.
-    ``None`` under ``balance_subtopology``, whose bound is per subtopology."""
-    if state.configs.rack_aware_strategy is RackAwareStrategy.BALANCE_SUBTOPOLOGY:
-        return None
+    down to the floor of its share, up to the ceiling, never further from it than it is
+    (under ``balance_subtopology`` the joint stage also keeps the per-subtopology bounds)."""
     return _toward_share(layout, [len(a) for a in active])
 
 

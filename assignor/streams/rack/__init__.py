@@ -32,6 +32,7 @@ __all__ = [
     "CostModel",
     "CostPhase",
     "exchange_roles",
+    "measured_cost",
     "optimize_active_tasks",
     "optimize_standby_tasks",
     "relocate_actives",
@@ -123,11 +124,13 @@ def exchange_roles(
     *,
     may_lead: Callable[[TaskId, ProcessId], bool] | None = None,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> Exchange | str:
     """Actives and standbys together: exchange roles where the built-in cost drops (``joint``).
 
-    Stickiness is to each task's previous active clients (``previous_actives``). A string says
-    why nothing was tried (no strategy, no racks, no candidate).
+    Stickiness is to each task's previous active clients (``previous_actives``); ``slack`` as
+    for ``relocate_actives``. A string says why nothing was tried (no strategy, no racks, no
+    candidate).
     """
     from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
 
@@ -141,6 +144,7 @@ def exchange_roles(
         may_lead=may_lead,
         fixed=fixed,
         previous=previous_actives(state),
+        slack=slack,
     )
 
 
@@ -168,6 +172,13 @@ def relocate_actives(
         previous=previous_actives(state),
         slack=slack,
     )
+
+
+def measured_cost(state: ApplicationState, active: _Assignment, standby: _Assignment) -> int | None:
+    """The built-in cross-rack cost of a whole assignment (``joint.cross_rack_cost``)."""
+    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+
+    return joint.cross_rack_cost(state, active, standby)
 
 
 def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessId]]:

@@ -38,7 +38,14 @@ from kassign.assignor.streams.rack.problems import rack_costs
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
 
-__all__ = ["Exchange", "RoleProblem", "exchange_roles", "relocate_actives", "solve_exchanges"]
+__all__ = [
+    "Exchange",
+    "RoleProblem",
+    "cross_rack_cost",
+    "exchange_roles",
+    "relocate_actives",
+    "solve_exchanges",
+]
 
 Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
 MayLead = Callable[[TaskId, ProcessId], bool]
@@ -52,8 +59,10 @@ class RoleProblem:
 
     ``group[i]`` is the flow-conservation class of the task (its subtopology under
     ``balance_subtopology``, else 0). ``may_lose[c]`` / ``may_gain[c]``: how many more actives
-    client ``c`` may give than it takes, and the reverse (``None``: none, counts are kept);
-    only with a single conservation class.
+    client ``c`` may give than it takes, and the reverse (``None``: none, counts are kept).
+    ``held[g, c]`` / ``bound[g, c]``: with several classes, how many tasks of class ``g`` client
+    ``c`` runs and may run; a client may then trade one class for another within the bounds
+    (``None``: every (class, client) count is kept). Rows are indexed by ``group`` values.
     """
 
     num_clients: int
@@ -64,6 +73,8 @@ class RoleProblem:
     group: IntArray
     may_lose: IntArray | None = None
     may_gain: IntArray | None = None
+    held: IntArray | None = None
+    bound: IntArray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +104,25 @@ def solve_exchanges(p: RoleProblem) -> IntArray:
         (t0 + task_node, group_of * c_n + p.target, 1, -p.gain * scale + 1),
     ]
     nodes = lay.num_nodes
-    if p.may_lose is not None and p.may_gain is not None and g_n == 1:
-        # A bank node lets a client give more actives than it takes (up to may_lose) and
-        # another take more than it gives (up to may_gain), at no cost of its own.
-        bank, slots = nodes, np.arange(c_n)
-        arcs += [(bank, slots, p.may_lose, 0), (slots, bank, p.may_gain, 0)]
+    mixes = p.held is not None and p.bound is not None
+    banks = p.may_lose is not None and p.may_gain is not None
+    if mixes and p.held is not None and p.bound is not None:
+        # A client's slots meet at a hub: a slot gives up to what it holds and takes up to its
+        # bound, so a client may trade one class for another at no cost of its own.
+        hubs, nodes = nodes + np.arange(c_n), nodes + c_n
+        slot_client = np.tile(np.arange(c_n), g_n)
+        slot_ids = np.arange(g_n * c_n)
+        give = p.held[groups].ravel()
+        take = np.maximum(p.bound[groups] - p.held[groups], 0).ravel()
+        arcs += [(hubs[slot_client], slot_ids, give, 0), (slot_ids, hubs[slot_client], take, 0)]
+    elif g_n == 1:
+        hubs = np.arange(c_n)  # one class: a client's slot is the client
+    else:
+        banks = False  # several classes whose counts are kept: nothing to lend
+    if banks and p.may_lose is not None and p.may_gain is not None:
+        # A bank lets a client give more actives than it takes (up to may_lose) and another
+        # take more than it gives (up to may_gain), at no cost of its own.
+        arcs += [(nodes, hubs, p.may_lose, 0), (hubs, nodes, p.may_gain, 0)]
         nodes += 1
     graph = FlowGraph.of(nodes, arcs, np.zeros(nodes, np.int64))
     flows = solve(graph).flows[tasks.size : tasks.size + n]
@@ -114,6 +139,7 @@ def exchange_roles(
     may_lead: MayLead | None = None,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
     previous: Mapping[TaskId, AbstractSet[ProcessId]] | None = None,
+    slack: Mapping[ProcessId, tuple[int, int]] | None = None,
 ) -> Exchange | str:
     """Exchange active and standby roles where that lowers the built-in cross-rack cost.
 
@@ -121,7 +147,8 @@ def exchange_roles(
     their role, and a standby becomes active only where ``may_lead`` allows. A string says why
     nothing could be gained (no strategy, no racks, nothing to exchange). ``previous`` (each
     task's previous active clients) changes what stickiness costs: see
-    ``_Candidates.stickiness``.
+    ``_Candidates.stickiness``. ``slack`` as for ``relocate_actives``: an exchange moves an
+    active one way and a standby the other, so a client's load stays whatever the slack.
     """
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
         return "off"
@@ -145,7 +172,7 @@ def exchange_roles(
     before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
     after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
     penalty = found.stickiness(previous, non_overlap_cost, replicas=2)
-    chosen = found.solve(traffic_cost * (before - after) - penalty)
+    chosen = found.solve(traffic_cost * (before - after) - penalty, _room(clients, slack), active)
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
@@ -214,13 +241,7 @@ def relocate_actives(
     before = active_miss[t_idx, client_rack[source]]
     after = active_miss[t_idx, client_rack[target]]
     penalty = found.stickiness(previous, non_overlap_cost, replicas=1)
-    room = None
-    if slack is not None:
-        room = (
-            np.array([slack.get(pid, (0, 0))[0] for pid in clients], np.int64),
-            np.array([slack.get(pid, (0, 0))[1] for pid in clients], np.int64),
-        )
-    chosen = found.solve(traffic_cost * (before - after) - penalty, room)
+    chosen = found.solve(traffic_cost * (before - after) - penalty, _room(clients, slack), active)
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
@@ -232,6 +253,41 @@ def relocate_actives(
         {p: frozenset(standby.get(p, ())) for p in clients},
         int(chosen.size),
         int((before - after)[chosen].sum()),
+    )
+
+
+def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assignment) -> int | None:
+    """Kafka's built-in measure of an assignment (sources of actives, changelogs of standbys,
+    each partition with no replica in its client's rack); ``None`` where racks cannot say."""
+    tasks = sorted(
+        {t for ts in active.values() for t in ts} | {t for ts in standby.values() for t in ts},
+        key=lambda t: t.sort_key,
+    )
+    if not tasks:
+        return 0
+    tables = _tables(state, tasks, 1, (TaskType.ACTIVE, TaskType.STANDBY))
+    if isinstance(tables, str):
+        return None
+    client_rack, (active_miss, standby_miss) = tables
+    row = {t: i for i, t in enumerate(tasks)}
+    index = {pid: i for i, pid in enumerate(state.clients)}
+    total = 0
+    for assignment, miss in ((active, active_miss), (standby, standby_miss)):
+        for pid, ts in assignment.items():
+            rack = client_rack[index[pid]]
+            total += sum(int(miss[row[t], rack]) for t in ts)
+    return total
+
+
+def _room(
+    clients: Sequence[ProcessId], slack: Mapping[ProcessId, tuple[int, int]] | None
+) -> tuple[IntArray, IntArray] | None:
+    """``slack`` as (may_lose, may_gain) arrays in ``clients`` order."""
+    if slack is None:
+        return None
+    return (
+        np.array([slack.get(pid, (0, 0))[0] for pid in clients], np.int64),
+        np.array([slack.get(pid, (0, 0))[1] for pid in clients], np.int64),
     )
 
 
@@ -289,11 +345,23 @@ class _Candidates:
             np.array([index[pid] for _, pid in pairs], np.int64),
         )
 
-    def solve(self, gain: IntArray, room: tuple[IntArray, IntArray] | None = None) -> IntArray:
-        """The candidates to apply for ``gain`` (``solve_exchanges``' circulation); ``room``:
-        per client, how many more actives it may give than take and take than give."""
+    def solve(
+        self,
+        gain: IntArray,
+        room: tuple[IntArray, IntArray] | None = None,
+        active: Assignment | None = None,
+    ) -> IntArray:
+        """The candidates to apply for ``gain`` (``solve_exchanges``' circulation). ``room``:
+        per client, how many more actives it may give than take and take than give. Under
+        ``balance_subtopology``, ``active`` (the whole assignment) gives the KIP-925 bounds
+        within which a client may trade one subtopology for another, or move its total."""
         groups = _groups(self.state, self.tasks, self.task)
         lose, take = room if room is not None else (None, None)
+        held = bound = None
+        if active is not None and self.state.configs.rack_aware_strategy is (
+            RackAwareStrategy.BALANCE_SUBTOPOLOGY
+        ):
+            held, bound = _subtopology_room(self.state, self.tasks, active)
         return solve_exchanges(
             RoleProblem(
                 len(self.state.clients),
@@ -304,6 +372,8 @@ class _Candidates:
                 groups,
                 lose,
                 take,
+                held,
+                bound,
             )
         )
 
@@ -357,6 +427,37 @@ def _tables(
     rack_of = {r: i for i, r in enumerate(racks)}
     client_rack = np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64)
     return client_rack, tables
+
+
+def _subtopology_room(
+    state: ApplicationState, tasks: list[TaskId], active: Assignment
+) -> tuple[IntArray, IntArray]:
+    """Per (subtopology of ``tasks``, numbered as ``_groups`` does; client): the actives held,
+    and KIP-925 4.B.II's bound with the client's share of the threads for its share of the
+    tasks, ceil(S[s] x threads[c] / all threads).
+
+    Phase 1 bounds by the client's count in its balanced start, which is its thread share; the
+    joint stage may move counts toward that share, so the share is what stays fixed.
+    """
+    keys = sorted({_key(t) for t in tasks})
+    row = {k: i for i, k in enumerate(keys)}
+    clients = list(state.clients)
+    held = np.zeros((len(keys), len(clients)), np.int64)
+    sizes = np.zeros(len(keys), np.int64)
+    for c, pid in enumerate(clients):
+        for t in active.get(pid, ()):
+            g = row.get(_key(t))
+            if g is not None:
+                held[g, c] += 1
+                sizes[g] += 1
+    threads = np.array([max(1, state.clients[p].num_threads) for p in clients], np.int64)
+    total = int(threads.sum())
+    bound: IntArray = (sizes[:, None] * threads[None, :] + total - 1) // total
+    return held, bound
+
+
+def _key(t: TaskId) -> tuple[str, int]:
+    return (t.named_topology or "", t.subtopology)
 
 
 def _groups(state: ApplicationState, tasks: list[TaskId], t_idx: IntArray) -> IntArray:

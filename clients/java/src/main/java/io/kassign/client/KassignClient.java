@@ -9,6 +9,10 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.TlsChannelCredentials;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
+import io.kassign.v1.ConsumerAssignRequest;
+import io.kassign.v1.ConsumerAssignResponse;
+import io.kassign.v1.ConsumerAssignmentServiceGrpc;
+import io.kassign.v1.ConsumerAssignmentServiceGrpc.ConsumerAssignmentServiceBlockingStub;
 import io.kassign.v1.TaskAssignmentServiceGrpc;
 import io.kassign.v1.TaskAssignmentServiceGrpc.TaskAssignmentServiceBlockingStub;
 import java.io.File;
@@ -17,9 +21,11 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
- * A blocking client for kassign's {@code TaskAssignmentService}.
+ * A blocking client for kassign's {@code TaskAssignmentService} ({@link #assign}) and
+ * {@code ConsumerAssignmentService} ({@link #assignConsumers}), over one channel.
  *
  * <p>Why a wrapper rather than the generated stub: a group leader calls once per rebalance and must
  * get an answer, or a definite failure, within a bound. So every call here has one deadline that
@@ -43,6 +49,7 @@ public final class KassignClient implements AutoCloseable {
     private final ManagedChannel channel;
     private final boolean ownsChannel;
     private final TaskAssignmentServiceBlockingStub stub;
+    private final ConsumerAssignmentServiceBlockingStub consumerStub;
     private final Duration deadline;
     private final int maxAttempts;
     private final Duration initialBackoff;
@@ -52,6 +59,9 @@ public final class KassignClient implements AutoCloseable {
         this.channel = channel;
         this.ownsChannel = ownsChannel;
         this.stub = TaskAssignmentServiceGrpc.newBlockingStub(channel)
+                .withMaxInboundMessageSize(builder.maxMessageBytes)
+                .withMaxOutboundMessageSize(builder.maxMessageBytes);
+        this.consumerStub = ConsumerAssignmentServiceGrpc.newBlockingStub(channel)
                 .withMaxInboundMessageSize(builder.maxMessageBytes)
                 .withMaxOutboundMessageSize(builder.maxMessageBytes);
         this.deadline = builder.deadline;
@@ -66,27 +76,42 @@ public final class KassignClient implements AutoCloseable {
     }
 
     /**
-     * Computes an assignment. Retries only on UNAVAILABLE, within the deadline.
+     * Computes a Kafka Streams assignment. Retries only on UNAVAILABLE, within the deadline.
      *
      * @throws KassignException with the last status when the call fails
      */
     public AssignResponse assign(final AssignRequest request) {
+        return call(remaining -> stub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request));
+    }
+
+    /**
+     * Computes a plain consumer group's assignment (KIP-881). Retries only on UNAVAILABLE, within
+     * the deadline.
+     *
+     * @throws KassignException with the last status when the call fails
+     */
+    public ConsumerAssignResponse assignConsumers(final ConsumerAssignRequest request) {
+        return call(remaining -> consumerStub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request));
+    }
+
+    /** One call with the deadline and retry discipline; {@code attempt} gets the nanoseconds left. */
+    private <R> R call(final Function<Long, R> attempt) {
         final long deadlineNanos = System.nanoTime() + deadline.toNanos();
-        for (int attempt = 1; ; attempt++) {
+        for (int n = 1; ; n++) {
             final long remaining = deadlineNanos - System.nanoTime();
             if (remaining <= 0) {
                 throw new KassignException(Status.DEADLINE_EXCEEDED.withDescription(
-                        "deadline of " + deadline.toMillis() + " ms spent before attempt " + attempt), attempt - 1, null);
+                        "deadline of " + deadline.toMillis() + " ms spent before attempt " + n), n - 1, null);
             }
             try {
-                return stub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request);
+                return attempt.apply(remaining);
             } catch (final StatusRuntimeException e) {
                 final Status status = e.getStatus();
-                final long pause = backoffNanos(attempt);
-                final boolean retry = status.getCode() == Status.Code.UNAVAILABLE && attempt < maxAttempts
+                final long pause = backoffNanos(n);
+                final boolean retry = status.getCode() == Status.Code.UNAVAILABLE && n < maxAttempts
                         && System.nanoTime() + pause < deadlineNanos;
                 if (!retry) {
-                    throw new KassignException(status, attempt, e);
+                    throw new KassignException(status, n, e);
                 }
                 pause(pause);
                 // The channel backs off its own reconnects (1 s and growing); our schedule decides instead.

@@ -1,7 +1,10 @@
 package io.kassign.streams;
 
+import static io.kassign.plugin.ConfigValues.number;
+import static io.kassign.plugin.ConfigValues.text;
+
+import io.kassign.plugin.Connection;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.common.config.ConfigException;
@@ -46,22 +49,22 @@ public record AssignorSettings(
         Duration fallbackFollowupDelay,
         String groupId) {
 
-    public static final String TARGET = "kassign.target";
-    public static final String DEADLINE_MS = "kassign.deadline.ms";
-    public static final String RETRY_MAX_ATTEMPTS = "kassign.retry.max.attempts";
-    public static final String RETRY_BACKOFF_MS = "kassign.retry.backoff.ms";
-    public static final String TLS = "kassign.tls";
-    public static final String TLS_CA_FILE = "kassign.tls.ca.file";
-    public static final String TLS_CLIENT_CERT = "kassign.tls.client.cert";
-    public static final String TLS_CLIENT_KEY = "kassign.tls.client.key";
+    public static final String TARGET = Connection.TARGET;
+    public static final String DEADLINE_MS = Connection.DEADLINE_MS;
+    public static final String RETRY_MAX_ATTEMPTS = Connection.RETRY_MAX_ATTEMPTS;
+    public static final String RETRY_BACKOFF_MS = Connection.RETRY_BACKOFF_MS;
+    public static final String TLS = Connection.TLS;
+    public static final String TLS_CA_FILE = Connection.TLS_CA_FILE;
+    public static final String TLS_CLIENT_CERT = Connection.TLS_CLIENT_CERT;
+    public static final String TLS_CLIENT_KEY = Connection.TLS_CLIENT_KEY;
     public static final String ASSIGNOR = "kassign.assignor";
-    public static final String TIME_BUDGET_MS = "kassign.assignment.time.budget.ms";
+    public static final String TIME_BUDGET_MS = Connection.TIME_BUDGET_MS;
     public static final String FALLBACK_FOLLOWUP_DELAY_MS = "kassign.fallback.followup.delay.ms";
     public static final String GROUP_ID = "kassign.group.id";
     /** Kafka Streams' application.id, the consumer group id, used when kassign.group.id is unset. */
     public static final String APPLICATION_ID = "application.id";
 
-    public static final long DEFAULT_DEADLINE_MS = 10_000L;
+    public static final long DEFAULT_DEADLINE_MS = Connection.DEFAULT_DEADLINE_MS;
     public static final long DEFAULT_FALLBACK_FOLLOWUP_DELAY_MS = 60_000L;
 
     /** The settings when configure() was never called or sets nothing. */
@@ -76,29 +79,17 @@ public record AssignorSettings(
      *         its key (or the reverse), or a time budget not below the deadline
      */
     public static AssignorSettings from(final Map<String, ?> configs) {
-        final Optional<String> caFile = text(configs, TLS_CA_FILE);
-        final Optional<String> clientCert = text(configs, TLS_CLIENT_CERT);
-        final Optional<String> clientKey = text(configs, TLS_CLIENT_KEY);
-        if (clientCert.isPresent() != clientKey.isPresent()) {
-            final String missing = clientCert.isPresent() ? TLS_CLIENT_KEY : TLS_CLIENT_CERT;
-            throw new ConfigException(missing, null, "mutual TLS needs both " + TLS_CLIENT_CERT + " and "
-                    + TLS_CLIENT_KEY);
-        }
-        final long deadlineMs = number(configs, DEADLINE_MS, 1).orElse(DEFAULT_DEADLINE_MS);
-        final long budgetMs = number(configs, TIME_BUDGET_MS, 1).orElse(deadlineMs / 2);
-        if (budgetMs >= deadlineMs) {
-            throw new ConfigException(TIME_BUDGET_MS, budgetMs, "must be below " + DEADLINE_MS + " (" + deadlineMs
-                    + "), or the call expires while the server still optimises; half the deadline is the default");
-        }
+        final Connection connection = Connection.from(configs);
+        final long budgetMs = connection.timeBudgetMs(configs);
         return new AssignorSettings(
-                text(configs, TARGET).orElse("localhost:50051"),
-                Duration.ofMillis(deadlineMs),
-                Math.toIntExact(number(configs, RETRY_MAX_ATTEMPTS, 1).orElse(3L)),
-                Duration.ofMillis(number(configs, RETRY_BACKOFF_MS, 1).orElse(100L)),
-                caFile.isPresent() || clientCert.isPresent() || bool(configs, TLS),
-                caFile,
-                clientCert,
-                clientKey,
+                connection.target(),
+                connection.deadline(),
+                connection.maxAttempts(),
+                connection.initialBackoff(),
+                connection.tls(),
+                connection.caFile(),
+                connection.clientCert(),
+                connection.clientKey(),
                 text(configs, ASSIGNOR),
                 budgetMs,
                 Duration.ofMillis(number(configs, FALLBACK_FOLLOWUP_DELAY_MS, 0)
@@ -106,40 +97,8 @@ public record AssignorSettings(
                 text(configs, GROUP_ID).or(() -> text(configs, APPLICATION_ID)).orElse(""));
     }
 
-    private static Optional<String> text(final Map<String, ?> configs, final String key) {
-        final Object value = configs.get(key);
-        if (value == null || value.toString().isBlank()) {
-            return Optional.empty();
-        }
-        return Optional.of(value.toString().trim());
-    }
-
-    private static Optional<Long> number(final Map<String, ?> configs, final String key, final long min) {
-        final Optional<String> text = text(configs, key);
-        if (text.isEmpty()) {
-            return Optional.empty();
-        }
-        final long value;
-        try {
-            value = Long.parseLong(text.get());
-        } catch (final NumberFormatException e) {
-            throw new ConfigException(key, text.get(), "must be a whole number");
-        }
-        if (value < min) {
-            throw new ConfigException(key, value, "must be at least " + min);
-        }
-        return Optional.of(value);
-    }
-
-    private static boolean bool(final Map<String, ?> configs, final String key) {
-        final Optional<String> text = text(configs, key);
-        if (text.isEmpty()) {
-            return false;
-        }
-        return switch (text.get().toLowerCase(Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new ConfigException(key, text.get(), "must be true or false");
-        };
+    /** The connection part: what the shared channel depends on. */
+    public Connection connection() {
+        return new Connection(target, deadline, maxAttempts, initialBackoff, tls, caFile, clientCert, clientKey);
     }
 }

@@ -1,6 +1,9 @@
 package io.kassign.streams;
 
 import io.kassign.client.KassignClient;
+import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Connection;
+import io.kassign.plugin.FallbackCause;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import java.time.Clock;
@@ -47,7 +50,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
 
     private final Clock clock;
     private volatile AssignorSettings settings = AssignorSettings.defaults();
-    private volatile AssignorMetrics metrics = AssignorMetrics.forGroup("");
+    private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(AssignorMetrics.TASK_ASSIGNOR, "");
 
     /** The constructor Kafka Streams calls (by reflection, from task.assignor.class). */
     public KassignTaskAssignor() {
@@ -64,7 +67,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
     public void configure(final Map<String, ?> configs) {
         final AssignorSettings read = AssignorSettings.from(configs);
         settings = read;
-        metrics = AssignorMetrics.forGroup(read.groupId());
+        metrics = AssignorMetrics.forGroup(AssignorMetrics.TASK_ASSIGNOR, read.groupId());
     }
 
     /** The settings in force (after configure). */
@@ -138,7 +141,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
 
     /** The group's client, made once and shared; remade (the old one closed) when its settings change. */
     static KassignClient client(final AssignorSettings settings) {
-        final ConnectionKey key = ConnectionKey.of(settings);
+        final Connection key = settings.connection();
         final SharedClient shared = CLIENTS.compute(settings.groupId(), (group, existing) -> {
             if (existing != null && existing.key().equals(key)) {
                 return existing;
@@ -159,25 +162,6 @@ public final class KassignTaskAssignor implements TaskAssignor {
         });
     }
 
-    private record SharedClient(ConnectionKey key, KassignClient client) {
-    }
-
-    /** What the channel depends on: equal keys share a client. */
-    private record ConnectionKey(String target, Duration deadline, int maxAttempts, Duration initialBackoff,
-                                 boolean tls, String caFile, String clientCert, String clientKey) {
-        static ConnectionKey of(final AssignorSettings s) {
-            return new ConnectionKey(s.target(), s.deadline(), s.maxAttempts(), s.initialBackoff(), s.tls(),
-                    s.caFile().orElse(null), s.clientCert().orElse(null), s.clientKey().orElse(null));
-        }
-
-        KassignClient build() {
-            return KassignClient.builder(target)
-                    .deadline(deadline)
-                    .maxAttempts(maxAttempts)
-                    .initialBackoff(initialBackoff)
-                    .maxBackoff(initialBackoff.compareTo(Duration.ofSeconds(1)) > 0 ? initialBackoff : Duration.ofSeconds(1))
-                    .transport(tls, caFile, clientCert, clientKey)
-                    .build();
-        }
+    private record SharedClient(Connection key, KassignClient client) {
     }
 }

@@ -1,5 +1,6 @@
 package io.kassign.streams;
 
+import io.kassign.plugin.InvalidAnswer;
 import io.kassign.client.TaskIds;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentError;
@@ -30,7 +31,7 @@ final class ResponseToAssignment {
     }
 
     /** Thrown for a response that cannot be used as this rebalance's assignment. */
-    static final class InvalidResponse extends RuntimeException {
+    static final class InvalidResponse extends InvalidAnswer {
         private static final long serialVersionUID = 1L;
 
         InvalidResponse(final String message) {

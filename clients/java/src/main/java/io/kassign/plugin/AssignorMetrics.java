@@ -1,4 +1,4 @@
-package io.kassign.streams;
+package io.kassign.plugin;
 
 import java.util.List;
 import java.util.Locale;
@@ -16,40 +16,45 @@ import org.apache.kafka.common.metrics.stats.Max;
 import org.apache.kafka.common.utils.Time;
 
 /**
- * The plug-in's metrics, through Kafka's own metrics library and its JmxReporter, so they sit
+ * The plug-ins' metrics, through Kafka's own metrics library and its JmxReporter, so they sit
  * beside Kafka's in JConsole or any JMX exporter.
  *
- * <p>MBeans (domain {@code kassign}, one per group id):
+ * <p>MBeans (domain {@code kassign}, one per plug-in type and group id; TYPE is
+ * {@code task-assignor} for Kafka Streams, {@code consumer-assignor} for plain consumers):
  * <ul>
- *   <li>{@code kassign:type=task-assignor,client-id=GROUP}: {@code calls-total} (assignments
- *       asked of the service), {@code assignments-total} (answers used), {@code fallbacks-total},
+ *   <li>{@code kassign:type=TYPE,client-id=GROUP}: {@code calls-total} (assignments asked of the
+ *       service), {@code assignments-total} (answers used), {@code fallbacks-total},
  *       {@code call-latency-avg} and {@code call-latency-max} in ms (over Kafka's default sample
  *       window, two of 30 s), {@code rejected-assignments-total} (Kafka's own validation refused
  *       what the plug-in returned, seen in onAssignmentComputed);</li>
- *   <li>{@code kassign:type=task-assignor-fallbacks,client-id=GROUP,cause=CAUSE}:
+ *   <li>{@code kassign:type=TYPE-fallbacks,client-id=GROUP,cause=CAUSE}:
  *       {@code fallbacks-total} per {@link FallbackCause}.</li>
  * </ul>
  *
  * <p>Why one registry per JVM: Kafka Streams creates and configures a new TaskAssignor for every
- * rebalance and never closes it (KIP-924 has no close), so metrics owned by an instance would be
- * registered again each rebalance and never removed. Sensors are created once per name and then
- * shared by every instance; the registry lives as long as the JVM.
+ * rebalance and never closes it (KIP-924 has no close), and a consumer never closes its assignors,
+ * so metrics owned by an instance would be registered again and never removed. Sensors are created
+ * once per name and then shared by every instance; the registry lives as long as the JVM.
  */
-final class AssignorMetrics {
+public final class AssignorMetrics {
     static final String JMX_DOMAIN = "kassign";
-    static final String GROUP = "task-assignor";
-    static final String FALLBACK_GROUP = "task-assignor-fallbacks";
+    /** The Kafka Streams plug-in's MBean type. */
+    public static final String TASK_ASSIGNOR = "task-assignor";
+    /** The consumer plug-in's MBean type. */
+    public static final String CONSUMER_ASSIGNOR = "consumer-assignor";
 
     private static final Metrics REGISTRY = new Metrics(new MetricConfig(), List.of(new JmxReporter()),
             Time.SYSTEM, new KafkaMetricsContext(JMX_DOMAIN));
 
+    private final String type;
     private final String groupId;
     private final Sensor calls;
     private final Sensor assignments;
     private final Sensor fallbacks;
     private final Sensor rejected;
 
-    private AssignorMetrics(final String groupId) {
+    private AssignorMetrics(final String type, final String groupId) {
+        this.type = type;
         this.groupId = groupId;
         final Map<String, String> tags = Map.of("client-id", groupId);
         calls = sensor("calls", sensor -> {
@@ -68,33 +73,33 @@ final class AssignorMetrics {
                 new CumulativeCount()));
     }
 
-    /** The metrics of one group, created on first use and shared by every assignor instance after. */
-    static AssignorMetrics forGroup(final String groupId) {
-        return new AssignorMetrics(groupId.isEmpty() ? "unknown" : groupId);
+    /** The metrics of one plug-in type and group, created on first use and shared by every instance after. */
+    public static AssignorMetrics forGroup(final String type, final String groupId) {
+        return new AssignorMetrics(type, groupId.isEmpty() ? "unknown" : groupId);
     }
 
-    void call(final long latencyMs) {
+    public void call(final long latencyMs) {
         calls.record(latencyMs);
     }
 
-    void assigned() {
+    public void assigned() {
         assignments.record();
     }
 
-    void fallback(final FallbackCause cause) {
+    public void fallback(final FallbackCause cause) {
         fallbacks.record();
         final String tag = cause.name().toLowerCase(Locale.ROOT).replace('_', '-');
-        sensor("fallbacks-" + tag, sensor -> sensor.add(new MetricName("fallbacks-total", FALLBACK_GROUP,
+        sensor("fallbacks-" + tag, sensor -> sensor.add(new MetricName("fallbacks-total", type + "-fallbacks",
                 "rebalances assigned locally for this cause", Map.of("client-id", groupId, "cause", tag)),
                 new CumulativeCount())).record();
     }
 
-    void rejected() {
+    public void rejected() {
         rejected.record();
     }
 
     private Sensor sensor(final String name, final java.util.function.Consumer<Sensor> metrics) {
-        final String full = "kassign." + groupId + "." + name;
+        final String full = "kassign." + type + "." + groupId + "." + name;
         synchronized (REGISTRY) {
             final Sensor existing = REGISTRY.getSensor(full);
             if (existing != null) {
@@ -106,7 +111,7 @@ final class AssignorMetrics {
         }
     }
 
-    private static MetricName name(final String name, final String description, final Map<String, String> tags) {
-        return new MetricName(name, GROUP, description, tags);
+    private MetricName name(final String name, final String description, final Map<String, String> tags) {
+        return new MetricName(name, type, description, tags);
     }
 }

@@ -1,12 +1,13 @@
-package io.kassign.streams;
+package io.kassign.plugin;
 
 import io.kassign.client.KassignException;
 
 /**
  * Why a rebalance was assigned locally rather than by the kassign service: the {@code cause} tag
- * of the {@code fallbacks-total} metric, and the start of the WARN line's cause.
+ * of the {@code fallbacks-total} metric, and the start of the WARN line's cause. Shared by the
+ * Kafka Streams and the consumer plug-ins.
  */
-enum FallbackCause {
+public enum FallbackCause {
     /** The service could not be reached, after the retries. */
     UNAVAILABLE,
     /** {@code kassign.deadline.ms} passed before an answer came. */
@@ -22,7 +23,7 @@ enum FallbackCause {
     /** Any other exception while asking the service (reading the state, converting it...). */
     EXCEPTION;
 
-    static FallbackCause of(final Throwable failure) {
+    public static FallbackCause of(final Throwable failure) {
         if (failure instanceof KassignException e) {
             return switch (e.code()) {
                 case UNAVAILABLE -> UNAVAILABLE;
@@ -30,7 +31,7 @@ enum FallbackCause {
                 default -> ERROR_STATUS;
             };
         }
-        if (failure instanceof ResponseToAssignment.InvalidResponse) {
+        if (failure instanceof InvalidAnswer) {
             return INVALID_ANSWER;
         }
         if (failure instanceof LinkageError) {
@@ -40,11 +41,11 @@ enum FallbackCause {
     }
 
     /** The cause as the WARN line shows it: the gRPC status, or the failure's class and message. */
-    static String describe(final Throwable failure) {
+    public static String describe(final Throwable failure) {
         if (failure instanceof KassignException e) {
             return e.status() + " (after " + e.attempts() + " attempt" + (e.attempts() == 1 ? "" : "s") + ")";
         }
-        if (failure instanceof ResponseToAssignment.InvalidResponse) {
+        if (failure instanceof InvalidAnswer) {
             return "invalid answer: " + failure.getMessage();
         }
         return failure.toString();

@@ -1,0 +1,217 @@
+package io.kassign.consumer;
+
+import static io.kassign.client.Check.equal;
+import static io.kassign.client.Check.isTrue;
+import static io.kassign.client.Check.raises;
+import static io.kassign.consumer.Groups.bytes;
+import static io.kassign.consumer.Groups.cluster;
+import static io.kassign.consumer.Groups.group;
+import static io.kassign.consumer.Groups.member;
+import static io.kassign.consumer.Groups.tp;
+
+import com.google.protobuf.ByteString;
+import io.kassign.plugin.InvalidAnswer;
+import io.kassign.v1.ConsumerAssignRequest;
+import io.kassign.v1.ConsumerAssignResponse;
+import io.kassign.v1.ConsumerMemberAssignment;
+import io.kassign.v1.ConsumerSubscription;
+import io.kassign.v1.ConsumerTopic;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignment;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.RebalanceProtocol;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.RangeAssignor;
+import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
+import org.apache.kafka.common.Cluster;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The consumer plug-in's conversions both ways, its settings and its choice of rebalance protocol. */
+final class ConsumerPluginTest {
+    private static final String SELF = KassignConsumerAssignor.class.getName();
+
+    static KassignConsumerAssignor assignor(final Map<String, Object> configs) {
+        final KassignConsumerAssignor assignor = new KassignConsumerAssignor();
+        assignor.configure(configs);
+        return assignor;
+    }
+
+    @Test
+    @DisplayName("request: members in the assignor's order, with rack, owned partitions, generation, user data")
+    void requestMembers() {
+        final Subscription first = member(List.of("t1", "t0"), "b", List.of(tp("t0", 1)), 7);
+        first.setGroupInstanceId(Optional.of("static-1"));
+        final Subscription second = new Subscription(List.of("t0"), bytes(1, 2, 3), List.of(), -1, Optional.empty());
+        final GroupSubscription group = group("z-member", first, "a-member", second);
+        final ConsumerAssignRequest request = GroupToRequest.convert(cluster(Map.of("t0", 2, "t1", 1)), group,
+                ConsumerSettings.from(Map.of("group.id", "g1")), RebalanceProtocol.COOPERATIVE);
+        equal("g1", request.getGroupId(), "group id from group.id");
+        equal("rack-optimal", request.getAssignor(), "default assignor");
+        equal(List.of("z-member", "a-member"), request.getMembersList().stream().map(m -> m.getMemberId()).toList(),
+                "the map's order, not sorted");
+        final ConsumerSubscription z = request.getMembers(0).getSubscription();
+        equal("static-1", request.getMembers(0).getGroupInstanceId(), "instance id");
+        equal(List.of("t1", "t0"), z.getTopicsList(), "topics as subscribed");
+        equal("b", z.getRackId(), "rack");
+        equal(7, z.getGenerationId(), "generation");
+        equal("t0", z.getOwnedPartitions(0).getTopic(), "owned topic");
+        equal(1, z.getOwnedPartitions(0).getPartition(), "owned partition");
+        isTrue(!z.hasUserDataBytes(), "no user data sent when there is none");
+        final ConsumerSubscription a = request.getMembers(1).getSubscription();
+        equal("", a.getRackId(), "no rack: empty");
+        isTrue(!a.hasGenerationId(), "no generation: unset");
+        equal(ByteString.copyFrom(new byte[] {1, 2, 3}), a.getUserDataBytes(), "user data bytes");
+        equal(io.kassign.v1.RebalanceProtocol.REBALANCE_PROTOCOL_COOPERATIVE, request.getOptions().getProtocol(),
+                "protocol");
+        equal(5_000L, request.getOptions().getSolverTimeBudgetMs(), "half the default deadline");
+    }
+
+    @Test
+    @DisplayName("request: subscribed topics sorted, replica racks leader first, '' for no rack, unknown topics left out")
+    void requestTopics() {
+        final Node noRack = Groups.node(7);
+        final List<PartitionInfo> partitions = new ArrayList<>();
+        // partition 0: leader broker 2 (b), replicas listed [1, 2, 7]; partition 2 absent from the metadata
+        partitions.add(new PartitionInfo("t", 0, Groups.node(2), new Node[] {Groups.node(1), Groups.node(2), noRack},
+                new Node[0]));
+        partitions.add(new PartitionInfo("t", 1, null, new Node[] {Groups.node(3)}, new Node[0]));
+        final Cluster base = cluster(Map.of("u", 1));
+        final List<PartitionInfo> all = new ArrayList<>(base.partitionsForTopic("u"));
+        all.addAll(partitions);
+        all.add(new PartitionInfo("t", 2, Groups.node(1), new Node[] {Groups.node(1)}, new Node[0]));
+        final Cluster metadata = new Cluster("c", Groups.NODES, all, Set.of(), Set.of());
+        final GroupSubscription group = group("m", member(List.of("u", "missing", "t"), "a", List.of(), 1));
+        final ConsumerAssignRequest request = GroupToRequest.convert(metadata, group, ConsumerSettings.defaults(),
+                RebalanceProtocol.EAGER);
+        equal(List.of("t", "u"), request.getTopicsList().stream().map(ConsumerTopic::getName).toList(),
+                "sorted; a topic missing from the metadata is not sent");
+        final ConsumerTopic t = request.getTopics(0);
+        equal(3, t.getPartitionsCount(), "partitions[i] is partition i");
+        equal(List.of("b", "a", ""), t.getPartitions(0).getRackIdsList(), "leader first, then the others in order");
+        equal(List.of("c"), t.getPartitions(1).getRackIdsList(), "no leader: the replicas");
+        equal(io.kassign.v1.RebalanceProtocol.REBALANCE_PROTOCOL_EAGER, request.getOptions().getProtocol(), "eager");
+    }
+
+    @Test
+    @DisplayName("settings: assignor, protocol, co-partitioned topics, budget; malformed values name the key")
+    void settings() {
+        final ConsumerSettings s = ConsumerSettings.from(Map.of("kassign.consumer.assignor", "range",
+                "kassign.consumer.rebalance.protocol", "EAGER", "kassign.consumer.co.partitioned", "a, b;c,d,e",
+                "kassign.deadline.ms", 3000, "kassign.group.id", "override", "group.id", "g"));
+        equal("range", s.assignor(), "assignor");
+        equal(Optional.of(RebalanceProtocol.EAGER), s.onlyProtocol(), "protocol");
+        equal(List.of(List.of("a", "b"), List.of("c", "d", "e")), s.coPartitioned(), "co-partitioned sets");
+        equal(1500L, s.timeBudgetMs(), "budget: half the deadline");
+        equal("override", s.groupId(), "kassign.group.id wins over group.id");
+        final String message = raises(ConfigException.class, () -> ConsumerSettings.from(
+                Map.of("kassign.consumer.rebalance.protocol", "fast"))).getMessage();
+        isTrue(message.contains("kassign.consumer.rebalance.protocol"), "names the key: " + message);
+        raises(ConfigException.class, () -> ConsumerSettings.from(Map.of("kassign.consumer.co.partitioned", "a")));
+        raises(ConfigException.class, () -> ConsumerSettings.from(Map.of("kassign.deadline.ms", "100",
+                "kassign.assignment.time.budget.ms", "100")));
+        raises(ConfigException.class, () -> ConsumerSettings.from(Map.of("kassign.tls.client.cert", "c.pem")));
+    }
+
+    @Test
+    @DisplayName("protocol: the highest one every configured assignor supports, as the coordinator picks it")
+    void protocol() {
+        equal(RebalanceProtocol.COOPERATIVE, assignor(Map.of("partition.assignment.strategy", SELF)).protocol(),
+                "kassign alone: cooperative");
+        equal(RebalanceProtocol.EAGER, assignor(Map.of("partition.assignment.strategy",
+                SELF + ", " + RangeAssignor.class.getName())).protocol(), "with range: eager");
+        equal(RebalanceProtocol.COOPERATIVE, assignor(Map.of("partition.assignment.strategy",
+                List.of(KassignConsumerAssignor.class, CooperativeStickyAssignor.class))).protocol(),
+                "with cooperative-sticky, as classes: cooperative");
+        final KassignConsumerAssignor eager = assignor(Map.of("partition.assignment.strategy", List.of(SELF),
+                "kassign.consumer.rebalance.protocol", "eager"));
+        equal(RebalanceProtocol.EAGER, eager.protocol(), "restricted to eager");
+        equal(List.of(RebalanceProtocol.EAGER), eager.supportedProtocols(), "offers eager only");
+        equal(RebalanceProtocol.COOPERATIVE, assignor(Map.of("partition.assignment.strategy",
+                List.of(SELF, "com.example.Missing"))).protocol(), "an unloadable class does not decide");
+        equal(RebalanceProtocol.EAGER, assignor(Map.of("partition.assignment.strategy", SELF,
+                "kassign.consumer.assignor", "range")).protocol(), "Kafka's range on the server: eager");
+        raises(ConfigException.class, () -> assignor(Map.of("kassign.consumer.assignor", "sticky",
+                "kassign.consumer.rebalance.protocol", "cooperative")));
+        equal("kassign", new KassignConsumerAssignor().name(), "protocol name");
+    }
+
+    static ConsumerMemberAssignment answer(final String member, final List<TopicPartition> partitions,
+                                           final boolean withBytes) {
+        final ConsumerMemberAssignment.Builder m = ConsumerMemberAssignment.newBuilder().setMemberId(member);
+        for (final TopicPartition p : partitions) {
+            m.addPartitions(io.kassign.v1.TopicPartition.newBuilder().setTopic(p.topic()).setPartition(p.partition()));
+        }
+        if (withBytes) {
+            final ByteBuffer encoded = ConsumerProtocol.serializeAssignment(new Assignment(partitions, bytes(9)));
+            m.setAssignment(ByteString.copyFrom(encoded));
+        }
+        return m.build();
+    }
+
+    static ConsumerAssignResponse response(final ConsumerMemberAssignment... members) {
+        return ConsumerAssignResponse.newBuilder().addAllMembers(List.of(members)).build();
+    }
+
+    private static final Cluster TWO = cluster(Map.of("t", 2));
+
+    @Test
+    @DisplayName("answer: the assignment bytes decoded as the member will, user data included")
+    void answerApplied() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(), 1),
+                "m2", member(List.of("t"), "b", List.of(), 1));
+        final GroupAssignment result = ResponseToGroup.convert(response(answer("m1", List.of(tp("t", 0)), true),
+                answer("m2", List.of(tp("t", 1)), false)), group, TWO, RebalanceProtocol.EAGER);
+        final Map<String, Assignment> byMember = new HashMap<>(result.groupAssignment());
+        equal(List.of(tp("t", 0)), byMember.get("m1").partitions(), "m1");
+        equal(bytes(9), byMember.get("m1").userData(), "user data from the bytes");
+        equal(List.of(tp("t", 1)), byMember.get("m2").partitions(), "m2, from its list (no bytes)");
+    }
+
+    @Test
+    @DisplayName("answer refused: unknown, missing or repeated member, double owner, foreign topic, bytes disagreeing")
+    void answerRefused() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(), 1),
+                "m2", member(List.of("t"), "b", List.of(), 1));
+        final List<ConsumerAssignResponse> bad = List.of(
+                response(answer("m1", List.of(tp("t", 0)), true), answer("x", List.of(tp("t", 1)), true)),
+                response(answer("m1", List.of(tp("t", 0), tp("t", 1)), true)),
+                response(answer("m1", List.of(tp("t", 0)), true), answer("m1", List.of(), true)),
+                response(answer("m1", List.of(tp("t", 0)), true), answer("m2", List.of(tp("t", 0)), true)),
+                response(answer("m1", List.of(tp("t", 0)), true), answer("m2", List.of(tp("t", 2)), true)),
+                response(answer("m1", List.of(tp("u", 0)), true), answer("m2", List.of(), true)),
+                response(answer("m1", List.of(tp("t", 0)), true).toBuilder().addPartitions(
+                        io.kassign.v1.TopicPartition.newBuilder().setTopic("t").setPartition(1)).build(),
+                        answer("m2", List.of(), true)));
+        for (final ConsumerAssignResponse response : bad) {
+            raises(InvalidAnswer.class, () -> ResponseToGroup.convert(response, group, TWO, RebalanceProtocol.EAGER));
+        }
+    }
+
+    @Test
+    @DisplayName("answer refused under COOPERATIVE only: a partition handed over while its owner still claims it")
+    void cooperativeHandOver() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(tp("t", 0), tp("t", 1)), 3),
+                "m2", member(List.of("t"), "b", List.of(), -1));
+        final ConsumerAssignResponse direct = response(answer("m1", List.of(tp("t", 0)), true),
+                answer("m2", List.of(tp("t", 1)), true));
+        raises(InvalidAnswer.class, () -> ResponseToGroup.convert(direct, group, TWO, RebalanceProtocol.COOPERATIVE));
+        ResponseToGroup.convert(direct, group, TWO, RebalanceProtocol.EAGER);
+        final ConsumerAssignResponse withheld = response(answer("m1", List.of(tp("t", 0)), true),
+                answer("m2", List.of(), true));
+        equal(2, ResponseToGroup.convert(withheld, group, TWO, RebalanceProtocol.COOPERATIVE).groupAssignment().size(),
+                "revoked first, handed over next round: accepted");
+    }
+}

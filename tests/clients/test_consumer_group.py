@@ -1,0 +1,95 @@
+"""kassign_client.consumer_group: the request a Python leader sends, and the answer's checks
+(the Java plug-in's ResponseToGroup, the same refusals)."""
+
+from __future__ import annotations
+
+import pytest
+from kassign.v1 import common_pb2 as common
+from kassign.v1 import consumer_pb2 as cpb
+from kassign_client.consumer_group import InvalidAnswer, Subscription, assignments, request
+
+M1 = Subscription(
+    member_id="m1",
+    topics=("t",),
+    rack_id="a",
+    owned_partitions=(("t", 0), ("t", 1)),
+    generation_id=3,
+)
+M2 = Subscription(member_id="m2", topics=("t",), rack_id="b", user_data=b"\x01")
+COUNTS = {"t": 2}
+
+
+def answer(member: str, *partitions: tuple[str, int]) -> cpb.ConsumerMemberAssignment:
+    return cpb.ConsumerMemberAssignment(
+        member_id=member,
+        partitions=[common.TopicPartition(topic=t, partition=p) for t, p in partitions],
+    )
+
+
+def response(*members: cpb.ConsumerMemberAssignment) -> cpb.ConsumerAssignResponse:
+    return cpb.ConsumerAssignResponse(members=members)
+
+
+def test_request_keeps_member_order_and_fields() -> None:
+    sent = request(
+        "g",
+        "rack-optimal",
+        [M2, M1],
+        {"t": [["a", "b"], ["b", ""]], "unsubscribed": [["a"]]},
+        cooperative=True,
+        time_budget_ms=700,
+        co_partitioned=[("t", "u")],
+    )
+    assert [m.member_id for m in sent.members] == ["m2", "m1"]
+    m2, m1 = (m.subscription for m in sent.members)
+    assert (
+        m1.rack_id,
+        m1.generation_id,
+        [(o.topic, o.partition) for o in m1.owned_partitions],
+    ) == (
+        "a",
+        3,
+        [("t", 0), ("t", 1)],
+    )
+    assert not m2.HasField("generation_id") and m2.user_data_bytes == b"\x01"
+    assert [t.name for t in sent.topics] == ["t"]  # only subscribed topics
+    assert [list(p.rack_ids) for p in sent.topics[0].partitions] == [["a", "b"], ["b", ""]]
+    assert sent.options.protocol == cpb.REBALANCE_PROTOCOL_COOPERATIVE
+    assert sent.options.solver_time_budget_ms == 700
+    assert [list(c.topics) for c in sent.options.co_partitioned] == [["t", "u"]]
+    eager = request("g", "range", [M1], {"t": [["a"], ["b"]]}, cooperative=False)
+    assert eager.options.protocol == cpb.REBALANCE_PROTOCOL_EAGER
+    assert not eager.options.HasField("solver_time_budget_ms")
+
+
+def test_a_valid_answer_is_returned_by_member() -> None:
+    got = assignments(
+        response(answer("m1", ("t", 0)), answer("m2")), [M1, M2], COUNTS, cooperative=True
+    )
+    assert sorted(got) == ["m1", "m2"]
+    assert [(p.topic, p.partition) for p in got["m1"].partitions] == [("t", 0)]
+
+
+@pytest.mark.parametrize(
+    ("members", "why"),
+    [
+        ((answer("m1", ("t", 0)), answer("x", ("t", 1))), "unknown member x"),
+        ((answer("m1", ("t", 0), ("t", 1)),), "left out member m2"),
+        ((answer("m1", ("t", 0)), answer("m1")), "member m1 twice"),
+        ((answer("m1", ("t", 0)), answer("m2", ("t", 0))), "to both m1 and m2"),
+        ((answer("m1", ("t", 0)), answer("m2", ("t", 2))), "partition t-2"),
+        ((answer("m1", ("u", 0)), answer("m2")), "partition u-0"),
+    ],
+)
+def test_an_answer_kafka_would_refuse_is_refused(
+    members: tuple[cpb.ConsumerMemberAssignment, ...], why: str
+) -> None:
+    with pytest.raises(InvalidAnswer, match=why):
+        assignments(response(*members), [M1, M2], COUNTS, cooperative=False)
+
+
+def test_cooperative_forbids_a_hand_over_in_one_round() -> None:
+    handed = response(answer("m1", ("t", 0)), answer("m2", ("t", 1)))
+    with pytest.raises(InvalidAnswer, match="still owned by another member were handed over: t-1"):
+        assignments(handed, [M1, M2], COUNTS, cooperative=True)
+    assert sorted(assignments(handed, [M1, M2], COUNTS, cooperative=False)) == ["m1", "m2"]

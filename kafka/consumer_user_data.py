@@ -13,7 +13,6 @@ them as "no previous assignment, generation -1") is the assignor's business.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,10 +25,6 @@ __all__ = [
     "encode_cooperative_generation",
     "encode_sticky_user_data",
 ]
-
-
-_I16 = struct.Struct(">h")
-_I32 = struct.Struct(">i")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,52 +43,8 @@ def _read_partitions(r: Reader) -> tuple[tuple[str, int], ...]:
     return tuple((topic, p) for topic, partitions in groups for p in partitions)
 
 
-def _read_partitions_fast(data: bytes) -> tuple[tuple[tuple[str, int], ...], int] | None:
-    """``_read_partitions`` in one loop, and the offset after them; ``None`` wherever ``Reader``
-    would raise (its checks, in its order), and the careful path then says why. A leader
-    decodes a userData per member, each with a topic entry per topic: the careful path's calls
-    per field cost more than the bytes."""
-    end = len(data)
-    if end < 4:
-        return None
-    (count,) = _I32.unpack_from(data, 0)
-    at = 4
-    if count < 0 or count * 6 > end - at:
-        return None
-    partitions: list[tuple[str, int]] = []
-    for _ in range(count):
-        if end - at < 2:
-            return None
-        (size,) = _I16.unpack_from(data, at)
-        at += 2
-        if size < 0 or size > end - at:
-            return None
-        topic = data[at : at + size].decode("utf-8", "replace")
-        at += size
-        if end - at < 4:
-            return None
-        (n,) = _I32.unpack_from(data, at)
-        at += 4
-        if n < 0 or n * 4 > end - at:
-            return None
-        partitions.extend((topic, p) for p in struct.unpack_from(f">{n}i", data, at))
-        at += 4 * n
-    return tuple(partitions), at
-
-
 def decode_sticky_user_data(data: bytes) -> StickyUserData:
     """v1, else v0, as ``StickyAssignor`` tries them; ``WireError`` when neither fits."""
-    fast = _read_partitions_fast(data)
-    if fast is not None:
-        partitions, at = fast
-        if len(data) - at >= 4:
-            return StickyUserData(partitions, _I32.unpack_from(data, at)[0])
-        return StickyUserData(partitions, None)
-    return _decode_sticky_user_data_with_reader(data)
-
-
-def _decode_sticky_user_data_with_reader(data: bytes) -> StickyUserData:
-    """The careful path: ``Reader`` says where and why bytes do not fit."""
     try:
         r = Reader(data)
         partitions = _read_partitions(r)

@@ -3,12 +3,9 @@ against Kafka's own encoder on thousands of members)."""
 
 from __future__ import annotations
 
-import struct
-
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from kassign.kafka import consumer_user_data
 from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_user_data import (
     StickyUserData,
@@ -66,45 +63,3 @@ def test_cooperative_generation() -> None:
     assert decode_cooperative_generation(b"\xff\xff\xff\xff\x01") == -1
     with pytest.raises(WireError):
         decode_cooperative_generation(b"\x00\x00\x01")
-
-
-def _careful(data: bytes) -> StickyUserData | str:
-    try:
-        return consumer_user_data._decode_sticky_user_data_with_reader(data)
-    except WireError as exc:
-        return exc.reason
-
-
-def _decoded(data: bytes) -> StickyUserData | str:
-    try:
-        return decode_sticky_user_data(data)
-    except WireError as exc:
-        return exc.reason
-
-
-def _near(true_size: int) -> st.SearchStrategy[int]:
-    """A length or count field: mostly right, sometimes negative, null or too large."""
-    return st.sampled_from([true_size] * 4 + [-1, -2, true_size + 1, true_size + 100])
-
-
-@st.composite
-def _user_data_like(draw: st.DrawFn) -> bytes:
-    """Bytes shaped like sticky userData whose fields may lie: topic bytes of any kind
-    (invalid UTF-8 too), lengths and counts off, a generation or part of one, then a cut."""
-    entries = draw(
-        st.lists(st.tuples(st.binary(max_size=4), st.lists(st.integers(), max_size=3)), max_size=3)
-    )
-    out = struct.pack(">i", draw(_near(len(entries))))
-    for topic, partitions in entries:
-        out += struct.pack(">h", draw(_near(len(topic)))) + topic
-        out += struct.pack(">i", draw(_near(len(partitions))))
-        out += b"".join(struct.pack(">i", p % 2**31) for p in partitions)
-    out += draw(st.binary(max_size=6))
-    return out[: draw(st.integers(0, len(out)))] if draw(st.booleans()) else out
-
-
-@settings(max_examples=1000)
-@given(_user_data_like())
-def test_one_loop_reads_as_the_reader_does(raw: bytes) -> None:
-    """The one-loop decoder answers as ``Reader`` does, on valid and broken userData alike."""
-    assert _decoded(raw) == _careful(raw)

@@ -121,7 +121,7 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
     )
     if _rack_aware(state):
         exchanged = _measured(
-            state, layout, (active, standby), (final_active, final_standby), exchanged
+            state, layout, (active, standby), (moved.active, copied.standby), exchanged
         )
     stateless, stateless_diagnostics = _stateless_actives(state, layout, final_active)
     movements = moved.movements + copied.movements
@@ -154,22 +154,30 @@ def _measured(
     state: ApplicationState,
     layout: _Layout,
     phases: tuple[_Holdings, _Holdings],
-    final: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    moved: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
     joint: Diagnostics,
 ) -> Diagnostics:
-    """The joint stage's share of the report's cost after: the change from what phases 1 and 2
-    left to the answer, measured. Its own savings count from after the KIP-441 movements,
-    which the phases' figures do not see (an active sent back to a caught-up client), so the
-    report's "before -> after" would otherwise undercount, even below zero."""
+    """What the KIP-441 movements changed in the cost, added to the report's before and after.
+
+    The phases' figures stop at what phases 1 and 2 left; the movements then send actives back
+    to caught-up clients, maybe on other racks, and the joint stage saves from there. Adding
+    the movements' change to both figures keeps "before -> after" the optimisation's effect
+    while "after" stays the answer's real cost (it once read below zero without it).
+    """
     before = measured_cost(
         state, layout.to_map(phases[0], layout.stateful), layout.to_map(phases[1], layout.stateful)
     )
     after = measured_cost(
-        state, layout.to_map(final[0], layout.stateful), layout.to_map(final[1], layout.stateful)
+        state, layout.to_map(moved[0], layout.stateful), layout.to_map(moved[1], layout.stateful)
     )
     if before is None or after is None:
         return joint
-    return replace(joint, cross_rack_cost_after=after - before)
+    change = after - before
+    return replace(
+        joint,
+        cross_rack_cost_before=joint.cross_rack_cost_before + change,
+        cross_rack_cost_after=joint.cross_rack_cost_after + change,
+    )
 
 
 def _catch_up_index(state: ApplicationState, layout: _Layout) -> CatchUpIndex:

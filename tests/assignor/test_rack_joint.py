@@ -30,7 +30,7 @@ from kassign.assignor.streams.model import (
     TaskTopicPartition,
     application_state,
 )
-from kassign.assignor.streams.rack import CostPhase, trim_standbys
+from kassign.assignor.streams.rack import CostPhase, optimise, trim_standbys
 from kassign.assignor.streams.rack.joint import (
     Exchange,
     RoleProblem,
@@ -399,3 +399,42 @@ def test_threads_decide_balance_and_no_follow_up_without_caught_up_clients() -> 
         result = assign_high_availability(state)
         assert [len(a.active) for a in result.assignments] == [3, 5], strategy
         assert not result.followup_scheduled, strategy
+
+
+def test_standbys_change_class_only_where_the_task_keeps_its_spread() -> None:
+    """Racks a (clients 0-2) and b (3-4), no tags, so the rack is the spread key. Task 0_0
+    runs on rack a with both standbys on b; task 0_1 runs on rack a with both standbys on a.
+    Their changelogs are local to a and b. Swapping all four standbys costs nothing but leaves
+    0_0 on one rack: the first solve finds it, 0_0 is locked to its classes, the second solve
+    keeps its spread. 0_1 gains a rack, which is allowed; nothing falls back."""
+    t0 = _task(TaskId(0, 0), frozenset("a"), frozenset("a"))
+    t1 = _task(TaskId(0, 1), frozenset("a"), frozenset("b"))
+    clients = [_client(n, "a" if n < 3 else "b") for n in range(5)]
+    state = application_state(
+        [t0, t1],
+        clients,
+        AssignmentConfigs(
+            rack_aware_strategy=RackAwareStrategy.MIN_TRAFFIC, num_standby_replicas=2
+        ),
+    )
+    pids = list(state.clients)
+    active = {p: frozenset() for p in pids} | {pids[0]: frozenset({t0.id, t1.id})}
+    standby = {p: frozenset() for p in pids} | {
+        pids[1]: frozenset({t1.id}),
+        pids[2]: frozenset({t1.id}),
+        pids[3]: frozenset({t0.id}),
+        pids[4]: frozenset({t0.id}),
+    }
+    out, diagnostics = optimise.optimize_standby_tasks(
+        state, active, standby, traffic_cost=1, non_overlap_cost=0, task_spread=True
+    )
+    assert not diagnostics.solver_fallback
+    racks = {
+        t: {str(state.clients[p].rack_id) for p, ts in out.items() if t in ts}
+        for t in (t0.id, t1.id)
+    }
+    assert "b" in racks[t0.id]  # 0_0 still has a replica off rack a
+    strict, _ = optimise.optimize_standby_tasks(
+        state, active, standby, traffic_cost=1, non_overlap_cost=0
+    )
+    assert strict == {p: frozenset(ts) for p, ts in standby.items()}  # classes kept: no move

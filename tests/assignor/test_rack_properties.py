@@ -144,6 +144,24 @@ def test_standbys_keep_guarantees_and_beat_kafkas_swaps(
     result, diag = optimize_standby_tasks(
         state, group.active, group.standby, traffic_cost=traffic, non_overlap_cost=overlap
     )
+    loose, loose_diag = optimize_standby_tasks(
+        state,
+        group.active,
+        group.standby,
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
+        task_spread=True,
+    )
+    assert not loose_diag.solver_fallback
+    assert counts(loose) == counts(group.standby)
+    # the built-in assignors' rule: a task's standbys may change class, its diversity may not drop
+    assert all(
+        a >= b
+        for t, row in diversity(state, group.active, group.standby).items()
+        for a, b in zip(diversity(state, group.active, loose)[t], row, strict=True)
+    )
+    loose_cost = cost(state, loose, group.standby, traffic, overlap, standby=True)
+    assert loose_cost <= cost(state, result, group.standby, traffic, overlap, standby=True)
     assert not diag.solver_fallback
     assert counts(result) == counts(group.standby)
     for p, ts in result.items():
@@ -190,6 +208,7 @@ def standby_problems(draw: st.DrawFn) -> StandbyProblem:
         fixed=rng.random(len(reps)) < 0.3 if draw(st.booleans()) else None,
         may_lose=rng.integers(0, 3, c_n) if room else None,
         may_gain=rng.integers(0, 3, c_n) if room else None,
+        loose=rng.random(t_n) < 0.5 if draw(st.booleans()) else None,
     )
 
 

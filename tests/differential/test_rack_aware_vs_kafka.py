@@ -244,18 +244,17 @@ ABOVE_KAFKA = {
     # (non_overlap_cost 10), so a different sticky start (Kafka's hash order) ends elsewhere.
     443152: 4,
     443159: 1,
-    # Standbys: with the actives placed as kassign places them, no standby placement that keeps
-    # a task's replicas on their tag classes (the rack without tags) is as cheap as Kafka's,
-    # whose actives sit elsewhere at the same or a lower active cost.
+    # Standbys: with the actives where kassign puts them, no standby placement that keeps each
+    # task's tag (or rack) spread is as cheap as Kafka's, whose actives sit elsewhere at the same
+    # or a lower active cost.
     443045: 1,
-    443097: 6,
     443192: 4,
     443270: 1,
-    443281: 3,
     443297: 1,
     443274: 1,
     # Actives, balance_subtopology: the joint stage keeps each (client, subtopology) within its
-    # thread share's bound; Kafka's answer goes past it here.
+    # thread share's bound; Kafka's answer goes past it here (7 of 26 on a client whose share
+    # is 5).
     443181: 1,
 }
 """Groups where kassign still pays more traffic than Kafka, and the most it may pay: a ratchet.

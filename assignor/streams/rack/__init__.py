@@ -106,6 +106,7 @@ def trim_standbys(
         anchor_on_state=_anchors(phase),
         fixed=fixed,
         slack=slack,
+        task_spread=True,
     )
 
 
@@ -224,6 +225,7 @@ def _optimise_standbys(
     anchor_on_state: bool = False,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
     slack: Mapping[ProcessId, tuple[int, int]] | None = None,
+    task_spread: bool = False,
 ) -> _Trimmed:
     """The one call into the standby solver: (traffic, non-overlap) costs under ``model``."""
     from kassign.assignor.streams.rack import optimise  # the solver, on the first rack-aware call
@@ -239,4 +241,5 @@ def _optimise_standbys(
         anchor_on_state=anchor_on_state,
         fixed=fixed,
         slack=slack,
+        task_spread=task_spread,
     )

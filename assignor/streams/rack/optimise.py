@@ -45,6 +45,7 @@ from kassign.assignor.streams.rack.problems import (
     build_active_problem,
     build_standby_problem,
     check_standbys,
+    diversity,
     every_client,
     holds_state,
     owners,
@@ -150,6 +151,7 @@ def optimize_standby_tasks(
     anchor_on_state: bool = False,
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
     slack: Mapping[ProcessId, tuple[int, int]] | None = None,
+    task_spread: bool = False,
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
     """Re-place every standby at minimum cost, keeping counts, exclusions and tag diversity.
 
@@ -157,6 +159,8 @@ def optimize_standby_tasks(
     caller names its model. ``anchor_on_state`` as for ``optimize_active_tasks``. Standbys in
     ``fixed`` (task, client) stay where they are (warm-ups) and still count as replicas.
     ``slack`` (client: how many fewer and more standbys it may end with) loosens the counts.
+    ``task_spread``: a task's several standbys may change tag class as long as the task's own
+    diversity holds (the built-in assignors); otherwise each keeps its class, Kafka's rule.
     """
     started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
@@ -201,6 +205,8 @@ def optimize_standby_tasks(
             np.array([slack.get(p, (0, 0))[1] for p in clients], np.int64),
         ),
     )
+    if task_spread:
+        problem = replace(problem, loose=np.ones(len(ordered), np.bool_))
     unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
     before = standby_cost(unit, rep_task, rep_client)
     try:
@@ -246,7 +252,35 @@ def _fixed(
 def _solve_standbys(
     state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Compact graph first, the per-client one if its hub split fails; checked, within budget."""
+    """Compact graph first, the per-client one if its hub split fails; checked, within budget.
+
+    With ``loose`` tasks, their standbys may change tag class in the solve; a task whose tag
+    diversity dropped is then locked to its classes and the group solved again, at most
+    ``_LOOSE_ROUNDS`` times before every task is locked.
+    """
+    for round_ in range(_LOOSE_ROUNDS + 1):
+        if problem.loose is not None and round_ == _LOOSE_ROUNDS:
+            problem = replace(problem, loose=None)
+        solved = _solve_standbys_once(state, started, problem, n_racks)
+        if problem.loose is None:
+            break
+        dropped = np.any(
+            diversity(problem, *solved) < diversity(problem, problem.rep_task, problem.rep_client),
+            axis=1,
+        )
+        if not dropped.any():
+            break
+        problem = replace(problem, loose=problem.loose & ~dropped)
+    check_standbys(problem, *solved)
+    return solved
+
+
+_LOOSE_ROUNDS = 3
+
+
+def _solve_standbys_once(
+    state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
+) -> tuple[np.ndarray, np.ndarray]:
     replicas, classes = problem.rep_task.size, problem.class_values.shape[0]
     _within_budget(state, started, replicas * (n_racks * classes + 1))
     solved = solve_standby_compact(problem)
@@ -254,7 +288,6 @@ def _solve_standbys(
         _within_budget(state, started, replicas * problem.client_rack.size)
         solved = solve_standby_dense(problem)
     _within_budget(state, started, 0)
-    check_standbys(problem, *solved)
     return solved
 
 

@@ -9,7 +9,9 @@ solve, so the result is never worse than any sequence of such swaps:
   room (``may_lose`` / ``may_gain``);
 - KIP-708 tag diversity never drops. A task with one standby may move it to any client that still
   differs from the active on every tag key where it differed before. A task with several standbys
-  keeps each on clients with the same tag values (Kafka's own rule for every task).
+  keeps each on clients with the same tag values (Kafka's own rule for every task), unless the
+  task is ``loose``: then its standbys go anywhere as one group, and the caller checks the
+  task's diversity afterwards (``diversity``) and locks the tasks where it dropped.
 
 The compact graph routes replica groups through (tag class, rack) hubs; the per-client exclusions
 are then honoured when a hub's inflow is split over its clients. Should that split ever fail
@@ -43,7 +45,8 @@ class StandbyProblem:
     ``fixed[i]``: replica ``i`` may not move (a warm-up), but still counts toward its task's
     diversity and keeps its client from taking the task (``None``: none fixed);
     ``may_lose[c]`` / ``may_gain[c]``: how many fewer or more standbys client ``c`` may end
-    with than it starts with (``None``: its count is kept).
+    with than it starts with (``None``: its count is kept); ``loose[t]``: task ``t``'s several
+    standbys may change tag class (``None``: none may).
     """
 
     client_rack: IntArray
@@ -59,6 +62,7 @@ class StandbyProblem:
     fixed: npt.NDArray[np.bool_] | None = None
     may_lose: IntArray | None = None
     may_gain: IntArray | None = None
+    loose: npt.NDArray[np.bool_] | None = None
 
     @property
     def counts(self) -> IntArray:
@@ -112,14 +116,19 @@ def _distinct(a: IntArray, b: IntArray) -> IntArray:
 
 
 def _groups(p: StandbyProblem) -> _Groups:
-    """A task's single standby is a group of its own; several are grouped by tag class; a fixed
-    replica is a group of its own that may go nowhere but where it is."""
+    """A task's single standby is a group of its own; several are grouped by tag class, or all
+    together if the task is loose; a fixed replica is a group of its own that may go nowhere but
+    where it is."""
     q_n = p.class_values.shape[0]
     per_task = np.bincount(p.rep_task, minlength=p.active_client.size)[p.rep_task]
     active = p.active_client[p.rep_task]
     single = (per_task == 1) & (active >= 0)
     own_class = p.client_class[p.rep_client]
-    key = p.rep_task * (q_n + 1) + np.where(single, 0, own_class + 1)
+    loose = np.zeros(p.rep_task.size, np.bool_) if p.loose is None else p.loose[p.rep_task]
+    loose &= ~single
+    if p.fixed is not None:
+        loose &= ~p.fixed
+    key = p.rep_task * (q_n + 1) + np.where(single | loose, 0, own_class + 1)
     if p.fixed is not None:
         key = np.where(p.fixed, -1 - np.arange(key.size), key)
     uniq, of_replica = np.unique(key, return_inverse=True)
@@ -133,6 +142,7 @@ def _groups(p: StandbyProblem) -> _Groups:
         >= _distinct(a_vals, p.class_values[own_class[first]])[:, None, :]
     ).all(axis=2)
     allowed = np.where(g_single[:, None], keeps, same)
+    allowed[loose[first]] = True
     if p.fixed is not None:
         allowed[p.fixed[first]] = False
     supply = np.bincount(of_replica).astype(np.int64)

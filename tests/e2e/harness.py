@@ -94,6 +94,16 @@ def wait_until(
         time.sleep(interval)
 
 
+def write_figures(figures: dict[str, object], report: Path, title: str) -> None:
+    """An e2e module's figures, at its end: ``file_seconds`` since ``figures["started"]`` (a
+    ``time.monotonic()``), written to ``report`` as JSON and printed (seen with ``pytest -s``)."""
+    begun = figures.pop("started")
+    assert isinstance(begun, float)
+    figures["file_seconds"] = round(time.monotonic() - begun, 1)
+    report.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"\n{title} ({report}):\n{json.dumps(figures, indent=2)}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

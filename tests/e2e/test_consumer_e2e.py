@@ -29,7 +29,6 @@ written to ``consumer-e2e-figures.json`` in the pytest temp directory.
 
 from __future__ import annotations
 
-import json
 import re
 import signal
 import time
@@ -63,6 +62,7 @@ from tests.e2e.harness import (
     start_kassign,
     tails,
     wait_until,
+    write_figures,
 )
 
 GROUP = "e2e-consumers"
@@ -105,12 +105,7 @@ def cluster(work: Path, e2e_classpaths: tuple[str, str]) -> Iterator[Cluster]:
         yield cluster
     finally:
         procs.kill_all()
-        begun = FIGURES.pop("started")
-        assert isinstance(begun, float)
-        FIGURES["file_seconds"] = round(time.monotonic() - begun, 1)
-        report = work / "consumer-e2e-figures.json"
-        report.write_text(json.dumps(FIGURES, indent=2) + "\n")
-        print(f"\nkassign consumer e2e figures ({report}):\n{json.dumps(FIGURES, indent=2)}")
+        write_figures(FIGURES, work / "consumer-e2e-figures.json", "kassign consumer e2e figures")
 
 
 CALL_LINE = re.compile(rf"INFO kassign\.calls: assigned consumer group '{GROUP}' \(rack-optimal\)")

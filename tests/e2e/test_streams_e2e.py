@@ -20,7 +20,6 @@ temp directory. Run alone: ``.venv/bin/python -m pytest -s tests/e2e``.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -42,6 +41,7 @@ from tests.e2e.harness import (
     start_kassign,
     tails,
     wait_until,
+    write_figures,
 )
 from tests.server.runtime.test_tls import _ca, _leaf
 
@@ -112,12 +112,7 @@ def broker(work: Path, classpaths: tuple[str, str]) -> Iterator[Broker]:
     finally:
         procs.kill_all()
         FIGURES["broker_up_seconds"] = round(time.monotonic() - started, 1)
-        begun = FIGURES.pop("started")
-        assert isinstance(begun, float)
-        FIGURES["file_seconds"] = round(time.monotonic() - begun, 1)
-        report = work / "e2e-figures.json"
-        report.write_text(json.dumps(FIGURES, indent=2) + "\n")
-        print(f"\nkassign e2e figures ({report}):\n{json.dumps(FIGURES, indent=2)}")
+        write_figures(FIGURES, work / "e2e-figures.json", "kassign e2e figures")
 
 
 def new_app(

@@ -21,10 +21,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from kafka.consumer.group import KafkaConsumer
+from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 from kafka.structs import OffsetAndMetadata, TopicPartition
 from kassign_client.kafka_python import KassignAssignor
-
-from kafka import AsyncConsumerRebalanceListener, KafkaConsumer
 
 
 def say(line: str) -> None:

@@ -331,9 +331,15 @@ def _start_cluster(
         )
         for n in nodes
     ]
-    for fmt in formats:
-        out, _ = fmt.communicate(timeout=120)
-        assert fmt.returncode == 0, f"kafka-storage format failed:\n{out[-3000:]}"
+    try:
+        for fmt in formats:
+            out, _ = fmt.communicate(timeout=120)
+            assert fmt.returncode == 0, f"kafka-storage format failed:\n{out[-3000:]}"
+    finally:
+        for fmt in formats:  # none outlives a failure
+            if fmt.poll() is None:
+                fmt.kill()
+                fmt.wait(timeout=30)
     logs = {node: work / f"broker-{node}.log" for node in nodes}
     started = {
         node: procs.start(

@@ -94,6 +94,16 @@ def wait_until(
         time.sleep(interval)
 
 
+def write_figures(figures: dict[str, object], report: Path, title: str) -> None:
+    """An e2e module's figures, at its end: ``file_seconds`` since ``figures["started"]`` (a
+    ``time.monotonic()``), written to ``report`` as JSON and printed (seen with ``pytest -s``)."""
+    begun = figures.pop("started")
+    assert isinstance(begun, float)
+    figures["file_seconds"] = round(time.monotonic() - begun, 1)
+    report.write_text(json.dumps(figures, indent=2) + "\n")
+    print(f"\n{title} ({report}):\n{json.dumps(figures, indent=2)}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -121,7 +131,11 @@ class Processes:
     started: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     def start(
-        self, args: Sequence[str], log: Path, env: dict[str, str] | None = None
+        self,
+        args: Sequence[str],
+        log: Path,
+        env: dict[str, str] | None = None,
+        cwd: Path = ROOT,
     ) -> subprocess.Popen[bytes]:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as sink:
@@ -131,7 +145,7 @@ class Processes:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=env,
-                cwd=ROOT,
+                cwd=cwd,
                 preexec_fn=_die_with_parent,  # noqa: PLW1509 - pytest runs no threads of ours
             )
         self.started.append(proc)
@@ -188,6 +202,17 @@ def build_classpaths(work: Path) -> tuple[str, str]:
     return broker, os.pathsep.join([str(E2E / "app" / "target" / "classes"), app])
 
 
+def run_java(classpath: str, main: str, *args: str, timeout: float = 120) -> str:
+    """One run of a short-lived JVM tool (topics, producer, verifier) to its end; its stdout."""
+    run = subprocess.run(
+        ["java", *JVM_FLAGS, "-Xmx128m", *SLF4J_FLAGS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+         "-cp", classpath, main, *args],
+        capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, f"{main} {args[0]} failed ({run.returncode}):\n{run.stdout[-4000:]}"
+    return run.stdout
+
+
 # --------------------------------------------------------------------------------------- broker
 
 
@@ -224,54 +249,124 @@ BROKER_SETTINGS = {
 
 
 def start_broker(work: Path, classpath: str, procs: Processes) -> Broker:
-    """A combined broker+controller on loopback, formatted fresh under ``work``.
+    """A combined broker+controller on loopback, formatted fresh under ``work``."""
+    return start_cluster(work, classpath, procs, racks=(None,)).brokers[0]
 
-    The two ports are picked free just before the broker binds them; if another process takes
-    one in between, the broker fails to bind and is started again on new ports (three tries).
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """KRaft nodes 1..n on loopback: node 1 broker and controller, the others brokers only."""
+
+    brokers: tuple[Broker, ...]
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(b.bootstrap for b in self.brokers)
+
+    @property
+    def logs(self) -> list[Path]:
+        return [b.log for b in self.brokers]
+
+
+def start_cluster(
+    work: Path, classpath: str, procs: Processes, racks: Sequence[str | None]
+) -> Cluster:
+    """``len(racks)`` nodes, node ``i + 1`` with ``broker.rack`` ``racks[i]`` (None: no rack).
+
+    One controller (node 1, also a broker) is the quorum: no election to wait for. The ports are
+    picked free just before the nodes bind them; if another process takes one in between, a node
+    fails to bind and the whole cluster is started again on new ports (three tries).
     """
     for attempt in range(1, 4):
-        broker = _start_broker(work / f"try-{attempt}", classpath, procs)
-        if broker is not None:
-            return broker
-    raise AssertionError("the broker failed to bind its ports three times")
+        cluster = _start_cluster(work / f"try-{attempt}", classpath, procs, racks)
+        if cluster is not None:
+            return cluster
+    raise AssertionError("the cluster failed to bind its ports three times")
 
 
-def _start_broker(work: Path, classpath: str, procs: Processes) -> Broker | None:
-    port, controller = free_port(), free_port()
+def _node_settings(
+    node: int, port: int, controller: int, work: Path, racks: Sequence[str | None]
+) -> dict[str, str]:
+    replicas = str(min(3, len(racks)))
     settings = {
         **BROKER_SETTINGS,
-        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}",
-        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "node.id": str(node),
+        "offsets.topic.replication.factor": replicas,
+        "transaction.state.log.replication.factor": replicas,
         "controller.quorum.voters": f"1@127.0.0.1:{controller}",
-        "log.dirs": str(work / "data"),
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "log.dirs": str(work / f"data-{node}"),
     }
+    if node == 1:
+        settings["listeners"] = f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}"
+    else:
+        settings["process.roles"] = "broker"
+        settings["listeners"] = f"PLAINTEXT://127.0.0.1:{port}"
+    rack = racks[node - 1]
+    if rack is not None:
+        settings["broker.rack"] = rack
+    return settings
+
+
+def _start_cluster(
+    work: Path, classpath: str, procs: Processes, racks: Sequence[str | None]
+) -> Cluster | None:
     work.mkdir(parents=True, exist_ok=True)
-    config = work / "server.properties"
-    config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
-    log = work / "broker.log"
+    controller = free_port()
+    nodes = range(1, len(racks) + 1)
+    ports = {node: free_port() for node in nodes}
     java = ["java", *JVM_FLAGS, *SLF4J_FLAGS, "-cp", classpath]
-    fmt = subprocess.run(
-        [*java, "kafka.tools.StorageTool", "format", "-t", cluster_id(), "-c", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert fmt.returncode == 0, (
-        f"kafka-storage format failed:\n{fmt.stdout[-3000:]}\n{fmt.stderr[-3000:]}"
-    )
-    proc = procs.start([*java[:1], "-Xmx512m", *java[1:], "kafka.Kafka", str(config)], log)
+    configs = {}
+    for node in nodes:
+        configs[node] = work / f"server-{node}.properties"
+        settings = _node_settings(node, ports[node], controller, work, racks)
+        configs[node].write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
+    cluster = cluster_id()
+    formats = [
+        subprocess.Popen(
+            [*java, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(configs[n])],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for n in nodes
+    ]
+    try:
+        for fmt in formats:
+            out, _ = fmt.communicate(timeout=120)
+            assert fmt.returncode == 0, f"kafka-storage format failed:\n{out[-3000:]}"
+    finally:
+        for fmt in formats:  # none outlives a failure
+            if fmt.poll() is None:
+                fmt.kill()
+                fmt.wait(timeout=30)
+    logs = {node: work / f"broker-{node}.log" for node in nodes}
+    started = {
+        node: procs.start(
+            [*java[:1], "-Xmx512m", *java[1:], "kafka.Kafka", str(configs[node])], logs[node]
+        )
+        for node in nodes
+    }
 
     def outcome() -> str | None:
-        text = log.read_text(errors="replace")
-        if proc.poll() is not None:
-            if "Address already in use" in text:
-                return "retry"
-            raise AssertionError(f"the broker exited with {proc.returncode}\n{tail(log, 60)}")
-        return "up" if "Kafka Server started" in text else None
+        up = 0
+        for node, proc in started.items():
+            text = logs[node].read_text(errors="replace")
+            if proc.poll() is not None:
+                if "Address already in use" in text:
+                    return "retry"
+                raise AssertionError(
+                    f"node {node} exited with {proc.returncode}\n{tail(logs[node], 60)}"
+                )
+            up += "Kafka Server started" in text
+        return "up" if up == len(started) else None
 
-    if wait_until("the broker to start", outcome, 120, lambda: [log], interval=0.2) == "up":
-        return Broker(proc, f"127.0.0.1:{port}", log)
+    result = wait_until("the cluster to start", outcome, 120, lambda: logs.values(), interval=0.2)
+    if result == "up":
+        return Cluster(tuple(Broker(started[n], f"127.0.0.1:{ports[n]}", logs[n]) for n in nodes))
+    for proc in started.values():  # a node that did bind still holds its port and data dir
+        proc.kill()
+        proc.wait(timeout=30)
     return None
 
 
@@ -501,15 +596,7 @@ class App:
 
     def driver(self, *args: str, timeout: float = 120) -> str:
         """One run of the harness's producer / verifier / topic tool; its stdout."""
-        run = subprocess.run(
-            ["java", *JVM_FLAGS, "-Xmx128m", *SLF4J_FLAGS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-             "-cp", self.classpath, "io.kassign.e2e.E2e", *args],
-            capture_output=True, text=True, timeout=timeout, cwd=ROOT, check=False,
-        )  # fmt: skip
-        assert run.returncode == 0, (
-            f"E2e {args[0]} failed ({run.returncode}):\n{run.stdout[-4000:]}"
-        )
-        return run.stdout
+        return run_java(self.classpath, "io.kassign.e2e.E2e", *args, timeout=timeout)
 
     def create_topics(self, partitions: int = 6) -> None:
         self.driver(

@@ -24,6 +24,7 @@ __all__ = [
     "ConsumerProtocolAssignment",
     "ConsumerProtocolSubscription",
     "OwnedTopicPartitions",
+    "SubscriptionDecoder",
     "assignment_for",
     "decode_consumer_assignment",
     "decode_consumer_subscription",
@@ -63,12 +64,47 @@ def _read_owned(r: Reader, what: str) -> tuple[OwnedTopicPartitions, ...]:
 
 def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:
     """Decode as Kafka does; ``WireError`` (with the byte offset) when the bytes run short."""
-    r = Reader(data)
-    version = r.int16("version")
-    if version < 0:
-        raise WireError(f"unsupported ConsumerProtocolSubscription version {version}", 0)
+    return SubscriptionDecoder().decode(data)
+
+
+class SubscriptionDecoder:
+    """``decode_consumer_subscription`` for a whole group: the members of a group mostly send
+    the same topic list, so a topic list whose bytes equal one already read is not read again.
+
+    Equal bytes at the same offset decode to the same topics and end at the same offset (the
+    read depends on nothing else once it succeeded), so the answers and errors are those of
+    decoding each subscription on its own. One decoder per request; it keeps a few lists.
+    """
+
+    _KEPT = 8
+
+    def __init__(self) -> None:
+        self._lists: list[tuple[bytes, tuple[str, ...]]] = []
+
+    def decode(self, data: bytes) -> ConsumerProtocolSubscription:
+        r = Reader(data)
+        version = r.int16("version")
+        if version < 0:
+            raise WireError(f"unsupported ConsumerProtocolSubscription version {version}", 0)
+        return _subscription_body(r, version, self._topics(r, data))
+
+    def _topics(self, r: Reader, data: bytes) -> tuple[str, ...]:
+        start = r.offset
+        for raw, topics in self._lists:
+            if data.startswith(raw, start):
+                r.offset = start + len(raw)
+                return topics
+        topics = r.strings("topics", "topic")
+        if len(self._lists) < self._KEPT:
+            self._lists.append((data[start : r.offset], topics))
+        return topics
+
+
+def _subscription_body(
+    r: Reader, version: int, topics: tuple[str, ...]
+) -> ConsumerProtocolSubscription:
+    """The fields after the topic list, read as Kafka reads them for ``version``."""
     body = min(version, LATEST_VERSION)
-    topics = r.strings("topics", "topic")
     user_data = r.bytes_("userData", nullable=True)
     owned = _read_owned(r, "ownedPartitions") if body >= 1 else ()
     generation = r.int32("generationId") if body >= 2 else -1

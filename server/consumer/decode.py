@@ -35,7 +35,7 @@ from kassign.assignor.consumer.model import (
 )
 from kassign.assignor.errors import InvalidRequest
 from kassign.kafka.buffer import WireError
-from kassign.kafka.consumer_protocol import decode_consumer_subscription
+from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.server.consumer.options import decode_options
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -69,8 +69,9 @@ def decode_request(request: cpb.ConsumerAssignRequest) -> DecodedConsumerRequest
         raise InvalidRequest("no assignor named", field="assignor")
     members: list[Member] = []
     user_data_fields: dict[str, str] = {}
+    decoder = SubscriptionDecoder()  # one per request: members share their topic lists
     for sent in request.members:
-        member, user_data_field = decode_member(sent)
+        member, user_data_field = decode_member(sent, decoder)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)
     topics = [_topic(t) for t in request.topics]
@@ -86,8 +87,11 @@ def decode_request(request: cpb.ConsumerAssignRequest) -> DecodedConsumerRequest
     )
 
 
-def decode_member(sent: pb.MemberSubscription) -> tuple[Member, str]:
-    """One member, and the request path of its user data (``…user_data_bytes`` and the like)."""
+def decode_member(
+    sent: pb.MemberSubscription, decoder: SubscriptionDecoder | None = None
+) -> tuple[Member, str]:
+    """One member, and the request path of its user data (``…user_data_bytes`` and the like);
+    ``decoder`` reads raw subscriptions (one shared by a request's members)."""
     who = sent.member_id
     if not who:
         raise InvalidRequest("member id is empty", field="member_id")
@@ -96,7 +100,7 @@ def decode_member(sent: pb.MemberSubscription) -> tuple[Member, str]:
     if kind == "subscription":
         return _structured(who, instance, sent.subscription)
     if kind == "raw_subscription":
-        return _raw(who, instance, sent.raw_subscription)
+        return _raw(who, instance, sent.raw_subscription, decoder or SubscriptionDecoder())
     raise InvalidRequest(
         "neither subscription nor raw_subscription is set", field="kind", member=who
     )
@@ -130,9 +134,11 @@ def _structured(who: str, instance: str | None, sub: pb.ConsumerSubscription) ->
     return member, f"subscription.{which or 'user_data_bytes'}"
 
 
-def _raw(who: str, instance: str | None, data: bytes) -> tuple[Member, str]:
+def _raw(
+    who: str, instance: str | None, data: bytes, decoder: SubscriptionDecoder
+) -> tuple[Member, str]:
     try:
-        sub = decode_consumer_subscription(data)
+        sub = decoder.decode(data)
     except WireError as exc:
         raise InvalidRequest(str(exc), field="raw_subscription", member=who) from exc
     member = Member(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import struct
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import (
     ConsumerProtocolSubscription,
     OwnedTopicPartitions,
+    SubscriptionDecoder,
     assignment_for,
     decode_consumer_assignment,
     decode_consumer_subscription,
@@ -68,6 +71,44 @@ def test_mutated_vectors_decode_or_raise_wire_error(
     except WireError:
         return
     assert bytes(data).startswith(encode_consumer_subscription(sub))
+
+
+def _outcome(decode: Callable[[bytes], object], data: bytes) -> object:
+    try:
+        return decode(data)
+    except WireError as exc:
+        return ("WireError", str(exc), exc.offset)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.data(),
+    topic_lists=st.lists(
+        st.lists(st.sampled_from(["a", "b", "orders", "t-1", "\u00e9"]), max_size=4),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_a_shared_decoder_answers_as_decoding_each_alone(
+    data: st.DataObject, topic_lists: list[list[str]]
+) -> None:
+    """One decoder for a group (topic lists read once) gives every member the answer, or the
+    error at the same offset, that decoding its bytes alone gives: members with the same
+    topics, other topics, topics that extend another's, and cut or edited bytes."""
+    shared = SubscriptionDecoder()
+    for _ in range(data.draw(st.integers(1, 8))):
+        sub = data.draw(consumer_subscriptions(data.draw(st.integers(0, 3))))
+        sub = dataclasses.replace(sub, topics=tuple(data.draw(st.sampled_from(topic_lists))))
+        raw = bytearray(encode_consumer_subscription(sub))
+        if data.draw(st.booleans()):
+            raw = raw[: data.draw(st.integers(0, len(raw)))]
+        for index, value in data.draw(
+            st.lists(st.tuples(st.integers(0, 80), st.integers(0, 255)), max_size=2)
+        ):
+            if raw:
+                raw[index % len(raw)] = value
+        alone = _outcome(decode_consumer_subscription, bytes(raw))
+        assert _outcome(shared.decode, bytes(raw)) == alone
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.stem)

@@ -74,7 +74,8 @@ def decode_request(request: cpb.ConsumerAssignRequest) -> DecodedConsumerRequest
         member, user_data_field = decode_member(sent, decoder)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)
-    topics = [_topic(t) for t in request.topics]
+    rack_sets: dict[tuple[str, ...], frozenset[str]] = {}
+    topics = [_topic(t, rack_sets) for t in request.topics]
     with located(user_data_fields):
         group = consumer_group(members, topics)
     return DecodedConsumerRequest(
@@ -155,12 +156,18 @@ def _raw(
     return member, "raw_subscription.user_data"
 
 
-def _topic(topic: cpb.ConsumerTopic) -> Topic:
-    """Racks per partition; a replica on a broker without a rack ("") adds none (KIP-881)."""
-    return Topic(
-        topic.name,
-        tuple(frozenset(r for r in p.rack_ids if r) for p in topic.partitions),
-    )
+def _topic(topic: cpb.ConsumerTopic, rack_sets: dict[tuple[str, ...], frozenset[str]]) -> Topic:
+    """Racks per partition; a replica on a broker without a rack ("") adds none (KIP-881).
+    ``rack_sets`` (one per request) shares one set among partitions with the same replica
+    racks: a cluster has few such lists, and a topic may have many thousand partitions."""
+    racks = []
+    for p in topic.partitions:
+        key = tuple(p.rack_ids)
+        found = rack_sets.get(key)
+        if found is None:
+            found = rack_sets[key] = frozenset(r for r in key if r)
+        racks.append(found)
+    return Topic(topic.name, tuple(racks))
 
 
 @contextmanager

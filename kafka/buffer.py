@@ -273,6 +273,10 @@ class Writer:
         self.int16(len(raw))
         self._parts.append(raw)
 
+    def int32s(self, values: tuple[int, ...] | list[int]) -> None:
+        """``array`` of ``int32`` in one ``pack``: the inverse of ``Reader.int32s``."""
+        self._parts.append(struct.pack(f">i{len(values)}i", len(values), *values))
+
     def array(self, items: tuple[T, ...] | list[T], write: Callable[[Writer, T], None]) -> None:
         self.int32(len(items))
         for item in items:

@@ -121,7 +121,7 @@ def _subscription_body(
 
 def _write_owned(w: Writer, owned: OwnedTopicPartitions) -> None:
     w.string(owned.topic)
-    w.array(owned.partitions, Writer.int32)
+    w.int32s(owned.partitions)
 
 
 def encode_consumer_subscription(sub: ConsumerProtocolSubscription) -> bytes:

@@ -12,6 +12,7 @@ with 100 clients is a few MiB), ``max_workers`` calls computed at once.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -204,6 +205,22 @@ def _install_shutdown(stop: Callable[[bool], None]) -> None:
             signal.signal(sig, handler)
 
 
+GC_THRESHOLDS = (50_000, 20, 100)
+"""The collector's thresholds in a serving process (Python's default is 700, 10, 10)."""
+
+
+def _tune_gc() -> None:
+    """Fewer collections while a call decodes and assigns a large group.
+
+    A call allocates many objects that live until its response is sent and few cycles; at the
+    default threshold the collector walks them again and again (about 8% of a cooperative-sticky
+    call at 50,000 x 1,000). What the process imported is frozen out of the collector's walks;
+    cycles are still collected, less often.
+    """
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def run_process(
     config: ServerConfig,
     *,
@@ -212,6 +229,7 @@ def run_process(
     interceptors: Sequence[grpc.ServerInterceptor] = (),
 ) -> None:
     """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace."""
+    _tune_gc()
     journal, consumer_journal = _open_journals(config)
     health_servicer = health.HealthServicer()
     server, port = create_server(

@@ -14,13 +14,15 @@ assignor's partition list, each topic's partitions in list order (``assignment_f
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kassign.kafka.buffer import Reader, WireError, Writer
 
 __all__ = [
     "LATEST_VERSION",
+    "AssignmentEncoder",
     "ConsumerProtocolAssignment",
     "ConsumerProtocolSubscription",
     "OwnedTopicPartitions",
@@ -33,6 +35,8 @@ __all__ = [
 ]
 
 LATEST_VERSION = 3
+
+_ASSIGNMENT_HEAD = struct.Struct(">hi")  # version header, assignedPartitions count
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,3 +193,48 @@ def decode_consumer_assignment(data: bytes) -> ConsumerProtocolAssignment:
     return ConsumerProtocolAssignment(
         version=version, assigned_partitions=assigned, user_data=r.bytes_("userData", nullable=True)
     )
+
+
+class AssignmentEncoder:
+    """``encode_consumer_assignment(assignment_for(partitions, user_data=...))`` for a whole
+    group: the same bytes, written with a few calls per topic instead of a dataclass and a
+    writer call per field. A group's members share their topics, so each topic name is encoded
+    once per encoder. One encoder per response.
+
+    A topic's run of partitions is its entry; a list in which a topic comes back after another
+    (never a sorted one) takes the general path, which groups the entry where it first appears.
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[str, bytes] = {}
+
+    def encode(
+        self, partitions: Sequence[tuple[str, int]], *, user_data: bytes | None = None
+    ) -> bytes:
+        runs: list[tuple[str, list[int]]] = []
+        last: str | None = None
+        run: list[int] = []
+        for topic, partition in partitions:
+            if topic != last:
+                run = []
+                runs.append((topic, run))
+                last = topic
+            run.append(partition)
+        if len({topic for topic, _ in runs}) < len(runs):
+            return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
+        chunks = [_ASSIGNMENT_HEAD.pack(LATEST_VERSION, len(runs))]
+        for topic, run in runs:
+            chunks.append(self._name(topic))
+            chunks.append(struct.pack(f">i{len(run)}i", len(run), *run))
+        tail = Writer()
+        tail.bytes_(user_data)
+        chunks.append(tail.getvalue())
+        return b"".join(chunks)
+
+    def _name(self, topic: str) -> bytes:
+        found = self._names.get(topic)
+        if found is None:
+            w = Writer()
+            w.string(topic)
+            found = self._names[topic] = w.getvalue()
+        return found

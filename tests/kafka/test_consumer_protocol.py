@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import (
+    AssignmentEncoder,
     ConsumerProtocolSubscription,
     OwnedTopicPartitions,
     SubscriptionDecoder,
@@ -238,6 +239,35 @@ def test_assignment_round_trip_groups_topics_where_they_first_appear(
     encoded = encode_consumer_assignment(assignment)
     assert decode_consumer_assignment(encoded) == assignment
     assert decode_consumer_assignment(encoded + b"\x01\x02") == assignment  # trailing bytes ignored
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lists=st.lists(
+        st.tuples(
+            st.lists(
+                st.tuples(st.sampled_from(["a", "b", "c", "\u00e9" * 3]), INT32_PARTITIONS),
+                max_size=12,
+            ),
+            st.none() | st.binary(max_size=16),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_the_encoder_writes_what_the_dataclass_path_writes(
+    lists: list[tuple[list[tuple[str, int]], bytes | None, bool]],
+) -> None:
+    """One encoder for a group (topic names written once) gives each list, sorted or in any
+    order (a topic coming back after another), the bytes of ``assignment_for`` then
+    ``encode_consumer_assignment``."""
+    encoder = AssignmentEncoder()
+    for partitions, user_data, ordered in lists:
+        if ordered:
+            partitions = sorted(partitions)
+        expected = encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
+        assert encoder.encode(partitions, user_data=user_data) == expected
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from kassign.kafka.consumer_protocol import assignment_for, encode_consumer_assignment
+from kassign.kafka.consumer_protocol import (
+    AssignmentEncoder,
+    assignment_for,
+    encode_consumer_assignment,
+)
 from kassign.server.consumer.servicer import assign_consumer_request
 
 from tests.differential.kafka_oracle import maven_classpath
@@ -74,5 +78,7 @@ def test_assignment_bytes_are_kafkas(tmp_path: Path) -> None:
     cases = random_cases(seed=14, count=300)
     theirs = kafka_bytes(tmp_path, [(tps, None) for tps, _ in served] + cases)
     assert [ours for _, ours in served] == theirs[: len(served)]
+    encoder = AssignmentEncoder()
     for (tps, data), kafka in zip(cases, theirs[len(served) :], strict=True):
         assert encode_consumer_assignment(assignment_for(tps, user_data=data)) == kafka, (tps, data)
+        assert encoder.encode(tps, user_data=data) == kafka, (tps, data)

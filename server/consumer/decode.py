@@ -42,6 +42,8 @@ from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = ["DecodedConsumerRequest", "decode_member", "decode_request", "located"]
 
+_PARTITION_TAG = b"\x12"  # ConsumerTopic.partitions: field 2, length-delimited
+
 _MODEL_FIELDS = {
     "topics": "topics",
     "owned_partitions": "owned_partitions",
@@ -74,7 +76,7 @@ def decode_request(request: cpb.ConsumerAssignRequest) -> DecodedConsumerRequest
         member, user_data_field = decode_member(sent, decoder)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)
-    rack_sets: dict[tuple[str, ...], frozenset[str]] = {}
+    rack_sets: dict[bytes, frozenset[str]] = {}
     topics = [_topic(t, rack_sets) for t in request.topics]
     with located(user_data_fields):
         group = consumer_group(members, topics)
@@ -156,18 +158,66 @@ def _raw(
     return member, "raw_subscription.user_data"
 
 
-def _topic(topic: cpb.ConsumerTopic, rack_sets: dict[tuple[str, ...], frozenset[str]]) -> Topic:
+def _topic(topic: cpb.ConsumerTopic, rack_sets: dict[bytes, frozenset[str]]) -> Topic:
     """Racks per partition; a replica on a broker without a rack ("") adds none (KIP-881).
-    ``rack_sets`` (one per request) shares one set among partitions with the same replica
-    racks: a cluster has few such lists, and a topic may have many thousand partitions."""
-    racks = []
-    for p in topic.partitions:
-        key = tuple(p.rack_ids)
-        found = rack_sets.get(key)
+
+    A cluster has few distinct replica rack lists and a topic may have many thousand
+    partitions, so each partition is read as its serialised ``PartitionReplicas`` and only the
+    distinct ones are decoded; ``rack_sets`` (one per request, by those bytes) shares their sets.
+    """
+    pieces, distinct = _partition_records(topic) or _records_one_by_one(topic)
+    table = {}
+    for piece, record in distinct.items():
+        found = rack_sets.get(record)
         if found is None:
-            found = rack_sets[key] = frozenset(r for r in key if r)
-        racks.append(found)
-    return Topic(topic.name, tuple(racks))
+            replicas = cpb.PartitionReplicas.FromString(record)
+            found = rack_sets[record] = frozenset(r for r in replicas.rack_ids if r)
+        table[piece] = found
+    return Topic(topic.name, tuple(map(table.__getitem__, pieces)))
+
+
+_Records = tuple[list[bytes], dict[bytes, bytes]]
+"""Per partition a piece of bytes, and each distinct piece's ``PartitionReplicas`` bytes."""
+
+
+def _records_one_by_one(topic: cpb.ConsumerTopic) -> _Records:
+    records = [p.SerializeToString() for p in topic.partitions]
+    return records, {r: r for r in set(records)}
+
+
+def _partition_records(topic: cpb.ConsumerTopic) -> _Records | None:
+    """The partitions' records cut from the topic's own bytes when every record has the size
+    of the first (same replication factor, rack names of one length: the common case), else
+    ``None``.
+
+    The topic serialises as its name, then one record per partition: tag, length, message.
+    Cutting at the first record's size is that parse exactly when every piece begins with the
+    first's tag and length (each piece is then one whole record), which is checked on the
+    distinct pieces; any other layout (unknown fields, say) is ``None``.
+    """
+    data = topic.SerializeToString()
+    name = cpb.ConsumerTopic(name=topic.name).SerializeToString()
+    start = len(name)
+    if not data.startswith(name) or not data.startswith(_PARTITION_TAG, start):
+        return None
+    size, at = 0, start + 1
+    for shift in range(0, 35, 7):  # the record's length, a varint
+        if at == len(data):
+            return None
+        size |= (data[at] & 0x7F) << shift
+        at += 1
+        if not data[at - 1] & 0x80:
+            break
+    else:
+        return None
+    header, stride = data[start:at], at - start + size
+    if (len(data) - start) % stride:
+        return None
+    pieces = [data[i : i + stride] for i in range(start, len(data), stride)]
+    distinct = {piece: piece[len(header) :] for piece in set(pieces)}
+    if not all(piece.startswith(header) for piece in distinct):
+        return None
+    return pieces, distinct
 
 
 @contextmanager

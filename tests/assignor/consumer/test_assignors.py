@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kassign.assignor.consumer import (
     ASSIGNORS,
     KAFKA_ASSIGNORS,
@@ -14,6 +18,8 @@ from kassign.assignor.consumer import (
     assign,
     consumer_group,
 )
+from kassign.assignor.consumer.common import member_order, partitions_per_topic
+from kassign.assignor.consumer.roundrobin import _dealt_to_all, _dealt_to_subscribers
 from kassign.assignor.errors import InvalidRequest
 from kassign.kafka.consumer_user_data import encode_sticky_user_data
 
@@ -147,3 +153,42 @@ def test_rack_aware_range_keeps_partitions_local_and_counts_the_rest() -> None:
     plain = assign("roundrobin", group)
     assert plain.report.rack_reason is RackReason.NOT_RACK_AWARE
     assert plain.report.cross_rack_partitions == 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    counts=st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 9), min_size=1),
+    members=st.lists(
+        st.tuples(st.booleans(), st.lists(st.sampled_from(["a", "b", "c", "d", "gone"]))),
+        min_size=1,
+        max_size=7,
+    ),
+    shuffle=st.randoms(),
+)
+def test_roundrobin_deals_to_all_as_it_deals_to_subscribers(
+    counts: dict[str, int], members: list[tuple[bool, list[str]]], shuffle: random.Random
+) -> None:
+    """Where every member subscribes to every topic dealt (in any order, with topics beside
+    them), dealing ``k mod n`` is the one-at-a-time deal, skipping nobody; where some member
+    does not, the deal skips it."""
+    group = consumer_group(
+        [
+            Member(
+                member_id=f"m{i}",
+                topics=tuple(shuffle.sample(sorted({*counts, *extra}), len({*counts, *extra})))
+                if everything
+                else tuple(sorted(set(extra))),
+                group_instance_id=f"s{i}" if i % 3 == 0 else None,
+            )
+            for i, (everything, extra) in enumerate(members)
+        ],
+        [Topic.without_racks(t, n) for t, n in counts.items()],
+    )
+    circle = member_order(group.members)
+    dealt = partitions_per_topic(group)
+    expected = _dealt_to_subscribers(circle, dealt)
+    assert assign("roundrobin", group).partitions() == {
+        m: tuple(tps) for m, tps in expected.items()
+    }
+    if all(set(dealt) <= set(m.topics) for m in circle):
+        assert _dealt_to_all(circle, dealt) == expected

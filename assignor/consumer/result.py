@@ -125,13 +125,13 @@ def group_assignment(
     Members missing from ``target`` get nothing.
     """
     kept_back = frozenset(withheld)
-    owner = {tp: m for m, tps in target.items() for tp in tps}
     revoked = revoked or {}
     topics = group.topics
     assignments = []
     cross_rack = 0
     for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
-        mine = sorted(tp for tp in target.get(member.member_id, ()) if tp not in kept_back)
+        mine = target.get(member.member_id, ())
+        mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
         if member.rack is not None:
             cross_rack += sum(
                 1
@@ -143,7 +143,7 @@ def group_assignment(
     report = AssignmentReport(
         rack_aware=rack_reason.enables,
         rack_reason=rack_reason,
-        moved_partitions=_moved(claims, owner),
+        moved_partitions=_moved(claims, target),
         cross_rack_partitions=cross_rack,
         withheld_partitions=len(kept_back),
         rack_status=rack_status,
@@ -153,10 +153,14 @@ def group_assignment(
 
 
 def _moved(
-    claims: Mapping[str, Collection[TopicPartition]], owner: Mapping[TopicPartition, str]
+    claims: Mapping[str, Collection[TopicPartition]],
+    target: Mapping[str, Collection[TopicPartition]],
 ) -> int:
     """Claimed partitions that go to a member that did not claim them: the claimed ones
-    assigned at all, less those assigned to one of their claimants."""
+    assigned at all, less those assigned to one of their claimants (none without claims)."""
+    if not any(claims.values()):
+        return 0
+    owner = {tp: m for m, tps in target.items() for tp in tps}
     claimed: set[TopicPartition] = set()
     kept: set[TopicPartition] = set()
     for member_id, tps in claims.items():

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kassign.assignor.consumer.common import member_order, partitions_per_topic, rack_reason
-from kassign.assignor.consumer.model import ConsumerGroup, TopicPartition
+from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
 from kassign.assignor.consumer.result import GroupAssignment, RackReason, group_assignment
 
 __all__ = ["NAME", "assign_range"]
@@ -73,8 +73,11 @@ class _TopicState:
             else:
                 order = [p for p, racks in self.partition_racks.items() if rack in racks]
             self.on_rack[rack] = order
-        chosen: list[int] = []
         i, taken = self.cursor.get(rack, 0), self.taken
+        if rack is None and i + count <= len(order) and taken.find(1, i, i + count) < 0:
+            self.cursor[rack] = i + count  # the next ``count`` are all left (order: every one)
+            return order[i : i + count]
+        chosen: list[int] = []
         while len(chosen) < count and i < len(order):
             if not taken[order[i]]:
                 chosen.append(order[i])
@@ -83,7 +86,7 @@ class _TopicState:
         return chosen
 
     def give(self, consumer: str, partitions: list[int], assignment: Assignment) -> None:
-        assignment[consumer].extend(TopicPartition(self.topic, p) for p in partitions)
+        assignment[consumer].extend([TopicPartition(self.topic, p) for p in partitions])
         count = self.assigned.get(consumer, 0) + len(partitions)
         self.assigned[consumer] = count
         if count > self.base:
@@ -95,8 +98,10 @@ class _TopicState:
 
 def assign_range(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``RangeAssignor.assign`` on ``group``."""
+    ordered = [(m, frozenset(m.topics)) for m in member_order(group.members)]
     states = [
-        _topic_state(group, topic, count) for topic, count in partitions_per_topic(group).items()
+        _topic_state(group, ordered, topic, count)
+        for topic, count in partitions_per_topic(group).items()
     ]
     assignment: Assignment = {m.member_id: [] for m in group.members}
     if any(s.reason.enables for s in states):
@@ -109,9 +114,11 @@ def assign_range(group: ConsumerGroup) -> GroupAssignment:
     )
 
 
-def _topic_state(group: ConsumerGroup, topic: str, count: int) -> _TopicState:
-    subscribers = member_order(m for m in group.members if topic in m.topics)
-    consumers = tuple((m.member_id, m.rack) for m in subscribers)
+def _topic_state(
+    group: ConsumerGroup, ordered: list[tuple[Member, frozenset[str]]], topic: str, count: int
+) -> _TopicState:
+    """``ordered``: the group's members in ``member_order``, each with its topics."""
+    consumers = tuple((m.member_id, m.rack) for m, topics in ordered if topic in topics)
     racks = [r for _, r in consumers if r is not None]
     topic_racks = group.topics[topic].partition_racks
     partition_racks = dict(enumerate(topic_racks)) if racks else {}

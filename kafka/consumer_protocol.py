@@ -15,7 +15,7 @@ assignor's partition list, each topic's partitions in list order (``assignment_f
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kassign.kafka.buffer import Reader, WireError, Writer
@@ -199,7 +199,7 @@ class AssignmentEncoder:
     """``encode_consumer_assignment(assignment_for(partitions, user_data=...))`` for a whole
     group: the same bytes, written with a few calls per topic instead of a dataclass and a
     writer call per field. A group's members share their topics, so each topic name is encoded
-    once per encoder. One encoder per response.
+    once per encoder, and each run length's ``struct`` compiled once. One encoder per response.
 
     A topic's run of partitions is its entry; a list in which a topic comes back after another
     (never a sorted one) takes the general path, which groups the entry where it first appears.
@@ -207,6 +207,7 @@ class AssignmentEncoder:
 
     def __init__(self) -> None:
         self._names: dict[str, bytes] = {}
+        self._runs: dict[int, Callable[..., bytes]] = {}  # run length -> its packer
 
     def encode(
         self, partitions: Sequence[tuple[str, int]], *, user_data: bytes | None = None
@@ -223,18 +224,20 @@ class AssignmentEncoder:
         if len({topic for topic, _ in runs}) < len(runs):
             return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
         chunks = [_ASSIGNMENT_HEAD.pack(LATEST_VERSION, len(runs))]
+        append, names, packers = chunks.append, self._names, self._runs
         for topic, run in runs:
-            chunks.append(self._name(topic))
-            chunks.append(struct.pack(f">i{len(run)}i", len(run), *run))
+            append(names.get(topic) or self._name(topic))
+            pack = packers.get(len(run))
+            if pack is None:
+                pack = packers[len(run)] = struct.Struct(f">i{len(run)}i").pack
+            append(pack(len(run), *run))
         tail = Writer()
         tail.bytes_(user_data)
-        chunks.append(tail.getvalue())
+        append(tail.getvalue())
         return b"".join(chunks)
 
     def _name(self, topic: str) -> bytes:
-        found = self._names.get(topic)
-        if found is None:
-            w = Writer()
-            w.string(topic)
-            found = self._names[topic] = w.getvalue()
+        w = Writer()
+        w.string(topic)
+        found = self._names[topic] = w.getvalue()
         return found

@@ -108,6 +108,8 @@ def subscription_generation(member: Member) -> int:
 def rack_info(group: ConsumerGroup, topics: Mapping[str, int]) -> RackInfo:
     """Rack mode for the whole group, over every subscribed partition."""
     racks = {m.member_id: m.rack for m in group.members if m.rack is not None}
+    if not racks:  # no member has a rack: nothing to match or count
+        return RackInfo(rack_reason((), ()), {}, {}, {})
     partitions = {
         TopicPartition(t, p): group.topics[t].partition_racks[p]
         for t, n in topics.items()

@@ -64,7 +64,8 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
     )
     kept = _keep_owned(b, ownership.owned)
     unassigned = [TopicPartition(t, p) for t in sorted(topics) for p in range(topics[t])]
-    unassigned = [tp for tp in unassigned if tp not in kept]
+    if kept:
+        unassigned = [tp for tp in unassigned if tp not in kept]
     b.under_min.sort(key=java_key)
     b.at_min.sort(key=java_key)
     if rack.consumers_in_racks:

@@ -150,7 +150,7 @@ class Reader:
     ) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """``array`` of {``string`` topic, ``int32s`` partitions}, the layout of Kafka's
         owned, assigned and sticky-userData partitions; one loop, as ``strings``."""
-        read = self._list_at(self.offset, 6, lambda at: self._topic_partition_at(at, lenient))
+        read = self._topic_partitions_at(self.offset, lenient)
         if read is None:
             return self.array(
                 lambda r: (r.string(topic, lenient=lenient) or "", r.int32s("partitions")),
@@ -198,18 +198,42 @@ class Reader:
             values.append(value)
         return tuple(values), at
 
-    def _topic_partition_at(
+    def _topic_partitions_at(
         self, at: int, lenient: bool
-    ) -> tuple[tuple[str, tuple[int, ...]], int] | None:
-        read = self._string_at(at, lenient)
-        if read is None:
+    ) -> tuple[tuple[tuple[str, tuple[int, ...]], ...], int] | None:
+        """``_list_at`` of {string, int32s} in one loop without a call per element (a sticky
+        assignor's userData holds an entry per topic for every member); each distinct topic
+        name is decoded once. ``None`` where any check fails, as ``_list_at`` stops."""
+        count = self._count_at(at, 6)
+        if count is None:
             return None
-        topic, at = read
-        n = self._count_at(at, 4)
-        if n is None:
-            return None
-        partitions: tuple[int, ...] = struct.unpack_from(f">{n}i", self._data, at + 4)
-        return (topic, partitions), at + 4 + 4 * n
+        data, end, at = self._data, len(self._data), at + 4
+        errors = "replace" if lenient else "strict"
+        names: dict[bytes, str] = {}
+        values = []
+        for _ in range(count):
+            if at + 2 > end:
+                return None
+            (size,) = _I16.unpack_from(data, at)
+            at += 2
+            if size < 0 or at + size > end:
+                return None
+            raw = data[at : at + size]
+            topic = names.get(raw)
+            if topic is None:
+                try:
+                    topic = names[raw] = raw.decode("utf-8", errors)
+                except UnicodeDecodeError:
+                    return None
+            at += size
+            if at + 4 > end:
+                return None
+            (n,) = _I32.unpack_from(data, at)
+            if n < 0 or n * 4 > end - at - 4:
+                return None
+            values.append((topic, struct.unpack_from(f">{n}i", data, at + 4)))
+            at += 4 + 4 * n
+        return tuple(values), at
 
     def int32s(self, what: str = "array") -> tuple[int, ...]:
         """``array`` of ``int32`` read in one ``unpack_from``: the same checks and errors, and

@@ -63,9 +63,15 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
         assignment={m: [] for m in members},
     )
     kept = _keep_owned(b, ownership.owned)
-    unassigned = [TopicPartition(t, p) for t in sorted(topics) for p in range(topics[t])]
-    if kept:
-        unassigned = [tp for tp in unassigned if tp not in kept]
+    kept_numbers: dict[str, set[int]] = {t: set() for t in topics}
+    for topic, partition in kept:
+        kept_numbers.setdefault(topic, set()).add(partition)
+    unassigned = [
+        TopicPartition(t, p)
+        for t in sorted(topics)
+        for p in range(topics[t])
+        if p not in kept_numbers[t]
+    ]
     b.under_min.sort(key=java_key)
     b.at_min.sort(key=java_key)
     if rack.consumers_in_racks:

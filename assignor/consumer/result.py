@@ -157,16 +157,16 @@ def _moved(
     target: Mapping[str, Collection[TopicPartition]],
 ) -> int:
     """Claimed partitions that go to a member that did not claim them: the claimed ones
-    assigned at all, less those assigned to one of their claimants (none without claims)."""
+    assigned at all, less those assigned to one of their claimants (none without claims).
+    Set operations per member, not a step per partition: a member's partitions go to it alone,
+    so a partition kept by its claimant is counted once, by that claimant."""
     if not any(claims.values()):
         return 0
-    owner = {tp: m for m, tps in target.items() for tp in tps}
-    claimed: set[TopicPartition] = set()
-    kept: set[TopicPartition] = set()
-    for member_id, tps in claims.items():
-        claimed.update(tps)
-        kept.update(tp for tp in tps if owner.get(tp) == member_id)
-    return len(claimed & owner.keys()) - len(kept)
+    mine = {m: set(tps) for m, tps in target.items()}
+    assigned: set[TopicPartition] = set().union(*mine.values())
+    claimed: set[TopicPartition] = set().union(*claims.values())
+    kept = sum(len(mine[m].intersection(tps)) for m, tps in claims.items() if m in mine)
+    return len(claimed & assigned) - kept
 
 
 def moving_away(

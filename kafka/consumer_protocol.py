@@ -14,6 +14,7 @@ assignor's partition list, each topic's partitions in list order (``assignment_f
 
 from __future__ import annotations
 
+import operator
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -37,6 +38,9 @@ __all__ = [
 LATEST_VERSION = 3
 
 _ASSIGNMENT_HEAD = struct.Struct(">hi")  # version header, assignedPartitions count
+_INT32 = struct.Struct(">i").pack
+_ONE = _INT32(1)
+_TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,15 +207,42 @@ class AssignmentEncoder:
 
     A topic's run of partitions is its entry; a list in which a topic comes back after another
     (never a sorted one) takes the general path, which groups the entry where it first appears.
+    A list with one partition of each topic (``roundrobin``'s and ``range``'s answer when
+    partitions per topic equal members) is written without a Python step per entry.
     """
 
     def __init__(self) -> None:
         self._names: dict[str, bytes] = {}
+        self._singles: dict[str, bytes] = {}  # topic -> its name and a count of one
         self._runs: dict[int, Callable[..., bytes]] = {}  # run length -> its packer
 
     def encode(
         self, partitions: Sequence[tuple[str, int]], *, user_data: bytes | None = None
     ) -> bytes:
+        topics = list(map(_TOPIC, partitions))
+        if (len(topics) < 2 or topics[0] != topics[1]) and len(set(topics)) == len(topics):
+            body = self._one_each(topics, partitions)
+        else:
+            runs = self._runs_of(partitions)
+            if runs is None:
+                return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
+            body = self._entries(runs)
+        tail = Writer()
+        tail.bytes_(user_data)
+        return b"".join((body, tail.getvalue()))
+
+    def _one_each(self, topics: list[str], partitions: Sequence[tuple[str, int]]) -> bytes:
+        singles = self._singles
+        for topic in set(topics).difference(singles):
+            singles[topic] = self._name(topic) + _ONE
+        entries = map(
+            operator.add, map(singles.__getitem__, topics), map(_INT32, map(_PARTITION, partitions))
+        )
+        return _ASSIGNMENT_HEAD.pack(LATEST_VERSION, len(topics)) + b"".join(entries)
+
+    @staticmethod
+    def _runs_of(partitions: Sequence[tuple[str, int]]) -> list[tuple[str, list[int]]] | None:
+        """Each topic's run of partitions, ``None`` if a topic comes back after another."""
         runs: list[tuple[str, list[int]]] = []
         last: str | None = None
         run: list[int] = []
@@ -221,23 +252,23 @@ class AssignmentEncoder:
                 runs.append((topic, run))
                 last = topic
             run.append(partition)
-        if len({topic for topic, _ in runs}) < len(runs):
-            return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
+        return None if len({topic for topic, _ in runs}) < len(runs) else runs
+
+    def _entries(self, runs: list[tuple[str, list[int]]]) -> bytes:
         chunks = [_ASSIGNMENT_HEAD.pack(LATEST_VERSION, len(runs))]
-        append, names, packers = chunks.append, self._names, self._runs
+        append, packers = chunks.append, self._runs
         for topic, run in runs:
-            append(names.get(topic) or self._name(topic))
+            append(self._names.get(topic) or self._name(topic))
             pack = packers.get(len(run))
             if pack is None:
                 pack = packers[len(run)] = struct.Struct(f">i{len(run)}i").pack
             append(pack(len(run), *run))
-        tail = Writer()
-        tail.bytes_(user_data)
-        append(tail.getvalue())
         return b"".join(chunks)
 
     def _name(self, topic: str) -> bytes:
-        w = Writer()
-        w.string(topic)
-        found = self._names[topic] = w.getvalue()
+        found = self._names.get(topic)
+        if found is None:
+            w = Writer()
+            w.string(topic)
+            found = self._names[topic] = w.getvalue()
         return found

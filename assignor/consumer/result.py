@@ -71,7 +71,8 @@ class AssignmentReport:
       claim them (claims as the assignor reads them: ``sticky`` from its user data, the others
       from the subscription's owned partitions); withheld ones included;
     - ``cross_rack_partitions``: assigned partitions whose member has a rack that holds none of
-      their replicas;
+      their replicas; ``cross_rack_partitions_before`` the same count over the claims (claims
+      on partitions missing from the metadata count for nothing);
     - ``withheld_partitions``: (``cooperative-sticky``) partitions changing owner that nobody
       gets this round, so their old owner can revoke them first;
     - ``rack_status``, ``solver_reason``: (``rack-optimal``) whether its solver's optimum was
@@ -86,6 +87,7 @@ class AssignmentReport:
     withheld_partitions: int = 0
     rack_status: RackStatus = RackStatus.OFF
     solver_reason: str = ""
+    cross_rack_partitions_before: int = 0
 
     @property
     def solver_fallback(self) -> bool:
@@ -148,8 +150,26 @@ def group_assignment(
         withheld_partitions=len(kept_back),
         rack_status=rack_status,
         solver_reason=solver_reason,
+        cross_rack_partitions_before=_cross_rack_claims(group, claims),
     )
     return GroupAssignment(assignor, tuple(assignments), report)
+
+
+def _cross_rack_claims(
+    group: ConsumerGroup, claims: Mapping[str, Collection[TopicPartition]]
+) -> int:
+    """Claimed partitions of the metadata whose claimant has a rack holding none of their
+    replicas (counted here, where the claims the assignor read are at hand: eager ``sticky``
+    decodes them from user data)."""
+    total = 0
+    for member in group.members:
+        if member.rack is None:
+            continue
+        for tp in claims.get(member.member_id, ()):
+            topic = group.topics.get(tp.topic)
+            if topic is not None and 0 <= tp.partition < topic.partitions:
+                total += member.rack not in topic.partition_racks[tp.partition]
+    return total
 
 
 def _moved(

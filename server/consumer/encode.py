@@ -13,12 +13,9 @@ them into a sorted set), so sorted is the one order that costs nothing and never
 
 from __future__ import annotations
 
-from kassign.assignor.consumer import sticky
 from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.common import partitions_per_topic
-from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
 from kassign.assignor.consumer.result import GroupAssignment, MemberAssignment, RackStatus
-from kassign.assignor.consumer.sticky import sticky_member_data
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.decode import DecodedConsumerRequest
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
@@ -28,7 +25,6 @@ from kassign.v1 import consumer_pb2 as cpb
 __all__ = [
     "Timings",
     "canonical_bytes",
-    "cross_rack_before",
     "encode_response",
     "set_timings",
     "without_timings",
@@ -83,7 +79,7 @@ def _report(
         moved_partitions=report.moved_partitions,
         revoked_partitions=sum(len(m.revoked) for m in assignment.members),
         withheld_partitions=report.withheld_partitions,
-        cross_rack_partitions_before=cross_rack_before(group, assignment.assignor),
+        cross_rack_partitions_before=report.cross_rack_partitions_before,
         cross_rack_partitions_after=report.cross_rack_partitions,
         kafka_rack_aware=report.rack_aware,
         kafka_rack_reason=report.rack_reason.value,
@@ -94,28 +90,6 @@ def _report(
         min_partitions_per_member=min(counts, default=0),
         notes=_notes(decoded),
     )
-
-
-def cross_rack_before(group: ConsumerGroup, assignor: str) -> int:
-    """Partitions members owned before, read across racks: ownership as ``assignor`` reads it
-    (eager ``sticky``: its userData; the others: the subscription's owned partitions), counted
-    for members with a rack that holds none of the partition's replicas (claims on partitions
-    missing from the metadata count for nothing)."""
-    total = 0
-    for member in group.members:
-        if member.rack is None:
-            continue
-        for tp in _previous(group, member, assignor):
-            topic = group.topics.get(tp.topic)
-            if topic is not None and 0 <= tp.partition < topic.partitions:
-                total += member.rack not in topic.partition_racks[tp.partition]
-    return total
-
-
-def _previous(group: ConsumerGroup, member: Member, assignor: str) -> tuple[TopicPartition, ...]:
-    if assignor == sticky.NAME:
-        return sticky_member_data(group, member).partitions
-    return member.owned_partitions
 
 
 def _notes(decoded: DecodedConsumerRequest) -> list[str]:

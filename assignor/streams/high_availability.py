@@ -243,7 +243,7 @@ def _exchange(
         standby_map,
         eligible,
         CostPhase.HIGH_AVAILABILITY,
-        slack=_slack(layout, active),
+        slack=_toward_share(layout, [len(a) for a in active]),
     )
     if not isinstance(moved, str) and moved.exchanged:
         active_map = moved.active
@@ -332,7 +332,7 @@ def _load_slack(
     standby: Mapping[ProcessId, AbstractSet[TaskId]],
 ) -> dict[ProcessId, tuple[int, int]]:
     """How far each client's standby count may move so that its load (stateful actives and
-    standbys) moves toward its share of the threads, as ``_slack`` for actives."""
+    standbys) moves toward its share of the threads (``_toward_share``)."""
     loads = [len(active.get(c, ())) + len(standby.get(c, ())) for c in layout.clients]
     return _toward_share(layout, loads)
 
@@ -346,13 +346,6 @@ def _toward_share(layout: _Layout, loads: Sequence[int]) -> dict[ProcessId, tupl
         low, high = (total * capacity) // threads, -(-total * capacity // threads)
         room[client] = (max(0, load - low), max(0, high - load))
     return room
-
-
-def _slack(layout: _Layout, active: Sequence[AbstractSet[int]]) -> dict[ProcessId, tuple[int, int]]:
-    """How far each client's stateful active count may move toward its share of the threads:
-    down to the floor of its share, up to the ceiling, never further from it than it is
-    (under ``balance_subtopology`` the joint stage also keeps the per-subtopology bounds)."""
-    return _toward_share(layout, [len(a) for a in active])
 
 
 def _rack_aware(state: ApplicationState) -> bool:

@@ -34,7 +34,7 @@ from kassign.assignor.streams.model import (
     TaskId,
 )
 from kassign.assignor.streams.rack.costs import CostModel
-from kassign.assignor.streams.rack.problems import rack_costs
+from kassign.assignor.streams.rack.problems import rack_costs, room_arrays
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
 
@@ -172,7 +172,9 @@ def exchange_roles(
     before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
     after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
     penalty = found.stickiness(previous, non_overlap_cost, replicas=2)
-    chosen = found.solve(traffic_cost * (before - after) - penalty, _room(clients, slack), active)
+    chosen = found.solve(
+        traffic_cost * (before - after) - penalty, room_arrays(clients, slack), active
+    )
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
@@ -241,7 +243,9 @@ def relocate_actives(
     before = active_miss[t_idx, client_rack[source]]
     after = active_miss[t_idx, client_rack[target]]
     penalty = found.stickiness(previous, non_overlap_cost, replicas=1)
-    chosen = found.solve(traffic_cost * (before - after) - penalty, _room(clients, slack), active)
+    chosen = found.solve(
+        traffic_cost * (before - after) - penalty, room_arrays(clients, slack), active
+    )
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
@@ -277,18 +281,6 @@ def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assign
             rack = client_rack[index[pid]]
             total += sum(int(miss[row[t], rack]) for t in ts)
     return total
-
-
-def _room(
-    clients: Sequence[ProcessId], slack: Mapping[ProcessId, tuple[int, int]] | None
-) -> tuple[IntArray, IntArray] | None:
-    """``slack`` as (may_lose, may_gain) arrays in ``clients`` order."""
-    if slack is None:
-        return None
-    return (
-        np.array([slack.get(pid, (0, 0))[0] for pid in clients], np.int64),
-        np.array([slack.get(pid, (0, 0))[1] for pid in clients], np.int64),
-    )
 
 
 def _spread_keeper(

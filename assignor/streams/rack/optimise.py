@@ -50,6 +50,7 @@ from kassign.assignor.streams.rack.problems import (
     holds_state,
     owners,
     rack_costs,
+    room_arrays,
 )
 from kassign.assignor.streams.rack.standby_flow import (
     StandbyProblem,
@@ -198,12 +199,7 @@ def optimize_standby_tasks(
         non_overlap_cost,
         anchored,
         _fixed(fixed, ordered, clients, rep_task, rep_client),
-        None
-        if slack is None
-        else (
-            np.array([slack.get(p, (0, 0))[0] for p in clients], np.int64),
-            np.array([slack.get(p, (0, 0))[1] for p in clients], np.int64),
-        ),
+        room_arrays(clients, slack),
     )
     if task_spread:
         problem = replace(problem, loose=np.ones(len(ordered), np.bool_))

@@ -140,6 +140,19 @@ def build_standby_problem(
     )
 
 
+def room_arrays(
+    clients: Sequence[ProcessId], slack: Mapping[ProcessId, tuple[int, int]] | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``slack`` (client: how many fewer and more it may end with) as (may_lose, may_gain)
+    arrays in ``clients`` order; a client it does not name has no room."""
+    if slack is None:
+        return None
+    return (
+        np.array([slack.get(pid, (0, 0))[0] for pid in clients], np.int64),
+        np.array([slack.get(pid, (0, 0))[1] for pid in clients], np.int64),
+    )
+
+
 def holds_state(
     state: ApplicationState, tasks: Sequence[TaskId], clients: np.ndarray
 ) -> np.ndarray:

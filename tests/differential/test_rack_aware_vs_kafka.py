@@ -248,7 +248,6 @@ ABOVE_KAFKA = {
     # task's tag (or rack) spread is as cheap as Kafka's, whose actives sit elsewhere at the same
     # or a lower active cost.
     443045: 1,
-    443192: 4,
     443270: 1,
     443297: 1,
     443274: 1,

@@ -252,8 +252,27 @@ def _solve_standbys(
 
     With ``loose`` tasks, their standbys may change tag class in the solve; a task whose tag
     diversity dropped is then locked to its classes and the group solved again, at most
-    ``_LOOSE_ROUNDS`` times before every task is locked.
+    ``_LOOSE_ROUNDS`` times before every task is locked. Locking to the starting classes is
+    stricter than the rule: with room to move counts, the first solve may spend a task's
+    freedom on a count change, and the lock then forbids a cheaper swap that keeps counts. So
+    when a task was locked, the group is also solved with counts kept, and the cheaper wins.
     """
+    solved, locked = _solve_loose(state, started, problem, n_racks)
+    if locked and (problem.may_lose is not None or problem.may_gain is not None):
+        kept, _ = _solve_loose(
+            state, started, replace(problem, may_lose=None, may_gain=None), n_racks
+        )
+        if standby_cost(problem, *kept) < standby_cost(problem, *solved):
+            solved = kept
+    check_standbys(problem, *solved)
+    return solved
+
+
+def _solve_loose(
+    state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
+) -> tuple[tuple[np.ndarray, np.ndarray], bool]:
+    """The lock-and-resolve rounds; also whether any task had to be locked."""
+    locked = False
     for round_ in range(_LOOSE_ROUNDS + 1):
         if problem.loose is not None and round_ == _LOOSE_ROUNDS:
             problem = replace(problem, loose=None)
@@ -266,12 +285,14 @@ def _solve_standbys(
         )
         if not dropped.any():
             break
+        locked = True
         problem = replace(problem, loose=problem.loose & ~dropped)
-    check_standbys(problem, *solved)
-    return solved
+    return solved, locked
 
 
-_LOOSE_ROUNDS = 3
+_LOOSE_ROUNDS = 10
+"""Each round locks at least one more task, and usually settles in two or three; the cap
+bounds the solves for a group whose tasks keep dropping diversity one after another."""
 
 
 def _solve_standbys_once(

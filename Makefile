@@ -49,10 +49,13 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# One Maven build: protoc, compile, the JUnit tests against Kafka 3.8.1 and 4.3.1 (some start
-# .venv/bin/kassign serve, hence setup), clients/java/target/kassign-client.jar (shaded), into ~/.m2.
+# Two Maven builds. The client: protoc, compile, the JUnit tests against Kafka 3.8.1 and 4.3.1
+# (some start .venv/bin/kassign serve, hence setup), clients/java/target/kassign-client.jar
+# (shaded), into ~/.m2. Then the broker plug-ins on Kafka 4.4.0, which include that jar:
+# clients/java/broker/target/kassign-broker.jar.
 java: system-deps setup
 	mvn -B -q -Dstyle.color=never -f clients/java/pom.xml install
+	mvn -B -q -Dstyle.color=never -f clients/java/broker/pom.xml install
 
 # ghz, the gRPC load tester (bench/ghz, tests/ops/test_ghz.py), built from its pinned Go module
 # into the venv. The stamp names the version, so a new GHZ_VERSION rebuilds it, and so does a
@@ -90,4 +93,4 @@ pytest: setup system-deps java ghz
 test: setup system-deps java lint pytest
 
 clean:
-	rm -rf $(VENV) gen build clients/java/target
+	rm -rf $(VENV) gen build clients/java/target clients/java/broker/target

@@ -15,14 +15,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
 from kassign.server.runtime import app, tls
+from kassign.server.runtime.cores import usable_cores
 from kassign.server.status import to_status
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -129,8 +130,15 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
-        help="server processes sharing the port (default: the number of cores)",
+        default=usable_cores(),
+        help="server processes sharing the port (default: the cores this process may use,"
+        " its CPU affinity capped by its cgroup's CPU quota: %(default)s here)",
+    )
+    p.add_argument(
+        "--join",
+        action="store_true",
+        help="share the port with a kassign serve already serving it (SO_REUSEPORT; default:"
+        " refuse a port in use)",
     )
     p.add_argument(
         "--metrics-port", type=int, default=9464, help="Prometheus /metrics port (0: any, -1: off)"
@@ -162,6 +170,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         workers=args.workers,
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
+        join=args.join,
     )
 
 
@@ -228,12 +237,22 @@ def _run_call(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml), or "unknown" when run from a tree
+    that was never installed."""
+    try:
+        return metadata.version("kassign")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kassign",
         description="Kafka Streams task and consumer group partition assignment as a service.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--version", action="version", version=f"kassign {version()}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_serve, _add_assign, _add_call):
         add(subparsers)

@@ -38,12 +38,36 @@ from kassign.server.runtime.supervisor import STOP_SIGNALS, Supervisor
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-__all__ = ["reserve_port", "serve_workers"]
+__all__ = ["PortInUse", "reserve_port", "serve_workers"]
 
 log = logging.getLogger(__name__)
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _PR_SET_PDEATHSIG = 1
+
+
+class PortInUse(OSError):
+    """Another socket holds the port: with ``SO_REUSEPORT`` a second ``kassign serve`` would
+    silently share it and split the connections, so that takes ``--join``."""
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse a port some socket is bound to. A probe without ``SO_REUSEPORT`` cannot bind
+    beside a listener (``SO_REUSEADDR`` only lets it past connections in TIME_WAIT)."""
+    if port == 0:
+        return
+    name = host.strip("[]") or "::"
+    for family, _, _, _, address in socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)[:1]:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise PortInUse(
+                    exc.errno,
+                    f"port {port} on {host} is already in use (another kassign serve?);"
+                    " pass --join to share it with a kassign serve there",
+                ) from exc
 
 
 @contextlib.contextmanager
@@ -168,13 +192,17 @@ def serve_workers(
     workers: int,
     metrics_port: int,
     metrics_host: str = "0.0.0.0",
+    join: bool = False,
 ) -> int:
     """Serve with ``workers`` processes until SIGTERM/SIGINT; 0 when every worker exited cleanly.
 
-    ``metrics_port`` -1 turns the metrics endpoint off; 0 picks a free port.
+    ``metrics_port`` -1 turns the metrics endpoint off; 0 picks a free port. ``join``: share a
+    port another ``kassign serve`` already serves (``SO_REUSEPORT``); otherwise that is refused.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
+    if not join:
+        check_port_free(config.host, config.port)
     multiproc_dir = tempfile.mkdtemp(prefix="kassign-metrics-")
     os.environ[MULTIPROC_ENV] = multiproc_dir
     supervisor: Supervisor | None = None

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import TypeVar
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
@@ -52,12 +55,52 @@ def _read_text(source: str) -> str:
 
 def read_request(source: str) -> pb.AssignRequest:
     """An ``AssignRequest`` in protobuf's JSON mapping from a file, or stdin for ``-``."""
-    return json_format.Parse(_read_text(source), pb.AssignRequest())
+    return parse_json(_read_text(source), pb.AssignRequest())
 
 
 def read_consumer_request(source: str) -> cpb.ConsumerAssignRequest:
     """A ``ConsumerAssignRequest`` in protobuf's JSON mapping from a file, or stdin for ``-``."""
-    return json_format.Parse(_read_text(source), cpb.ConsumerAssignRequest())
+    return parse_json(_read_text(source), cpb.ConsumerAssignRequest())
+
+
+_M = TypeVar("_M", pb.AssignRequest, cpb.ConsumerAssignRequest)
+
+KAFKA_STRATEGIES = {
+    s.name.removeprefix("RACK_AWARE_STRATEGY_").lower(): s.name
+    for s in pb.RackAwareStrategy.DESCRIPTOR.values
+    if s.number != pb.RACK_AWARE_STRATEGY_UNSPECIFIED
+}
+"""Kafka's spellings of ``rack.aware.assignment.strategy`` (``none``, ``min_traffic``,
+``balance_subtopology``), accepted for the enum's names in request JSON."""
+
+_INVALID_ENUM = re.compile(r"Invalid enum value (\S+) for enum type ([\w.]+)")
+
+
+def parse_json(text: str, message: _M) -> _M:
+    """Protobuf's JSON mapping, with Kafka's strategy spellings accepted, and an invalid enum
+    value answered with the valid ones."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise json_format.ParseError(f"not JSON: {exc}") from exc
+    configs = data.get("configs") if isinstance(data, dict) else None
+    if isinstance(configs, dict):
+        for key in ("rackAwareStrategy", "rack_aware_strategy"):
+            value = configs.get(key)
+            if isinstance(value, str) and value.lower() in KAFKA_STRATEGIES:
+                configs[key] = KAFKA_STRATEGIES[value.lower()]
+    try:
+        return json_format.ParseDict(data, message)
+    except json_format.ParseError as exc:
+        found = _INVALID_ENUM.search(str(exc))
+        if found is None:
+            raise
+        enum = message.DESCRIPTOR.file.pool.FindEnumTypeByName(found.group(2))
+        names = [v.name for v in enum.values]
+        hint = f"; valid values: {', '.join(names)}"
+        if enum.full_name == pb.RackAwareStrategy.DESCRIPTOR.full_name:
+            hint += f" (or Kafka's {', '.join(KAFKA_STRATEGIES)})"
+        raise json_format.ParseError(f"{exc}{hint}") from exc
 
 
 Request = pb.AssignRequest | cpb.ConsumerAssignRequest

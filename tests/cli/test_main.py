@@ -84,6 +84,25 @@ def test_not_a_request_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert code == 2 and "members" in err
 
 
+def test_kafkas_strategy_spellings_are_accepted_and_bad_ones_list_the_valid(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue 17: ``min_traffic`` (Kafka's value of rack.aware.assignment.strategy) was refused,
+    and the error did not say what would do."""
+    example = ROOT / "examples" / "rack-aware-min-traffic.json"
+    text = example.read_text()
+    assert '"RACK_AWARE_STRATEGY_MIN_TRAFFIC"' in text
+    for spelling in ("min_traffic", "MIN_TRAFFIC"):
+        path = tmp_path / f"{spelling}.json"
+        path.write_text(text.replace('"RACK_AWARE_STRATEGY_MIN_TRAFFIC"', f'"{spelling}"'))
+        assert cli.read_request(str(path)) == cli.read_request(str(example))
+    bad = tmp_path / "bad.json"
+    bad.write_text(text.replace('"RACK_AWARE_STRATEGY_MIN_TRAFFIC"', '"least_traffic"'))
+    code, _, err = _run(capsys, "assign", str(bad))
+    assert code == 2
+    assert "RACK_AWARE_STRATEGY_BALANCE_SUBTOPOLOGY" in err and "min_traffic" in err
+
+
 def test_missing_file_exits_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = _run(capsys, "assign", str(tmp_path / "nope.json"))
     assert code == 1 and "nope.json" in err

@@ -72,11 +72,27 @@ def tag_layout(state: ApplicationState) -> TagLayout:
         values = {
             pid: tuple(c.client_tags.get(key) for key in configured) for pid, c in clients.items()
         }
-        return _layout(TagSource.TAGS, configured, values, rack_tag_mismatches(state))
+        notes = _uncarried(configured, values) + rack_tag_mismatches(state)
+        return _layout(TagSource.TAGS, configured, values, notes)
     if clients and all(c.rack_id for c in clients.values()):
         values = {pid: (c.rack_id,) for pid, c in clients.items()}
         return _layout(TagSource.RACK, (RACK_TAG,), values, ())
     return TagLayout(TagSource.NONE, (), {pid: () for pid in clients}, ())
+
+
+def _uncarried(
+    configured: tuple[str, ...], values: Mapping[ProcessId, tuple[str | None, ...]]
+) -> tuple[str, ...]:
+    """A note on configured tag keys no client carries: they cannot spread anything, and
+    without one the standbys are placed as if no tags were configured (a typo in a key, or
+    clients not yet tagged, would otherwise go unnoticed)."""
+    missing = [k for i, k in enumerate(configured) if all(v[i] is None for v in values.values())]
+    if not missing or not values:
+        return ()
+    if len(missing) == len(configured):
+        note = f"no client carries any of rack_aware_assignment_tags {missing}"
+        return (note + ": standbys are placed without tag awareness",)
+    return (f"no client carries rack_aware_assignment_tags key(s) {missing}: they are ignored",)
 
 
 def _layout(

@@ -79,3 +79,13 @@ def test_a_client_without_the_key_leaves_it_as_it_was() -> None:
     excluded: dict[int, set[str]] = {0: {"c1"}}
     exclude_used_values(excluded, (None,), 5, (2,))
     assert excluded == {0: {"c1"}}
+
+
+def test_configured_keys_no_client_carries_are_noted() -> None:
+    """Issue 17: a key nobody carries (a typo, clients not yet tagged) fell back silently."""
+    tagged = [client(1, tags={"zone": "a"}), client(2, tags={"zone": "b"})]
+    (note,) = tag_layout(state(tagged, rack_aware_assignment_tags=("zone", "zoen"))).notes
+    assert "['zoen']" in note and "ignored" in note
+    (note,) = tag_layout(state(tagged, rack_aware_assignment_tags=("cluster",))).notes
+    assert "without tag awareness" in note
+    assert tag_layout(state(tagged, rack_aware_assignment_tags=("zone",))).notes == ()

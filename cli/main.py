@@ -274,7 +274,8 @@ def _run_call(args: argparse.Namespace) -> int:
         print(f"kassign: invalid request: {exc.details}", file=sys.stderr)
         return EXIT_INVALID
     except KassignCallError as exc:
-        print(f"kassign: call failed: {exc}", file=sys.stderr)
+        hint = tls.unavailable_hint(exc.code, exc.details, secure=credentials is not None)
+        print(f"kassign: call failed: {exc}{hint}", file=sys.stderr)
         return EXIT_FAILED
     write_response(response, fmt=args.format, timings=args.timings)
     return EXIT_OK

@@ -52,7 +52,9 @@ def _run(args: argparse.Namespace) -> int:
             args.target, service=args.service, timeout=args.timeout, credentials=credentials
         )
     except grpc.RpcError as exc:
-        print(f"kassign health: {args.target}: {exc.code().name}", file=sys.stderr)
+        code, details = exc.code(), exc.details() or ""
+        hint = tls.unavailable_hint(code, details, secure=credentials is not None)
+        print(f"kassign health: {args.target}: {code.name}: {details}{hint}", file=sys.stderr)
         return EXIT_NOT_SERVING
     print(f"{args.target}: {status}")
     return EXIT_SERVING if status == "SERVING" else EXIT_NOT_SERVING

@@ -38,8 +38,12 @@ $(VENV)/.installed: $(VENV)/.deps $(GEN)/.stamp pyproject.toml
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
+# `make run HOST=0.0.0.0 PORT=6000 ARGS="--workers 2"`: where to serve, and any other serve flag.
+HOST ?= 127.0.0.1
+PORT ?= 50051
+ARGS ?=
 run: setup
-	$(VENV)/bin/kassign serve
+	$(VENV)/bin/kassign serve --host $(HOST) --port $(PORT) --metrics-host $(HOST) $(ARGS)
 
 # Installs only what is missing, so a developer's second run does not touch apt.
 system-deps:

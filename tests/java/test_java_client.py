@@ -167,6 +167,27 @@ def test_simulator_exit_status_on_bad_input_and_dead_server(
     assert "UNAVAILABLE" in dead.stderr
 
 
+def test_simulator_exits_2_for_a_request_the_service_refuses(
+    java_build: Path, target: str, tmp_path: Path
+) -> None:
+    """As ``kassign call`` does (issue 17: the simulator exited 1 here)."""
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    refused = simulate("--target", target, str(empty))
+    assert refused.returncode == 2, refused.stderr
+    assert "INVALID_ARGUMENT" in refused.stderr and "members" in refused.stderr
+    python = subprocess.run(
+        [sys.executable, "-m", "kassign.cli", "call", "--target", target, str(empty)],
+        cwd=ROOT,
+        env=_python_env(),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert python.returncode == refused.returncode
+
+
 @pytest.mark.slow
 def test_simulator_retries_until_the_server_comes_up(java_build: Path, tmp_path: Path) -> None:
     port = free_port()

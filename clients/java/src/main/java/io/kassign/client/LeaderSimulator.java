@@ -1,6 +1,7 @@
 package io.kassign.client;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.grpc.Status;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import java.io.IOException;
@@ -20,7 +21,7 @@ import java.time.Duration;
  * leader-simulator [--target HOST:PORT] [--json] [--deadline-ms N] [--attempts N]
  *                  [--tls] [--ca-file PEM] [--client-cert PEM --client-key PEM] FILE|-
  * </pre>
- * Exit status: 0 answered, 1 the call failed, 2 bad usage or input.
+ * Exit status: 0 answered, 1 the call failed, 2 bad usage or input (a request the service refuses included).
  */
 public final class LeaderSimulator {
     static final String USAGE = "usage: leader-simulator [--target HOST:PORT] [--json] [--deadline-ms N] "
@@ -62,7 +63,8 @@ public final class LeaderSimulator {
             return 0;
         } catch (final KassignException e) {
             err.println("leader-simulator: " + e.getMessage());
-            return 1;
+            // as `kassign call`: 2 for a request the service refuses, 1 for anything else
+            return e.code() == Status.Code.INVALID_ARGUMENT ? 2 : 1;
         }
     }
 

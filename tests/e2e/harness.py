@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -269,23 +269,34 @@ class Cluster:
 
 
 def start_cluster(
-    work: Path, classpath: str, procs: Processes, racks: Sequence[str | None]
+    work: Path,
+    classpath: str,
+    procs: Processes,
+    racks: Sequence[str | None],
+    extra: Mapping[str, str] | None = None,
 ) -> Cluster:
     """``len(racks)`` nodes, node ``i + 1`` with ``broker.rack`` ``racks[i]`` (None: no rack).
+
+    ``extra`` is added to every node's server.properties (plug-in classes and their keys, say).
 
     One controller (node 1, also a broker) is the quorum: no election to wait for. The ports are
     picked free just before the nodes bind them; if another process takes one in between, a node
     fails to bind and the whole cluster is started again on new ports (three tries).
     """
     for attempt in range(1, 4):
-        cluster = _start_cluster(work / f"try-{attempt}", classpath, procs, racks)
+        cluster = _start_cluster(work / f"try-{attempt}", classpath, procs, racks, extra or {})
         if cluster is not None:
             return cluster
     raise AssertionError("the cluster failed to bind its ports three times")
 
 
 def _node_settings(
-    node: int, port: int, controller: int, work: Path, racks: Sequence[str | None]
+    node: int,
+    port: int,
+    controller: int,
+    work: Path,
+    racks: Sequence[str | None],
+    extra: Mapping[str, str],
 ) -> dict[str, str]:
     replicas = str(min(3, len(racks)))
     settings = {
@@ -296,6 +307,7 @@ def _node_settings(
         "controller.quorum.voters": f"1@127.0.0.1:{controller}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "log.dirs": str(work / f"data-{node}"),
+        **extra,
     }
     if node == 1:
         settings["listeners"] = f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}"
@@ -309,7 +321,11 @@ def _node_settings(
 
 
 def _start_cluster(
-    work: Path, classpath: str, procs: Processes, racks: Sequence[str | None]
+    work: Path,
+    classpath: str,
+    procs: Processes,
+    racks: Sequence[str | None],
+    extra: Mapping[str, str],
 ) -> Cluster | None:
     work.mkdir(parents=True, exist_ok=True)
     controller = free_port()
@@ -319,7 +335,7 @@ def _start_cluster(
     configs = {}
     for node in nodes:
         configs[node] = work / f"server-{node}.properties"
-        settings = _node_settings(node, ports[node], controller, work, racks)
+        settings = _node_settings(node, ports[node], controller, work, racks, extra)
         configs[node].write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
     cluster = cluster_id()
     formats = [

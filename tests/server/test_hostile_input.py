@@ -1,0 +1,74 @@
+"""Bad input that used to end as INTERNAL or RESOURCE_EXHAUSTED (issue 16), through a real server.
+
+Each case is a request a careless or hostile caller can send; each must come back
+INVALID_ARGUMENT naming the field (and the member), with a message and trailing metadata small
+enough for any gRPC client to receive, or as a valid answer where Kafka accepts the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import assignment_pb2_grpc
+
+from tests.server.running import in_process
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+LONG_MAX = 2**63 - 1
+"""Java's ``Long.MAX_VALUE``, the largest ``int64`` the contract carries."""
+BIG = 256 * 1024 * 1024
+"""Channel limits far above any case here, so only the server's answer decides what comes back."""
+
+
+@pytest.fixture(scope="module")
+def channel() -> Iterator[grpc.Channel]:
+    options = [("grpc.max_send_message_length", BIG), ("grpc.max_receive_message_length", BIG)]
+    with (
+        in_process() as (_, target),
+        grpc.insecure_channel(target, options=options) as channel,
+    ):
+        yield channel
+
+
+def _assign(channel: grpc.Channel, request: pb.AssignRequest) -> pb.AssignResponse:
+    response: pb.AssignResponse = assignment_pb2_grpc.TaskAssignmentServiceStub(channel).Assign(
+        request, timeout=60
+    )
+    return response
+
+
+def _scale_out(**edits: int) -> pb.AssignRequest:
+    """KIP-441's scale-out example: warm-ups are planned, so a follow-up rebalance is asked for."""
+    request = pb.AssignRequest()
+    json_format.Parse((EXAMPLES / "kip441-scale-out.json").read_text(), request)
+    for name, value in edits.items():
+        target = request.configs if name == "probing_rebalance_interval_ms" else request
+        setattr(target, name, value)
+    return request
+
+
+# -- the follow-up deadline saturates at Long.MAX_VALUE -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edits", "expected"),
+    [
+        ({}, 1_700_000_000_000 + 600_000),
+        ({"now_ms": LONG_MAX}, LONG_MAX),
+        ({"now_ms": LONG_MAX - 600_000}, LONG_MAX),
+        ({"now_ms": LONG_MAX - 600_001}, LONG_MAX - 1),
+        ({"probing_rebalance_interval_ms": LONG_MAX}, LONG_MAX),
+        ({"now_ms": LONG_MAX, "probing_rebalance_interval_ms": LONG_MAX}, LONG_MAX),
+    ],
+)
+def test_the_followup_deadline_saturates_at_long_max(
+    channel: grpc.Channel, edits: dict[str, int], expected: int
+) -> None:
+    response = _assign(channel, _scale_out(**edits))
+    deadlines = {c.followup_rebalance_deadline_ms for c in response.clients}
+    assert response.report.followup_scheduled and deadlines == {expected}

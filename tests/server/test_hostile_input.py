@@ -14,8 +14,12 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from kassign.v1 import assignment_pb2 as pb
-from kassign.v1 import assignment_pb2_grpc
+from kassign.v1 import assignment_pb2_grpc, consumer_pb2_grpc
+from kassign.v1 import consumer_pb2 as cpb
+from kassign_client import build
+from kassign_client.build import Encoding
 
+from tests.server.requests import group, pid
 from tests.server.running import in_process
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -40,6 +44,17 @@ def _assign(channel: grpc.Channel, request: pb.AssignRequest) -> pb.AssignRespon
         request, timeout=60
     )
     return response
+
+
+def _refusal(channel: grpc.Channel, request: object) -> grpc.RpcError:
+    if isinstance(request, cpb.ConsumerAssignRequest):
+        call = consumer_pb2_grpc.ConsumerAssignmentServiceStub(channel).Assign
+    else:
+        call = assignment_pb2_grpc.TaskAssignmentServiceStub(channel).Assign
+    with pytest.raises(grpc.RpcError) as caught:
+        call(request, timeout=60)
+    error: grpc.RpcError = caught.value
+    return error
 
 
 def _scale_out(**edits: int) -> pb.AssignRequest:
@@ -72,3 +87,40 @@ def test_the_followup_deadline_saturates_at_long_max(
     response = _assign(channel, _scale_out(**edits))
     deadlines = {c.followup_rebalance_deadline_ms for c in response.clients}
     assert response.report.followup_scheduled and deadlines == {expected}
+
+
+# -- user end point ports: ASCII digits, 0-65535 ------------------------------------------------
+
+BAD_PORTS = {
+    "superscript two": "\u00b2",
+    "circled one": "\u2460",
+    "arabic-indic three": "\u0663",
+    "fullwidth eight": "\uff18",
+    "5,000 digits": "9" * 5000,
+    "65536": "65536",
+    "signed": "+80",
+    "spaced": " 80",
+}
+
+
+@pytest.mark.parametrize("encoding", ["structured", "info_bytes", "raw"])
+@pytest.mark.parametrize("name", sorted(BAD_PORTS))
+def test_a_port_that_is_not_ascii_digits_up_to_65535_is_invalid_argument(
+    channel: grpc.Channel, name: str, encoding: Encoding
+) -> None:
+    request = group(encoding=encoding)
+    odd = build.client(pid(9), threads=1, end_point=f"host-9:{BAD_PORTS[name]}", encoding=encoding)
+    request.members.extend(odd)
+    error = _refusal(channel, request)
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    metadata = dict(error.trailing_metadata())
+    assert metadata["kassign-field"].endswith("user_end_point")
+    assert metadata["kassign-member"] == odd[0].member_id
+
+
+@pytest.mark.parametrize("port", ["0", "65535", "0080"])
+def test_ports_kafka_parses_are_accepted(channel: grpc.Channel, port: str) -> None:
+    request = group()
+    request.members.extend(build.client(pid(9), threads=1, end_point=f"host-9:{port}"))
+    response = _assign(channel, request)
+    assert f"host-9:{port}" in {c.user_end_point for c in response.clients}

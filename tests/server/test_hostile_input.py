@@ -7,18 +7,21 @@ enough for any gRPC client to receive, or as a valid answer where Kafka accepts 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 from google.protobuf import json_format
+from kassign.server.observe.calllog import CallLog, ConsumerCallLog
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc, consumer_pb2_grpc
 from kassign.v1 import consumer_pb2 as cpb
 from kassign_client import build
 from kassign_client.build import Encoding
 
+from tests.server.consumer.requests import racked_group, structured
 from tests.server.requests import group, pid
 from tests.server.running import in_process
 
@@ -33,7 +36,7 @@ BIG = 256 * 1024 * 1024
 def channel() -> Iterator[grpc.Channel]:
     options = [("grpc.max_send_message_length", BIG), ("grpc.max_receive_message_length", BIG)]
     with (
-        in_process() as (_, target),
+        in_process(CallLog(), consumer_observer=ConsumerCallLog()) as (_, target),
         grpc.insecure_channel(target, options=options) as channel,
     ):
         yield channel
@@ -124,3 +127,102 @@ def test_ports_kafka_parses_are_accepted(channel: grpc.Channel, port: str) -> No
     request.members.extend(build.client(pid(9), threads=1, end_point=f"host-9:{port}"))
     response = _assign(channel, request)
     assert f"host-9:{port}" in {c.user_end_point for c in response.clients}
+
+
+# -- very long ids: refusals quote bounded excerpts ----------------------------------------------
+
+DETAILS_LIMIT = 2048
+"""Bytes of status message a refusal may take: well inside gRPC's 8 KiB metadata default."""
+METADATA_LIMIT = 1024
+LOG_LINE_LIMIT = 2048
+
+
+def _long_process_id() -> tuple[pb.AssignRequest, str, str | None]:
+    request = group()
+    request.members[0].subscription.info.process_id = "x" * 100_000
+    return request, "process_id", request.members[0].member_id
+
+
+def _long_member_id() -> tuple[pb.AssignRequest, str, str | None]:
+    request = group()
+    request.members[0].member_id = "m" * 20_000
+    request.members[0].subscription.info.process_id = "not-a-uuid"
+    return request, "process_id", request.members[0].member_id
+
+
+def _long_assignor() -> tuple[pb.AssignRequest, str, str | None]:
+    request = group()
+    request.configs.assignor = "a" * 1_000_000
+    return request, "configs.assignor", None
+
+
+def _long_port() -> tuple[pb.AssignRequest, str, str | None]:
+    request = group()
+    request.members[0].subscription.info.user_end_point = "host:" + "9" * 5000
+    return request, "user_end_point", request.members[0].member_id
+
+
+def _long_consumer_member() -> tuple[cpb.ConsumerAssignRequest, str, str | None]:
+    request = racked_group("range")
+    structured(request, "m2").topics.append("orders")  # subscribed twice
+    request.members[2].member_id = "\u00fc" * 10_000  # 20 KB of UTF-8
+    return request, "subscription.topics", request.members[2].member_id
+
+
+def _long_consumer_assignor() -> tuple[cpb.ConsumerAssignRequest, str, str | None]:
+    request = racked_group("range")
+    request.assignor = "\U0001f600" * 250_000  # 1 MB of four-byte characters
+    return request, "assignor", None
+
+
+LONG = {
+    "100 KB process id": _long_process_id,
+    "20 KB member id": _long_member_id,
+    "1 MB assignor name": _long_assignor,
+    "5,000-digit port": _long_port,
+    "consumer: 20 KB member id": _long_consumer_member,
+    "consumer: 1 MB assignor name": _long_consumer_assignor,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LONG))
+def test_long_ids_are_quoted_as_bounded_excerpts(
+    channel: grpc.Channel, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    request, field, member = LONG[name]()
+    with caplog.at_level(logging.INFO):
+        error = _refusal(channel, request)
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    details = error.details()
+    assert len(details.encode()) <= DETAILS_LIMIT and " bytes)" in details
+    metadata = dict(error.trailing_metadata())
+    assert field in metadata["kassign-field"] and metadata["kassign-field"] in details
+    assert all(len(value) <= METADATA_LIMIT for value in metadata.values())
+    if member is not None:
+        # The excerpt keeps the id's head and tail, so ids that differ at either end stay apart.
+        quoted = metadata["kassign-member"].encode().decode("unicode_escape")
+        head, _, tail = quoted.partition("…")
+        assert member.startswith(head) and member.endswith(tail.partition("…")[2]) and head
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines and all(len(line.encode()) <= LOG_LINE_LIMIT for line in lines)
+
+
+@pytest.mark.parametrize("room", ["streams", "consumer"])
+def test_the_call_log_quotes_a_long_group_id_as_an_excerpt(
+    channel: grpc.Channel, room: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    group_id = "g" * 1_000_000
+    with caplog.at_level(logging.INFO, logger="kassign.calls"):
+        if room == "streams":
+            request = group()
+            request.group_id = group_id
+            _assign(channel, request)
+        else:
+            consumer_request = racked_group("range")
+            consumer_request.group_id = group_id
+            consumer_pb2_grpc.ConsumerAssignmentServiceStub(channel).Assign(
+                consumer_request, timeout=60
+            )
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "kassign.calls"]
+    assert line.startswith("assigned") and "(1000000 bytes)" in line
+    assert len(line.encode()) <= LOG_LINE_LIMIT

@@ -14,6 +14,8 @@ from pathlib import Path
 import grpc
 import pytest
 from google.protobuf import json_format
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from kassign.server.observe.calllog import CallLog, ConsumerCallLog
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc, consumer_pb2_grpc
@@ -23,7 +25,7 @@ from kassign_client.build import Encoding
 
 from tests.server.consumer.requests import racked_group, structured
 from tests.server.requests import group, pid
-from tests.server.running import in_process
+from tests.server.running import in_process, subprocess_server
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LONG_MAX = 2**63 - 1
@@ -226,3 +228,75 @@ def test_the_call_log_quotes_a_long_group_id_as_an_excerpt(
     (line,) = [r.getMessage() for r in caplog.records if r.name == "kassign.calls"]
     assert line.startswith("assigned") and "(1000000 bytes)" in line
     assert len(line.encode()) <= LOG_LINE_LIMIT
+
+
+# -- malformed protobuf: INVALID_ARGUMENT and one log line ----------------------------------------
+
+METHODS = {
+    "streams": "/kassign.v1.TaskAssignmentService/Assign",
+    "consumer": "/kassign.v1.ConsumerAssignmentService/Assign",
+}
+MALFORMED = {
+    "invalid wire type": b"\xff\xff\xff",
+    "truncated length": b"\x12\x05ab",
+    "bad UTF-8 in group_id": b"\x0a\x02\xc3\x28",
+}
+
+
+def _send_bytes(channel: grpc.Channel, method: str, body: bytes) -> grpc.RpcError:
+    call = channel.unary_unary(method)  # no serializers: the bytes go as they are
+    with pytest.raises(grpc.RpcError) as caught:
+        call(body, timeout=30)
+    error: grpc.RpcError = caught.value
+    return error
+
+
+@pytest.mark.parametrize("room", sorted(METHODS))
+@pytest.mark.parametrize("body", sorted(MALFORMED))
+def test_malformed_protobuf_is_invalid_argument_with_one_log_line(
+    channel: grpc.Channel, room: str, body: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO):
+        error = _send_bytes(channel, METHODS[room], MALFORMED[body])
+    assert error.code() is grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert dict(error.trailing_metadata())["kassign-field"] == "request"
+    assert "not a valid kassign.v1." in error.details()
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING and record.exc_info is None
+    assert "request" in record.getMessage()
+
+
+def test_health_and_reflection_are_unaffected(channel: grpc.Channel) -> None:
+    health = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "kassign.v1.TaskAssignmentService", "kassign.v1.ConsumerAssignmentService"):
+        answer = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+        assert answer.status == health_pb2.HealthCheckResponse.SERVING
+    reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+    (reply,) = reflection.ServerReflectionInfo(
+        iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10
+    )
+    names = {s.name for s in reply.list_services_response.service}
+    assert set(METHODS_SERVICES) <= names
+    # A well-formed request still goes through the same registration.
+    assert _assign(channel, group()).report.tasks == 12
+
+
+METHODS_SERVICES = ("kassign.v1.TaskAssignmentService", "kassign.v1.ConsumerAssignmentService")
+
+
+def test_kassign_serve_logs_one_line_per_refusal_and_no_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    with (
+        subprocess_server(tmp_path, "--journal", str(tmp_path / "journal"), log=log) as (_, target),
+        grpc.insecure_channel(target) as channel,
+    ):
+        codes = [
+            _send_bytes(channel, m, MALFORMED["invalid wire type"]).code() for m in METHODS.values()
+        ]
+        codes.append(_refusal(channel, _long_member_id()[0]).code())
+    assert codes == [grpc.StatusCode.INVALID_ARGUMENT] * 3
+    text = log.read_text()
+    assert "Traceback" not in text and " ERROR " not in text, text[:LOG_LINE_LIMIT]
+    refusals = [line for line in text.splitlines() if "refused" in line]
+    assert len(refusals) == 3, text[:LOG_LINE_LIMIT]
+    assert all(len(line.encode()) <= LOG_LINE_LIMIT for line in text.splitlines())

@@ -2,12 +2,14 @@
 
 Each case is a request a careless or hostile caller can send; each must come back
 INVALID_ARGUMENT naming the field (and the member), with a message and trailing metadata small
-enough for any gRPC client to receive, or as a valid answer where Kafka accepts the input.
+enough for any gRPC client to receive, or as a valid answer where Kafka accepts the input. And
+the answer must not depend on the server's load: the same request, the same bytes.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from kassign.server.observe.calllog import CallLog, ConsumerCallLog
+from kassign.server.streams.encode import canonical_bytes
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc, consumer_pb2_grpc
 from kassign.v1 import consumer_pb2 as cpb
@@ -300,3 +303,21 @@ def test_kassign_serve_logs_one_line_per_refusal_and_no_traceback(tmp_path: Path
     refusals = [line for line in text.splitlines() if "refused" in line]
     assert len(refusals) == 3, text[:LOG_LINE_LIMIT]
     assert all(len(line.encode()) <= LOG_LINE_LIMIT for line in text.splitlines())
+
+
+# -- determinism: the answer is a function of the request alone ------------------------------------
+
+
+def test_a_loaded_server_gives_the_same_bytes(
+    channel: grpc.Channel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rack solver's budget (the server's default, 5 s) against a clock that jumps ten
+    # seconds at every read: under any load, the same assignment, report and reasons.
+    request = pb.AssignRequest()
+    json_format.Parse((EXAMPLES / "rack-aware-min-traffic.json").read_text(), request)
+    calm = _assign(channel, request)
+    ticks = iter(range(0, 10**9, 10))
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(ticks)))
+    loaded = _assign(channel, request)
+    assert calm.report.rack_status == pb.RACK_OPTIMISATION_OPTIMAL
+    assert canonical_bytes(loaded) == canonical_bytes(calm)

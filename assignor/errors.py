@@ -8,7 +8,23 @@ KassignError
 
 from __future__ import annotations
 
-__all__ = ["InvalidAssignment", "InvalidRequest", "KassignError", "SolverError"]
+__all__ = [
+    "InvalidAssignment",
+    "InvalidRequest",
+    "KassignError",
+    "SolverError",
+    "invalid_request_text",
+]
+
+
+def invalid_request_text(reason: str, *, field: str, member: str | None) -> str:
+    """An ``InvalidRequest``'s message: where (member, field), then what is wrong.
+
+    One function, so the service edge can rebuild the message from shortened parts
+    (``kassign.server.status``) and still read as the library's.
+    """
+    where = field if member is None else f"member {member!r}: {field}"
+    return f"{where}: {reason}"
 
 
 class KassignError(Exception):
@@ -19,8 +35,7 @@ class InvalidRequest(KassignError):
     """Bad input: names the field and, where there is one, the member that sent it."""
 
     def __init__(self, message: str, *, field: str, member: str | None = None) -> None:
-        where = f"{field}" if member is None else f"member {member!r}: {field}"
-        super().__init__(f"{where}: {message}")
+        super().__init__(invalid_request_text(message, field=field, member=member))
         self.field = field
         self.member = member
         self.reason = message

@@ -6,22 +6,36 @@
 - ``status_on_error`` is the edge: any exception becomes the gRPC status
   ``kassign.server.status`` maps it to (with its trailing metadata), never a traceback;
 - ``record_quietly`` hands a request to a journal before it is answered: a failing journal is
-  logged, never the call's failure.
+  logged, never the call's failure;
+- ``add_unary_service`` registers a service's unary methods as the generated
+  ``add_*_to_server`` would, except that a body which does not parse as the request message is
+  answered INVALID_ARGUMENT (field ``request``) through the same edge, where grpcio would log an
+  ERROR traceback and answer INTERNAL "Exception deserializing request!".
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import grpc
+from google.protobuf.message import Message
+from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.timing import measure
 from kassign.server import status
 
-__all__ = ["PhaseClock", "record_quietly", "status_on_error"]
+__all__ = [
+    "Malformed",
+    "PhaseClock",
+    "Unary",
+    "add_unary_service",
+    "record_quietly",
+    "status_on_error",
+]
 
 log = logging.getLogger(__name__)
 
@@ -72,3 +86,70 @@ def record_quietly(record: Callable[[_T], None], request: _T) -> None:
         record(request)
     except Exception:
         log.exception("journal: could not record a %s", type(request).__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A request body that did not parse: handed to the handler in place of the message."""
+
+    message_type: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    """One unary method: what it does, and the message types it reads and writes."""
+
+    behaviour: Callable[[Any, grpc.ServicerContext], Message]
+    request_type: type[Message]
+    response_type: type[Message]
+
+
+def _parser(request_type: type[Message]) -> Callable[[bytes], Message | Malformed]:
+    """The request deserializer: never raises (grpcio would turn that into INTERNAL)."""
+    name = request_type.DESCRIPTOR.full_name
+
+    def parse(data: bytes) -> Message | Malformed:
+        try:
+            return request_type.FromString(data)
+        except Exception as exc:  # noqa: BLE001 - whatever the bytes did, the caller sent them
+            return Malformed(name, str(exc))
+
+    return parse
+
+
+def _refusing_malformed(
+    method: Unary, on_error: Callable[[grpc.StatusCode, BaseException], None]
+) -> Callable[[Message | Malformed, grpc.ServicerContext], Message]:
+    def handle(request: Message | Malformed, context: grpc.ServicerContext) -> Message:
+        if not isinstance(request, Malformed):
+            return method.behaviour(request, context)
+        with status_on_error(on_error, context):
+            reason = f"not a valid {request.message_type} message: {request.error}"
+            raise InvalidRequest(reason, field="request")
+        raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover
+
+    return handle
+
+
+def add_unary_service(
+    server: grpc.Server,
+    service: str,
+    methods: Mapping[str, Unary],
+    *,
+    on_error: Callable[[grpc.StatusCode, BaseException], None],
+) -> None:
+    """Register ``service``'s ``methods`` on ``server``; a malformed body is INVALID_ARGUMENT.
+
+    ``on_error`` is the observer's, so the refusal is counted and logged like any other.
+    """
+    handlers = {
+        name: grpc.unary_unary_rpc_method_handler(
+            _refusing_malformed(method, on_error),
+            request_deserializer=_parser(method.request_type),
+            response_serializer=method.response_type.SerializeToString,
+        )
+        for name, method in methods.items()
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)

@@ -20,6 +20,12 @@ The most specific class wins (the table is walked along the exception's MRO), th
 an INVALID_ARGUMENT also carries ``kassign-field`` / ``kassign-member`` trailing metadata, a
 FAILED_PRECONDITION ``kassign-reason`` (its code), so clients can react without parsing the
 message.
+
+Messages and metadata quote the caller's own text (ids, names), which may be megabytes long;
+gRPC refuses trailing metadata past 8-16 KiB, and the caller would get RESOURCE_EXHAUSTED
+instead of the error. So every quoted part is an ``excerpt``: past ``EXCERPT_BYTES`` (a
+reason: ``REASON_BYTES``), its head and tail around ``…(N bytes)…``. ``error_text`` is that
+bounded message, for the status and for the logs alike.
 """
 
 from __future__ import annotations
@@ -29,12 +35,22 @@ import uuid
 from dataclasses import dataclass
 
 import grpc
-from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
+from kassign.assignor.errors import (
+    InvalidAssignment,
+    InvalidRequest,
+    KassignError,
+    SolverError,
+    invalid_request_text,
+)
 
 __all__ = [
     "ASSIGNMENT_CODE_TABLE",
+    "EXCERPT_BYTES",
+    "REASON_BYTES",
     "STATUS_TABLE",
     "MappedStatus",
+    "error_text",
+    "excerpt",
     "to_status",
 ]
 
@@ -55,6 +71,11 @@ ASSIGNMENT_CODE_TABLE: dict[object, grpc.StatusCode] = {
 
 _EXPLAINED = (InvalidRequest, InvalidAssignment, SolverError)
 """Errors whose message is safe and useful to show the caller as is."""
+EXCERPT_BYTES = 256
+"""UTF-8 bytes of an id or field path quoted whole; Kafka's generated member ids (client id,
+thread, UUID) are about 100."""
+REASON_BYTES = 512
+"""UTF-8 bytes of an error's reason (or whole message) quoted whole."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,21 +92,45 @@ def _code_for(exc: BaseException) -> grpc.StatusCode | None:
     return None
 
 
+def excerpt(text: str, limit: int = EXCERPT_BYTES) -> str:
+    """``text`` if it fits ``limit`` UTF-8 bytes; else its head and tail around ``…(N bytes)…``.
+
+    Head and tail both: ids often differ only at the end (Kafka's member ids end in a UUID).
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit:
+        return text
+    head = data[: limit * 3 // 4].decode("utf-8", "ignore")
+    tail = data[len(data) - limit // 4 :].decode("utf-8", "ignore")
+    return f"{head}…({len(data)} bytes)…{tail}"
+
+
+def error_text(exc: BaseException) -> str:
+    """The message of ``exc`` with every part the caller wrote shortened to an ``excerpt``."""
+    if isinstance(exc, InvalidRequest):
+        member = None if exc.member is None else excerpt(exc.member)
+        reason = excerpt(exc.reason, REASON_BYTES)
+        return invalid_request_text(reason, field=excerpt(exc.field), member=member)
+    return excerpt(str(exc), REASON_BYTES)
+
+
 def to_status(exc: BaseException) -> MappedStatus:
     """The status a caller gets for ``exc``; unexpected errors are logged with a request id."""
     code = _code_for(exc)
     if isinstance(exc, InvalidRequest):
-        meta = [("kassign-field", _ascii(exc.field))]
+        meta = [("kassign-field", _ascii(excerpt(exc.field)))]
         if exc.member is not None:
-            meta.append(("kassign-member", _ascii(exc.member)))
-        return MappedStatus(grpc.StatusCode.INVALID_ARGUMENT, str(exc), tuple(meta))
+            meta.append(("kassign-member", _ascii(excerpt(exc.member))))
+        return MappedStatus(grpc.StatusCode.INVALID_ARGUMENT, error_text(exc), tuple(meta))
     if isinstance(exc, InvalidAssignment) and exc.code in ASSIGNMENT_CODE_TABLE:
-        reason = (("kassign-reason", _ascii(str(exc.code))),)
-        return MappedStatus(ASSIGNMENT_CODE_TABLE[exc.code], str(exc), reason)
+        reason = (("kassign-reason", _ascii(excerpt(str(exc.code)))),)
+        return MappedStatus(ASSIGNMENT_CODE_TABLE[exc.code], error_text(exc), reason)
     if code is not None and isinstance(exc, _EXPLAINED):
         request_id = _log_with_id(exc, expected=True)
         return MappedStatus(
-            code, f"{exc} (request id {request_id})", (("kassign-request-id", request_id),)
+            code,
+            f"{error_text(exc)} (request id {request_id})",
+            (("kassign-request-id", request_id),),
         )
     request_id = _log_with_id(exc, expected=False)
     return MappedStatus(
@@ -98,7 +143,7 @@ def to_status(exc: BaseException) -> MappedStatus:
 def _log_with_id(exc: BaseException, *, expected: bool) -> str:
     request_id = uuid.uuid4().hex[:16]
     if expected:
-        log.error("request %s failed: %s", request_id, exc)
+        log.error("request %s failed: %s", request_id, error_text(exc))
     else:
         log.error("request %s failed unexpectedly", request_id, exc_info=exc)
     return request_id

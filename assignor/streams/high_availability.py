@@ -14,8 +14,9 @@ Kafka's ``HighAvailabilityTaskAssignor``, phase by phase (``assign`` reads as th
    cost; counts, tag spread, warm-ups and the follow-up decision stay as they are;
 6. stateless actives, one at a time to the client with the fewest actives per thread, rack
    optimised;
-7. a follow-up rebalance at ``now_ms + probing_rebalance_interval_ms`` on every client when
-   any movement was planned, so warm-ups can take over once caught up (KIP-441 probing).
+7. a follow-up rebalance at ``now_ms + probing_rebalance_interval_ms`` (at most Java's
+   ``Long.MAX_VALUE``) on every client when any movement was planned, so warm-ups can take over
+   once caught up (KIP-441 probing).
 
 Once the group is balanced and caught up no movement is planned, no follow-up is asked for,
 and the same input gives the same output: the assignment converges and then stays put.
@@ -50,6 +51,7 @@ from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
     TaskAssignment,
+    followup_deadline,
     task_assignment,
 )
 from kassign.assignor.streams.standby import place_standby_tasks
@@ -135,7 +137,8 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
         .merged(exchanged)
         .merged(stateless_diagnostics)
     )
-    deadline = state.now_ms + state.configs.probing_rebalance_interval_ms if movements else None
+    interval = state.configs.probing_rebalance_interval_ms
+    deadline = followup_deadline(state.now_ms, interval) if movements else None
     return task_assignment(
         (
             KafkaStreamsAssignment.of(

@@ -14,6 +14,7 @@ from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.model import ProcessId, TaskId
 
 __all__ = [
+    "LATEST_DEADLINE_MS",
     "AssignedTask",
     "Diagnostics",
     "KafkaStreamsAssignment",
@@ -21,8 +22,26 @@ __all__ = [
     "RackStatus",
     "TaskAssignment",
     "TaskType",
+    "followup_deadline",
     "task_assignment",
 ]
+
+LATEST_DEADLINE_MS = 2**63 - 1
+"""Java's ``Long.MAX_VALUE``: the latest deadline the contract (``int64``) and Kafka can carry.
+
+A Streams member reads it as "no follow-up rebalance" (``StreamsPartitionAssignor``), which is
+what a probing interval that long means."""
+
+
+def followup_deadline(now_ms: int, delay_ms: int) -> int:
+    """``now_ms + delay_ms``, saturated at ``LATEST_DEADLINE_MS`` rather than past ``int64``.
+
+    Kafka accepts ``probing.rebalance.interval.ms`` up to ``Long.MAX_VALUE`` and adds it to the
+    leader's clock in Java ``long`` arithmetic, which wraps to a deadline in the past: each
+    member's ``StreamThread`` then rebalances at once instead of after the interval. Saturating
+    keeps the deadline where the config meant it, and inside ``int64``.
+    """
+    return min(now_ms + delay_ms, LATEST_DEADLINE_MS)
 
 
 class RackStatus(enum.IntEnum):

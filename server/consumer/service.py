@@ -10,10 +10,13 @@ from __future__ import annotations
 from typing import Protocol
 
 import grpc
-from kassign.server.calls import record_quietly
-from kassign.server.consumer.servicer import ConsumerAssignmentServicer, ConsumerObserver
+from kassign.server.calls import Unary, add_unary_service, record_quietly
+from kassign.server.consumer.servicer import (
+    ConsumerAssignmentServicer,
+    ConsumerObserver,
+    NullConsumerObserver,
+)
 from kassign.v1 import consumer_pb2 as cpb
-from kassign.v1 import consumer_pb2_grpc
 
 __all__ = ["SERVICE_NAME", "ConsumerRequestJournal", "add_to_server"]
 
@@ -54,5 +57,7 @@ def add_to_server(
         if journal is not None
         else ConsumerAssignmentServicer(observer=observer)
     )
-    consumer_pb2_grpc.add_ConsumerAssignmentServiceServicer_to_server(servicer, server)
+    method = Unary(servicer.Assign, cpb.ConsumerAssignRequest, cpb.ConsumerAssignResponse)
+    on_error = (observer or NullConsumerObserver()).on_error
+    add_unary_service(server, SERVICE_NAME, {"Assign": method}, on_error=on_error)
     return SERVICE_NAME

@@ -15,7 +15,9 @@ The consumer room logs the same way (``ConsumerCallLog``, ``ConsumerObservers``)
     in some rack); 1.2 ms
 
 Invalid requests are logged at WARNING with the field and member at fault (the caller's
-mistake, worth seeing); other failures are already logged by ``kassign.server.status``.
+mistake, worth seeing); other failures are already logged by ``kassign.server.status``. The
+caller's text (group id, ids in messages) is quoted as a bounded ``excerpt``: a 64 MiB group id
+must not become a 64 MiB log line.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kassign.server.consumer.servicer import (
     ConsumerOutcome,
     NullConsumerObserver,
 )
+from kassign.server.status import error_text, excerpt
 from kassign.server.streams.decode.request import DecodedRequest
 from kassign.server.streams.servicer import AssignObserver, NullObserver
 from kassign.v1 import assignment_pb2 as pb
@@ -62,7 +65,7 @@ def describe(group_id: str, response: pb.AssignResponse) -> str:
     followup = f"follow-up rebalance at {first}" if first else "no follow-up"
     size = f"{report.tasks} tasks, {report.clients} clients, {len(response.members)} members"
     parts = [
-        f"assigned group {group_id!r} ({report.assignor}): {size}",
+        f"assigned group {excerpt(group_id)!r} ({excerpt(report.assignor)}): {size}",
         f"moved {report.active_tasks_moved} active, {report.standby_tasks_moved} standby",
         f"{report.warmups} warm-ups",
         followup,
@@ -90,7 +93,7 @@ class CallLog(NullObserver):
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
         if isinstance(error, InvalidRequest):
-            log.warning("refused a request: %s: %s", code.name, error)
+            log.warning("refused a request: %s: %s", code.name, error_text(error))
 
 
 class Observers:
@@ -130,7 +133,7 @@ def describe_consumer(group_id: str, response: cpb.ConsumerAssignResponse) -> st
     moves = f"moved {r.moved_partitions}, revoked {r.revoked_partitions}"
     cross = f"cross-rack {r.cross_rack_partitions_before} -> {r.cross_rack_partitions_after}"
     parts = [
-        f"assigned consumer group {group_id!r} ({r.assignor}): {size}",
+        f"assigned consumer group {excerpt(group_id)!r} ({excerpt(r.assignor)}): {size}",
         f"{moves}, withheld {r.withheld_partitions}",
         f"{cross} (Kafka {rack}: {r.kafka_rack_reason})",
     ]
@@ -149,7 +152,7 @@ class ConsumerCallLog(NullConsumerObserver):
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
         if isinstance(error, InvalidRequest) or code is grpc.StatusCode.FAILED_PRECONDITION:
-            log.warning("refused a consumer request: %s: %s", code.name, error)
+            log.warning("refused a consumer request: %s: %s", code.name, error_text(error))
 
 
 class ConsumerObservers:

@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Protocol
 
 import grpc
-from kassign.server.calls import record_quietly
-from kassign.server.streams.servicer import AssignObserver, TaskAssignmentServicer
+from kassign.server.calls import Unary, add_unary_service, record_quietly
+from kassign.server.streams.servicer import AssignObserver, NullObserver, TaskAssignmentServicer
 from kassign.v1 import assignment_pb2 as pb
-from kassign.v1 import assignment_pb2_grpc
 
 __all__ = ["SERVICE_NAME", "JournalingServicer", "RequestJournal", "add_to_server"]
 
@@ -52,5 +51,7 @@ def add_to_server(
         if journal is not None
         else TaskAssignmentServicer(**kwargs)  # type: ignore[arg-type]
     )
-    assignment_pb2_grpc.add_TaskAssignmentServiceServicer_to_server(servicer, server)
+    method = Unary(servicer.Assign, pb.AssignRequest, pb.AssignResponse)
+    on_error = (observer or NullObserver()).on_error
+    add_unary_service(server, SERVICE_NAME, {"Assign": method}, on_error=on_error)
     return SERVICE_NAME

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 import grpc
 from kassign.server.consumer.servicer import ConsumerObserver
@@ -39,9 +40,15 @@ def in_process(
 
 
 @contextmanager
-def subprocess_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``python -m kassign.cli serve --port 0`` in a child process; the port comes from --port-file."""
+def subprocess_server(
+    tmp_path: Path, *args: str, log: Path | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``python -m kassign.cli serve --port 0`` in a child process; the port comes from --port-file.
+
+    ``log``: the server's stderr (its log) goes to that file, to read once the context exits.
+    """
     port_file = tmp_path / "port"
+    stderr: int | BinaryIO = subprocess.PIPE if log is None else log.open("wb")
     paths = [str(ROOT), str(ROOT / "gen"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     proc = subprocess.Popen(
@@ -65,14 +72,14 @@ def subprocess_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.P
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
     )
     try:
         deadline = time.monotonic() + 60
         while not port_file.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(
-                    f"server did not start: {proc.communicate(timeout=5)[1].decode()}"
+                    f"server did not start: {(proc.communicate(timeout=5)[1] or b'').decode()}"
                 )
             time.sleep(0.05)
         yield proc, f"127.0.0.1:{port_file.read_text().strip()}"
@@ -80,3 +87,5 @@ def subprocess_server(tmp_path: Path, *args: str) -> Iterator[tuple[subprocess.P
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=30)
+        if not isinstance(stderr, int):
+            stderr.close()

@@ -6,8 +6,17 @@ import logging
 
 import grpc
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, SolverError
-from kassign.server.status import STATUS_TABLE, to_status
+from kassign.server.status import (
+    EXCERPT_BYTES,
+    REASON_BYTES,
+    STATUS_TABLE,
+    error_text,
+    excerpt,
+    to_status,
+)
 
 
 def test_invalid_request_names_field_and_member_in_message_and_metadata() -> None:
@@ -92,3 +101,46 @@ def test_a_group_kafka_cannot_assign_is_a_failed_precondition_with_its_reason(
     assert status.message == str(error)
     assert dict(status.metadata) == {"kassign-reason": "KAFKA_NULL_POINTER"}
     assert not caplog.records  # the caller's group, not a server fault: nothing to log here
+
+
+@given(st.text(max_size=EXCERPT_BYTES // 4))
+def test_an_excerpt_of_text_that_fits_is_the_text(text: str) -> None:
+    assert excerpt(text) == text
+
+
+@given(st.text(min_size=1), st.integers(min_value=8, max_value=1024))
+def test_an_excerpt_is_bounded_and_keeps_the_head_and_the_tail(text: str, limit: int) -> None:
+    size = len(text.encode())
+    short = excerpt(text, limit)
+    if size <= limit:
+        assert short == text
+        return
+    head, marker, tail = short.partition(f"…({size} bytes)…")
+    assert marker
+    assert text.startswith(head) and text.endswith(tail)
+    assert len(head.encode()) + len(tail.encode()) <= limit
+
+
+@given(
+    st.text(max_size=60),
+    st.text(max_size=60),
+    st.one_of(st.none(), st.text(max_size=60)),
+)
+def test_a_short_invalid_request_reads_as_the_library_wrote_it(
+    reason: str, field: str, member: str | None
+) -> None:
+    error = InvalidRequest(reason, field=field, member=member)
+    assert error_text(error) == str(error) == to_status(error).message
+
+
+def test_long_parts_of_an_invalid_request_become_excerpts_in_message_and_metadata() -> None:
+    member, reason = "m" * 20_000 + "-tail", "not a UUID: " + "x" * 100_000
+    status = to_status(InvalidRequest(reason, field="members[0].process_id", member=member))
+    assert len(status.message.encode()) <= 2 * (EXCERPT_BYTES + REASON_BYTES)
+    assert "(20005 bytes)" in status.message and "(100012 bytes)" in status.message
+    assert (
+        status.message.startswith("member 'mmm")
+        and "members[0].process_id: not a UUID" in status.message
+    )
+    metadata = dict(status.metadata)
+    assert metadata["kassign-member"].endswith("-tail") and len(metadata["kassign-member"]) < 400

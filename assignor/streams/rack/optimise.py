@@ -14,15 +14,16 @@ the traffic cost cannot differ between racks ("disabled: ..."). They never raise
 problem: a status other than optimal, or a time budget overrun, returns the input unchanged with
 ``solver_fallback=True`` ("fallback: ...").
 
-Time budget (``assignment_time_budget_ms``, per call): OR-Tools cannot be interrupted, so the
-graph size is checked first (skipped if its estimated solve time exceeds the budget) and the
-elapsed time after (a result that arrived late is discarded). The latter depends on the machine,
-the one place the output can depend on anything but the input.
+Time budget (``assignment_time_budget_ms``, per call): OR-Tools cannot be interrupted, so each
+solve is priced before it runs, at ``_MS_PER_ARC`` per arc of its graph, and the call falls back
+once the solves it needs would cost more than the budget. The price is an estimate from the
+request, never a clock reading: the same request gets the same answer (and the same reason) on
+any machine under any load. Wall-clock limits are the caller's gRPC deadline.
 """
 
 from __future__ import annotations
 
-import time
+import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
@@ -72,7 +73,7 @@ __all__ = [
 MAX_COST = MAX_RACK_COST
 """Largest traffic or non-overlap cost accepted (``model.MAX_RACK_COST``)."""
 _MS_PER_ARC = 0.003
-"""Conservative solve-time estimate per arc, for skipping a graph the budget cannot afford."""
+"""Solve-time estimate per arc (about twice the measured CPU time), the budget's only unit."""
 
 
 @timed(RACK_OPTIMISATION)
@@ -94,7 +95,6 @@ def optimize_active_tasks(
     has its state (a previous active or standby there); otherwise, as KIP-925 says, for moving
     it off its starting client at all.
     """
-    started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, assignment)
     ordered = sorted(set(tasks), key=lambda t: t.sort_key)
@@ -118,9 +118,8 @@ def optimize_active_tasks(
     before = placement_cost(unit, start)
     arcs = len(ordered) * (len(racks) + 1) + len(clients) * (1 + 2 * _subtopologies(subtopology))
     try:
-        _within_budget(state, started, arcs)
+        _afford(state, 0, arcs)
         placement = solve_active_compact(problem)
-        _within_budget(state, started, 0)
         if not np.array_equal(np.bincount(placement, minlength=len(clients)), problem.counts):
             raise SolverError("BAD_RESULT", "per-client task counts changed")
     except SolverError as exc:
@@ -163,7 +162,6 @@ def optimize_standby_tasks(
     ``task_spread``: a task's several standbys may change tag class as long as the task's own
     diversity holds (the built-in assignors); otherwise each keeps its class, Kafka's rule.
     """
-    started = time.perf_counter()
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, standby)
     ordered = sorted({t for ts in result.values() for t in ts}, key=lambda t: t.sort_key)
@@ -206,7 +204,7 @@ def optimize_standby_tasks(
     unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
     before = standby_cost(unit, rep_task, rep_client)
     try:
-        solved = _solve_standbys(state, started, problem, len(racks))
+        solved = _solve_standbys(state, problem, len(racks))
     except SolverError as exc:
         return result, _fallback(f"{rep_task.size} standbys", exc, before)
     new: dict[ProcessId, set[TaskId]] = {pid: set() for pid in clients}
@@ -246,7 +244,7 @@ def _fixed(
 
 
 def _solve_standbys(
-    state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
+    state: ApplicationState, problem: StandbyProblem, n_racks: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Compact graph first, the per-client one if its hub split fails; checked, within budget.
 
@@ -256,11 +254,12 @@ def _solve_standbys(
     stricter than the rule: with room to move counts, the first solve may spend a task's
     freedom on a count change, and the lock then forbids a cheaper swap that keeps counts. So
     when a task was locked, the group is also solved with counts kept, and the cheaper wins.
+    Every solve counts against the one budget.
     """
-    solved, locked = _solve_loose(state, started, problem, n_racks)
+    solved, locked, spent = _solve_loose(state, problem, n_racks, 0)
     if locked and (problem.may_lose is not None or problem.may_gain is not None):
-        kept, _ = _solve_loose(
-            state, started, replace(problem, may_lose=None, may_gain=None), n_racks
+        kept, _, _ = _solve_loose(
+            state, replace(problem, may_lose=None, may_gain=None), n_racks, spent
         )
         if standby_cost(problem, *kept) < standby_cost(problem, *solved):
             solved = kept
@@ -269,14 +268,14 @@ def _solve_standbys(
 
 
 def _solve_loose(
-    state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
-) -> tuple[tuple[np.ndarray, np.ndarray], bool]:
-    """The lock-and-resolve rounds; also whether any task had to be locked."""
+    state: ApplicationState, problem: StandbyProblem, n_racks: int, spent: int
+) -> tuple[tuple[np.ndarray, np.ndarray], bool, int]:
+    """The lock-and-resolve rounds; also whether any task had to be locked, and arcs spent."""
     locked = False
     for round_ in range(_LOOSE_ROUNDS + 1):
         if problem.loose is not None and round_ == _LOOSE_ROUNDS:
             problem = replace(problem, loose=None)
-        solved = _solve_standbys_once(state, started, problem, n_racks)
+        solved, spent = _solve_standbys_once(state, problem, n_racks, spent)
         if problem.loose is None:
             break
         dropped = np.any(
@@ -287,7 +286,7 @@ def _solve_loose(
             break
         locked = True
         problem = replace(problem, loose=problem.loose & ~dropped)
-    return solved, locked
+    return solved, locked, spent
 
 
 _LOOSE_ROUNDS = 10
@@ -296,16 +295,16 @@ bounds the solves for a group whose tasks keep dropping diversity one after anot
 
 
 def _solve_standbys_once(
-    state: ApplicationState, started: float, problem: StandbyProblem, n_racks: int
-) -> tuple[np.ndarray, np.ndarray]:
+    state: ApplicationState, problem: StandbyProblem, n_racks: int, spent: int
+) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+    """One solve, compact graph first; the result and the arcs spent so far."""
     replicas, classes = problem.rep_task.size, problem.class_values.shape[0]
-    _within_budget(state, started, replicas * (n_racks * classes + 1))
+    spent = _afford(state, spent, replicas * (n_racks * classes + 1))
     solved = solve_standby_compact(problem)
     if solved is None:
-        _within_budget(state, started, replicas * problem.client_rack.size)
+        spent = _afford(state, spent, replicas * problem.client_rack.size)
         solved = solve_standby_dense(problem)
-    _within_budget(state, started, 0)
-    return solved
+    return solved, spent
 
 
 def _check_costs(traffic_cost: int, non_overlap_cost: int) -> None:
@@ -318,16 +317,21 @@ def _subtopologies(subtopology: np.ndarray | None) -> int:
     return 0 if subtopology is None else int(subtopology.max(initial=-1)) + 1
 
 
-def _within_budget(state: ApplicationState, started: float, arcs: int) -> None:
+def _afford(state: ApplicationState, spent: int, arcs: int) -> int:
+    """``spent + arcs``: the arcs this optimisation has solved, with the next solve's.
+
+    ``SolverError`` (TIME_BUDGET) when their estimated time exceeds the budget. No clock is read:
+    the decision, and the reason given, are functions of the request.
+    """
+    total = spent + arcs
     budget = state.configs.assignment_time_budget_ms
-    if budget is None:
-        return
-    elapsed = (time.perf_counter() - started) * 1000.0
-    if elapsed + arcs * _MS_PER_ARC > budget:
-        what = "exceeded" if arcs == 0 else f"too small for {arcs} arcs"
+    if budget is not None and total * _MS_PER_ARC > budget:
         raise SolverError(
-            "TIME_BUDGET", f"time budget of {budget} ms {what} ({elapsed:.0f} ms spent)"
+            "TIME_BUDGET",
+            f"time budget of {budget} ms too small for {total} arcs"
+            f" (about {math.ceil(total * _MS_PER_ARC)} ms)",
         )
+    return total
 
 
 def _disabled(what: str, reason: str) -> Diagnostics:

@@ -45,14 +45,22 @@ def parse_process_id(text: str, *, field: str, member: str | None) -> UUID:
     return UUID(text)
 
 
+_PORT = re.compile(r"0*([0-9]{1,5})")
+"""A port as Kafka's ``HostInfo`` reads it: ASCII digits (``[0-9]+``), leading zeros allowed.
+``str.isdigit`` would also take ``²`` and ``①`` (which ``int`` refuses) and ``٣`` (which it takes)."""
+
+
 def _check_end_point(text: str, field: str, member: str) -> str | None:
-    """Kafka's ``application.server`` is ``host:port``; an empty one means none."""
+    """Kafka's ``application.server`` is ``host:port``, the port 0-65535; empty means none."""
     if not text:
         return None
     host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
+    digits = _PORT.fullmatch(port)
+    if not sep or not host or digits is None or int(digits[1]) > 65535:
         raise InvalidRequest(
-            f"user end point {text!r} is not host:port", field=field, member=member
+            f"user end point {text!r} is not host:port (port 0-65535 in ASCII digits)",
+            field=field,
+            member=member,
         )
     return text
 

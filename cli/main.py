@@ -19,7 +19,6 @@ import logging
 import re
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import TypeVar
 
@@ -28,6 +27,7 @@ from kassign.assignor.errors import InvalidRequest
 from kassign.server.runtime import app, tls
 from kassign.server.runtime.cores import usable_cores
 from kassign.server.status import to_status
+from kassign.server.version import version
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 
@@ -154,22 +154,47 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Every option's help ends with its default (tests/cli/test_serve_help.py checks)."""
     p = subparsers.add_parser("serve", help="serve the gRPC API until SIGTERM/SIGINT")
-    p.add_argument("--host", default="[::]", help="address to bind (default [::], all interfaces)")
-    p.add_argument("--port", type=int, default=app.DEFAULT_PORT, help="0 picks a free port")
-    p.add_argument("--port-file", type=Path, help="write the bound port here once serving")
     p.add_argument(
-        "--grace", type=float, default=10.0, help="seconds in-flight calls get on shutdown"
+        "--host", default="[::]", help="gRPC address to bind (default: %(default)s, every address)"
     )
-    p.add_argument("--max-message-mb", type=int, default=app.DEFAULT_MAX_MESSAGE_BYTES >> 20)
-    p.add_argument("--max-workers", type=int, default=4, help="calls computed at once")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=app.DEFAULT_PORT,
+        help="gRPC port; 0 picks a free one (default: %(default)s)",
+    )
+    p.add_argument(
+        "--port-file", type=Path, help="write the bound port here once serving (default: none)"
+    )
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        help="seconds in-flight calls get on shutdown (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-message-mb",
+        type=int,
+        default=app.DEFAULT_MAX_MESSAGE_BYTES >> 20,
+        help="largest request or answer, MiB (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-workers",
+        type=int,
+        default=4,
+        help="threads per worker process: calls computed at once (default: %(default)s)",
+    )
     p.add_argument(
         "--assignment-time-budget-ms",
         type=int,
         default=5_000,
-        help="solver budget for requests that set none (0: none)",
+        help="solver budget for requests that set none, 0: none (default: %(default)s)",
     )
-    p.add_argument("--journal", type=Path, metavar="DIR", help="record every request under DIR")
+    p.add_argument(
+        "--journal", type=Path, metavar="DIR", help="record every request under DIR (default: off)"
+    )
     p.add_argument(
         "--workers",
         type=int,
@@ -184,11 +209,50 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         " refuse a port in use)",
     )
     p.add_argument(
-        "--metrics-port", type=int, default=9464, help="Prometheus /metrics port (0: any, -1: off)"
+        "--no-reflection",
+        dest="reflection",
+        action="store_false",
+        help="do not serve gRPC server reflection (default: served, for grpcurl and ghz)",
     )
-    p.add_argument("--metrics-host", default="0.0.0.0", help="address the metrics endpoint binds")
+    p.add_argument(
+        "--max-connection-age-s",
+        type=float,
+        default=0.0,
+        help="close each client connection after this many seconds (GOAWAY; clients reconnect,"
+        " so load spreads over the pods behind a Service), 0: never (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-connection-age-grace-s",
+        type=float,
+        help="seconds the calls on an aged connection get to finish (default: --grace's value)",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        default=9464,
+        help="Prometheus /metrics port, 0: any, -1: off (default: %(default)s)",
+    )
+    p.add_argument(
+        "--metrics-host",
+        default="0.0.0.0",
+        help="address the metrics endpoint binds (default: %(default)s, every IPv4 address)",
+    )
     tls.add_server_arguments(p)
     p.set_defaults(func=_run_serve)
+
+
+def _connection_age_options(args: argparse.Namespace) -> tuple[tuple[str, int], ...]:
+    """gRPC core's server-side max_connection_age: a GOAWAY after the age (jittered by ±10%),
+    then the grace for calls in flight on it. Off (no options) at 0."""
+    if args.max_connection_age_s <= 0:
+        return ()
+    grace = (
+        args.grace if args.max_connection_age_grace_s is None else args.max_connection_age_grace_s
+    )
+    return (
+        ("grpc.max_connection_age_ms", round(args.max_connection_age_s * 1000)),
+        ("grpc.max_connection_age_grace_ms", round(grace * 1000)),
+    )
 
 
 def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
@@ -202,6 +266,8 @@ def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
         default_budget_ms=args.assignment_time_budget_ms or None,
         journal_dir=args.journal,
         tls=tls.server_tls(args),
+        reflection=args.reflection,
+        extra_options=_connection_age_options(args),
     )
 
 
@@ -279,15 +345,6 @@ def _run_call(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     write_response(response, fmt=args.format, timings=args.timings)
     return EXIT_OK
-
-
-def version() -> str:
-    """The installed distribution's version (pyproject.toml), or "unknown" when run from a tree
-    that was never installed."""
-    try:
-        return metadata.version("kassign")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def build_parser() -> argparse.ArgumentParser:

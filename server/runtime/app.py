@@ -66,6 +66,7 @@ class ServerConfig:
     ``default_budget_ms`` fills ``assignment_time_budget_ms`` when a request leaves it unset.
     ``reuse_port`` lets several processes share one port (for forked workers; off otherwise, so
     a second server on a taken port fails instead of silently sharing it). ``tls`` set: TLS only.
+    ``reflection`` off: no gRPC server reflection service.
     """
 
     host: str = "[::]"
@@ -78,6 +79,7 @@ class ServerConfig:
     port_file: Path | None = None
     journal_dir: Path | None = None
     tls: ServerTls | None = None
+    reflection: bool = True
     extra_options: tuple[tuple[str, int | str], ...] = field(default=())
 
 
@@ -151,12 +153,13 @@ def create_server(
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", *services):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    pool = _MethodSymbolPool(descriptor_pool.Default())  # type: ignore[no-untyped-call]
-    reflection.enable_server_reflection(
-        (*services, health.SERVICE_NAME, reflection.SERVICE_NAME),
-        server,
-        pool=cast(descriptor_pool.DescriptorPool, pool),
-    )
+    if config.reflection:
+        pool = _MethodSymbolPool(descriptor_pool.Default())  # type: ignore[no-untyped-call]
+        reflection.enable_server_reflection(
+            (*services, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            server,
+            pool=cast(descriptor_pool.DescriptorPool, pool),
+        )
     address = f"{config.host}:{config.port}"
     try:
         if config.tls is None:
@@ -227,11 +230,12 @@ def run_process(
     observer: AssignObserver | None = None,
     consumer_observer: ConsumerObserver | None = None,
     interceptors: Sequence[grpc.ServerInterceptor] = (),
+    health_servicer: health.HealthServicer | None = None,
 ) -> None:
     """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace."""
     _tune_gc()
     journal, consumer_journal = _open_journals(config)
-    health_servicer = health.HealthServicer()
+    health_servicer = health_servicer or health.HealthServicer()
     server, port = create_server(
         config,
         observer=observer,

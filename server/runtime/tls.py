@@ -99,13 +99,17 @@ def channel_credentials(tls: ClientTls) -> grpc.ChannelCredentials:
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("TLS (off unless --tls-cert and --tls-key are given)")
-    group.add_argument("--tls-cert", type=Path, metavar="PEM", help="certificate chain")
-    group.add_argument("--tls-key", type=Path, metavar="PEM", help="its private key")
+    group.add_argument(
+        "--tls-cert", type=Path, metavar="PEM", help="certificate chain (default: none)"
+    )
+    group.add_argument(
+        "--tls-key", type=Path, metavar="PEM", help="its private key (default: none)"
+    )
     group.add_argument(
         "--tls-client-ca",
         type=Path,
         metavar="PEM",
-        help="require callers to present a certificate this CA signed (mutual TLS)",
+        help="require callers to present a certificate this CA signed, mutual TLS (default: none)",
     )
 
 

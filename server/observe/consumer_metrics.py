@@ -14,6 +14,9 @@ tell the two services apart by ``grpc_service``.
 - ``kassign_consumer_solver_fallbacks_total{assignor}``;
 - ``kassign_consumer_invalid_requests_total{reason}``: INVALID_ARGUMENT by field (indices
   dropped), ``kassign_consumer_failed_preconditions_total{reason}``: groups Kafka cannot assign.
+
+The answers and fallbacks of every assignor kassign knows exist from the start at 0, so a
+fallback-rate alert sees the first fallback.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import threading
 
 import grpc
+from kassign.assignor.consumer import ASSIGNORS, KAFKA_ASSIGNORS
 from kassign.assignor.errors import InvalidAssignment
 from kassign.server.consumer.servicer import ConsumerOutcome
 from kassign.server.observe.prometheus import (
@@ -110,6 +114,11 @@ class ConsumerMetrics:
             registry=registry,
         )
         self._phases = _Phases()
+        for assignor in sorted(ASSIGNORS):
+            for rack_aware in ("false", "true"):
+                self.assignments.labels(assignor, rack_aware)
+            if assignor not in KAFKA_ASSIGNORS:  # Kafka's have no solver to fall back from
+                self.solver_fallbacks.labels(assignor)
 
     def on_phase(self, phase: str, seconds: float) -> None:
         self._phases.seen.append((phase, seconds))

@@ -5,7 +5,10 @@ Two parts, both fed from the edge of the service, never from the assignor:
 - ``MetricsInterceptor`` (a ``grpc.ServerInterceptor``) counts every call of every service,
   health and reflection included: ``grpc_server_started_total``, ``grpc_server_handled_total``
   (``grpc_type, grpc_service, grpc_method, grpc_code``), ``grpc_server_handling_seconds``,
-  ``grpc_server_msg_received_total``, ``grpc_server_msg_sent_total``.
+  ``grpc_server_msg_received_total``, ``grpc_server_msg_sent_total``; and
+  ``kassign_calls_in_flight``, the calls started and not yet finished. ``GrpcMetrics.initialise``
+  creates the series of named services' methods at 0 (every status code), as go-grpc-prometheus
+  does, so an alert's ``rate()`` sees the first error rather than a series that appears with it.
 - ``AssignmentMetrics`` is the servicer's observer (``kassign.server.streams.servicer.AssignObserver``): phase
   timings, group sizes, moves, warm-ups, follow-ups, cross-rack cost, solver fallbacks and
   invalid requests by reason.
@@ -20,14 +23,15 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
+from google.protobuf import descriptor_pool
 from kassign.assignor.errors import InvalidRequest
 from kassign.v1 import assignment_pb2 as pb
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -67,6 +71,14 @@ UNKNOWN = "unknown"
 _Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic in the stubs only
 """Label value for an assignor or strategy a failed call never got to decode."""
 
+_KINDS = {
+    (False, False): "unary",
+    (True, False): "client_stream",
+    (False, True): "server_stream",
+    (True, True): "bidi_stream",
+}
+"""``grpc_type`` by (request streaming, response streaming)."""
+
 
 class GrpcMetrics:
     """The go-grpc-prometheus server metrics, on one registry."""
@@ -101,6 +113,31 @@ class GrpcMetrics:
             method,
             registry=registry,
         )
+        self.in_flight = Gauge(
+            "kassign_calls_in_flight",
+            "Calls started and not yet finished.",
+            method,
+            multiprocess_mode="livesum",  # summed over the live workers; a dead one's go
+            registry=registry,
+        )
+
+    def initialise(self, services: Iterable[str]) -> None:
+        """Every method of the named services at 0: each series, and ``handled`` for every code."""
+        pool = descriptor_pool.Default()  # type: ignore[no-untyped-call]
+        for service in services:
+            for method in pool.FindServiceByName(service).methods:
+                kind = _KINDS[(method.client_streaming, method.server_streaming)]
+                labels = (kind, service, method.name)
+                for metric in (
+                    self.started,
+                    self.handling_seconds,
+                    self.msg_received,
+                    self.msg_sent,
+                    self.in_flight,
+                ):
+                    metric.labels(*labels)
+                for code in grpc.StatusCode:
+                    self.handled.labels(*labels, code.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,12 +149,7 @@ class _Method:
     @staticmethod
     def of(full_method: str, handler: _Handler) -> _Method:
         service, _, method = full_method.lstrip("/").rpartition("/")
-        kind = {
-            (False, False): "unary",
-            (True, False): "client_stream",
-            (False, True): "server_stream",
-            (True, True): "bidi_stream",
-        }[(bool(handler.request_streaming), bool(handler.response_streaming))]
+        kind = _KINDS[(bool(handler.request_streaming), bool(handler.response_streaming))]
         return _Method(kind, service or UNKNOWN, method)
 
     @property
@@ -179,6 +211,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             # ServicerContext.code() exists since grpc 1.38; types-grpcio does not declare it.
             left: grpc.StatusCode | None = context.code()  # type: ignore[attr-defined]
             code = left or (grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK)
+            metrics.in_flight.labels(*labels).dec()
             metrics.handled.labels(*labels, code.name).inc()
             metrics.handling_seconds.labels(*labels).observe(time.perf_counter() - start)
             return code
@@ -191,6 +224,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         def call(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
             metrics.started.labels(*labels).inc()
+            metrics.in_flight.labels(*labels).inc()
             if streams_in:
                 request = received(request)
             else:

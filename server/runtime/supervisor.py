@@ -8,7 +8,9 @@ slot, a fresh fork. Two limits keep that from turning into a loop:
   reaches the new worker too, and nothing is forked once one has arrived.
 - A slot whose workers keep failing soon after they start (a broken install, say) is given up
   after ``QUICK_FAILURES`` failures in a row, each within ``QUICK_SECONDS`` of its start. When
-  every slot is given up the parent exits 1 and the supervisor above it takes over.
+  every slot is given up the parent exits 1 and the supervisor above it takes over. A slot given
+  up while others serve is reported: ``on_lost(index)`` (the parent's health status and metrics,
+  ``kassign.server.runtime.slots``), besides the log line.
 
 Signals: SIGTERM or SIGINT to the parent becomes one SIGTERM to each worker (a drain); a repeat
 within ``DUPLICATE_SIGNAL_SECONDS`` is the same signal delivered twice (``timeout`` and some
@@ -58,16 +60,21 @@ def _stop_signals_held() -> Iterator[None]:
 class Supervisor:
     """Forks workers with ``fork(index) -> pid`` and keeps their slots filled.
 
-    ``on_exit(pid)`` runs for every worker that exits (the metrics mark it dead). Call
-    ``install_signal_handlers`` and ``start`` in the parent's main thread, then ``wait``.
+    ``on_exit(pid)`` runs for every worker that exits (the metrics mark it dead), ``on_lost(index)``
+    for every slot given up. Call ``install_signal_handlers`` and ``start`` in the parent's main
+    thread, then ``wait``. ``configured``, ``restarts`` and ``lost`` are read by the metrics.
     """
 
     fork: Callable[[int], int]
     on_exit: Callable[[int], None] = lambda pid: None
+    on_lost: Callable[[int], None] = lambda index: None
     clock: Callable[[], float] = time.monotonic
     slots: dict[int, _Slot] = field(default_factory=dict)  # live workers by pid
     stopping: bool = False
     failed: int = 0  # workers that exited with an error
+    configured: int = 0  # slots asked for by start()
+    restarts: int = 0  # workers forked to replace one that exited while serving
+    lost: list[int] = field(default_factory=list)  # slots given up, in the order they were
     _first_signal: float | None = None
 
     def install_signal_handlers(self) -> None:
@@ -75,6 +82,7 @@ class Supervisor:
             signal.signal(sig, self._on_signal)
 
     def start(self, workers: int) -> None:
+        self.configured += workers
         for index in range(workers):
             self._spawn(index, quick_failures=0)
 
@@ -91,6 +99,10 @@ class Supervisor:
                 self.on_exit(pid)
                 self._exited(pid, slot, os.waitstatus_to_exitcode(status))
         return self.failed
+
+    def live(self) -> dict[int, int]:
+        """Live workers' pids by slot index; safe to call from another thread (the metrics')."""
+        return {slot.index: pid for pid, slot in dict(self.slots).items()}
 
     def stop(self) -> None:
         """SIGTERM to every live worker; none is replaced from now on."""
@@ -115,12 +127,14 @@ class Supervisor:
         log.info("received %s, stopping %d worker(s)", signal.Signals(signum).name, len(self.slots))
         self.stop()
 
-    def _spawn(self, index: int, *, quick_failures: int) -> None:
+    def _spawn(self, index: int, *, quick_failures: int) -> bool:
+        """Whether it forked (not once stopping)."""
         with _stop_signals_held():
             if self.stopping:
-                return
+                return False
             pid = self.fork(index)
             self.slots[pid] = _Slot(index, self.clock(), quick_failures)
+            return True
 
     def _exited(self, pid: int, slot: _Slot, code: int) -> None:
         if code != 0:
@@ -144,6 +158,9 @@ class Supervisor:
                 QUICK_SECONDS,
                 len(self.slots),
             )
+            self.lost.append(slot.index)
+            self.on_lost(slot.index)
             return
         log.error("worker pid %d exited with %d; replacing worker %d", pid, code, slot.index)
-        self._spawn(slot.index, quick_failures=failures)
+        if self._spawn(slot.index, quick_failures=failures):
+            self.restarts += 1

@@ -9,9 +9,12 @@ The process model, in order (it matters: gRPC must not exist before the fork):
    prometheus_client to multiprocess values, builds its metrics, and serves the port with
    ``grpc.so_reuseport`` (the kernel spreads *connections* over the workers, not requests).
 3. The parent serves ``/metrics`` with ``MultiProcessCollector`` (every worker's files, summed)
-   and leaves the workers to ``kassign.server.runtime.supervisor``: it forwards SIGTERM/SIGINT to them as
-   SIGTERM (a second signal forwards a second SIGTERM: stop at once), marks each worker dead as
-   it exits, replaces one that exits while the service is up, and returns when all have exited.
+   and its own ``PoolCollector`` (process metrics of each process, build info, the worker pool),
+   and leaves the workers to ``kassign.server.runtime.supervisor``: it forwards SIGTERM/SIGINT to
+   them as SIGTERM (a second signal forwards a second SIGTERM: stop at once), marks each worker
+   dead as it exits, replaces one that exits while the service is up, gives up a slot that keeps
+   failing (``kassign.server.runtime.slots`` tells the workers' health service), and returns when
+   all have exited.
 
 Workers sit in their own process group, so a terminal's Ctrl-C reaches the parent only and each
 worker gets exactly one SIGTERM; on Linux a worker also gets SIGTERM if the parent dies.
@@ -32,7 +35,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from kassign.server.runtime.app import ServerConfig, run_process
+from kassign.server.runtime.app import (
+    CONSUMER_SERVICE_NAME,
+    SERVICE_NAME,
+    ServerConfig,
+    run_process,
+)
+from kassign.server.runtime.slots import LostSlots, report_lost_slots
 from kassign.server.runtime.supervisor import STOP_SIGNALS, Supervisor
 
 if TYPE_CHECKING:
@@ -107,7 +116,7 @@ def _bound_reuseport(host: str, port: int) -> socket.socket:
     raise OSError(f"cannot reserve {host}:{port}")  # pragma: no cover - the loop returns or raises
 
 
-def _worker_main(config: ServerConfig, index: int) -> int:
+def _worker_main(config: ServerConfig, index: int, lost: LostSlots) -> int:
     """Runs in a forked worker: multiprocess metrics, then the ordinary serving loop."""
     os.setpgid(0, 0)
     with contextlib.suppress(OSError, AttributeError):
@@ -115,6 +124,7 @@ def _worker_main(config: ServerConfig, index: int) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's forwarding handler is not ours
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    from grpc_health.v1 import health
     from kassign.server.observe.calllog import (
         CallLog,
         ConsumerCallLog,
@@ -130,18 +140,24 @@ def _worker_main(config: ServerConfig, index: int) -> int:
     registry = CollectorRegistry()  # never exposed: the parent reads the files
     observer = Observers((AssignmentMetrics(registry), CallLog()))
     consumer_observer = ConsumerObservers((ConsumerMetrics(registry), ConsumerCallLog()))
-    interceptor = MetricsInterceptor(GrpcMetrics(registry))
+    grpc_metrics = GrpcMetrics(registry)
+    grpc_metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
+    health_servicer = health.HealthServicer()
+    report_lost_slots(lost, health_servicer)
     log.info("worker %d (pid %d) starting", index, os.getpid())
     run_process(
         config,
         observer=observer,
         consumer_observer=consumer_observer,
-        interceptors=(interceptor,),
+        interceptors=(MetricsInterceptor(grpc_metrics),),
+        health_servicer=health_servicer,
     )
     return 0
 
 
-def _fork_worker(config: ServerConfig, index: int, metrics: WSGIServer | None = None) -> int:
+def _fork_worker(
+    config: ServerConfig, index: int, lost: LostSlots, metrics: WSGIServer | None = None
+) -> int:
     """A worker process; ``metrics`` is the parent's endpoint, which a replacement worker forked
     after it started would otherwise keep listening (and the port taken) after the parent."""
     pid = os.fork()
@@ -151,7 +167,7 @@ def _fork_worker(config: ServerConfig, index: int, metrics: WSGIServer | None = 
     try:
         if metrics is not None:
             metrics.socket.close()
-        code = _worker_main(config, index)
+        code = _worker_main(config, index, lost)
     except BaseException:
         log.exception("worker %d failed", index)
     finally:
@@ -161,8 +177,12 @@ def _fork_worker(config: ServerConfig, index: int, metrics: WSGIServer | None = 
         os._exit(code)
 
 
-def _start_metrics_server(multiproc_dir: str, host: str, port: int) -> WSGIServer | None:
+def _start_metrics_server(
+    multiproc_dir: str, host: str, port: int, pool: Supervisor
+) -> WSGIServer | None:
+    from kassign.server.observe.pool_metrics import PoolCollector
     from kassign.server.observe.prometheus import serve_metrics
+    from kassign.server.version import version
     from prometheus_client import CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
 
@@ -170,6 +190,7 @@ def _start_metrics_server(multiproc_dir: str, host: str, port: int) -> WSGIServe
         return None
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=multiproc_dir)
+    registry.register(PoolCollector(pool, version=version()))
     try:
         server = serve_metrics(registry, port=port, host=host)
     except OSError as exc:  # serving assignments matters more than exporting metrics
@@ -210,14 +231,16 @@ def serve_workers(
     try:
         with reserve_port(config.host, config.port) as port:
             worker_config = replace(config, port=port, reuse_port=True)
+            lost = LostSlots(workers)
             supervisor = Supervisor(
-                fork=lambda index: _fork_worker(worker_config, index, metrics),
+                fork=lambda index: _fork_worker(worker_config, index, lost, metrics),
                 on_exit=lambda pid: _mark_dead(pid, multiproc_dir),
+                on_lost=lost.lose,
             )
             supervisor.install_signal_handlers()
             supervisor.start(workers)
             log.info("kassign: %d worker(s) on port %d", workers, port)
-            metrics = _start_metrics_server(multiproc_dir, metrics_host, metrics_port)
+            metrics = _start_metrics_server(multiproc_dir, metrics_host, metrics_port, supervisor)
             failed = supervisor.wait()
     finally:
         if supervisor is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent import futures
 from contextlib import contextmanager
 
 import grpc
@@ -11,13 +13,20 @@ from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from kassign.assignor.errors import InvalidRequest
+from kassign.server.observe.consumer_metrics import ConsumerMetrics
 from kassign.server.observe.prometheus import (
     AssignmentMetrics,
     GrpcMetrics,
     MetricsInterceptor,
     invalid_reason,
 )
-from kassign.server.runtime.app import ServerConfig, create_server
+from kassign.server.runtime.app import (
+    CONSUMER_SERVICE_NAME,
+    SERVICE_NAME,
+    ServerConfig,
+    create_server,
+)
+from kassign.server.streams.decode.request import DecodedRequest
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 from prometheus_client import CollectorRegistry
@@ -166,3 +175,89 @@ def test_an_unknown_method_is_unimplemented_and_adds_no_label_set() -> None:
         if s.name.endswith("_total")
     ]
     assert started == ["Check"]
+
+
+class _Held(AssignmentMetrics):
+    """Holds each call once it is decoded until ``release`` is set."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        super().__init__(registry)
+        self.decoded = threading.Event()
+        self.release = threading.Event()
+
+    def on_decoded(self, request: pb.AssignRequest, decoded: DecodedRequest) -> None:
+        super().on_decoded(request, decoded)
+        self.decoded.set()
+        self.release.wait(timeout=30)
+
+
+def test_calls_in_flight_rise_while_a_call_runs_and_fall_when_it_ends() -> None:
+    registry = CollectorRegistry()
+    held = _Held(registry)
+    server, port = create_server(
+        ServerConfig(host="127.0.0.1", port=0),
+        observer=held,
+        interceptors=(MetricsInterceptor(GrpcMetrics(registry)),),
+    )
+    server.start()
+    try:
+        with (
+            grpc.insecure_channel(f"127.0.0.1:{port}") as channel,
+            futures.ThreadPoolExecutor(1) as pool,
+        ):
+            stub = assignment_pb2_grpc.TaskAssignmentServiceStub(channel)
+            pending = pool.submit(stub.Assign, group_12(), timeout=60)
+            assert held.decoded.wait(timeout=30)
+            assert value(registry, "kassign_calls_in_flight", **ASSIGN) == 1
+            held.release.set()
+            pending.result(timeout=60)
+            with pytest.raises(grpc.RpcError):
+                stub.Assign(bad_request(), timeout=30)
+    finally:
+        server.stop(None).wait()
+    assert value(registry, "grpc_server_handled_total", **ASSIGN, grpc_code="OK") == 1
+    assert value(registry, "kassign_calls_in_flight", **ASSIGN) == 0
+
+
+def test_initialise_creates_every_code_of_both_services_at_zero() -> None:
+    registry = CollectorRegistry()
+    metrics = GrpcMetrics(registry)
+    assert (
+        registry.get_sample_value("grpc_server_handled_total", {**ASSIGN, "grpc_code": "OK"})
+        is None
+    )
+    metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
+    handled = {
+        (s.labels["grpc_service"], s.labels["grpc_method"], s.labels["grpc_code"]): s.value
+        for m in registry.collect()
+        if m.name == "grpc_server_handled"
+        for s in m.samples
+        if s.name.endswith("_total")
+    }
+    codes = {code.name for code in grpc.StatusCode}
+    assert len(codes) == 17
+    assert handled == {
+        (service, "Assign", code): 0.0
+        for service in (SERVICE_NAME, CONSUMER_SERVICE_NAME)
+        for code in codes
+    }
+    for name in ("grpc_server_started_total", "grpc_server_handling_seconds_count"):
+        assert registry.get_sample_value(name, ASSIGN) == 0.0
+    assert registry.get_sample_value("kassign_calls_in_flight", ASSIGN) == 0.0
+
+
+def test_consumer_assignments_and_fallbacks_exist_from_the_start() -> None:
+    registry = CollectorRegistry()
+    ConsumerMetrics(registry)
+    fallbacks = {
+        s.labels["assignor"]: s.value
+        for m in registry.collect()
+        if m.name == "kassign_consumer_solver_fallbacks"
+        for s in m.samples
+        if s.name.endswith("_total")
+    }
+    assert fallbacks == {"rack-optimal": 0.0}
+    answered = registry.get_sample_value(
+        "kassign_consumer_assignments_total", {"assignor": "range", "kafka_rack_aware": "true"}
+    )
+    assert answered == 0.0

@@ -160,3 +160,33 @@ def test_the_scenarios_run_the_module_in_this_tree() -> None:
         print(json.dumps({"file": sv.__file__}))
     """)
     assert Path(str(report["file"])).resolve() == ROOT / "server" / "runtime" / "supervisor.py"
+
+
+def test_restarts_and_lost_slots_are_counted_and_reported() -> None:
+    # Slot 0 fails at once, three times: two restarts, then it is given up. Slot 1 serves until
+    # the report of the lost slot stops the supervisor.
+    report = run("""
+        lost = []
+        def fork(index):
+            return child(3)(index) if index == 0 else child(0, wait_for_term=True)(index)
+        def on_lost(index):
+            lost.append(index)
+            s.stop()
+        s = sv.Supervisor(fork=fork, on_lost=on_lost, clock=lambda: 0.0)
+        s.start(2)
+        live_at_start = s.live()
+        failed = s.wait()
+        print(json.dumps({"configured": s.configured, "restarts": s.restarts, "lost": s.lost,
+                          "reported": lost, "forks": forks, "failed": failed,
+                          "live_at_start": sorted(live_at_start), "live_at_end": s.live()}))
+    """)
+    assert report == {
+        "configured": 2,
+        "restarts": 2,
+        "lost": [0],
+        "reported": [0],
+        "forks": [0, 1, 0, 0],
+        "failed": 3,
+        "live_at_start": [0, 1],
+        "live_at_end": {},
+    }

@@ -36,7 +36,18 @@ if require "$VENV_BIN/check-jsonschema" "PyPI check-jsonschema, in requirements.
         --builtin-schema vendor.compose-spec docker-compose.yml
 fi
 if require promtool "Debian prometheus"; then
-    check "promtool check config" promtool check config deploy/prometheus.yml
+    # check config also checks the rule files it names (alerts.yml)
+    check "promtool check config" promtool check config deploy/prometheus/prometheus.yml
+    check "promtool check rules" promtool check rules deploy/prometheus/alerts.yml
+    check "promtool test rules" promtool test rules deploy/prometheus/alerts.test.yml
+fi
+check "grafana dashboard JSON" "$VENV_BIN/python" -m json.tool deploy/grafana/kassign.json /dev/null
+# The oldest Kubernetes with GA gRPC probes, and the newest the validator knows.
+if require "$VENV_BIN/kubernetes-validate" "PyPI kubernetes-validate, in requirements.lock"; then
+    for version in 1.27 1.37; do
+        check "kubernetes-validate $version" "$VENV_BIN/kubernetes-validate" --strict --quiet \
+            -k "$version" deploy/k8s/*.yaml
+    done
 fi
 
 if ((${#failed[@]})); then

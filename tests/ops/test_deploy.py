@@ -20,7 +20,18 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
-DEPLOY_FILES = ("Dockerfile", "docker-compose.yml", "deploy/prometheus.yml", "deploy/lint.sh")
+DEPLOY_FILES = (
+    "Dockerfile",
+    "docker-compose.yml",
+    "deploy/lint.sh",
+    "deploy/prometheus/prometheus.yml",
+    "deploy/prometheus/alerts.yml",
+    "deploy/prometheus/alerts.test.yml",
+    "deploy/grafana/kassign.json",
+    "deploy/k8s/deployment.yaml",
+    "deploy/k8s/service.yaml",
+    "deploy/k8s/poddisruptionbudget.yaml",
+)
 
 
 def _pins(path: Path) -> dict[str, str]:
@@ -46,8 +57,8 @@ def _run_lint(root: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _copy_deploy_files(target: Path) -> None:
-    (target / "deploy").mkdir()
     for name in DEPLOY_FILES:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, target / name)
 
 
@@ -66,7 +77,12 @@ def test_lint_passes_on_the_committed_files() -> None:
             "    stop_signl: SIGTERM\n",
             "docker-compose config",
         ),
-        ("deploy/prometheus.yml", "scrape_interval: 5s", "scrape_interval: soon", "promtool"),
+        (
+            "deploy/prometheus/prometheus.yml",
+            "scrape_interval: 5s",
+            "scrape_interval: soon",
+            "promtool check config",
+        ),
         (
             "Dockerfile",
             "USER 10001:10001\n",
@@ -85,6 +101,43 @@ def test_lint_fails_loudly_on_a_broken_file(
     result = _run_lint(tmp_path)
     assert result.returncode != 0
     assert f"FAILED: {culprit}" in result.stderr
+
+
+BREAKS = [
+    (  # valid rules, but the unit tests expect the alert at 5%
+        "deploy/prometheus/alerts.yml",
+        "            > 0.05\n",
+        "            > 0.5\n",
+        "promtool test rules",
+    ),
+    (
+        "deploy/grafana/kassign.json",
+        '"uid": "kassign",',
+        '"uid": "kassign",,',
+        "grafana dashboard JSON",
+    ),
+    (
+        "deploy/k8s/deployment.yaml",
+        "              service: kassign.workers\n",
+        "              name: kassign.workers\n",
+        "kubernetes-validate 1.27",
+    ),
+]
+"""Breaks of the operator kit's files, each caught by its own check: one lint run for all (each
+check runs whatever failed before it), so each break is shown to be caught by name."""
+
+
+def test_lint_catches_each_break_of_the_alerts_dashboard_and_manifests(tmp_path: Path) -> None:
+    _copy_deploy_files(tmp_path)
+    for name, old, new, _culprit in BREAKS:
+        text = (tmp_path / name).read_text()
+        assert text.count(old) == 1, (name, old)
+        (tmp_path / name).write_text(text.replace(old, new))
+    result = _run_lint(tmp_path)
+    assert result.returncode != 0
+    failed = {line.removeprefix("lint: FAILED: ") for line in result.stderr.splitlines()}
+    assert {culprit for *_, culprit in BREAKS} <= failed, result.stderr
+    assert "lint: FAILED: hadolint Dockerfile" not in result.stderr
 
 
 def test_compose_ports_are_published_on_loopback_only() -> None:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 
 import pytest
 from grpc_health.v1 import health, health_pb2
 from kassign.server.runtime.slots import WORKERS_SERVICE, LostSlots, report_lost_slots
 
-from tests.server.runtime.test_supervisor import ROOT
+from tests.server.runtime.test_supervisor import run
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -20,34 +17,24 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 def test_a_slot_lost_after_the_fork_is_seen_by_the_child() -> None:
     """In a fresh process (no fork from pytest's threads): the child waits until the parent
     has marked slot 2, then reports what it reads."""
-    script = """
-import json, os
-from kassign.server.runtime.slots import LostSlots
-lost = LostSlots(3)
-go_r, go_w = os.pipe()
-out_r, out_w = os.pipe()
-pid = os.fork()
-if pid == 0:
-    os.read(go_r, 1)
-    os.write(out_w, json.dumps(list(lost.lost())).encode())
-    os._exit(0)
-before = list(lost.lost())
-lost.lose(2)
-os.write(go_w, b"x")
-child = json.loads(os.read(out_r, 100))
-os.waitpid(pid, 0)
-print(json.dumps({"before": before, "child": child}))
-"""
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {"before": [], "child": [2]}
+    report = run("""
+        from kassign.server.runtime.slots import LostSlots
+        lost = LostSlots(3)
+        go_r, go_w = os.pipe()
+        out_r, out_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.read(go_r, 1)
+            os.write(out_w, json.dumps(list(lost.lost())).encode())
+            os._exit(0)
+        before = list(lost.lost())
+        lost.lose(2)
+        os.write(go_w, b"x")
+        child = json.loads(os.read(out_r, 100))
+        os.waitpid(pid, 0)
+        print(json.dumps({"before": before, "child": child}))
+    """)
+    assert report == {"before": [], "child": [2]}
 
 
 def test_lose_refuses_a_slot_that_does_not_exist() -> None:

@@ -17,9 +17,11 @@ moves. A positive one is kept to 1/2000 (2000 x cost, rounded) and weighed: 0.5 
 are worth one rack-local partition (a tie, so taken) and three are not.
 
 Two flows on ``flow.py`` (``optimal_balance``, ``optimal_flow``) per unit size (partitions, or
-columns of ``co_partitioned`` topics). If the time budget cannot afford a graph, a result comes
-late, or the solver fails, the fallback is a greedy balanced split that ignores racks and
-claims, and the report says so (``RackStatus.FALLBACK``, ``solver_reason``).
+columns of ``co_partitioned`` topics). If the time budget cannot afford a graph (each priced
+before it runs at ``_MS_PER_ARC`` per arc: an estimate from the request, never a clock, so the
+answer does not depend on load), or the solver fails, the fallback is a greedy balanced split
+that ignores racks and claims, and the report says so (``RackStatus.FALLBACK``,
+``solver_reason``).
 
 ``cooperative``: a partition that some other member still claims is withheld from its new owner
 this round, and listed in that member's ``revoked``: it changes hands only through revocation.
@@ -28,7 +30,6 @@ this round, and listed in that member's ``revoked``: it changes hands only throu
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -61,15 +62,13 @@ def assign_rack_optimal(
     group: ConsumerGroup, options: AssignOptions = AssignOptions()
 ) -> GroupAssignment:
     """Assign ``group`` balanced, rack-local and sticky, as ``options`` ask."""
-    started = time.perf_counter()
     costs = _costs(options, group)
-    afford = _budget(options.time_budget_s, started)
+    afford = _budget(options.time_budget_s)
     target: dict[str, list[TopicPartition]] = {m.member_id: [] for m in group.members}
     status, reason = RackStatus.OPTIMAL, ""
     for problem in build_problems(group, options):
         try:
             owner = _optimal(problem, costs, afford)
-            afford(0)
         except SolverError as exc:
             status, reason = RackStatus.FALLBACK, str(exc)
             owner = _fallback(problem)
@@ -144,14 +143,21 @@ def _costs(options: AssignOptions, group: ConsumerGroup) -> Costs:
     return Costs(cross=2 * _RESOLUTION + 1, move=move)
 
 
-def _budget(seconds: float, started: float) -> Callable[[int], None]:
+def _budget(seconds: float) -> Callable[[int], None]:
+    """Prices each solve before it runs, at ``_MS_PER_ARC`` per arc, against the budget; the
+    call falls back once its solves together would cost more. No clock is read, so the same
+    request gets the same answer and reason under any load (as the Streams optimiser)."""
+    spent = [0]
+
     def afford(arcs: int) -> None:
-        elapsed = time.perf_counter() - started
-        if elapsed + arcs * _MS_PER_ARC / 1000.0 > seconds:
-            what = "exceeded" if arcs == 0 else f"too small for {arcs} arcs"
+        total = spent[0] + arcs
+        if total * _MS_PER_ARC / 1000.0 > seconds:
             raise SolverError(
-                "TIME_BUDGET", f"time budget of {seconds:g} s {what} ({elapsed:.3f} s spent)"
+                "TIME_BUDGET",
+                f"time budget of {seconds:g} s too small for {total} arcs"
+                f" (about {math.ceil(total * _MS_PER_ARC)} ms)",
             )
+        spent[0] = total
 
     return afford
 

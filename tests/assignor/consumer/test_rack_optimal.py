@@ -10,6 +10,7 @@ them (ties: fewer cross-rack partitions), then the least sum of squared loads.
 from __future__ import annotations
 
 import itertools
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -180,6 +181,26 @@ def test_co_partitioned_columns_stay_together(group: ConsumerGroup) -> None:
     for p in range(max((group.partition_count(t) for t in together), default=0)):
         column = {owner[TopicPartition(t, p)] for t in together if p < group.partition_count(t)}
         assert len(column) == 1, (p, column)
+
+
+@SETTINGS
+@given(groups())
+def test_the_budget_is_priced_from_the_request_not_a_clock(group: ConsumerGroup) -> None:
+    """Issue 16: the budget decision read the clock, so the same request could be answered
+    optimally or by the fallback depending on load. Now the arcs are priced: a budget one arc
+    short of the first graph falls back, with the same reason every time; the clock is never
+    read (a clock that fails on reading changes nothing)."""
+    if not _every(group):
+        return
+    first = assign("rack-optimal", group, AssignOptions(time_budget_s=0.0)).report.solver_reason
+    arcs = int(first.split("too small for ")[1].split(" arcs")[0])
+    short = AssignOptions(time_budget_s=(arcs - 0.5) * 0.003 / 1000.0)
+    answers = {repr(assign("rack-optimal", group, short)) for _ in range(2)}
+    assert len(answers) == 1
+    assert "spent" not in first and f"too small for {arcs} arcs" in answers.pop()
+    with mock.patch("time.perf_counter", side_effect=AssertionError("a clock was read")):
+        result = assign("rack-optimal", group, AssignOptions(time_budget_s=3600.0))
+    assert result.report.rack_status is RackStatus.OPTIMAL
 
 
 @SETTINGS

@@ -1,0 +1,57 @@
+package io.kassign.broker;
+
+import static io.kassign.plugin.ConfigValues.text;
+
+import io.kassign.plugin.Connection;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The consumer-group plug-in's settings, read from the broker configuration the group coordinator
+ * hands {@link KassignConsumerGroupAssignor#configure} (its {@code originals()}: every key of
+ * server.properties). Every key is optional:
+ *
+ * <table>
+ * <caption>Broker configuration keys</caption>
+ * <tr><th>key</th><th>default</th><th>meaning</th></tr>
+ * <tr><td>kassign.target</td><td>localhost:50051</td><td>the service, host:port or a gRPC target URI</td></tr>
+ * <tr><td>kassign.deadline.ms</td><td>300</td><td>hard bound on one assignment, conversion and retries included</td></tr>
+ * <tr><td>kassign.retry.max.attempts, kassign.retry.backoff.ms</td><td>3, 100</td><td>retries while UNAVAILABLE, within the deadline</td></tr>
+ * <tr><td>kassign.tls, kassign.tls.ca.file, kassign.tls.client.cert, kassign.tls.client.key</td><td>off</td><td>TLS and mutual TLS</td></tr>
+ * <tr><td>kassign.assignment.time.budget.ms</td><td>half the deadline</td><td>the solver's budget; below the deadline</td></tr>
+ * <tr><td>kassign.consumer.assignor</td><td>rack-optimal</td><td>the service's consumer assignor</td></tr>
+ * <tr><td>kassign.consumer.group.id</td><td>consumer@broker-NODE</td><td>the group id sent and the metrics'
+ *     client-id (the broker API names no group)</td></tr>
+ * </table>
+ *
+ * <p>Why 300 ms: {@code assign} runs on the group coordinator's few shared threads (or, with
+ * {@code group.consumer.assignor.offload.enable}, its two background threads), and nothing in
+ * Kafka bounds it.
+ */
+record ConsumerGroupSettings(Connection connection, String assignor, long timeBudgetMs, String groupId) {
+
+    static final long DEFAULT_DEADLINE_MS = 300L;
+    static final String ASSIGNOR = "kassign.consumer.assignor";
+    static final String GROUP_ID = "kassign.consumer.group.id";
+    static final String DEFAULT_ASSIGNOR = "rack-optimal";
+
+    static ConsumerGroupSettings defaults() {
+        return from(Map.of());
+    }
+
+    /**
+     * Reads the keys; a malformed one is Kafka's ConfigException naming it, so the broker refuses
+     * to start rather than fall back on every assignment.
+     */
+    static ConsumerGroupSettings from(final Map<String, ?> brokerConfigs) {
+        final Map<String, Object> configs = new HashMap<>(brokerConfigs);
+        configs.putIfAbsent(Connection.DEADLINE_MS, DEFAULT_DEADLINE_MS);
+        final Connection connection = Connection.from(configs);
+        final String node = text(configs, "node.id").or(() -> text(configs, "broker.id")).orElse("?");
+        return new ConsumerGroupSettings(
+                connection,
+                text(configs, ASSIGNOR).orElse(DEFAULT_ASSIGNOR),
+                connection.timeBudgetMs(configs),
+                text(configs, GROUP_ID).orElse("consumer@broker-" + node));
+    }
+}

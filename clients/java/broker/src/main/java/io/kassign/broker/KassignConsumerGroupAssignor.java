@@ -1,0 +1,194 @@
+package io.kassign.broker;
+
+import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
+import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Connection;
+import io.kassign.plugin.FallbackCause;
+import io.kassign.plugin.SharedClients;
+import io.kassign.v1.ConsumerAssignRequest;
+import io.kassign.v1.ConsumerAssignResponse;
+import io.kassign.v1.ConsumerAssignmentReport;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.Configurable;
+import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
+import org.apache.kafka.coordinator.group.api.assignor.PartitionAssignorException;
+import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
+import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A broker-side partition assignor for KIP-848 consumer groups that asks the kassign service:
+ * {@code group.consumer.assignors=io.kassign.broker.KassignConsumerGroupAssignor,uniform,range} on
+ * every broker (listed first, it is the default; a member picks it by
+ * {@code group.remote.assignor=kassign}), with the {@code kassign.*} keys of
+ * {@link ConsumerGroupSettings} in the broker's configuration.
+ *
+ * <p>Each assignment sends the group (members' subscriptions, racks and current targets; partitions
+ * with their replicas' racks, {@link GroupSpecToConsumerRequest}) to kassign's
+ * ConsumerAssignmentService, {@code rack-optimal} unless {@code kassign.consumer.assignor} says
+ * otherwise, checks the answer ({@link ConsumerResponseToAssignment}) and returns it; one INFO line
+ * says {@code kassign assigned consumer group ...}.
+ *
+ * <p>The coordinator waits at most {@code kassign.deadline.ms} (300 ms by default) from the moment
+ * it calls: the conversion and the call run on a thread of their own and the coordinator's thread
+ * stops waiting at the deadline whatever they are doing. On any failure (unreachable, deadline, an
+ * error status, an answer that fails the checks, any exception or Error there) the group is assigned
+ * locally by Kafka's {@link UniformAssignor}, the broker's default; one WARN line says
+ * {@code kassign fallback: CAUSE; ...} and the {@code broker-consumer-assignor} metrics (JMX domain
+ * {@code kassign}) count it. The next assignment asks kassign again. Only what UniformAssignor
+ * throws, and a VirtualMachineError (other than StackOverflowError) on the coordinator's own
+ * thread, reach the coordinator.
+ *
+ * <p>Thread-safe and stateless between calls, hence idempotent: the same group gives the same
+ * request (the service answers it with the same bytes); settings are replaced whole by configure,
+ * and every instance with the same connection shares one gRPC channel ({@link SharedClients}).
+ */
+public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
+    /** The name members select it by ({@code group.remote.assignor}). */
+    public static final String NAME = "kassign";
+    /** The MBean type of its metrics: kassign:type=broker-consumer-assignor,client-id=GROUP_ID. */
+    public static final String METRICS_TYPE = "broker-consumer-assignor";
+
+    private static final Logger LOG = LoggerFactory.getLogger(KassignConsumerGroupAssignor.class);
+    private static final UniformAssignor UNIFORM = new UniformAssignor(); // stateless
+    private static final AtomicInteger THREADS = new AtomicInteger();
+    /** Where the service is asked: daemon threads, made as needed and dropped after a minute idle. */
+    private static final ExecutorService CALLS = Executors.newCachedThreadPool(task -> {
+        final Thread thread = new Thread(task, "kassign-consumer-assign-" + THREADS.incrementAndGet());
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    private volatile ConsumerGroupSettings settings = ConsumerGroupSettings.defaults();
+    private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(METRICS_TYPE, settings.groupId());
+
+    /** Reads the kassign.* keys of the broker configuration; a malformed one throws ConfigException naming it. */
+    @Override
+    public void configure(final Map<String, ?> configs) {
+        final ConsumerGroupSettings read = ConsumerGroupSettings.from(configs);
+        settings = read;
+        metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
+        CALLS.execute(() -> warmUp(read));
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public GroupAssignment assign(final GroupSpec group, final SubscribedTopicDescriber describer)
+            throws PartitionAssignorException {
+        final ConsumerGroupSettings current = settings;
+        final AssignorMetrics counted = metrics;
+        final long started = System.nanoTime();
+        Throwable failure;
+        try {
+            final Future<Answer> asked = CALLS.submit(() -> ask(group, describer, current));
+            try {
+                final Answer answer = asked.get(current.connection().deadline().toNanos(), TimeUnit.NANOSECONDS);
+                counted.call(elapsedMs(started));
+                counted.assigned();
+                LOG.info("kassign assigned consumer group: {} partitions of {} topics to {} members in {} ms ({}; {})",
+                        answer.report().getPartitions(), answer.topics().partitions().size(), group.memberIds().size(),
+                        elapsedMs(started), answer.report().getAssignor(), describe(answer.report()));
+                return answer.assignment();
+            } catch (final TimeoutException e) {
+                asked.cancel(true);
+                failure = new NoAnswer(current);
+            } catch (final InterruptedException e) {
+                asked.cancel(true);
+                Thread.currentThread().interrupt();
+                failure = e;
+            } catch (final ExecutionException e) {
+                failure = e.getCause();
+            }
+        } catch (final VirtualMachineError e) {
+            if (!(e instanceof StackOverflowError)) {
+                throw e;
+            }
+            failure = e;
+        } catch (final RuntimeException | Error e) {
+            failure = e;
+        }
+        counted.call(elapsedMs(started));
+        return fallback(group, describer, current, counted, failure, started);
+    }
+
+    /** The service's answer with what it was checked against. */
+    private record Answer(GroupAssignment assignment, ConsumerAssignmentReport report, Topics topics) {
+    }
+
+    /** The service's assignment, checked; anything thrown makes {@link #assign} fall back. */
+    private static Answer ask(final GroupSpec group, final SubscribedTopicDescriber describer,
+                              final ConsumerGroupSettings current) {
+        final Topics topics = Topics.of(group, describer);
+        final ConsumerAssignRequest request = GroupSpecToConsumerRequest.convert(group, describer, topics, current);
+        final ConsumerAssignResponse response = SharedClients.of(current.connection()).assignConsumers(request);
+        return new Answer(ConsumerResponseToAssignment.convert(response, group, topics), response.getReport(), topics);
+    }
+
+    private static GroupAssignment fallback(final GroupSpec group, final SubscribedTopicDescriber describer,
+                                            final ConsumerGroupSettings current, final AssignorMetrics counted,
+                                            final Throwable failure, final long started) {
+        final long waited = elapsedMs(started);
+        counted.fallback(failure instanceof NoAnswer ? FallbackCause.DEADLINE_EXCEEDED : FallbackCause.of(failure));
+        final GroupAssignment assignment = UNIFORM.assign(group, describer);
+        LOG.warn("kassign fallback: {}; assigned locally with Kafka's uniform assignor, {} members in {} ms "
+                        + "(waited {} ms; {}, target {})",
+                failure instanceof NoAnswer ? failure.getMessage() : FallbackCause.describe(failure),
+                group.memberIds().size(), elapsedMs(started), waited, current.groupId(),
+                current.connection().target());
+        LOG.debug("kassign fallback cause", failure);
+        return assignment;
+    }
+
+    /** "cross-rack 0 (was 3), moved 2": the report's figures. */
+    static String describe(final ConsumerAssignmentReport report) {
+        return "cross-rack " + report.getCrossRackPartitionsAfter() + " (was " + report.getCrossRackPartitionsBefore()
+                + "), moved " + report.getMovedPartitions();
+    }
+
+    /** The deadline passed with the service's answer still to come. */
+    static final class NoAnswer extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NoAnswer(final ConsumerGroupSettings settings) {
+            super("no answer within " + Connection.DEADLINE_MS + " (" + settings.connection().deadline().toMillis()
+                    + " ms)", null, false, false);
+        }
+    }
+
+    /**
+     * What a first assignment would otherwise pay inside its deadline, done at configure (broker
+     * start) on a background thread: loading the message classes, the shared channel starting to
+     * connect (gRPC's and Netty's classes, the TCP and HTTP/2 handshakes) and Kafka's UniformAssignor.
+     * Nothing is sent to the service.
+     */
+    private static void warmUp(final ConsumerGroupSettings settings) {
+        try {
+            final ConsumerAssignRequest request = ConsumerAssignRequest.newBuilder().setGroupId(settings.groupId())
+                    .setAssignor(settings.assignor()).build();
+            ConsumerAssignResponse.parseFrom(request.toByteArray());
+            SharedClients.of(settings.connection()).connect();
+            UNIFORM.name();
+        } catch (final Exception | LinkageError e) {
+            LOG.warn("kassign: warming up the consumer assignor failed (the first assignment pays for it): {}",
+                    e.toString());
+        }
+    }
+
+    private static long elapsedMs(final long startedNanos) {
+        return (System.nanoTime() - startedNanos) / 1_000_000L;
+    }
+}

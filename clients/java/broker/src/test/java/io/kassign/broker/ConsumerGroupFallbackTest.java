@@ -1,0 +1,184 @@
+package io.kassign.broker;
+
+import static io.kassign.broker.ConsumerGroups.assertValid;
+import static io.kassign.broker.ConsumerGroups.assignor;
+import static io.kassign.broker.ConsumerGroups.cluster;
+import static io.kassign.broker.ConsumerGroups.group;
+import static io.kassign.broker.ConsumerGroups.metric;
+import static io.kassign.broker.ConsumerGroups.rotating;
+import static io.kassign.broker.ConsumerGroups.sorted;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.kassign.broker.ConsumerGroups.Cluster;
+import io.kassign.broker.ConsumerGroups.Member;
+import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
+import io.kassign.plugin.InvalidAnswer;
+import io.kassign.v1.ConsumerAssignResponse;
+import io.kassign.v1.ConsumerMemberAssignment;
+import io.kassign.v1.TopicPartition;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
+import org.apache.kafka.coordinator.group.assignor.UniformAssignor;
+import org.apache.kafka.coordinator.group.modern.GroupSpecImpl;
+import org.junit.jupiter.api.Test;
+
+/**
+ * When kassign cannot be used the plug-in answers exactly as Kafka's UniformAssignor would, within
+ * the deadline, and counts why; an answer the coordinator must not apply is refused; the broker keys
+ * are read with their defaults.
+ */
+final class ConsumerGroupFallbackTest {
+    private static final Cluster CLUSTER = cluster(Map.of("orders", rotating(6)));
+    private static final Uuid ORDERS = CLUSTER.id("orders");
+
+    private static GroupSpecImpl group2() {
+        final Map<String, Member> members = new LinkedHashMap<>();
+        members.put("a", Member.of("rack-a", ORDERS).owning(Map.of(ORDERS, Set.of(0, 1, 2, 3))));
+        members.put("b", Member.of("rack-b", ORDERS));
+        return group(members);
+    }
+
+    private static GroupAssignment uniform(final GroupSpecImpl group) {
+        return new UniformAssignor().assign(group, CLUSTER.describer());
+    }
+
+    @Test
+    void anUnreachableServiceFallsBackToKafkasUniformAssignor() throws IOException {
+        final int port;
+        try (ServerSocket closed = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = closed.getLocalPort();
+        }
+        final GroupSpecImpl group = group2();
+        final GroupAssignment answer = assignor("down", "127.0.0.1:" + port).assign(group, CLUSTER.describer());
+        assertValid(answer, group, CLUSTER);
+        assertEquals(sorted(uniform(group)), sorted(answer));
+        assertEquals(1.0, metric("down", "", "fallbacks-total"));
+        // refused at once; in a cold JVM the first call may spend the 300 ms loading gRPC instead
+        assertEquals(1.0, metric("down", ",cause=unavailable", "fallbacks-total")
+                + metric("down", ",cause=deadline-exceeded", "fallbacks-total"));
+        assertEquals(0.0, metric("down", "", "assignments-total"));
+    }
+
+    @Test
+    void aServiceThatNeverAnswersCostsTheDeadlineAndNoMore() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            final List<Socket> accepted = new ArrayList<>();
+            final Thread acceptor = new Thread(() -> {
+                try {
+                    while (true) {
+                        accepted.add(silent.accept()); // connected, never a byte of HTTP/2 back
+                    }
+                } catch (final IOException e) {
+                    // closed at the end of the test
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            final KassignConsumerGroupAssignor plugin = assignor("silent", "127.0.0.1:" + silent.getLocalPort(),
+                    "kassign.deadline.ms", "300");
+            final GroupSpecImpl group = group2();
+            for (int round = 1; round <= 3; round++) {
+                final long started = System.nanoTime();
+                final GroupAssignment answer = plugin.assign(group, CLUSTER.describer());
+                final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                assertEquals(sorted(uniform(group)), sorted(answer), "round " + round);
+                assertTrue(tookMs >= 300, "round " + round + " waited " + tookMs + " ms: the deadline first");
+                // the bound the coordinator sees: the deadline plus the local fallback, never a hang
+                assertTrue(tookMs < 600, "round " + round + " took " + tookMs + " ms");
+            }
+            assertEquals(3.0, metric("silent", ",cause=deadline-exceeded", "fallbacks-total"));
+            assertTrue(metric("silent", "", "call-latency-max") < 600, "call-latency-max");
+            for (final Socket s : accepted) {
+                s.close();
+            }
+        }
+    }
+
+    @Test
+    void anErrorStatusFallsBack() {
+        final KassignConsumerGroupAssignor plugin = assignor("refused", KassignServe.shared().target(),
+                "kassign.consumer.assignor", "no-such-assignor");
+        final GroupSpecImpl group = group2();
+        assertEquals(sorted(uniform(group)), sorted(plugin.assign(group, CLUSTER.describer())));
+        assertEquals(1.0, metric("refused", ",cause=error-status", "fallbacks-total"));
+    }
+
+    /** An answer for group2 as the service would send it: member to partitions of orders. */
+    private static ConsumerAssignResponse answer(final Map<String, List<Integer>> members) {
+        final ConsumerAssignResponse.Builder response = ConsumerAssignResponse.newBuilder();
+        members.forEach((id, partitions) -> {
+            final ConsumerMemberAssignment.Builder m = ConsumerMemberAssignment.newBuilder().setMemberId(id);
+            partitions.forEach(p -> m.addPartitions(TopicPartition.newBuilder().setTopic(ORDERS.toString()).setPartition(p)));
+            response.addMembers(m);
+        });
+        return response.build();
+    }
+
+    @Test
+    void answersTheCoordinatorMustNotApplyAreRefused() {
+        final GroupSpecImpl group = group2();
+        final Topics topics = Topics.of(group, CLUSTER.describer());
+        final GroupAssignment good = ConsumerResponseToAssignment.convert(
+                answer(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5))), group, topics);
+        assertValid(good, group, CLUSTER);
+        final Map<String, Map<String, List<Integer>>> bad = Map.of(
+                "unknown member", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4), "c", List.of(5)),
+                "member left out", Map.of("a", List.of(0, 1, 2, 3, 4, 5)),
+                "partition twice", Map.of("a", List.of(0, 1, 2), "b", List.of(2, 3, 4, 5)),
+                "partition missing", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4)),
+                "partition out of range", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5, 6)));
+        bad.forEach((why, members) -> assertThrows(InvalidAnswer.class,
+                () -> ConsumerResponseToAssignment.convert(answer(members), group, topics), why));
+        final ConsumerAssignResponse otherTopic = answer(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5)))
+                .toBuilder().setMembers(0, ConsumerMemberAssignment.newBuilder().setMemberId("a")
+                        .addPartitions(TopicPartition.newBuilder().setTopic("orders").setPartition(0))).build();
+        assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(otherTopic, group, topics),
+                "a topic named, not by its id");
+    }
+
+    @Test
+    void partitionsTheGroupMarksNotAssignableAreLeftOut() {
+        final Map<String, Member> members = new LinkedHashMap<>();
+        members.put("a", Member.of("rack-a", ORDERS));
+        members.put("b", Member.of("rack-b", ORDERS));
+        final GroupSpecImpl group = group(members, Optional.of(Map.of(ORDERS, Set.of(0, 1, 2, 3))));
+        final GroupAssignment result = ConsumerResponseToAssignment.convert(
+                answer(Map.of("a", List.of(0, 1, 4), "b", List.of(2, 3, 5))), group, Topics.of(group, CLUSTER.describer()));
+        assertEquals(Set.of(0, 1), result.members().get("a").partitions().get(ORDERS));
+        assertEquals(Set.of(2, 3), result.members().get("b").partitions().get(ORDERS));
+    }
+
+    @Test
+    void brokerKeysAndTheirDefaults() {
+        final ConsumerGroupSettings defaults = ConsumerGroupSettings.from(Map.of("node.id", "3"));
+        assertEquals(300, defaults.connection().deadline().toMillis());
+        assertEquals(150, defaults.timeBudgetMs());
+        assertEquals("rack-optimal", defaults.assignor());
+        assertEquals("consumer@broker-3", defaults.groupId());
+        assertEquals("localhost:50051", defaults.connection().target());
+        final ConsumerGroupSettings set = ConsumerGroupSettings.from(Map.of("kassign.deadline.ms", "1000",
+                "kassign.consumer.assignor", "range", "kassign.target", "kassign:50051"));
+        assertEquals(1000, set.connection().deadline().toMillis());
+        assertEquals("range", set.assignor());
+        assertThrows(ConfigException.class, () -> ConsumerGroupSettings.from(Map.of("kassign.deadline.ms", "soon")));
+        assertThrows(ConfigException.class, () -> ConsumerGroupSettings.from(Map.of("kassign.deadline.ms", "0")));
+        assertThrows(ConfigException.class,
+                () -> ConsumerGroupSettings.from(Map.of("kassign.assignment.time.budget.ms", "300")));
+        assertThrows(ConfigException.class, () -> new KassignConsumerGroupAssignor()
+                .configure(Map.of("kassign.retry.max.attempts", "0")));
+    }
+}

@@ -1,6 +1,7 @@
 package io.kassign.client;
 
 import io.grpc.ChannelCredentials;
+import io.grpc.ConnectivityState;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -54,16 +55,20 @@ public final class KassignClient implements AutoCloseable {
     private final int maxAttempts;
     private final Duration initialBackoff;
     private final Duration maxBackoff;
+    private final boolean waitForReady;
 
     private KassignClient(final Builder builder, final ManagedChannel channel, final boolean ownsChannel) {
         this.channel = channel;
         this.ownsChannel = ownsChannel;
-        this.stub = TaskAssignmentServiceGrpc.newBlockingStub(channel)
+        final TaskAssignmentServiceBlockingStub tasks = TaskAssignmentServiceGrpc.newBlockingStub(channel)
                 .withMaxInboundMessageSize(builder.maxMessageBytes)
                 .withMaxOutboundMessageSize(builder.maxMessageBytes);
-        this.consumerStub = ConsumerAssignmentServiceGrpc.newBlockingStub(channel)
+        final ConsumerAssignmentServiceBlockingStub consumers = ConsumerAssignmentServiceGrpc.newBlockingStub(channel)
                 .withMaxInboundMessageSize(builder.maxMessageBytes)
                 .withMaxOutboundMessageSize(builder.maxMessageBytes);
+        this.stub = builder.waitForReady ? tasks.withWaitForReady() : tasks;
+        this.consumerStub = builder.waitForReady ? consumers.withWaitForReady() : consumers;
+        this.waitForReady = builder.waitForReady;
         this.deadline = builder.deadline;
         this.maxAttempts = builder.maxAttempts;
         this.initialBackoff = builder.initialBackoff;
@@ -97,6 +102,9 @@ public final class KassignClient implements AutoCloseable {
     /** One call with the deadline and retry discipline; {@code attempt} gets the nanoseconds left. */
     private <R> R call(final Function<Long, R> attempt) {
         final long deadlineNanos = System.nanoTime() + deadline.toNanos();
+        if (waitForReady && channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
+            channel.resetConnectBackoff(); // reconnect now, not when the channel's backoff ends
+        }
         for (int n = 1; ; n++) {
             final long remaining = deadlineNanos - System.nanoTime();
             if (remaining <= 0) {
@@ -175,6 +183,7 @@ public final class KassignClient implements AutoCloseable {
         private Duration initialBackoff = Duration.ofMillis(100);
         private Duration maxBackoff = Duration.ofSeconds(1);
         private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+        private boolean waitForReady;
 
         private Builder(final String target) {
             this.target = target;
@@ -264,6 +273,19 @@ public final class KassignClient implements AutoCloseable {
         /** The longest pause between two attempts. */
         public Builder maxBackoff(final Duration maxBackoff) {
             this.maxBackoff = positive(maxBackoff, "maxBackoff");
+            return this;
+        }
+
+        /**
+         * Calls wait, within the deadline, for the channel to connect rather than fail at once while
+         * it reconnects, and a call first ends the channel's reconnect backoff. Why: gRPC fails calls
+         * at once while a channel that lost its server is reconnecting, and backs reconnects off up
+         * to two minutes; a caller that calls rarely, with a short deadline (a broker plug-in,
+         * called when a group changes), would miss a server that came back. The price: while the
+         * server is down, each call takes the whole deadline.
+         */
+        public Builder waitForReady(final boolean waitForReady) {
+            this.waitForReady = waitForReady;
             return this;
         }
 

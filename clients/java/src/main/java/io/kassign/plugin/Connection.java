@@ -78,12 +78,16 @@ public record Connection(String target, Duration deadline, int maxAttempts, Dura
 
     /** A new client (and channel) for this connection; the caller closes it. */
     public KassignClient build() {
+        return builder().build();
+    }
+
+    /** A client builder set up for this connection, for a caller that sets more (waitForReady). */
+    public KassignClient.Builder builder() {
         return KassignClient.builder(target)
                 .deadline(deadline)
                 .maxAttempts(maxAttempts)
                 .initialBackoff(initialBackoff)
                 .maxBackoff(initialBackoff.compareTo(Duration.ofSeconds(1)) > 0 ? initialBackoff : Duration.ofSeconds(1))
-                .transport(tls, caFile.orElse(null), clientCert.orElse(null), clientKey.orElse(null))
-                .build();
+                .transport(tls, caFile.orElse(null), clientCert.orElse(null), clientKey.orElse(null));
     }
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class SharedClients {
     private static final Map<Connection, KassignClient> CLIENTS = new ConcurrentHashMap<>();
+    private static final Map<Connection, KassignClient> WAITING = new ConcurrentHashMap<>();
 
     private SharedClients() {
     }
@@ -22,11 +23,22 @@ public final class SharedClients {
         return CLIENTS.computeIfAbsent(connection, Connection::build);
     }
 
+    /**
+     * The client for {@code connection} whose calls wait for the channel to (re)connect within the
+     * deadline ({@link KassignClient.Builder#waitForReady}), made once: for the broker plug-ins,
+     * called rarely with a short deadline.
+     */
+    public static KassignClient waitingForReady(final Connection connection) {
+        return WAITING.computeIfAbsent(connection, c -> c.builder().waitForReady(true).build());
+    }
+
     /** Closes every shared client (tests; an application that unloads the plug-in). */
     public static void closeAll() {
-        CLIENTS.values().removeIf(client -> {
-            client.close();
-            return true;
-        });
+        for (final Map<Connection, KassignClient> clients : java.util.List.of(CLIENTS, WAITING)) {
+            clients.values().removeIf(client -> {
+                client.close();
+                return true;
+            });
+        }
     }
 }

@@ -63,7 +63,7 @@ final class ConsumerGroupFallbackTest {
             port = closed.getLocalPort();
         }
         final GroupSpecImpl group = group2();
-        final GroupAssignment answer = assignor("down", "127.0.0.1:" + port).assign(group, CLUSTER.describer());
+        final GroupAssignment answer = assignor("down", "127.0.0.1:" + port, "kassign.deadline.ms", "300").assign(group, CLUSTER.describer());
         assertValid(answer, group, CLUSTER);
         assertEquals(sorted(uniform(group)), sorted(answer));
         assertEquals(1.0, metric("down", "", "fallbacks-total"));

@@ -188,10 +188,14 @@ final class ConsumerGroups {
         return counts;
     }
 
-    /** A plug-in configured as a broker would be: node 7, the target, a group id for its metrics. */
+    /**
+     * A plug-in configured as a broker would be: node 7, the target, a group id for its metrics, and
+     * a 5 s deadline (a cold test JVM's first gRPC call can take longer than the default 300 ms;
+     * the tests of the deadline set it) unless {@code more} (key, value, ...) says otherwise.
+     */
     static KassignConsumerGroupAssignor assignor(final String metricsId, final String target, final Object... more) {
         final Map<String, Object> configs = new HashMap<>(Map.of("node.id", "7", "kassign.target", target,
-                ConsumerGroupSettings.GROUP_ID, metricsId));
+                ConsumerGroupSettings.GROUP_ID, metricsId, "kassign.deadline.ms", "5000"));
         for (int i = 0; i + 1 < more.length; i += 2) {
             configs.put((String) more[i], more[i + 1]);
         }

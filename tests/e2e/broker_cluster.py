@@ -1,0 +1,113 @@
+"""The KRaft cluster the broker plug-ins' end-to-end tests share (issue 15), and its kassign.
+
+Three nodes of kafka_2.13 4.4.0 on loopback (``harness.start_cluster``: node 1 broker and
+controller, nodes 2 and 3 brokers) in ``broker.rack`` rack-a, rack-b, rack-c, with a copy of
+``clients/java/broker/target/kassign-broker.jar`` on their classpath, and a ``kassign serve`` they
+call (``kassign.target``), started first. Every broker lists kassign's consumer-group assignor
+first in ``group.consumer.assignors`` (so it is the default), then Kafka's ``uniform`` and
+``range`` (the list takes class names and built-in names, and each name once). The streams
+plug-in's module adds ``group.streams.assignors`` and its own keys through ``extra``::
+
+    with broker_cluster(work, e2e_classpaths[0], {"group.streams.assignors": "..."}) as setup:
+        setup.cluster.bootstrap, setup.kassign.target, setup.broker_text()
+
+Consumer groups get heartbeats every 500 ms and a 6 s session (Kafka's floors are 5 s and 45 s),
+so members learn new targets quickly and a stopped one is gone soon; followers serve fetches to
+consumers in their rack (``RackAwareReplicaSelector``, KIP-392), so a rack-local assignment means
+rack-local reads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.e2e.harness import ROOT, Cluster, Kassign, Processes, start_cluster, start_kassign
+
+BROKER_JAR = ROOT / "clients" / "java" / "broker" / "target" / "kassign-broker.jar"
+RACKS = ("rack-a", "rack-b", "rack-c")  # of brokers 1, 2, 3
+CONSUMER_ASSIGNOR = "io.kassign.broker.KassignConsumerGroupAssignor"
+
+
+def broker_settings(kassign_target: str) -> dict[str, str]:
+    """What every broker adds to the harness's settings, before the caller's ``extra``."""
+    return {
+        "group.consumer.assignors": f"{CONSUMER_ASSIGNOR},uniform,range",
+        "kassign.target": kassign_target,
+        "group.consumer.heartbeat.interval.ms": "500",
+        "group.consumer.min.heartbeat.interval.ms": "500",
+        "group.consumer.session.timeout.ms": "6000",
+        "group.consumer.min.session.timeout.ms": "6000",
+        "replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerCluster:
+    """The running cluster, the kassign it started with, and the processes to end with it."""
+
+    cluster: Cluster
+    kassign: Kassign
+    procs: Processes
+    work: Path
+
+    def broker_text(self) -> str:
+        """Every broker's log so far (the plug-ins log on the group coordinator's broker)."""
+        return "".join(log.read_text(errors="replace") for log in self.cluster.logs)
+
+    def start_kassign_again(self, name: str) -> Kassign:
+        """A new ``kassign serve`` on the first one's port (under ``work/name``): the brokers'
+        ``kassign.target`` is fixed. The old one must be gone."""
+        return start_kassign(self.work / name, self.procs, port=self.kassign.port)
+
+
+WORKER_LINE = re.compile(r"worker \d+ \(pid (\d+)\) starting")
+
+
+def workers(kassign: Kassign) -> list[int]:
+    """The pids of the serving processes ``kassign serve`` forked (its log names each)."""
+    return [int(pid) for pid in WORKER_LINE.findall(kassign.log.read_text())]
+
+
+def pause(kassign: Kassign) -> None:
+    """SIGSTOP to its workers: connections stay open and calls hang, as with a stuck service."""
+    for pid in workers(kassign):
+        os.kill(pid, signal.SIGSTOP)
+
+
+def kill(kassign: Kassign) -> None:
+    """SIGKILL to its workers (paused ones too) and the supervisor: connections refused."""
+    for pid in workers(kassign):
+        os.kill(pid, signal.SIGKILL)
+    kassign.proc.kill()
+    kassign.proc.wait(timeout=30)
+
+
+@contextmanager
+def broker_cluster(
+    work: Path, broker_classpath: str, extra: Mapping[str, str] | None = None
+) -> Iterator[BrokerCluster]:
+    """kassign, then the three brokers with the jar and ``broker_settings`` plus ``extra``
+    (``extra`` wins); every process is killed on exit, pass or fail."""
+    assert BROKER_JAR.exists(), f"{BROKER_JAR} is missing: `make java` builds it"
+    work.mkdir(parents=True, exist_ok=True)
+    jar = (
+        work / BROKER_JAR.name
+    )  # a copy: a rebuild during the run cannot swap it under the brokers
+    shutil.copyfile(BROKER_JAR, jar)
+    procs = Processes()
+    try:
+        kassign = start_kassign(work / "kassign", procs)
+        settings = {**broker_settings(kassign.target), **(extra or {})}
+        cluster = start_cluster(
+            work / "cluster", f"{broker_classpath}:{jar}", procs, RACKS, extra=settings
+        )
+        yield BrokerCluster(cluster, kassign, procs, work)
+    finally:
+        procs.kill_all()

@@ -1,0 +1,382 @@
+"""kassign as the broker's assignor for a KIP-848 consumer group (issue 15, consumer half).
+
+The shared three-rack cluster (``broker_cluster``: kafka_2.13 4.4.0, rack-a/b/c, the plug-in jar,
+``group.consumer.assignors`` naming ``KassignConsumerGroupAssignor`` first) with assignment on the
+coordinator's own threads (``group.consumer.assignor.offload.enable=false``, so a slow assignor
+blocks exactly the threads the issue worries about). Two topics of 12 partitions, two replicas
+each, every partition missing one rack. Java members (kafka-clients 4.3.1, ``ConsumerE2e``) with
+``group.protocol=consumer``, ``group.remote.assignor=kassign`` and ``client.rack``; a producer
+writes records with unique ids throughout. Four phases:
+
+    up     a, b, c (rack-a, -b, -c) join    kassign assigns: every partition once, all rack-local
+    hung   kassign SIGSTOPped; c leaves     the plug-in waits out its 300 ms, Kafka's uniform
+                                            assigns; the coordinator thread waited <= the deadline
+    down   kassign killed; c2 (rack-c) joins  refused at once, uniform again
+    back   kassign restarted; b leaves      kassign assigns again, rack-local
+
+Checked: kassign's Prometheus counter, its journal, the plug-in's ``kassign assigned`` lines and
+Kafka's own ``Computed a new target assignment ... with 'kassign' assignor in N ms`` lines agree;
+the journaled requests carry the members' racks and the partitions' replica racks; each outage
+computation's wait (the plug-in's ``waited N ms``) and Kafka's own timing of the whole ``assign``
+stay within the deadline plus a margin for the machine, on a ``group-coordinator`` thread; every
+record produced is processed exactly once. Figures (per phase: seconds to settle; the waits and
+Kafka's timings) are printed (``pytest -s``) and written to ``broker-consumer-figures.json``.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.broker_cluster import RACKS, BrokerCluster, broker_cluster, kill, pause
+from tests.e2e.group import JAVA_MAIN, Member, rounds
+from tests.e2e.harness import (
+    JVM_FLAGS,
+    SLF4J_FLAGS,
+    Kassign,
+    Processes,
+    metric_value,
+    now_ms,
+    run_java,
+    tails,
+    wait_until,
+    write_figures,
+)
+
+GROUP = "broker-consumers"
+TOPICS = ("orders", "clicks")
+PARTITIONS = 12
+RATE = 200  # records a second
+DEADLINE_MS = 300  # the plug-in's default kassign.deadline.ms
+# What the machine may add to the deadline: the waiting thread's wake-up (waited), and Kafka's
+# own work around assign plus the local uniform assignment (Kafka's timing). Figures are reported.
+WAIT_SLACK_MS = 100
+ASSIGN_SLACK_MS = 200
+STOPPED = (0, 128 + signal.SIGTERM)
+
+ASSIGNED = re.compile(
+    r"^\S+ \S+ \[(?P<thread>[^\]]+)\] INFO \S+ - kassign assigned consumer group: (?P<partitions>\d+) "
+    r"partitions of \d+ topics to (?P<members>\d+) members in (?P<ms>\d+) ms",
+    re.MULTILINE,
+)
+FALLBACK = re.compile(
+    r"^\S+ \S+ \[(?P<thread>[^\]]+)\] WARN \S+ - kassign fallback: (?P<cause>[^;]*); assigned locally "
+    r"with Kafka's uniform assignor, (?P<members>\d+) members in (?P<ms>\d+) ms \(waited (?P<waited>\d+) ms",
+    re.MULTILINE,
+)
+WARMED = re.compile(
+    r"kassign: warmed up the consumer assignor's connection to (?P<target>\S+) in (?P<ms>\d+) ms"
+)
+CALL = re.compile(r"INFO kassign\.calls: assigned consumer group '(?P<group>[^']*)'")
+COMPUTED = re.compile(
+    rf"\[GroupId {GROUP}\] Computed a new target assignment for epoch (?P<epoch>\d+) "
+    r"with '(?P<assignor>[^']+)' assignor in (?P<ms>\d+)ms",
+)
+
+
+def replicas(partition: int) -> list[int]:
+    """Two brokers, leaders rotating: each partition misses one rack, a third miss each."""
+    return [1 + partition % 3, 1 + (partition + 1) % 3]
+
+
+LAYOUT = {
+    f"{t}-{p}": frozenset(RACKS[b - 1] for b in replicas(p))
+    for t in TOPICS
+    for p in range(PARTITIONS)
+}
+ALL = frozenset(LAYOUT)
+
+FIGURES: dict[str, object] = {}
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    FIGURES["started"] = time.monotonic()
+    return tmp_path_factory.mktemp("broker-consumer")
+
+
+@pytest.fixture(scope="module")
+def setup(work: Path, e2e_classpaths: tuple[str, str]) -> Iterator[BrokerCluster]:
+    started = time.monotonic()
+    extra = {"group.consumer.assignor.offload.enable": "false"}
+    try:
+        with broker_cluster(work / "brokers", e2e_classpaths[0], extra) as running:
+            FIGURES["cluster_up_seconds"] = round(time.monotonic() - started, 1)
+            yield running
+    finally:
+        write_figures(FIGURES, work / "broker-consumer-figures.json", "broker consumer figures")
+
+
+def start_member(
+    name: str, rack: str, bootstrap: str, classpath: str, work: Path, procs: Processes
+) -> Member:
+    """A KafkaConsumer of the KIP-848 protocol naming kassign's broker assignor."""
+    home = work / name
+    home.mkdir(parents=True, exist_ok=True)
+    props = {
+        "bootstrap.servers": bootstrap,
+        "group.id": GROUP,
+        "group.protocol": "consumer",
+        "group.remote.assignor": "kassign",
+        "client.id": name,
+        "client.rack": rack,
+        "enable.auto.commit": "false",
+        "auto.offset.reset": "earliest",
+        "metadata.max.age.ms": "5000",
+        "e2e.topics": ",".join(TOPICS),
+        "e2e.records": str(home / "records.txt"),
+    }
+    config = home / "consumer.properties"
+    config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    log = home / "consumer.log"
+    args = [
+        "java",
+        *JVM_FLAGS,
+        "-Xmx256m",
+        *SLF4J_FLAGS,
+        "-cp",
+        classpath,
+        JAVA_MAIN,
+        "consumer",
+        str(config),
+    ]
+    return Member(name, "java", rack, procs.start(args, log), log, home / "records.txt", now_ms())
+
+
+def holds(member: Member) -> frozenset[str] | None:
+    """What the member holds now: its last full assignment less what it revoked since (the KIP-848
+    consumer reports additions with the whole assignment, revocations alone)."""
+    held: frozenset[str] | None = None
+    for event in member.events():
+        if event.kind == "owned":
+            held = event.partitions
+        elif held is not None:
+            held = held - event.partitions
+    return held
+
+
+class Run:
+    """The test's world and the checks made after each phase."""
+
+    def __init__(self, setup: BrokerCluster, members: list[Member]) -> None:
+        self.setup = setup
+        self.members = members
+        self.kassigns: list[Kassign] = [setup.kassign]
+        self.phases: dict[str, dict[str, object]] = {}
+
+    def logs(self) -> list[Path]:
+        return [
+            *(m.log for m in self.members),
+            *(k.log for k in self.kassigns),
+            *self.setup.cluster.logs,
+        ]
+
+    def settle(self, phase: str, members: list[Member], begun: float) -> dict[str, frozenset[str]]:
+        """Waits until ``members`` hold every partition once between them, balanced (a moment
+        after a join the newcomer holds nothing yet); what each holds."""
+
+        def settled() -> dict[str, frozenset[str]] | None:
+            held = {m.name: holds(m) for m in members}
+            parts = [h for h in held.values() if h is not None]
+            if len(parts) != len(members) or sum(map(len, parts)) != len(ALL):
+                return None
+            if frozenset().union(*parts) != ALL or max(map(len, parts)) - min(map(len, parts)) > 1:
+                return None
+            return {n: h for n, h in held.items() if h is not None}
+
+        held = wait_until(f"phase {phase} to settle", settled, 90, self.logs, interval=0.25)
+        self.phases[phase] = {
+            "seconds_to_settle": round(time.monotonic() - begun, 1),
+            "counts": sorted(len(h) for h in held.values()),
+        }
+        return held
+
+    def plugin_lines(self) -> tuple[list[re.Match[str]], list[re.Match[str]], list[re.Match[str]]]:
+        text = self.setup.broker_text()
+        computed = [m for m in COMPUTED.finditer(text) if m["assignor"] == "kassign"]
+        return list(ASSIGNED.finditer(text)), list(FALLBACK.finditer(text)), computed
+
+    def calls(self) -> tuple[int, int]:
+        """(the group's calls, every call) in the live kassign's call log: the plug-ins' warm-up
+        calls (group "consumer@broker-N warm-up", one per broker at start) count there too."""
+        groups = CALL.findall(self.kassigns[-1].log.read_text())
+        return sum(1 for g in groups if not g.endswith(" warm-up")), len(groups)
+
+    def kassign_answers(self) -> int:
+        """Answers the live kassign gave since it started (its Prometheus counter)."""
+        return int(
+            metric_value(
+                self.kassigns[-1].metrics_text(),
+                "kassign_consumer_assignments_total",
+                assignor="rack-optimal",
+            )
+        )
+
+    def rack_local(self, phase: str, held: dict[str, frozenset[str]]) -> None:
+        for member in self.members:
+            for p in held.get(member.name, frozenset()):
+                assert member.rack in LAYOUT[p], (
+                    f"phase {phase}: {member.name} ({member.rack}) reads {p} across racks"
+                )
+
+
+def test_kip848_group_assigned_by_kassign_on_the_broker_with_fallback(
+    setup: BrokerCluster, e2e_classpaths: tuple[str, str], work: Path, procs: Processes
+) -> None:
+    t0 = time.monotonic()
+    classpath = e2e_classpaths[1]
+    bootstrap = setup.cluster.bootstrap
+    topics = [
+        f"{t}={';'.join(','.join(map(str, replicas(p))) for p in range(PARTITIONS))}"
+        for t in TOPICS
+    ]
+    run_java(classpath, JAVA_MAIN, "topics", bootstrap, *topics)
+    producer_log = work / "producer.log"
+    producer = procs.start(
+        ["java", *JVM_FLAGS, "-Xmx128m", *SLF4J_FLAGS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+         "-cp", classpath, JAVA_MAIN, "produce", bootstrap, str(RATE), *TOPICS],
+        producer_log,
+    )  # fmt: skip
+
+    def member(name: str, rack: str) -> Member:
+        started = start_member(name, rack, bootstrap, classpath, work, procs)
+        run.members.append(started)
+        return started
+
+    run = Run(setup, [])
+
+    # up: kassign assigns, rack-local
+    begun = time.monotonic()
+    a, b, c = member("a", "rack-a"), member("b", "rack-b"), member("c", "rack-c")
+    held = run.settle("up", [a, b, c], begun)
+    run.rack_local("up", held)
+
+    def agree() -> tuple[int, int, int, int] | None:
+        """kassign's call log and Prometheus counter agree, and answered every call the plug-in
+        used (a call that outlived the deadline is answered and counted, but not used)."""
+        assigned, fallbacks, computed = run.plugin_lines()
+        ours, every = run.calls()
+        if run.kassign_answers() != every or ours < len(assigned) or not assigned:
+            return None
+        return len(assigned), ours, len(fallbacks), len(computed)
+
+    used, answered, fallbacks, computed = wait_until(
+        "kassign's counts to agree", agree, 20, run.logs
+    )
+    # every computation was the plug-in's; the last one kassign's (its answer is rack-local, uniform's
+    # is not); a join while the other members' JVMs start may outlive the deadline on a small machine
+    assert computed == used + fallbacks, (used, fallbacks, computed)
+    FIGURES["up"] = {"kassign_used": used, "kassign_answered": answered, "fallbacks": fallbacks}
+    FIGURES["warm_up_ms"] = [int(m["ms"]) for m in WARMED.finditer(setup.broker_text())]
+    journal = [
+        r
+        for n in (1, 2, 3)
+        for r in rounds(setup.kassign.log.parent / "journal", f"consumer@broker-{n}")
+    ]
+    assert len(journal) == answered, "every answer in kassign's journal"
+    last = journal[-1].request
+    assert sorted(m.subscription.rack_id for m in last.members) == list(RACKS)
+    assert len(last.topics) == 2 and all(len(t.partitions) == PARTITIONS for t in last.topics)
+    for t in (
+        last.topics
+    ):  # names are topic ids: the broker API names none; both topics share the layout
+        assert [frozenset(p.rack_ids) for p in t.partitions] == [
+            LAYOUT[f"orders-{p}"] for p in range(PARTITIONS)
+        ]
+    assert journal[-1].response.report.cross_rack_partitions_after == 0
+
+    # hung: the service stops answering; c leaves
+    _, fallen, computed_before = run.plugin_lines()
+    pause(setup.kassign)
+    begun = time.monotonic()
+    c.stop()
+    assert c.proc.returncode in STOPPED, tails([c.log])
+    run.settle("hung", [a, b], begun)
+    hung = wait_until(
+        "the plug-in's fallback line",
+        lambda: run.plugin_lines()[1][len(fallen) :] or None,
+        20,
+        run.logs,
+    )
+    # the plug-in's own wait ends first; gRPC's deadline, started a moment later, may win a race
+    assert all(m["cause"].startswith(("no answer within", "DEADLINE_EXCEEDED")) for m in hung), hung
+
+    # down: the service is gone; c2 joins
+    kill(setup.kassign)
+    begun = time.monotonic()
+    c2 = member("c2", "rack-c")
+    run.settle("down", [a, b, c2], begun)
+    outage = wait_until(
+        "a fallback for the join",
+        lambda: (
+            run.plugin_lines()[1][len(fallen) :]
+            if len(run.plugin_lines()[1]) > len(fallen) + len(hung)
+            else None
+        ),
+        20,
+        run.logs,
+    )
+
+    # the coordinator's thread waited the deadline at most, Kafka's whole assign a little more
+    waited = [int(m["waited"]) for m in outage]
+    timed = [int(m["ms"]) for m in run.plugin_lines()[2][len(computed_before) :]]
+    assert len(timed) == len(outage), "every computation of the outage fell back"
+    assert max(waited) <= DEADLINE_MS + WAIT_SLACK_MS, waited
+    assert max(timed) <= DEADLINE_MS + ASSIGN_SLACK_MS, timed
+    threads = {m["thread"] for m in outage}
+    assert all(t.startswith("group-coordinator") for t in threads), threads
+    FIGURES["outage"] = {
+        "fallbacks": len(outage),
+        "causes": dict(Counter(m["cause"].split(" (")[0] for m in outage)),
+        "waited_ms": waited,
+        "kafka_assign_ms": timed,
+        "threads": sorted(threads),
+    }
+    fallen = run.plugin_lines()[1]
+
+    # back: kassign on the same port; b leaves and kassign assigns again
+    run.kassigns.append(setup.start_kassign_again("kassign-back"))
+    before = len(run.plugin_lines()[0])
+    begun = time.monotonic()
+    b.stop()
+    held = run.settle("back", [a, c2], begun)
+    wait_until(
+        "kassign to assign again, its counts agreeing",
+        lambda: 0 < len(run.plugin_lines()[0]) - before <= run.calls()[0] == run.kassign_answers(),
+        20,
+        run.logs,
+    )
+    run.rack_local("back", held)
+    assert len(run.plugin_lines()[1]) == len(fallen), "no fallback once kassign is back"
+
+    # every record produced, processed once by the group
+    producer.send_signal(signal.SIGTERM)
+    producer.wait(timeout=60)
+    produced_line = re.search(r"^E2E produced (\d+) at", producer_log.read_text(), re.MULTILINE)
+    assert producer.returncode in STOPPED and produced_line, producer_log.read_text()[-3000:]
+    produced = {f"r{n}" for n in range(int(produced_line[1]))}
+    wait_until(
+        "every record processed",
+        lambda: {r.id for m in run.members for r in m.consumed()} >= produced,
+        60,
+        run.logs,
+        interval=0.5,
+    )
+    records = [r for m in run.members for r in m.consumed()]
+    twice = [i for i, n in Counter(r.id for r in records).items() if n > 1]
+    assert not twice, f"{len(twice)} records processed twice, e.g. {twice[:5]}"
+    assert {r.id for r in records} == produced
+
+    for m in (a, c2):
+        m.stop()
+        assert m.proc.returncode in STOPPED, tails([m.log])
+    FIGURES["phases"] = run.phases
+    FIGURES["records"] = len(produced)
+    FIGURES["kafka_assign_ms_all"] = [int(m["ms"]) for m in run.plugin_lines()[2]]
+    FIGURES["test_seconds"] = round(time.monotonic() - t0, 1)

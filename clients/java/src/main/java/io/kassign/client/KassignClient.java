@@ -145,14 +145,6 @@ public final class KassignClient implements AutoCloseable {
         }
     }
 
-    /**
-     * Starts connecting now rather than on the first call (a channel connects lazily), so a first
-     * call with a short deadline does not spend it on handshakes. Returns at once.
-     */
-    public void connect() {
-        channel.getState(true);
-    }
-
     /** Closes the channel if this client created it; waits up to five seconds for calls in flight. */
     @Override
     public void close() {

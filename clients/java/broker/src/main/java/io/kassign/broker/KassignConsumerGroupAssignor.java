@@ -160,11 +160,20 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         final GroupAssignment assignment = UNIFORM.assign(group, describer);
         LOG.warn("kassign fallback: {}; assigned locally with Kafka's uniform assignor, {} members in {} ms "
                         + "(waited {} ms; {}, target {})",
-                failure instanceof NoAnswer ? failure.getMessage() : FallbackCause.describe(failure),
+                failure instanceof NoAnswer ? failure.getMessage() : oneLine(FallbackCause.describe(failure)),
                 group.memberIds().size(), elapsedMs(started), waited, current.groupId(),
                 current.connection().target());
         LOG.debug("kassign fallback cause", failure);
         return assignment;
+    }
+
+    /**
+     * The cause on one line, at most 300 characters: a gRPC status may carry its cause's whole stack
+     * trace in its description ("Connection refused ... at ...").
+     */
+    static String oneLine(final String text) {
+        final String first = text.lines().findFirst().orElse("");
+        return first.length() <= 300 ? first : first.substring(0, 297) + "...";
     }
 
     /** "cross-rack 0 (was 3), moved 2": the report's figures. */

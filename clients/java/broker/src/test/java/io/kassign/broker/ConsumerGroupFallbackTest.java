@@ -97,11 +97,12 @@ final class ConsumerGroupFallbackTest {
                 final long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
                 assertEquals(sorted(uniform(group)), sorted(answer), "round " + round);
                 assertTrue(tookMs >= 300, "round " + round + " waited " + tookMs + " ms: the deadline first");
-                // the bound the coordinator sees: the deadline plus the local fallback, never a hang
-                assertTrue(tookMs < 600, "round " + round + " took " + tookMs + " ms");
+                // the bound the coordinator sees: the deadline plus the local fallback and whatever a
+                // loaded machine adds (500 ms seen), never gRPC's or TCP's own multi-second timeouts
+                assertTrue(tookMs < 1000, "round " + round + " took " + tookMs + " ms");
             }
             assertEquals(3.0, metric("silent", ",cause=deadline-exceeded", "fallbacks-total"));
-            assertTrue(metric("silent", "", "call-latency-max") < 600, "call-latency-max");
+            assertTrue(metric("silent", "", "call-latency-max") < 1000, "call-latency-max");
             for (final Socket s : accepted) {
                 s.close();
             }

@@ -333,7 +333,7 @@ def test_kip848_group_assigned_by_kassign_on_the_broker_with_fallback(
     assert all(t.startswith("group-coordinator") for t in threads), threads
     FIGURES["outage"] = {
         "fallbacks": len(outage),
-        "causes": dict(Counter(m["cause"].split(" (")[0] for m in outage)),
+        "causes": dict(Counter(m["cause"].split(":")[0].split(" (")[0] for m in outage)),
         "waited_ms": waited,
         "kafka_assign_ms": timed,
         "threads": sorted(threads),

@@ -1,8 +1,8 @@
 """kassign as the broker's task assignor for a KIP-1071 streams group (issue 15, streams half).
 
-Three KRaft brokers (kafka_2.13 4.4.0 on loopback, ``broker.rack`` r1..r3) carry
-``clients/java/broker/target/kassign-broker.jar`` on their classpath and name
-``io.kassign.broker.KassignStreamsTaskAssignor`` in ``group.streams.assignors`` (KIP-1357), with
+The shared three-rack cluster (``broker_cluster``: kafka_2.13 4.4.0 on loopback, the plug-in jar on
+the brokers' classpath) names ``io.kassign.broker.KassignStreamsTaskAssignor`` in
+``group.streams.assignors`` (KIP-1357), with
 one standby and ``zone`` as the standby tag key for every streams group. A Kafka Streams 4.3.1
 application (``tests/e2e/app``: a count per key, exactly-once) runs three instances with
 ``group.protocol=streams`` in zones a, b, a. Shown:
@@ -13,13 +13,11 @@ application (``tests/e2e/app``: a count per key, exactly-once) runs three instan
   standbys of the zone-a actives);
 - every record produced is counted.
 
-The cluster fixture is this module's own until the shared one (tests/e2e/broker_cluster.py) lands.
 Figures are written to ``broker-streams-figures.json`` in the pytest temp directory.
 """
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,24 +25,20 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.broker_cluster import broker_cluster
 from tests.e2e.harness import (
-    ROOT,
     TASKS,
     App,
     Cluster,
     Instance,
     Kassign,
-    Processes,
     calls,
     metric_value,
-    start_cluster,
-    start_kassign,
     tails,
     wait_until,
     write_figures,
 )
 
-BROKER_JAR = ROOT / "clients" / "java" / "broker" / "target" / "kassign-broker.jar"
 ASSIGNOR = "io.kassign.broker.KassignStreamsTaskAssignor"
 ASSIGNED = "kassign assigned streams group"
 FALLBACK = "kassign fallback:"
@@ -54,15 +48,14 @@ ZONES = {"a": "zone-a", "b": "zone-b", "c": "zone-a"}
 FIGURES: dict[str, object] = {}
 
 
-def broker_settings(kassign_target: str) -> dict[str, str]:
-    """What the brokers add for streams groups: our assignor, its service, the group defaults.
+def broker_settings() -> dict[str, str]:
+    """What the brokers add for streams groups: our assignor and the group defaults.
 
     Heartbeats every second (Kafka's floor is 5 s) so members learn new assignments quickly; one
     second of initial delay so the three instances are assigned together.
     """
     return {
         "group.streams.assignors": ASSIGNOR,
-        "kassign.target": kassign_target,
         "group.streams.num.standby.replicas": "1",
         "group.streams.rack.aware.assignment.tags": "zone",
         "group.streams.min.heartbeat.interval.ms": "500",
@@ -106,29 +99,16 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def setup(work: Path, e2e_classpaths: tuple[str, str]) -> Iterator[Setup]:
-    assert BROKER_JAR.exists(), f"{BROKER_JAR} is missing: `make java` builds it"
-    jar = (
-        work / BROKER_JAR.name
-    )  # a copy: a rebuild during the run cannot swap it under the brokers
-    shutil.copyfile(BROKER_JAR, jar)
-    procs = Processes()
+    started = time.monotonic()
     try:
-        kassign = start_kassign(work / "kassign", procs)
-        started = time.monotonic()
-        cluster = start_cluster(
-            work / "cluster",
-            f"{e2e_classpaths[0]}:{jar}",
-            procs,
-            racks=("r1", "r2", "r3"),
-            extra=broker_settings(kassign.target),
-        )
-        FIGURES["cluster_up_seconds"] = round(time.monotonic() - started, 1)
-        app = App("broker-streams", cluster.bootstrap, e2e_classpaths[1], work / "app", procs,
-                  app_settings())  # fmt: skip
-        app.create_topics()
-        yield Setup(cluster, kassign, app)
+        with broker_cluster(work / "brokers", e2e_classpaths[0], broker_settings()) as running:
+            FIGURES["cluster_up_seconds"] = round(time.monotonic() - started, 1)
+            cluster, kassign = running.cluster, running.kassign
+            app = App("broker-streams", cluster.bootstrap, e2e_classpaths[1], work / "app",
+                      running.procs, app_settings())  # fmt: skip
+            app.create_topics()
+            yield Setup(cluster, kassign, app)
     finally:
-        procs.kill_all()
         write_figures(
             FIGURES, work / "broker-streams-figures.json", "kassign broker streams figures"
         )

@@ -3,7 +3,6 @@ package io.kassign.broker;
 import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
 import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Connection;
-import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -12,13 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.coordinator.common.runtime.CoordinatorMetadataImage;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
@@ -70,14 +62,6 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
 
     private static final Logger LOG = LoggerFactory.getLogger(KassignConsumerGroupAssignor.class);
     private static final UniformAssignor UNIFORM = new UniformAssignor(); // stateless
-    private static final AtomicInteger THREADS = new AtomicInteger();
-    /** Where the service is asked: daemon threads, made as needed and dropped after a minute idle. */
-    private static final ExecutorService CALLS = Executors.newCachedThreadPool(task -> {
-        final Thread thread = new Thread(task, "kassign-consumer-assign-" + THREADS.incrementAndGet());
-        thread.setDaemon(true);
-        return thread;
-    });
-
     /** Connections warmed up already: the coordinator configures new instances again and again. */
     private static final Set<Connection> WARMED = ConcurrentHashMap.newKeySet();
 
@@ -91,7 +75,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
         if (WARMED.add(read.connection())) {
-            CALLS.execute(() -> warmUp(read));
+            BoundedCall.background(() -> warmUp(read));
         }
     }
 
@@ -106,37 +90,18 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         final ConsumerGroupSettings current = settings;
         final AssignorMetrics counted = metrics;
         final long started = System.nanoTime();
-        Throwable failure;
-        try {
-            final Future<Answer> asked = CALLS.submit(() -> ask(group, describer, current));
-            try {
-                final Answer answer = asked.get(current.connection().deadline().toNanos(), TimeUnit.NANOSECONDS);
-                counted.call(elapsedMs(started));
-                counted.assigned();
-                LOG.info("kassign assigned consumer group: {} partitions of {} topics to {} members in {} ms ({}; {})",
-                        answer.report().getPartitions(), answer.topics().partitions().size(), group.memberIds().size(),
-                        elapsedMs(started), answer.report().getAssignor(), describe(answer.report()));
-                return answer.assignment();
-            } catch (final TimeoutException e) {
-                asked.cancel(true);
-                failure = new NoAnswer(current);
-            } catch (final InterruptedException e) {
-                asked.cancel(true);
-                Thread.currentThread().interrupt();
-                failure = e;
-            } catch (final ExecutionException e) {
-                failure = e.getCause();
-            }
-        } catch (final VirtualMachineError e) {
-            if (!(e instanceof StackOverflowError)) {
-                throw e;
-            }
-            failure = e;
-        } catch (final RuntimeException | Error e) {
-            failure = e;
-        }
+        final BoundedCall.Outcome<Answer> outcome =
+                BoundedCall.within(current.connection().deadline(), () -> ask(group, describer, current));
         counted.call(elapsedMs(started));
-        return fallback(group, describer, current, counted, failure, started);
+        if (outcome.failure() != null) {
+            return fallback(group, describer, current, counted, outcome.failure(), started);
+        }
+        final Answer answer = outcome.value();
+        counted.assigned();
+        LOG.info("kassign assigned consumer group: {} partitions of {} topics to {} members in {} ms ({}; {})",
+                answer.report().getPartitions(), answer.topics().partitions().size(), group.memberIds().size(),
+                elapsedMs(started), answer.report().getAssignor(), describe(answer.report()));
+        return answer.assignment();
     }
 
     /** The service's answer with what it was checked against. */
@@ -156,40 +121,21 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
                                             final ConsumerGroupSettings current, final AssignorMetrics counted,
                                             final Throwable failure, final long started) {
         final long waited = elapsedMs(started);
-        counted.fallback(failure instanceof NoAnswer ? FallbackCause.DEADLINE_EXCEEDED : FallbackCause.of(failure));
+        counted.fallback(BoundedCall.cause(failure));
         final GroupAssignment assignment = UNIFORM.assign(group, describer);
         LOG.warn("kassign fallback: {}; assigned locally with Kafka's uniform assignor, {} members in {} ms "
                         + "(waited {} ms; {}, target {})",
-                failure instanceof NoAnswer ? failure.getMessage() : oneLine(FallbackCause.describe(failure)),
+                BoundedCall.describe(failure),
                 group.memberIds().size(), elapsedMs(started), waited, current.groupId(),
                 current.connection().target());
         LOG.debug("kassign fallback cause", failure);
         return assignment;
     }
 
-    /**
-     * The cause on one line, at most 300 characters: a gRPC status may carry its cause's whole stack
-     * trace in its description ("Connection refused ... at ...").
-     */
-    static String oneLine(final String text) {
-        final String first = text.lines().findFirst().orElse("");
-        return first.length() <= 300 ? first : first.substring(0, 297) + "...";
-    }
-
     /** "cross-rack 0 (was 3), moved 2": the report's figures. */
     static String describe(final ConsumerAssignmentReport report) {
         return "cross-rack " + report.getCrossRackPartitionsAfter() + " (was " + report.getCrossRackPartitionsBefore()
                 + "), moved " + report.getMovedPartitions();
-    }
-
-    /** The deadline passed with the service's answer still to come. */
-    static final class NoAnswer extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        NoAnswer(final ConsumerGroupSettings settings) {
-            super("no answer within " + Connection.DEADLINE_MS + " (" + settings.connection().deadline().toMillis()
-                    + " ms)", null, false, false);
-        }
     }
 
     /**

@@ -2,19 +2,10 @@ package io.kassign.broker;
 
 import io.kassign.broker.GroupToStreamsRequest.Topology;
 import io.kassign.plugin.AssignorMetrics;
-import io.kassign.plugin.Connection;
-import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupSpec;
@@ -53,17 +44,6 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
     public static final String METRICS_TYPE = "broker-task-assignor";
 
     private static final Logger LOG = LoggerFactory.getLogger(KassignStreamsTaskAssignor.class);
-    private static final AtomicInteger THREADS = new AtomicInteger();
-    /**
-     * Where the service is asked, so the coordinator's thread waits at most the deadline whatever
-     * happens there (a first call loading gRPC's classes, a pause, a stuck conversion): daemon
-     * threads, made as needed and dropped after a minute idle.
-     */
-    private static final ExecutorService CALLS = Executors.newCachedThreadPool(task -> {
-        final Thread thread = new Thread(task, "kassign-streams-assign-" + THREADS.incrementAndGet());
-        thread.setDaemon(true);
-        return thread;
-    });
 
     private volatile StreamsSettings settings = StreamsSettings.defaults();
     private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(METRICS_TYPE, settings.groupId());
@@ -74,7 +54,7 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         final StreamsSettings read = StreamsSettings.from(configs);
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
-        CALLS.execute(() -> Warmup.run(read));
+        BoundedCall.background(() -> Warmup.run(read));
     }
 
     @Override
@@ -92,28 +72,12 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         final StreamsSettings current = settings;
         final AssignorMetrics counted = metrics;
         final long started = System.nanoTime();
-        try {
-            final Future<GroupAssignment> answer = CALLS.submit(() -> ask(group, describer, current, counted, started));
-            try {
-                return answer.get(current.connection().deadline().toNanos(), TimeUnit.NANOSECONDS);
-            } catch (final TimeoutException e) {
-                answer.cancel(true);
-                return fallback(group, describer, current, counted, new NoAnswer(current), started);
-            } catch (final InterruptedException e) {
-                answer.cancel(true);
-                Thread.currentThread().interrupt();
-                return fallback(group, describer, current, counted, e, started);
-            } catch (final ExecutionException e) {
-                throw e.getCause();
-            }
-        } catch (final VirtualMachineError e) {
-            if (!(e instanceof StackOverflowError)) {
-                throw e;
-            }
-            return fallback(group, describer, current, counted, e, started);
-        } catch (final Throwable e) {
-            return fallback(group, describer, current, counted, e, started);
+        final BoundedCall.Outcome<GroupAssignment> outcome = BoundedCall.within(current.connection().deadline(),
+                () -> ask(group, describer, current, counted, started));
+        if (outcome.failure() != null) {
+            return fallback(group, describer, current, counted, outcome.failure(), started);
         }
+        return outcome.value();
     }
 
     /** The service's assignment, checked; any failure is thrown to {@link #assign}, which falls back. */
@@ -136,26 +100,16 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         return assignment;
     }
 
-    /** The deadline passed with the service's answer still to come. */
-    static final class NoAnswer extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        NoAnswer(final StreamsSettings settings) {
-            super("no answer within " + Connection.DEADLINE_MS + " (" + settings.connection().deadline().toMillis()
-                    + " ms)", null, false, false);
-        }
-    }
-
     private static GroupAssignment fallback(final GroupSpec group, final TopologyDescriber describer,
                                             final StreamsSettings current, final AssignorMetrics counted,
                                             final Throwable failure, final long started) {
-        counted.fallback(failure instanceof NoAnswer ? FallbackCause.DEADLINE_EXCEEDED : FallbackCause.of(failure));
+        counted.fallback(BoundedCall.cause(failure));
         final StreamsFallback.Result result = StreamsFallback.assign(group, describer);
         final String how = result.kind() == StreamsFallback.Kind.STICKY
                 ? "assigned locally with Kafka's StickyTaskAssignor"
                 : "kept the current assignment, as StickyTaskAssignor failed too (" + result.stickyFailure() + ")";
         LOG.warn("kassign fallback: {}; {} in {} ms (group {}, target {})",
-                failure instanceof NoAnswer ? failure.getMessage() : FallbackCause.describe(failure), how,
+                BoundedCall.describe(failure), how,
                 elapsedMs(started), current.groupId(), current.connection().target());
         LOG.debug("kassign fallback cause", failure);
         return result.assignment();

@@ -19,10 +19,6 @@ import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
 import io.kassign.v1.TopicPartition;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,12 +54,8 @@ final class ConsumerGroupFallbackTest {
 
     @Test
     void anUnreachableServiceFallsBackToKafkasUniformAssignor() throws IOException {
-        final int port;
-        try (ServerSocket closed = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = closed.getLocalPort();
-        }
         final GroupSpecImpl group = group2();
-        final GroupAssignment answer = assignor("down", "127.0.0.1:" + port, "kassign.deadline.ms", "300").assign(group, CLUSTER.describer());
+        final GroupAssignment answer = assignor("down", "127.0.0.1:" + SilentServer.closedPort(), "kassign.deadline.ms", "300").assign(group, CLUSTER.describer());
         assertValid(answer, group, CLUSTER);
         assertEquals(sorted(uniform(group)), sorted(answer));
         assertEquals(1.0, metric("down", "", "fallbacks-total"));
@@ -75,20 +67,8 @@ final class ConsumerGroupFallbackTest {
 
     @Test
     void aServiceThatNeverAnswersCostsTheDeadlineAndNoMore() throws Exception {
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            final List<Socket> accepted = new ArrayList<>();
-            final Thread acceptor = new Thread(() -> {
-                try {
-                    while (true) {
-                        accepted.add(silent.accept()); // connected, never a byte of HTTP/2 back
-                    }
-                } catch (final IOException e) {
-                    // closed at the end of the test
-                }
-            });
-            acceptor.setDaemon(true);
-            acceptor.start();
-            final KassignConsumerGroupAssignor plugin = assignor("silent", "127.0.0.1:" + silent.getLocalPort(),
+        try (SilentServer silent = new SilentServer()) {
+            final KassignConsumerGroupAssignor plugin = assignor("silent", silent.target(),
                     "kassign.deadline.ms", "300");
             final GroupSpecImpl group = group2();
             for (int round = 1; round <= 3; round++) {
@@ -103,9 +83,6 @@ final class ConsumerGroupFallbackTest {
             }
             assertEquals(3.0, metric("silent", ",cause=deadline-exceeded", "fallbacks-total"));
             assertTrue(metric("silent", "", "call-latency-max") < 1000, "call-latency-max");
-            for (final Socket s : accepted) {
-                s.close();
-            }
         }
     }
 

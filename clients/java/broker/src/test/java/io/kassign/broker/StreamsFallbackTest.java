@@ -16,9 +16,6 @@ import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentError;
 import io.kassign.v1.MemberAssignment;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,12 +54,8 @@ final class StreamsFallbackTest {
 
     @Test
     void anUnreachableServiceFallsBackToKafkasStickyAssignor() throws IOException {
-        final int port;
-        try (ServerSocket closed = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = closed.getLocalPort();
-        }
         final GroupSpecImpl group = group2();
-        final GroupAssignment answer = assignor("down", "127.0.0.1:" + port, "300").assign(group, TOPOLOGY);
+        final GroupAssignment answer = assignor("down", "127.0.0.1:" + SilentServer.closedPort(), "300").assign(group, TOPOLOGY);
         assertValid(answer, group, TOPOLOGY);
         assertEquals(new StickyTaskAssignor().assign(group, TOPOLOGY), answer);
         assertEquals(1.0, metric("down", "fallbacks-total"));
@@ -71,21 +64,9 @@ final class StreamsFallbackTest {
 
     @Test
     void aServiceThatNeverAnswersCostsTheDeadlineAndNoMore() throws Exception {
-        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            final List<Socket> accepted = new ArrayList<>();
-            final Thread acceptor = new Thread(() -> {
-                try {
-                    while (true) {
-                        accepted.add(silent.accept());  // connected, never a byte of HTTP/2 back
-                    }
-                } catch (final IOException e) {
-                    // closed at the end of the test
-                }
-            });
-            acceptor.setDaemon(true);
-            acceptor.start();
+        try (SilentServer silent = new SilentServer()) {
             final GroupSpecImpl group = group2();
-            final KassignStreamsTaskAssignor assignor = assignor("silent", "127.0.0.1:" + silent.getLocalPort(), "300");
+            final KassignStreamsTaskAssignor assignor = assignor("silent", silent.target(), "300");
             // Kafka's own assignor once first, so its class loading is not charged to the wait
             new StickyTaskAssignor().assign(group, TOPOLOGY);
             final List<Long> times = new ArrayList<>();
@@ -101,9 +82,6 @@ final class StreamsFallbackTest {
             // slack covers the local fallback and a loaded machine (514 ms seen under load)
             assertTrue(worst < 300 + 700, "assign() took " + worst + " ms with a 300 ms deadline");
             assertEquals(3.0, metric("silent", "fallbacks-total"));
-            for (final Socket socket : accepted) {
-                socket.close();
-            }
         }
     }
 

@@ -306,3 +306,20 @@ def expected_revocations(
 def cross_rack(assigned: Iterable[str], rack: str, racks: Mapping[str, frozenset[str]]) -> int:
     """How many of ``assigned`` have no replica in ``rack``."""
     return sum(1 for p in assigned if rack not in racks[p])
+
+
+def replicas(partition: int) -> list[int]:
+    """Brokers 1-3 hold two replicas each, leaders rotating: every partition misses one of the
+    three racks, a third of the partitions each rack."""
+    return [1 + partition % 3, 1 + (partition + 1) % 3]
+
+
+def replica_layout(
+    topics: Iterable[str], partitions: int, racks: tuple[str, ...]
+) -> dict[str, frozenset[str]]:
+    """Per "topic-partition", the racks of its replicas (broker b in ``racks[b - 1]``)."""
+    return {
+        f"{t}-{p}": frozenset(racks[b - 1] for b in replicas(p))
+        for t in topics
+        for p in range(partitions)
+    }

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.broker_cluster import RACKS, BrokerCluster, broker_cluster, kill, pause
-from tests.e2e.group import JAVA_MAIN, Member, rounds
+from tests.e2e.group import JAVA_MAIN, Member, replica_layout, replicas, rounds
 from tests.e2e.harness import (
     JVM_FLAGS,
     SLF4J_FLAGS,
@@ -80,16 +80,7 @@ COMPUTED = re.compile(
 )
 
 
-def replicas(partition: int) -> list[int]:
-    """Two brokers, leaders rotating: each partition misses one rack, a third miss each."""
-    return [1 + partition % 3, 1 + (partition + 1) % 3]
-
-
-LAYOUT = {
-    f"{t}-{p}": frozenset(RACKS[b - 1] for b in replicas(p))
-    for t in TOPICS
-    for p in range(PARTITIONS)
-}
+LAYOUT = replica_layout(TOPICS, PARTITIONS, RACKS)
 ALL = frozenset(LAYOUT)
 
 FIGURES: dict[str, object] = {}

@@ -48,6 +48,8 @@ from tests.e2e.group import (
     Round,
     cross_rack,
     expected_revocations,
+    replica_layout,
+    replicas,
     rounds,
 )
 from tests.e2e.harness import (
@@ -74,16 +76,7 @@ SERVICE = "kassign.v1.ConsumerAssignmentService"
 STOPPED = (0, 128 + signal.SIGTERM)  # a JVM whose shutdown hooks ran exits 143 on SIGTERM
 
 
-def replicas(partition: int) -> list[int]:
-    """Two brokers, leaders rotating: each partition misses one rack, a third miss each."""
-    return [1 + partition % 3, 1 + (partition + 1) % 3]
-
-
-LAYOUT = {
-    f"{t}-{p}": frozenset(RACKS[b - 1] for b in replicas(p))
-    for t in TOPICS
-    for p in range(PARTITIONS)
-}
+LAYOUT = replica_layout(TOPICS, PARTITIONS, RACKS)
 ALL = frozenset(LAYOUT)
 
 FIGURES: dict[str, object] = {}

@@ -87,7 +87,7 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         final AssignRequest request = GroupToStreamsRequest.convert(group, topology, current);
         final AssignResponse response;
         try {
-            response = SharedClients.of(current.connection()).assign(request);
+            response = SharedClients.waitingForReady(current.connection()).assign(request);
         } finally {
             counted.call(elapsedMs(started));
         }

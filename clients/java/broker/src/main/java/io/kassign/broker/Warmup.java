@@ -56,7 +56,7 @@ final class Warmup {
             try (KassignClient client = patient.build()) {
                 client.assign(request);  // a starting broker's JVM is slow: classes load, the service warms
             }
-            SharedClients.of(connection).assign(request);  // now within the deadline: opens the shared channel
+            SharedClients.waitingForReady(connection).assign(request);  // within the deadline: opens the shared channel
             LOG.info("kassign: the streams assignor's warm-up call to {} answered in {} ms",
                     settings.connection().target(), (System.nanoTime() - started) / 1_000_000L);
         } catch (final Exception | LinkageError e) {

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from itertools import chain, islice, repeat
+from typing import Any, NamedTuple, TypeVar
 from uuid import UUID
 
-__all__ = ["Reader", "WireError", "Writer"]
+__all__ = ["Reader", "TopicPartitionRuns", "WireError", "Writer"]
 
 T = TypeVar("T")
 
@@ -39,6 +40,42 @@ def _int32s_unpacker(n: int) -> Callable[[bytes, int], tuple[int, ...]]:
     a few lengths, read tens of thousands of times per group."""
     unpack: Callable[[bytes, int], tuple[int, ...]] = struct.Struct(f">{n}i").unpack_from
     return unpack
+
+
+def _decoded_name(raw: bytes, names: dict[bytes, str], lenient: bool) -> str | None:
+    """``raw`` as UTF-8, kept in ``names`` when valid; invalid bytes are ``None``, or with
+    ``lenient`` decoded with U+FFFD and not kept (a strict read sharing ``names`` must fail)."""
+    try:
+        topic = names[raw] = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace") if lenient else None
+    return topic
+
+
+@functools.lru_cache(maxsize=128)
+def _single_entry_unpacker(size: int) -> Callable[[bytes, int], tuple[Any, ...]]:
+    """A compiled reader of a {topic, partitions} entry whose name has ``size`` bytes and
+    which holds one partition: name length, name, count, partition."""
+    unpack: Callable[[bytes, int], tuple[Any, ...]] = struct.Struct(f">h{size}sii").unpack_from
+    return unpack
+
+
+class TopicPartitionRuns(NamedTuple):
+    """An array of {topic, partitions} as read: per entry its topic and its partition count,
+    and all entries' partitions end to end."""
+
+    topics: list[str]
+    counts: list[int]
+    numbers: list[int]
+
+    def groups(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """The entries: (topic, partitions)."""
+        it = iter(self.numbers)
+        return tuple(zip(self.topics, [tuple(islice(it, n)) for n in self.counts]))
+
+    def pairs(self) -> Iterator[tuple[str, int]]:
+        """(topic, partition) for each partition in order, without a Python step per one."""
+        return zip(chain.from_iterable(map(repeat, self.topics, self.counts)), self.numbers)
 
 
 class Reader:
@@ -155,19 +192,45 @@ class Reader:
         return values
 
     def topic_partitions(
-        self, what: str, topic: str, *, lenient: bool = False
+        self,
+        what: str,
+        topic: str,
+        *,
+        lenient: bool = False,
+        names: dict[bytes, str] | None = None,
     ) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """``array`` of {``string`` topic, ``int32s`` partitions}, the layout of Kafka's
         owned, assigned and sticky-userData partitions; one loop, as ``strings``."""
-        read = self._topic_partitions_at(self.offset, lenient)
+        return self.topic_partition_runs(what, topic, lenient=lenient, names=names).groups()
+
+    def topic_partition_runs(
+        self,
+        what: str,
+        topic: str,
+        *,
+        lenient: bool = False,
+        names: dict[bytes, str] | None = None,
+    ) -> TopicPartitionRuns:
+        """``topic_partitions`` as runs, which give the partitions one by one without a
+        Python step per partition.
+
+        ``names`` (topic names by their bytes, valid UTF-8 only) may be shared by the reads of
+        one group: its members name the same topics, each entry of their owned partitions
+        once, so a name is decoded once per group rather than once per entry."""
+        read = self._runs_at(self.offset, lenient, {} if names is None else names)
         if read is None:
-            return self.array(
+            groups = self.array(
                 lambda r: (r.string(topic, lenient=lenient) or "", r.int32s("partitions")),
                 what,
                 min_size=6,
             )
-        values, self.offset = read
-        return values
+            return TopicPartitionRuns(
+                [t for t, _ in groups],
+                [len(ps) for _, ps in groups],
+                [p for _, ps in groups for p in ps],
+            )
+        runs, self.offset = read
+        return runs
 
     def _string_at(self, at: int, lenient: bool) -> tuple[str, int] | None:
         data = self._data
@@ -207,20 +270,34 @@ class Reader:
             values.append(value)
         return tuple(values), at
 
-    def _topic_partitions_at(
-        self, at: int, lenient: bool
-    ) -> tuple[tuple[tuple[str, tuple[int, ...]], ...], int] | None:
-        """``_list_at`` of {string, int32s} in one loop without a call per element (a sticky
-        assignor's userData holds an entry per topic for every member); each distinct topic
-        name is decoded once. ``None`` where any check fails, as ``_list_at`` stops."""
+    def _runs_at(
+        self, at: int, lenient: bool, names: dict[bytes, str]
+    ) -> tuple[TopicPartitionRuns, int] | None:
+        """``_list_at`` of {string, int32s} in one loop without a call per element (a group's
+        owned partitions hold an entry per topic for every member); each distinct topic name
+        is decoded once (``names``: strictly valid names only, so the lenient and strict reads
+        may share it). An entry of one partition whose name has the length of the entry before
+        is read in one ``unpack_from``. ``None`` where any check fails, as ``_list_at`` stops."""
         count = self._count_at(at, 6)
         if count is None:
             return None
         data, end, at = self._data, len(self._data), at + 4
-        errors = "replace" if lenient else "strict"
-        names: dict[bytes, str] = {}
-        values = []
+        topics: list[str] = []
+        counts: list[int] = []
+        numbers: list[int] = []
+        guess, single = -1, _single_entry_unpacker(0)
         for _ in range(count):
+            if 0 <= guess and at + 10 + guess <= end:
+                size, raw, n, first = single(data, at)
+                if size == guess and n == 1:
+                    topic = names.get(raw)
+                    if topic is None and (topic := _decoded_name(raw, names, lenient)) is None:
+                        return None
+                    topics.append(topic)
+                    counts.append(1)
+                    numbers.append(first)
+                    at += 10 + size
+                    continue
             if at + 2 > end:
                 return None
             (size,) = _I16.unpack_from(data, at)
@@ -229,20 +306,21 @@ class Reader:
                 return None
             raw = data[at : at + size]
             topic = names.get(raw)
-            if topic is None:
-                try:
-                    topic = names[raw] = raw.decode("utf-8", errors)
-                except UnicodeDecodeError:
-                    return None
+            if topic is None and (topic := _decoded_name(raw, names, lenient)) is None:
+                return None
             at += size
             if at + 4 > end:
                 return None
             (n,) = _I32.unpack_from(data, at)
             if n < 0 or n * 4 > end - at - 4:
                 return None
-            values.append((topic, _int32s_unpacker(n)(data, at + 4)))
+            topics.append(topic)
+            counts.append(n)
+            numbers.extend(_int32s_unpacker(n)(data, at + 4))
             at += 4 + 4 * n
-        return tuple(values), at
+            if size != guess:
+                guess, single = size, _single_entry_unpacker(size)
+        return TopicPartitionRuns(topics, counts, numbers), at
 
     def int32s(self, what: str = "array") -> tuple[int, ...]:
         """``array`` of ``int32`` read in one ``unpack_from``: the same checks and errors, and

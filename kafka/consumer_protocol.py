@@ -14,12 +14,15 @@ assignor's partition list, each topic's partitions in list order (``assignment_f
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from typing import NamedTuple
 
-from kassign.kafka.buffer import Reader, WireError, Writer
+from kassign.kafka.buffer import Reader, TopicPartitionRuns, WireError, Writer
 
 __all__ = [
     "LATEST_VERSION",
@@ -43,9 +46,12 @@ _ONE = _INT32(1)
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 
 
-@dataclass(frozen=True, slots=True)
-class OwnedTopicPartitions:
-    """{topic, partitions}: the element of ownedPartitions and of assignedPartitions alike."""
+class OwnedTopicPartitions(NamedTuple):
+    """{topic, partitions}: the element of ownedPartitions and of assignedPartitions alike.
+
+    A tuple rather than a dataclass: a group's subscriptions carry tens of thousands of them,
+    built in one pass from the decoder's (topic, partitions) pairs.
+    """
 
     topic: str
     partitions: tuple[int, ...]
@@ -63,11 +69,12 @@ class ConsumerProtocolSubscription:
     rack_id: str | None = None
 
 
+def _owned(runs: TopicPartitionRuns) -> tuple[OwnedTopicPartitions, ...]:
+    return tuple(map(tuple.__new__, repeat(OwnedTopicPartitions), runs.groups()))
+
+
 def _read_owned(r: Reader, what: str) -> tuple[OwnedTopicPartitions, ...]:
-    return tuple(
-        OwnedTopicPartitions(topic, partitions)
-        for topic, partitions in r.topic_partitions(what, "ownedPartitions topic")
-    )
+    return _owned(r.topic_partition_runs(what, "ownedPartitions topic"))
 
 
 def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:
@@ -77,54 +84,77 @@ def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:
 
 class SubscriptionDecoder:
     """``decode_consumer_subscription`` for a whole group: the members of a group mostly send
-    the same topic list, so a topic list whose bytes equal one already read is not read again.
+    the same topic list, or one of a few, so a topic list whose bytes equal one already read is
+    not read again; and they own partitions of the same topics, each topic name decoded once.
 
     Equal bytes at the same offset decode to the same topics and end at the same offset (the
     read depends on nothing else once it succeeded), so the answers and errors are those of
-    decoding each subscription on its own. One decoder per request; it keeps a few lists.
+    decoding each subscription on its own. Kept lists are found by their bytes, tried at each
+    kept length (lists of one group's topics come in few lengths). One decoder per request; it
+    keeps at most ``_KEPT`` lists of ``_LENGTHS`` lengths, and the topic names it met.
     """
 
-    _KEPT = 8
+    _KEPT = 256
+    _LENGTHS = 8
 
     def __init__(self) -> None:
-        self._lists: list[tuple[bytes, tuple[str, ...]]] = []
+        self._lists: dict[bytes, tuple[str, ...]] = {}
+        self._lengths: list[int] = []
+        self._names: dict[bytes, str] = {}
 
     def decode(self, data: bytes) -> ConsumerProtocolSubscription:
+        sub, owned = self.decode_runs(data)
+        return dataclasses.replace(sub, owned_partitions=_owned(owned))
+
+    def decode_runs(self, data: bytes) -> tuple[ConsumerProtocolSubscription, TopicPartitionRuns]:
+        """``decode``, the owned partitions apart as runs (``TopicPartitionRuns.pairs``: one by
+        one without an object per entry) and left out of the subscription."""
         r = Reader(data)
         version = r.int16("version")
         if version < 0:
             raise WireError(f"unsupported ConsumerProtocolSubscription version {version}", 0)
-        return _subscription_body(r, version, self._topics(r, data))
+        return _subscription_body(r, version, self._topics(r, data), self._names)
 
     def _topics(self, r: Reader, data: bytes) -> tuple[str, ...]:
         start = r.offset
-        for raw, topics in self._lists:
-            if data.startswith(raw, start):
-                r.offset = start + len(raw)
-                return topics
+        for size in self._lengths:
+            found = self._lists.get(data[start : start + size])
+            if found is not None:
+                r.offset = start + size
+                return found
         topics = r.strings("topics", "topic")
-        if len(self._lists) < self._KEPT:
-            self._lists.append((data[start : r.offset], topics))
+        size = r.offset - start
+        if len(self._lists) < self._KEPT and (
+            size in self._lengths or len(self._lengths) < self._LENGTHS
+        ):
+            self._lists[data[start : r.offset]] = topics
+            if size not in self._lengths:
+                self._lengths.append(size)
         return topics
 
 
 def _subscription_body(
-    r: Reader, version: int, topics: tuple[str, ...]
-) -> ConsumerProtocolSubscription:
-    """The fields after the topic list, read as Kafka reads them for ``version``."""
+    r: Reader, version: int, topics: tuple[str, ...], names: dict[bytes, str]
+) -> tuple[ConsumerProtocolSubscription, TopicPartitionRuns]:
+    """The fields after the topic list, read as Kafka reads them for ``version``; the owned
+    partitions apart (``names``: topic names already decoded, ``Reader.topic_partition_runs``)."""
     body = min(version, LATEST_VERSION)
     user_data = r.bytes_("userData", nullable=True)
-    owned = _read_owned(r, "ownedPartitions") if body >= 1 else ()
+    owned = (
+        r.topic_partition_runs("ownedPartitions", "ownedPartitions topic", names=names)
+        if body >= 1
+        else TopicPartitionRuns([], [], [])
+    )
     generation = r.int32("generationId") if body >= 2 else -1
     rack = r.string("rackId", nullable=True) if body >= 3 else None
-    return ConsumerProtocolSubscription(
+    sub = ConsumerProtocolSubscription(
         version=version,
         topics=topics,
         user_data=user_data,
-        owned_partitions=owned,
         generation_id=generation,
         rack_id=rack,
     )
+    return sub, owned
 
 
 def _write_owned(w: Writer, owned: OwnedTopicPartitions) -> None:

@@ -31,6 +31,7 @@ from kassign.assignor.consumer.model import (
     Member,
     Topic,
     TopicPartition,
+    as_topic_partitions,
     consumer_group,
 )
 from kassign.assignor.errors import InvalidRequest
@@ -141,7 +142,7 @@ def _raw(
     who: str, instance: str | None, data: bytes, decoder: SubscriptionDecoder
 ) -> tuple[Member, str]:
     try:
-        sub = decoder.decode(data)
+        sub, owned = decoder.decode_runs(data)
     except WireError as exc:
         raise InvalidRequest(str(exc), field="raw_subscription", member=who) from exc
     member = Member(
@@ -149,9 +150,7 @@ def _raw(
         topics=sub.topics,
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=tuple(
-            TopicPartition(o.topic, p) for o in sub.owned_partitions for p in o.partitions
-        ),
+        owned_partitions=as_topic_partitions(owned.pairs()),
         generation=sub.generation_id,
         user_data=sub.user_data,
     )

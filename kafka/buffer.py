@@ -11,7 +11,7 @@ import functools
 import struct
 from collections.abc import Callable, Iterator
 from itertools import chain, islice, repeat
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 from uuid import UUID
 
 __all__ = ["Reader", "TopicPartitionRuns", "WireError", "Writer"]
@@ -57,6 +57,15 @@ def _single_entry_unpacker(size: int) -> Callable[[bytes, int], tuple[Any, ...]]
     """A compiled reader of a {topic, partitions} entry whose name has ``size`` bytes and
     which holds one partition: name length, name, count, partition."""
     unpack: Callable[[bytes, int], tuple[Any, ...]] = struct.Struct(f">h{size}sii").unpack_from
+    return unpack
+
+
+@functools.lru_cache(maxsize=64)
+def _same_length_unpacker(count: int, size: int) -> Callable[[bytes, int], tuple[Any, ...]]:
+    """A compiled reader of ``count`` strings of ``size`` bytes each: length, bytes, ..."""
+    unpack: Callable[[bytes, int], tuple[Any, ...]] = struct.Struct(
+        ">" + f"h{size}s" * count
+    ).unpack_from
     return unpack
 
 
@@ -179,13 +188,16 @@ class Reader:
         count = self._count(what, min_size)
         return tuple([read(self) for _ in range(count)])
 
-    def strings(self, what: str, item: str) -> tuple[str, ...]:
+    def strings(
+        self, what: str, item: str, *, names: dict[bytes, str] | None = None
+    ) -> tuple[str, ...]:
         """``array`` of non-null strict ``string``s (``item`` names one in errors).
 
         Read in one loop; where that loop stops short, the element-by-element read runs from
         the same offset and raises as it always does, so answers and errors are the same.
+        ``names``: strings already decoded, by their bytes (as ``topic_partition_runs``).
         """
-        read = self._list_at(self.offset, 2, lambda at: self._string_at(at, False))
+        read = self._strings_at(self.offset, {} if names is None else names)
         if read is None:
             return self.array(lambda r: r.string(item) or "", what, min_size=2)
         values, self.offset = read
@@ -232,52 +244,68 @@ class Reader:
         runs, self.offset = read
         return runs
 
-    def _string_at(self, at: int, lenient: bool) -> tuple[str, int] | None:
-        data = self._data
-        if at + 2 > len(data):
-            return None
-        (size,) = _I16.unpack_from(data, at)
-        at += 2
-        if size < 0 or at + size > len(data):
-            return None
-        try:
-            return data[at : at + size].decode(
-                "utf-8", "replace" if lenient else "strict"
-            ), at + size
-        except UnicodeDecodeError:
-            return None
-
     def _count_at(self, at: int, min_size: int) -> int | None:
         if at + 4 > len(self._data):
             return None
         (count,) = _I32.unpack_from(self._data, at)
         return None if count < 0 or count * min_size > len(self._data) - at - 4 else count
 
-    def _list_at(
-        self, at: int, min_size: int, item: Callable[[int], tuple[T, int] | None]
-    ) -> tuple[tuple[T, ...], int] | None:
-        """An array read by ``item`` (offset in, value and next offset out, ``None`` to stop)."""
-        count = self._count_at(at, min_size)
+    def _strings_at(self, at: int, names: dict[bytes, str]) -> tuple[tuple[str, ...], int] | None:
+        """An array of strict strings in one loop, each distinct one decoded once; ``None``
+        where any check fails (the caller then reads element by element)."""
+        count = self._count_at(at, 2)
         if count is None:
             return None
-        at += 4
+        data, end, at = self._data, len(self._data), at + 4
+        same = self._same_length_strings_at(at, count, names)
+        if same is not None:
+            return same
         values = []
         for _ in range(count):
-            read = item(at)
-            if read is None:
+            if at + 2 > end:
                 return None
-            value, at = read
+            (size,) = _I16.unpack_from(data, at)
+            at += 2
+            if size < 0 or at + size > end:
+                return None
+            raw = data[at : at + size]
+            value = names.get(raw)
+            if value is None and (value := _decoded_name(raw, names, False)) is None:
+                return None
             values.append(value)
+            at += size
         return tuple(values), at
+
+    def _same_length_strings_at(
+        self, at: int, count: int, names: dict[bytes, str]
+    ) -> tuple[tuple[str, ...], int] | None:
+        """The array read in one ``unpack_from`` when every string has the first's length (a
+        group's topic names mostly do); ``None`` when they do not, or one is not UTF-8."""
+        data = self._data
+        if not count or at + 2 > len(data):
+            return None
+        (size,) = _I16.unpack_from(data, at)
+        if size < 0 or at + count * (2 + size) > len(data):
+            return None
+        read = _same_length_unpacker(count, size)(data, at)
+        if read.count(size) != count:  # the ints are the lengths; no bytes equals an int
+            return None
+        raws = read[1::2]
+        values = list(map(names.get, raws))
+        for i in [i for i, value in enumerate(values) if value is None]:
+            if (value := _decoded_name(raws[i], names, False)) is None:
+                return None
+            values[i] = value
+        return tuple(cast(list[str], values)), at + count * (2 + size)
 
     def _runs_at(
         self, at: int, lenient: bool, names: dict[bytes, str]
     ) -> tuple[TopicPartitionRuns, int] | None:
-        """``_list_at`` of {string, int32s} in one loop without a call per element (a group's
+        """An array of {string, int32s} in one loop without a call per element (a group's
         owned partitions hold an entry per topic for every member); each distinct topic name
         is decoded once (``names``: strictly valid names only, so the lenient and strict reads
         may share it). An entry of one partition whose name has the length of the entry before
-        is read in one ``unpack_from``. ``None`` where any check fails, as ``_list_at`` stops."""
+        is read in one ``unpack_from``. ``None`` where any check fails, as ``_strings_at``."""
         count = self._count_at(at, 6)
         if count is None:
             return None

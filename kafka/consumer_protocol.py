@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import struct
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -122,7 +123,7 @@ class SubscriptionDecoder:
             if found is not None:
                 r.offset = start + size
                 return found
-        topics = r.strings("topics", "topic")
+        topics = r.strings("topics", "topic", names=self._names)
         size = r.offset - start
         if len(self._lists) < self._KEPT and (
             size in self._lengths or len(self._lengths) < self._LENGTHS
@@ -237,8 +238,10 @@ class AssignmentEncoder:
 
     A topic's run of partitions is its entry; a list in which a topic comes back after another
     (never a sorted one) takes the general path, which groups the entry where it first appears.
-    A list with one partition of each topic (``roundrobin``'s and ``range``'s answer when
-    partitions per topic equal members) is written without a Python step per entry.
+    A list with mostly one partition of each topic (``roundrobin``'s and ``range``'s answer
+    when partitions per topic are about as many as members) is written without a Python step
+    per entry: each partition's number after its topic's name and a count of one, the few
+    longer runs' heads put right afterwards.
     """
 
     def __init__(self) -> None:
@@ -250,25 +253,42 @@ class AssignmentEncoder:
         self, partitions: Sequence[tuple[str, int]], *, user_data: bytes | None = None
     ) -> bytes:
         topics = list(map(_TOPIC, partitions))
+        body: bytes | None
         if (len(topics) < 2 or topics[0] != topics[1]) and len(set(topics)) == len(topics):
-            body = self._one_each(topics, partitions)
+            body = self._mostly_single(topics, partitions, {}, len(topics))
+        elif len(topics) < 2 * len(counts := Counter(topics)):
+            longer = {t: n for t, n in counts.items() if n > 1}
+            body = self._mostly_single(topics, partitions, longer, len(counts))
         else:
             runs = self._runs_of(partitions)
-            if runs is None:
-                return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
-            body = self._entries(runs)
+            body = None if runs is None else self._entries(runs)
+        if body is None:
+            return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
         tail = Writer()
         tail.bytes_(user_data)
         return b"".join((body, tail.getvalue()))
 
-    def _one_each(self, topics: list[str], partitions: Sequence[tuple[str, int]]) -> bytes:
+    def _mostly_single(
+        self,
+        topics: list[str],
+        partitions: Sequence[tuple[str, int]],
+        longer: dict[str, int],
+        entries: int,
+    ) -> bytes | None:
+        """Each partition's bytes: its entry's head if it begins one, then its number
+        (``longer``: the topics with more than one partition, and how many); ``None`` if one
+        of those comes back after another topic."""
         singles = self._singles
         for topic in set(topics).difference(singles):
             singles[topic] = self._name(topic) + _ONE
-        entries = map(
-            operator.add, map(singles.__getitem__, topics), map(_INT32, map(_PARTITION, partitions))
-        )
-        return _ASSIGNMENT_HEAD.pack(LATEST_VERSION, len(topics)) + b"".join(entries)
+        heads = list(map(singles.__getitem__, topics))
+        for topic, n in longer.items():
+            first = topics.index(topic)
+            if topics[first : first + n].count(topic) < n:
+                return None
+            heads[first : first + n] = [self._name(topic) + _INT32(n), *[b""] * (n - 1)]
+        written = map(operator.add, heads, map(_INT32, map(_PARTITION, partitions)))
+        return _ASSIGNMENT_HEAD.pack(LATEST_VERSION, entries) + b"".join(written)
 
     @staticmethod
     def _runs_of(partitions: Sequence[tuple[str, int]]) -> list[tuple[str, list[int]]] | None:

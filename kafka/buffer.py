@@ -42,6 +42,24 @@ def _int32s_unpacker(n: int) -> Callable[[bytes, int], tuple[int, ...]]:
     return unpack
 
 
+def _name_at(
+    data: bytes, at: int, names: dict[bytes, str], lenient: bool
+) -> tuple[str, int] | None:
+    """The string at ``at`` (an int16 length, then UTF-8) and the offset after it, its name
+    looked up in ``names`` first (``_decoded_name``); ``None`` where it does not fit."""
+    if at + 2 > len(data):
+        return None
+    (size,) = _I16.unpack_from(data, at)
+    at += 2
+    if size < 0 or at + size > len(data):
+        return None
+    raw = data[at : at + size]
+    name = names.get(raw)
+    if name is None and (name := _decoded_name(raw, names, lenient)) is None:
+        return None
+    return name, at + size
+
+
 def _decoded_name(raw: bytes, names: dict[bytes, str], lenient: bool) -> str | None:
     """``raw`` as UTF-8, kept in ``names`` when valid; invalid bytes are ``None``, or with
     ``lenient`` decoded with U+FFFD and not kept (a strict read sharing ``names`` must fail)."""
@@ -256,24 +274,17 @@ class Reader:
         count = self._count_at(at, 2)
         if count is None:
             return None
-        data, end, at = self._data, len(self._data), at + 4
+        data, at = self._data, at + 4
         same = self._same_length_strings_at(at, count, names)
         if same is not None:
             return same
         values = []
         for _ in range(count):
-            if at + 2 > end:
+            read = _name_at(data, at, names, False)
+            if read is None:
                 return None
-            (size,) = _I16.unpack_from(data, at)
-            at += 2
-            if size < 0 or at + size > end:
-                return None
-            raw = data[at : at + size]
-            value = names.get(raw)
-            if value is None and (value := _decoded_name(raw, names, False)) is None:
-                return None
+            value, at = read
             values.append(value)
-            at += size
         return tuple(values), at
 
     def _same_length_strings_at(
@@ -326,17 +337,11 @@ class Reader:
                     numbers.append(first)
                     at += 10 + size
                     continue
-            if at + 2 > end:
+            read = _name_at(data, at, names, lenient)
+            if read is None:
                 return None
-            (size,) = _I16.unpack_from(data, at)
-            at += 2
-            if size < 0 or at + size > end:
-                return None
-            raw = data[at : at + size]
-            topic = names.get(raw)
-            if topic is None and (topic := _decoded_name(raw, names, lenient)) is None:
-                return None
-            at += size
+            topic, after = read
+            size, at = after - at - 2, after
             if at + 4 > end:
                 return None
             (n,) = _I32.unpack_from(data, at)

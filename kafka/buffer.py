@@ -299,7 +299,7 @@ class Reader:
         if size < 0 or at + count * (2 + size) > len(data):
             return None
         read = _same_length_unpacker(count, size)(data, at)
-        if read.count(size) != count:  # the ints are the lengths; no bytes equals an int
+        if read[::2].count(size) != count:  # every length the first's
             return None
         raws = read[1::2]
         values = list(map(names.get, raws))

@@ -19,6 +19,7 @@ Two kinds:
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
@@ -45,11 +46,13 @@ def java_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def string_hash(text: str) -> int:
     """``String.hashCode`` as an unsigned 32-bit value: sum of code units times powers of 31.
 
     Summed as one dot product with the powers, highest first (an ASCII string's bytes are its
-    code units): member ids are hashed by the thousand."""
+    code units): member ids are hashed by the thousand, twice per sticky assignment (kept:
+    a pure function's answers)."""
     if text.isascii():
         units: list[int] | bytes = text.encode("ascii")
     else:

@@ -68,7 +68,7 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
     )
     kept = _keep_owned(b, ownership.owned)
     every = chain.from_iterable(topic_partitions(t, range(topics[t])) for t in sorted(topics))
-    unassigned = list(filterfalse(kept.__contains__, every))
+    unassigned = list(filterfalse(kept.__contains__, every) if kept else every)
     b.under_min.sort(key=java_key)
     b.at_min.sort(key=java_key)
     if rack.consumers_in_racks:

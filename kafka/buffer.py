@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, islice, repeat
 from typing import Any, NamedTuple, TypeVar, cast
 from uuid import UUID
@@ -23,6 +23,8 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _INT16_MAX = 2**15 - 1
+_COMPILED_ENTRIES = 2048
+"""Arrays up to this many entries may be read by one compiled ``struct`` (kept, a few dozen)."""
 
 
 class WireError(ValueError):
@@ -40,6 +42,16 @@ def _int32s_unpacker(n: int) -> Callable[[bytes, int], tuple[int, ...]]:
     a few lengths, read tens of thousands of times per group."""
     unpack: Callable[[bytes, int], tuple[int, ...]] = struct.Struct(f">{n}i").unpack_from
     return unpack
+
+
+def _names(raws: Sequence[bytes], names: dict[bytes, str], lenient: bool) -> list[str] | None:
+    """Each of ``raws`` decoded as ``_decoded_name`` does, known ones looked up at once."""
+    found = list(map(names.get, raws))
+    for i in [i for i, value in enumerate(found) if value is None]:
+        if (value := _decoded_name(raws[i], names, lenient)) is None:
+            return None
+        found[i] = value
+    return cast(list[str], found)
 
 
 def _name_at(
@@ -87,6 +99,18 @@ def _same_length_unpacker(count: int, size: int) -> Callable[[bytes, int], tuple
     return unpack
 
 
+@functools.lru_cache(maxsize=64)
+def _single_partition_entries_unpacker(
+    count: int, size: int
+) -> Callable[[bytes, int], tuple[Any, ...]]:
+    """A compiled reader of ``count`` {topic, partitions} entries, each a name of ``size``
+    bytes and one partition: name length, name, count, partition, ..."""
+    unpack: Callable[[bytes, int], tuple[Any, ...]] = struct.Struct(
+        ">" + f"h{size}sii" * count
+    ).unpack_from
+    return unpack
+
+
 class TopicPartitionRuns(NamedTuple):
     """An array of {topic, partitions} as read: per entry its topic and its partition count,
     and all entries' partitions end to end."""
@@ -102,6 +126,8 @@ class TopicPartitionRuns(NamedTuple):
 
     def pairs(self) -> Iterator[tuple[str, int]]:
         """(topic, partition) for each partition in order, without a Python step per one."""
+        if self.counts.count(1) == len(self.counts):  # an entry per partition
+            return zip(self.topics, self.numbers)
         return zip(chain.from_iterable(map(repeat, self.topics, self.counts)), self.numbers)
 
 
@@ -293,7 +319,7 @@ class Reader:
         """The array read in one ``unpack_from`` when every string has the first's length (a
         group's topic names mostly do); ``None`` when they do not, or one is not UTF-8."""
         data = self._data
-        if not count or at + 2 > len(data):
+        if not 0 < count <= _COMPILED_ENTRIES or at + 2 > len(data):
             return None
         (size,) = _I16.unpack_from(data, at)
         if size < 0 or at + count * (2 + size) > len(data):
@@ -301,13 +327,29 @@ class Reader:
         read = _same_length_unpacker(count, size)(data, at)
         if read[::2].count(size) != count:  # every length the first's
             return None
-        raws = read[1::2]
-        values = list(map(names.get, raws))
-        for i in [i for i, value in enumerate(values) if value is None]:
-            if (value := _decoded_name(raws[i], names, False)) is None:
-                return None
-            values[i] = value
-        return tuple(cast(list[str], values)), at + count * (2 + size)
+        values = _names(read[1::2], names, False)
+        return None if values is None else (tuple(values), at + count * (2 + size))
+
+    def _single_partition_runs_at(
+        self, at: int, count: int, lenient: bool, names: dict[bytes, str]
+    ) -> tuple[TopicPartitionRuns, int] | None:
+        """The array read in one ``unpack_from`` when every entry holds one partition and a
+        name of the first's length (a member's share of a group whose topics have about as
+        many partitions as it has members); ``None`` otherwise."""
+        data = self._data
+        if not 0 < count <= _COMPILED_ENTRIES or at + 2 > len(data):
+            return None
+        (size,) = _I16.unpack_from(data, at)
+        if size < 0 or at + count * (10 + size) > len(data):
+            return None
+        read = _single_partition_entries_unpacker(count, size)(data, at)
+        if read[::4].count(size) != count or read[2::4].count(1) != count:
+            return None
+        topics = _names(read[1::4], names, lenient)
+        if topics is None:
+            return None
+        runs = TopicPartitionRuns(topics, [1] * count, list(read[3::4]))
+        return runs, at + count * (10 + size)
 
     def _runs_at(
         self, at: int, lenient: bool, names: dict[bytes, str]
@@ -321,6 +363,9 @@ class Reader:
         if count is None:
             return None
         data, end, at = self._data, len(self._data), at + 4
+        uniform = self._single_partition_runs_at(at, count, lenient, names)
+        if uniform is not None:
+            return uniform
         topics: list[str] = []
         counts: list[int] = []
         numbers: list[int] = []

@@ -14,12 +14,16 @@ assignor's partition list, each topic's partitions in list order (``assignment_f
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import struct
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from typing import NamedTuple
 
-from kassign.kafka.buffer import Reader, WireError, Writer
+from kassign.kafka.buffer import Reader, TopicPartitionRuns, WireError, Writer
 
 __all__ = [
     "LATEST_VERSION",
@@ -43,9 +47,12 @@ _ONE = _INT32(1)
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 
 
-@dataclass(frozen=True, slots=True)
-class OwnedTopicPartitions:
-    """{topic, partitions}: the element of ownedPartitions and of assignedPartitions alike."""
+class OwnedTopicPartitions(NamedTuple):
+    """{topic, partitions}: the element of ownedPartitions and of assignedPartitions alike.
+
+    A tuple rather than a dataclass: a group's subscriptions carry tens of thousands of them,
+    built in one pass from the decoder's (topic, partitions) pairs.
+    """
 
     topic: str
     partitions: tuple[int, ...]
@@ -63,11 +70,12 @@ class ConsumerProtocolSubscription:
     rack_id: str | None = None
 
 
+def _owned(runs: TopicPartitionRuns) -> tuple[OwnedTopicPartitions, ...]:
+    return tuple(map(tuple.__new__, repeat(OwnedTopicPartitions), runs.groups()))
+
+
 def _read_owned(r: Reader, what: str) -> tuple[OwnedTopicPartitions, ...]:
-    return tuple(
-        OwnedTopicPartitions(topic, partitions)
-        for topic, partitions in r.topic_partitions(what, "ownedPartitions topic")
-    )
+    return _owned(r.topic_partition_runs(what, "ownedPartitions topic"))
 
 
 def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:
@@ -77,54 +85,77 @@ def decode_consumer_subscription(data: bytes) -> ConsumerProtocolSubscription:
 
 class SubscriptionDecoder:
     """``decode_consumer_subscription`` for a whole group: the members of a group mostly send
-    the same topic list, so a topic list whose bytes equal one already read is not read again.
+    the same topic list, or one of a few, so a topic list whose bytes equal one already read is
+    not read again; and they own partitions of the same topics, each topic name decoded once.
 
     Equal bytes at the same offset decode to the same topics and end at the same offset (the
     read depends on nothing else once it succeeded), so the answers and errors are those of
-    decoding each subscription on its own. One decoder per request; it keeps a few lists.
+    decoding each subscription on its own. Kept lists are found by their bytes, tried at each
+    kept length (lists of one group's topics come in few lengths). One decoder per request; it
+    keeps at most ``_KEPT`` lists of ``_LENGTHS`` lengths, and the topic names it met.
     """
 
-    _KEPT = 8
+    _KEPT = 256
+    _LENGTHS = 8
 
     def __init__(self) -> None:
-        self._lists: list[tuple[bytes, tuple[str, ...]]] = []
+        self._lists: dict[bytes, tuple[str, ...]] = {}
+        self._lengths: list[int] = []
+        self._names: dict[bytes, str] = {}
 
     def decode(self, data: bytes) -> ConsumerProtocolSubscription:
+        sub, owned = self.decode_runs(data)
+        return dataclasses.replace(sub, owned_partitions=_owned(owned))
+
+    def decode_runs(self, data: bytes) -> tuple[ConsumerProtocolSubscription, TopicPartitionRuns]:
+        """``decode``, the owned partitions apart as runs (``TopicPartitionRuns.pairs``: one by
+        one without an object per entry) and left out of the subscription."""
         r = Reader(data)
         version = r.int16("version")
         if version < 0:
             raise WireError(f"unsupported ConsumerProtocolSubscription version {version}", 0)
-        return _subscription_body(r, version, self._topics(r, data))
+        return _subscription_body(r, version, self._topics(r, data), self._names)
 
     def _topics(self, r: Reader, data: bytes) -> tuple[str, ...]:
         start = r.offset
-        for raw, topics in self._lists:
-            if data.startswith(raw, start):
-                r.offset = start + len(raw)
-                return topics
-        topics = r.strings("topics", "topic")
-        if len(self._lists) < self._KEPT:
-            self._lists.append((data[start : r.offset], topics))
+        for size in self._lengths:
+            found = self._lists.get(data[start : start + size])
+            if found is not None:
+                r.offset = start + size
+                return found
+        topics = r.strings("topics", "topic", names=self._names)
+        size = r.offset - start
+        if len(self._lists) < self._KEPT and (
+            size in self._lengths or len(self._lengths) < self._LENGTHS
+        ):
+            self._lists[data[start : r.offset]] = topics
+            if size not in self._lengths:
+                self._lengths.append(size)
         return topics
 
 
 def _subscription_body(
-    r: Reader, version: int, topics: tuple[str, ...]
-) -> ConsumerProtocolSubscription:
-    """The fields after the topic list, read as Kafka reads them for ``version``."""
+    r: Reader, version: int, topics: tuple[str, ...], names: dict[bytes, str]
+) -> tuple[ConsumerProtocolSubscription, TopicPartitionRuns]:
+    """The fields after the topic list, read as Kafka reads them for ``version``; the owned
+    partitions apart (``names``: topic names already decoded, ``Reader.topic_partition_runs``)."""
     body = min(version, LATEST_VERSION)
     user_data = r.bytes_("userData", nullable=True)
-    owned = _read_owned(r, "ownedPartitions") if body >= 1 else ()
+    owned = (
+        r.topic_partition_runs("ownedPartitions", "ownedPartitions topic", names=names)
+        if body >= 1
+        else TopicPartitionRuns([], [], [])
+    )
     generation = r.int32("generationId") if body >= 2 else -1
     rack = r.string("rackId", nullable=True) if body >= 3 else None
-    return ConsumerProtocolSubscription(
+    sub = ConsumerProtocolSubscription(
         version=version,
         topics=topics,
         user_data=user_data,
-        owned_partitions=owned,
         generation_id=generation,
         rack_id=rack,
     )
+    return sub, owned
 
 
 def _write_owned(w: Writer, owned: OwnedTopicPartitions) -> None:
@@ -207,8 +238,10 @@ class AssignmentEncoder:
 
     A topic's run of partitions is its entry; a list in which a topic comes back after another
     (never a sorted one) takes the general path, which groups the entry where it first appears.
-    A list with one partition of each topic (``roundrobin``'s and ``range``'s answer when
-    partitions per topic equal members) is written without a Python step per entry.
+    A list with mostly one partition of each topic (``roundrobin``'s and ``range``'s answer
+    when partitions per topic are about as many as members) is written without a Python step
+    per entry: each partition's number after its topic's name and a count of one, the few
+    longer runs' heads put right afterwards.
     """
 
     def __init__(self) -> None:
@@ -220,25 +253,42 @@ class AssignmentEncoder:
         self, partitions: Sequence[tuple[str, int]], *, user_data: bytes | None = None
     ) -> bytes:
         topics = list(map(_TOPIC, partitions))
+        body: bytes | None
         if (len(topics) < 2 or topics[0] != topics[1]) and len(set(topics)) == len(topics):
-            body = self._one_each(topics, partitions)
+            body = self._mostly_single(topics, partitions, {}, len(topics))
+        elif len(topics) < 2 * len(counts := Counter(topics)):
+            longer = {t: n for t, n in counts.items() if n > 1}
+            body = self._mostly_single(topics, partitions, longer, len(counts))
         else:
             runs = self._runs_of(partitions)
-            if runs is None:
-                return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
-            body = self._entries(runs)
+            body = None if runs is None else self._entries(runs)
+        if body is None:
+            return encode_consumer_assignment(assignment_for(partitions, user_data=user_data))
         tail = Writer()
         tail.bytes_(user_data)
         return b"".join((body, tail.getvalue()))
 
-    def _one_each(self, topics: list[str], partitions: Sequence[tuple[str, int]]) -> bytes:
+    def _mostly_single(
+        self,
+        topics: list[str],
+        partitions: Sequence[tuple[str, int]],
+        longer: dict[str, int],
+        entries: int,
+    ) -> bytes | None:
+        """Each partition's bytes: its entry's head if it begins one, then its number
+        (``longer``: the topics with more than one partition, and how many); ``None`` if one
+        of those comes back after another topic."""
         singles = self._singles
         for topic in set(topics).difference(singles):
             singles[topic] = self._name(topic) + _ONE
-        entries = map(
-            operator.add, map(singles.__getitem__, topics), map(_INT32, map(_PARTITION, partitions))
-        )
-        return _ASSIGNMENT_HEAD.pack(LATEST_VERSION, len(topics)) + b"".join(entries)
+        heads = list(map(singles.__getitem__, topics))
+        for topic, n in longer.items():
+            first = topics.index(topic)
+            if topics[first : first + n].count(topic) < n:
+                return None
+            heads[first : first + n] = [self._name(topic) + _INT32(n), *[b""] * (n - 1)]
+        written = map(operator.add, heads, map(_INT32, map(_PARTITION, partitions)))
+        return _ASSIGNMENT_HEAD.pack(LATEST_VERSION, entries) + b"".join(written)
 
     @staticmethod
     def _runs_of(partitions: Sequence[tuple[str, int]]) -> list[tuple[str, list[int]]] | None:

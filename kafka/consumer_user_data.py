@@ -38,20 +38,22 @@ class StickyUserData:
     generation: int | None
 
 
-def _read_partitions(r: Reader) -> tuple[tuple[str, int], ...]:
-    groups = r.topic_partitions("previous_assignment", "topic", lenient=True)
-    return tuple((topic, p) for topic, partitions in groups for p in partitions)
+def _read_partitions(r: Reader, names: dict[bytes, str] | None) -> tuple[tuple[str, int], ...]:
+    runs = r.topic_partition_runs("previous_assignment", "topic", lenient=True, names=names)
+    return tuple(runs.pairs())
 
 
-def decode_sticky_user_data(data: bytes) -> StickyUserData:
-    """v1, else v0, as ``StickyAssignor`` tries them; ``WireError`` when neither fits."""
+def decode_sticky_user_data(data: bytes, names: dict[bytes, str] | None = None) -> StickyUserData:
+    """v1, else v0, as ``StickyAssignor`` tries them; ``WireError`` when neither fits.
+    ``names``: topic names already decoded, shared by a group's members
+    (``Reader.topic_partitions``)."""
     try:
         r = Reader(data)
-        partitions = _read_partitions(r)
+        partitions = _read_partitions(r, names)
         return StickyUserData(partitions, r.int32("generation"))
     except WireError:
         r = Reader(data)
-        return StickyUserData(_read_partitions(r), None)
+        return StickyUserData(_read_partitions(r, names), None)
 
 
 def _write_topic_assignment(w: Writer, group: tuple[str, Sequence[int]]) -> None:

@@ -22,7 +22,7 @@ __all__ = ["member_order", "member_order_key", "partitions_per_topic", "rack_rea
 
 def partitions_per_topic(group: ConsumerGroup) -> dict[str, int]:
     """Subscribed topics with at least one partition, by name, with their partition counts."""
-    subscribed = {t for m in group.members for t in m.topics}
+    subscribed: set[str] = set().union(*(m.topics for m in group.members))
     counts = {t: group.partition_count(t) for t in sorted(subscribed)}
     return {t: n for t, n in counts.items() if n > 0}
 

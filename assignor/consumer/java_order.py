@@ -19,6 +19,8 @@ Two kinds:
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
@@ -33,6 +35,7 @@ __all__ = [
 K = TypeVar("K", bound=Hashable)
 
 _MASK = 0xFFFFFFFF
+_POWERS = [1]  # 31**k reduced to 32 bits, grown as longer strings come: a cache, not state
 _DEFAULT_CAPACITY = 16
 _TREEIFY_BIN = 9  # a bin that reaches TREEIFY_THRESHOLD (8) + 1 nodes is treeified or resized
 _MIN_TREEIFY_CAPACITY = 64
@@ -43,13 +46,27 @@ def java_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def string_hash(text: str) -> int:
-    """``String.hashCode`` as an unsigned 32-bit value: sum of code units times powers of 31."""
-    units = text.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & _MASK
-    return h
+    """``String.hashCode`` as an unsigned 32-bit value: sum of code units times powers of 31.
+
+    Summed as one dot product with the powers, highest first (an ASCII string's bytes are its
+    code units): member ids are hashed by the thousand, twice per sticky assignment (kept:
+    a pure function's answers)."""
+    if text.isascii():
+        units: list[int] | bytes = text.encode("ascii")
+    else:
+        raw = text.encode("utf-16-be", "surrogatepass")
+        units = [high << 8 | low for high, low in zip(raw[::2], raw[1::2])]
+    total: int = sum(map(operator.mul, units, _powers_of_31(len(units))))
+    return total & _MASK
+
+
+def _powers_of_31(n: int) -> list[int]:
+    """``31**(n-1)``, ..., ``31**0``, each reduced to 32 bits (the sum is reduced once)."""
+    while len(_POWERS) < n:
+        _POWERS.append(_POWERS[-1] * 31 & _MASK)
+    return _POWERS[n - 1 :: -1] if n else []
 
 
 def topic_partition_hash(topic_hash: int, partition: int) -> int:

@@ -19,9 +19,11 @@ field and the member).
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import NamedTuple
 
 from kassign.assignor.errors import InvalidRequest
@@ -33,8 +35,10 @@ __all__ = [
     "Member",
     "Topic",
     "TopicPartition",
+    "as_topic_partitions",
     "check_partitions",
     "consumer_group",
+    "topic_partitions",
 ]
 
 DEFAULT_GENERATION = -1
@@ -42,6 +46,8 @@ DEFAULT_GENERATION = -1
 
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_RACKS = operator.attrgetter("partition_racks")  # a topic's, one per partition
 
 
 class TopicPartition(NamedTuple):
@@ -57,6 +63,18 @@ class TopicPartition(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+def as_topic_partitions(pairs: Iterable[tuple[str, int]]) -> tuple[TopicPartition, ...]:
+    """(topic, partition) pairs as ``TopicPartition``s, without a Python step per partition
+    (``tuple.__new__`` over the pairs: the values the constructor gives). A group's owned
+    partitions run to tens of thousands."""
+    return tuple(map(tuple.__new__, repeat(TopicPartition), pairs))
+
+
+def topic_partitions(topic: str, partitions: Iterable[int]) -> list[TopicPartition]:
+    """``TopicPartition(topic, p)`` for each ``p``, as ``as_topic_partitions`` builds them."""
+    return list(map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), partitions)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,9 +221,16 @@ def check_partitions(
 ) -> None:
     """Claimed partitions must have legal topic names, be distinct and, for topics in the
     metadata, exist there. Partitions of other topics are ignored by every assignor.
-    ``topics`` is a checked group's metadata (``consumer_group``): its names are legal."""
+    ``topics`` is a checked group's metadata (``consumer_group``): its names are legal.
+
+    The usual claim (distinct partitions of known topics, numbers under the smallest of their
+    topics' counts) is recognised with set and min/max passes; anything else is walked
+    partition by partition, which finds the first fault in claim order."""
+    claimed = tuple(partitions)
+    if not claimed or _plainly_valid(claimed, topics):
+        return
     seen: set[TopicPartition] = set()
-    for tp in partitions:
+    for tp in claimed:
         topic = topics.get(tp.topic)
         if topic is None:
             _check_topic_name(tp.topic, field, member)
@@ -217,3 +242,13 @@ def check_partitions(
             raise InvalidRequest(
                 f"{tp} is not a partition of the topic", field=field, member=member
             )
+
+
+def _plainly_valid(claimed: tuple[TopicPartition, ...], topics: Mapping[str, Topic]) -> bool:
+    """No repeats, every topic in the metadata, every number in [0, the least count)."""
+    named = set(map(_FIRST, claimed))
+    if not all(map(topics.__contains__, named)) or len(set(claimed)) != len(claimed):
+        return False
+    numbers: list[int] = list(map(_SECOND, claimed))
+    least = min(map(len, map(_RACKS, map(topics.__getitem__, named))))
+    return min(numbers) >= 0 and max(numbers) < least

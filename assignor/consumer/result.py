@@ -7,11 +7,13 @@ Members are listed in member-id order (Java ``String`` order), partitions sorted
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Mapping
+import operator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 
 from kassign.assignor.consumer.java_order import java_key
-from kassign.assignor.consumer.model import ConsumerGroup, TopicPartition
+from kassign.assignor.consumer.model import ConsumerGroup, Topic, TopicPartition
 
 __all__ = [
     "AssignmentReport",
@@ -22,6 +24,9 @@ __all__ = [
     "group_assignment",
     "moving_away",
 ]
+
+_TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
+_RACKS = operator.attrgetter("partition_racks")
 
 
 class RackReason(enum.Enum):
@@ -135,11 +140,7 @@ def group_assignment(
         mine = target.get(member.member_id, ())
         mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
         if member.rack is not None:
-            cross_rack += sum(
-                1
-                for tp in mine
-                if member.rack not in topics[tp.topic].partition_racks[tp.partition]
-            )
+            cross_rack += len(mine) - _local(mine, member.rack, topics)
         gone = tuple(sorted(revoked.get(member.member_id, ())))
         assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
     report = AssignmentReport(
@@ -153,6 +154,14 @@ def group_assignment(
         cross_rack_partitions_before=_cross_rack_claims(group, claims),
     )
     return GroupAssignment(assignor, tuple(assignments), report)
+
+
+def _local(partitions: list[TopicPartition], rack: str, topics: Mapping[str, Topic]) -> int:
+    """How many of ``partitions`` have a replica on ``rack``: each partition's rack set looked
+    up and tested with ``map`` (no Python step per partition; a member may hold thousands)."""
+    racks = map(_RACKS, map(topics.__getitem__, map(_TOPIC, partitions)))
+    found: Iterator[frozenset[str]] = map(operator.getitem, racks, map(_PARTITION, partitions))
+    return sum(map(frozenset.__contains__, found, repeat(rack)))
 
 
 def _cross_rack_claims(
@@ -192,11 +201,19 @@ def _moved(
 def moving_away(
     group: ConsumerGroup, target: Mapping[str, Collection[TopicPartition]]
 ) -> dict[str, tuple[TopicPartition, ...]]:
-    """Per member, the partitions it reports owning that ``target`` gives to another member."""
-    owner = {tp: m for m, tps in target.items() for tp in tps}
-    return {
-        m.member_id: tuple(
-            tp for tp in m.owned_partitions if owner.get(tp, m.member_id) != m.member_id
+    """Per member, the partitions it reports owning that ``target`` gives to another member
+    (set differences first: most members keep all they own, and a fresh group owns nothing)."""
+    lost: dict[str, set[TopicPartition]] = {}
+    for m in group.members:
+        if m.owned_partitions:
+            gone = set(m.owned_partitions).difference(target.get(m.member_id, ()))
+            if gone:
+                lost[m.member_id] = gone
+    assigned: set[TopicPartition] = set().union(*target.values()) if lost else set()
+    moving: dict[str, tuple[TopicPartition, ...]] = {}
+    for m in group.members:
+        gone = lost.get(m.member_id, set())
+        moving[m.member_id] = (
+            tuple(tp for tp in m.owned_partitions if tp in gone and tp in assigned) if gone else ()
         )
-        for m in group.members
-    }
+    return moving

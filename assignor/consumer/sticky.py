@@ -23,6 +23,7 @@ the same topics and the general one otherwise.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 
 from kassign.assignor.consumer import sticky_constrained, sticky_general
@@ -31,7 +32,7 @@ from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     ConsumerGroup,
     Member,
-    TopicPartition,
+    as_topic_partitions,
     check_partitions,
 )
 from kassign.assignor.consumer.result import GroupAssignment, group_assignment
@@ -49,10 +50,13 @@ __all__ = ["NAME", "assign_sticky", "assign_sticky_partitions", "sticky_member_d
 
 NAME = "sticky"
 
+_TOPIC = operator.itemgetter(0)
+
 
 def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``StickyAssignor.assign`` on ``group``."""
-    data = {m.member_id: sticky_member_data(group, m) for m in group.members}
+    names: dict[bytes, str] = {}  # topic names met in the members' userData, decoded once
+    data = {m.member_id: sticky_member_data(group, m, names=names) for m in group.members}
     outcome = assign_sticky_partitions(group, lambda m: data[m.member_id])
     claims = {m: d.partitions for m, d in data.items()}
     return group_assignment(
@@ -60,20 +64,25 @@ def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     )
 
 
-def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
+def sticky_member_data(
+    group: ConsumerGroup, member: Member, *, names: dict[bytes, str] | None = None
+) -> MemberData:
     """The member's previous assignment as ``StickyAssignor`` decodes its userData.
 
     Decoded partitions of topics in the metadata must exist there and be distinct
-    (``InvalidRequest`` otherwise: Kafka would assign such a partition twice).
+    (``InvalidRequest`` otherwise: Kafka would assign such a partition twice). ``names``:
+    topic names already decoded (``decode_sticky_user_data``), shared by a group's members.
     """
     if not member.user_data:
         return MemberData((), None)
     try:
-        decoded = decode_sticky_user_data(member.user_data)
+        decoded = decode_sticky_user_data(member.user_data, names)
     except WireError:
         return MemberData((), DEFAULT_GENERATION)
-    partitions = tuple(TopicPartition(t, p) for t, p in decoded.partitions)
-    known = [tp for tp in partitions if tp.topic in group.topics]
+    partitions = as_topic_partitions(decoded.partitions)
+    topics = group.topics
+    unknown = not set(map(_TOPIC, partitions)).issubset(topics)
+    known = [tp for tp in partitions if tp.topic in topics] if unknown else partitions
     check_partitions(known, group.topics, field="user_data", member=member.member_id)
     return MemberData(partitions, decoded.generation)
 

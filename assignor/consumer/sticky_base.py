@@ -18,6 +18,7 @@ Claims are settled walking the members in Java hash order (``java_order``), as K
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -41,6 +42,8 @@ __all__ = [
     "resolve_ownership",
     "subscription_generation",
 ]
+
+_TOPIC = operator.itemgetter(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +135,7 @@ def rack_info(group: ConsumerGroup, topics: Mapping[str, int]) -> RackInfo:
 def resolve_ownership(
     members: list[Member], topics: Mapping[str, int], data: Mapping[str, MemberData]
 ) -> Ownership:
-    """Kafka's ``allSubscriptionsEqual``: compare subscriptions and settle claims, in one walk.
+    """Kafka's ``allSubscriptionsEqual``: compare subscriptions and settle claims.
 
     Subscriptions are compared with the first non-empty one seen: a member subscribed to
     nothing that comes first in hash order does not make the group unequal (Kafka's check).
@@ -140,18 +143,48 @@ def resolve_ownership(
     first: frozenset[str] = frozenset()
     equal = True
     max_generation = DEFAULT_GENERATION
-    owned: dict[str, list[TopicPartition]] = {}
-    standing: dict[TopicPartition, Member] = {}
-    several: set[TopicPartition] = set()
     for member in members:
         subscribed = frozenset(member.topics)
         if not first:
             first = subscribed
         elif equal and subscribed != first:
             equal = False
+        generation = data[member.member_id].generation
+        if generation is not None:
+            max_generation = max(max_generation, generation)
+    claims = [data[m.member_id].partitions for m in members]
+    if len(set().union(*claims)) == sum(map(len, claims)):
+        # nobody claims a partition another claims: every claim on an assigned topic stands
+        owned = {m.member_id: _assigned(c, topics) for m, c in zip(members, claims, strict=True)}
+        several: set[TopicPartition] = set()
+    else:
+        owned, several = _settle_claims(members, topics, data)
+    # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same
+    # growth, hence (replayed here rather than assumed) the same order
+    owned = {m: owned[m] for m in hash_order(owned, string_hash)}
+    return Ownership(equal, owned, frozenset(several), max_generation)
+
+
+def _assigned(
+    claims: tuple[TopicPartition, ...], topics: Mapping[str, int]
+) -> list[TopicPartition]:
+    """The claims on topics being assigned, in claim order."""
+    if set(map(_TOPIC, claims)).issubset(topics):
+        return list(claims)
+    return [tp for tp in claims if tp.topic in topics]
+
+
+def _settle_claims(
+    members: list[Member], topics: Mapping[str, int], data: Mapping[str, MemberData]
+) -> tuple[dict[str, list[TopicPartition]], set[TopicPartition]]:
+    """Claims walked one by one, in member order: each member's standing claims, and the
+    partitions claimed by several members of one generation."""
+    owned: dict[str, list[TopicPartition]] = {}
+    standing: dict[TopicPartition, Member] = {}
+    several: set[TopicPartition] = set()
+    for member in members:
         md = data[member.member_id]
         generation = md.generation if md.generation is not None else DEFAULT_GENERATION
-        max_generation = max(max_generation, generation)
         mine: list[TopicPartition] = []
         owned[member.member_id] = mine
         for tp in md.partitions:
@@ -171,10 +204,7 @@ def resolve_ownership(
                 mine.append(tp)
                 _discard(owned[other.member_id], tp)
                 standing[tp] = member
-    # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same
-    # growth, hence (replayed here rather than assumed) the same order
-    owned = {m: owned[m] for m in hash_order(owned, string_hash)}
-    return Ownership(equal, owned, frozenset(several), max_generation)
+    return owned, several
 
 
 def _discard(partitions: list[TopicPartition], tp: TopicPartition) -> None:

@@ -22,15 +22,19 @@ is *transferring*: cooperative-sticky withholds it this round.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import chain, filterfalse
 
 from kassign.assignor.consumer.java_order import java_key
-from kassign.assignor.consumer.model import TopicPartition
+from kassign.assignor.consumer.model import TopicPartition, topic_partitions
 from kassign.assignor.consumer.sticky_base import Ownership, RackInfo, StickyOutcome
 from kassign.assignor.errors import InvalidAssignment
 
 __all__ = ["build"]
+
+_PARTITION_THEN_TOPIC = operator.itemgetter(1, 0)
 
 
 @dataclass(slots=True)
@@ -63,15 +67,8 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
         assignment={m: [] for m in members},
     )
     kept = _keep_owned(b, ownership.owned)
-    kept_numbers: dict[str, set[int]] = {t: set() for t in topics}
-    for topic, partition in kept:
-        kept_numbers.setdefault(topic, set()).add(partition)
-    unassigned = [
-        TopicPartition(t, p)
-        for t in sorted(topics)
-        for p in range(topics[t])
-        if p not in kept_numbers[t]
-    ]
+    every = chain.from_iterable(topic_partitions(t, range(topics[t])) for t in sorted(topics))
+    unassigned = list(filterfalse(kept.__contains__, every) if kept else every)
     b.under_min.sort(key=java_key)
     b.at_min.sort(key=java_key)
     if rack.consumers_in_racks:
@@ -87,14 +84,18 @@ def _keep_owned(b: _Builder, owned: Mapping[str, list[TopicPartition]]) -> set[T
     """Step 1: each member keeps what its claims and the quotas allow."""
     kept: set[TopicPartition] = set()
     for member, claims in owned.items():
-        mine = []
-        for tp in claims:
-            if b.rack.mismatch(member, tp):
-                b.maybe_revoked[tp] = member
-            else:
-                mine.append(tp)
-        mine.sort(key=lambda tp: (tp.partition, tp.topic))
-        mine = [tp for tp in mine if tp not in b.several]
+        if member in b.rack.member_rack:
+            mine = []
+            for tp in claims:
+                if b.rack.mismatch(member, tp):
+                    b.maybe_revoked[tp] = member
+                else:
+                    mine.append(tp)
+        else:  # no rack to miss
+            mine = list(claims)
+        mine.sort(key=_PARTITION_THEN_TOPIC)
+        if b.several:
+            mine = [tp for tp in mine if tp not in b.several]
         if len(mine) < b.min_quota:
             keep = mine
             b.under_min.append(member)
@@ -163,9 +164,23 @@ def _assign_rack_aware_round_robin(
 
 def _assign_round_robin(b: _Builder, unassigned: list[TopicPartition]) -> None:
     """Step 3: under-minimum members in turn (a cursor over the live list, as Kafka's
-    iterator), then at-minimum ones first come first served."""
+    iterator), then at-minimum ones first come first served.
+
+    Whole rounds in which no under-minimum member reaches the minimum are dealt at once, a
+    slice per member (a fresh group's rounds but the last), which is what the cursor would do
+    one partition at a time."""
     cursor = 0
-    for tp in unassigned:
+    i = 0
+    while i < len(unassigned):
+        if b.under_min and (i == 0 or cursor == len(b.under_min)):  # a pass begins
+            rounds = _whole_rounds(b, len(unassigned) - i)
+            if rounds:
+                end = i + rounds * len(b.under_min)
+                _deal_rounds(b, unassigned[i:end])
+                i, cursor = end, 0
+                continue
+        tp = unassigned[i]
+        i += 1
         from_cursor = True
         if cursor < len(b.under_min):
             member = b.under_min[cursor]
@@ -189,6 +204,25 @@ def _assign_round_robin(b: _Builder, unassigned: list[TopicPartition]) -> None:
             b.at_min.append(member)
         elif count == b.max_quota:
             b.over += 1
+
+
+def _whole_rounds(b: _Builder, left: int) -> int:
+    """Rounds of one partition per under-minimum member that leave all of them under it."""
+    top = max(len(b.assignment[m]) for m in b.under_min)
+    return max(0, min(b.min_quota - 1 - top, left // len(b.under_min)))
+
+
+def _deal_rounds(b: _Builder, partitions: list[TopicPartition]) -> None:
+    """Partition k to under-minimum member k mod their number; transferring as ``_assign_new``."""
+    flagged = b.several.union(b.maybe_revoked)
+    step = len(b.under_min)
+    for j, member in enumerate(b.under_min):
+        dealt = partitions[j::step]
+        b.assignment[member].extend(dealt)
+        for tp in flagged.intersection(dealt) if flagged else ():
+            previous = b.maybe_revoked.get(tp)
+            if (previous is not None and previous != member) or tp in b.several:
+                b.transferring[tp] = member
 
 
 def _assign_new(b: _Builder, tp: TopicPartition, member: str) -> int:

@@ -20,7 +20,10 @@ which ``located`` turns into the request's path (``subscription.owned_partitions
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+import operator
+import struct
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -31,6 +34,7 @@ from kassign.assignor.consumer.model import (
     Member,
     Topic,
     TopicPartition,
+    as_topic_partitions,
     consumer_group,
 )
 from kassign.assignor.errors import InvalidRequest
@@ -43,6 +47,8 @@ from kassign.v1 import consumer_pb2 as cpb
 __all__ = ["DecodedConsumerRequest", "decode_member", "decode_request", "located"]
 
 _PARTITION_TAG = b"\x12"  # ConsumerTopic.partitions: field 2, length-delimited
+_COMPILED_PIECES = 2048
+_FIRST = operator.itemgetter(0)
 
 _MODEL_FIELDS = {
     "topics": "topics",
@@ -141,7 +147,7 @@ def _raw(
     who: str, instance: str | None, data: bytes, decoder: SubscriptionDecoder
 ) -> tuple[Member, str]:
     try:
-        sub = decoder.decode(data)
+        sub, owned = decoder.decode_runs(data)
     except WireError as exc:
         raise InvalidRequest(str(exc), field="raw_subscription", member=who) from exc
     member = Member(
@@ -149,9 +155,7 @@ def _raw(
         topics=sub.topics,
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=tuple(
-            TopicPartition(o.topic, p) for o in sub.owned_partitions for p in o.partitions
-        ),
+        owned_partitions=as_topic_partitions(owned.pairs()),
         generation=sub.generation_id,
         user_data=sub.user_data,
     )
@@ -213,11 +217,25 @@ def _partition_records(topic: cpb.ConsumerTopic) -> _Records | None:
     header, stride = data[start:at], at - start + size
     if (len(data) - start) % stride:
         return None
-    pieces = [data[i : i + stride] for i in range(start, len(data), stride)]
+    count = (len(data) - start) // stride
+    if count <= _COMPILED_PIECES:
+        pieces = list(_pieces(count, stride)(data, start))
+    else:
+        pieces = list(map(_FIRST, struct.Struct(f"{stride}s").iter_unpack(data[start:])))
     distinct = {piece: piece[len(header) :] for piece in set(pieces)}
     if not all(piece.startswith(header) for piece in distinct):
         return None
     return pieces, distinct
+
+
+@functools.lru_cache(maxsize=64)
+def _pieces(count: int, stride: int) -> Callable[[bytes, int], tuple[bytes, ...]]:
+    """A compiled reader of ``count`` pieces of ``stride`` bytes (a topic's partition records:
+    topics of a cluster mostly have a few partition counts; up to ``_COMPILED_PIECES``)."""
+    unpack: Callable[[bytes, int], tuple[bytes, ...]] = struct.Struct(
+        f"{stride}s" * count
+    ).unpack_from
+    return unpack
 
 
 @contextmanager

@@ -96,7 +96,7 @@ def _notes(decoded: DecodedConsumerRequest) -> list[str]:
     """What the caller may not expect: options Kafka's assignors ignore, topics without metadata."""
     notes = []
     group = decoded.group
-    missing = sorted({t for m in group.members for t in m.topics} - set(group.topics))
+    missing = sorted(set().union(*(m.topics for m in group.members)).difference(group.topics))
     if missing:
         shown = ", ".join(missing[:_NOTED_TOPICS])
         more = f" and {len(missing) - _NOTED_TOPICS} more" if len(missing) > _NOTED_TOPICS else ""

@@ -73,3 +73,38 @@ def test_strings_read_as_element_by_element(raw: bytes) -> None:
         return r.array(lambda r: r.string("topic") or "", "topics", min_size=2)
 
     assert _outcome(lambda r: r.strings("topics", "topic"), raw) == _outcome(careful, raw)
+
+
+def _owned(
+    lenient: bool, names: dict[bytes, str] | None
+) -> Callable[[Reader], tuple[tuple[str, tuple[int, ...]], ...]]:
+    return lambda r: r.topic_partitions("owned", "topic", lenient=lenient, names=names)
+
+
+@settings(max_examples=500)
+@given(st.lists(st.tuples(_lists(with_partitions=True), st.booleans(), st.booleans()), max_size=6))
+def test_reads_sharing_decoded_names_answer_as_reads_alone(
+    reads: list[tuple[bytes, bool, bool]],
+) -> None:
+    """One ``names`` for a group's reads (strict and lenient, lists of strings and of topic
+    partitions, in any order) gives each read the answer, or the error, it gives alone: a
+    lenient read never leaves a replaced name for a strict one to take."""
+    names: dict[bytes, str] = {}
+    for raw, lenient, as_strings in reads:
+        if as_strings:
+            shared = _outcome(lambda r: r.strings("topics", "topic", names=names), raw)
+            assert shared == _outcome(lambda r: r.strings("topics", "topic"), raw)
+        else:
+            assert _outcome(_owned(lenient, names), raw) == _outcome(_owned(lenient, None), raw)
+
+
+@settings(max_examples=300)
+@given(_lists(with_partitions=True), st.booleans())
+def test_runs_give_the_groups_partitions_one_by_one(raw: bytes, lenient: bool) -> None:
+    try:
+        runs = Reader(raw).topic_partition_runs("owned", "topic", lenient=lenient)
+    except WireError:
+        return
+    groups = runs.groups()
+    assert list(runs.pairs()) == [(topic, p) for topic, ps in groups for p in ps]
+    assert [len(ps) for _, ps in groups] == runs.counts

@@ -29,6 +29,8 @@ from kassign.assignor.timing import measure
 from kassign.server import status
 
 __all__ = [
+    "BUDGET_SHARE",
+    "Deadline",
     "Malformed",
     "PhaseClock",
     "Unary",
@@ -43,15 +45,23 @@ _T = TypeVar("_T")
 
 
 class PhaseClock:
-    """Times the phases of one call and reports each to ``on_phase``."""
+    """Times the phases of one call and reports each to ``on_phase``; ``check`` (a call's
+    ``Deadline.check``) runs before each phase and may end the call there."""
 
-    def __init__(self, on_phase: Callable[[str, float], None]) -> None:
+    def __init__(
+        self,
+        on_phase: Callable[[str, float], None],
+        check: Callable[[str], None] | None = None,
+    ) -> None:
         self._on_phase = on_phase
+        self._check = check
         self.started = time.perf_counter()
         self.seconds: dict[str, float] = {}
 
     def run(self, phase: str, fn: Callable[[], _T]) -> _T:
         """Run one phase; parts the code inside timed (``kassign.assignor.timing``) are reported apart."""
+        if self._check is not None:
+            self._check(phase)
         start = time.perf_counter()
         with measure() as parts:
             value = fn()
@@ -64,6 +74,41 @@ class PhaseClock:
 
     def total(self) -> float:
         return time.perf_counter() - self.started
+
+
+BUDGET_SHARE = 0.5
+"""Of the time a call has left when it starts, the share its solver budget may take: the
+rest is for decoding, the other phases and encoding (issue 16: the budget used to ignore the
+deadline, so a caller could give up long before the solver did)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """One call's deadline and cancellation, read from its gRPC context.
+
+    ``check`` runs between phases: a call whose caller cancelled, or whose deadline passed, ends
+    there (``CallEnded``), so no work goes on for nobody. ``budget_cap_ms`` bounds the solver's
+    budget by the time left. OR-Tools cannot be interrupted, so one phase may still overrun; the
+    cap keeps the solver's part of it within the deadline by its own estimate.
+    """
+
+    context: grpc.ServicerContext
+
+    def check(self, phase: str) -> None:
+        remaining = self.context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            raise status.CallEnded(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline passed before {phase}"
+            )
+        if not self.context.is_active():
+            raise status.CallEnded(grpc.StatusCode.CANCELLED, f"the caller left before {phase}")
+
+    def budget_cap_ms(self) -> int | None:
+        """``BUDGET_SHARE`` of the time left, in ms (at least 1); ``None`` without a deadline."""
+        remaining = self.context.time_remaining()
+        if remaining is None:
+            return None
+        return max(1, int(remaining * 1000 * BUDGET_SHARE))
 
 
 @contextmanager

@@ -78,6 +78,16 @@ REASON_BYTES = 512
 """UTF-8 bytes of an error's reason (or whole message) quoted whole."""
 
 
+class CallEnded(Exception):
+    """The caller is gone: its deadline passed or it cancelled. Raised between phases, so the
+    work stops there instead of going on for nobody; answered with ``code``, logged at INFO
+    (nothing is wrong with the server)."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 @dataclass(frozen=True, slots=True)
 class MappedStatus:
     code: grpc.StatusCode
@@ -116,6 +126,9 @@ def error_text(exc: BaseException) -> str:
 
 def to_status(exc: BaseException) -> MappedStatus:
     """The status a caller gets for ``exc``; unexpected errors are logged with a request id."""
+    if isinstance(exc, CallEnded):
+        log.info("call ended: %s", exc)
+        return MappedStatus(exc.code, str(exc))
     code = _code_for(exc)
     if isinstance(exc, InvalidRequest):
         meta = [("kassign-field", _ascii(excerpt(exc.field)))]

@@ -11,14 +11,14 @@ Kafka's sticky assignors would throw, FAILED_PRECONDITION).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import grpc
 from kassign.assignor.consumer import api
 from kassign.assignor.consumer.result import GroupAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
-from kassign.server.calls import PhaseClock, status_on_error
+from kassign.server.calls import Deadline, PhaseClock, status_on_error
 from kassign.server.consumer import encode
 from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request, located
 from kassign.v1 import consumer_pb2 as cpb
@@ -78,12 +78,21 @@ class NullConsumerObserver:
 
 
 def assign_consumer_request(
-    request: cpb.ConsumerAssignRequest, *, observer: ConsumerObserver | None = None
+    request: cpb.ConsumerAssignRequest,
+    *,
+    observer: ConsumerObserver | None = None,
+    deadline: Deadline | None = None,
 ) -> ConsumerOutcome:
-    """The response to one request; raises ``KassignError`` subclasses (the CLI shares this)."""
+    """The response to one request; raises ``KassignError`` subclasses (the CLI shares this).
+
+    ``deadline`` as for the Streams room: the call ends between phases once its caller is gone,
+    and ``rack-optimal``'s budget takes at most ``calls.BUDGET_SHARE`` of the time left."""
     obs = observer or NullConsumerObserver()
-    clock = PhaseClock(obs.on_phase)
+    clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
+    cap = None if deadline is None else deadline.budget_cap_ms()
     decoded = clock.run("decode", lambda: decode_request(request))
+    if cap is not None and cap / 1000.0 < decoded.options.time_budget_s:
+        decoded = replace(decoded, options=replace(decoded.options, time_budget_s=cap / 1000.0))
     assignment = clock.run("assign", lambda: _assign(decoded))
     response = clock.run("encode", lambda: encode.encode_response(decoded, assignment))
     encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
@@ -108,5 +117,7 @@ class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServ
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
     ) -> cpb.ConsumerAssignResponse:
         with status_on_error(self._observer.on_error, context):
-            return assign_consumer_request(request, observer=self._observer).response
+            return assign_consumer_request(
+                request, observer=self._observer, deadline=Deadline(context)
+            ).response
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

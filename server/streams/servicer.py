@@ -20,7 +20,7 @@ import grpc
 from kassign.assignor.streams.api import distribute_if_valid, run
 from kassign.assignor.streams.result import TaskAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
-from kassign.server.calls import PhaseClock, status_on_error
+from kassign.server.calls import Deadline, PhaseClock, status_on_error
 from kassign.server.streams import encode
 from kassign.server.streams.decode.request import DecodedRequest, decode_request
 from kassign.v1 import assignment_pb2 as pb
@@ -102,18 +102,24 @@ def assign_request(
     default_budget_ms: int | None = None,
     observer: AssignObserver | None = None,
     clock_ms: Callable[[], int] | None = None,
+    deadline: Deadline | None = None,
 ) -> Outcome:
     """Compute the response to one request; raises ``KassignError`` subclasses for bad input.
 
     ``request.now_ms`` 0 means "now": the server's clock is read here, once, so everything below
-    stays pure. The CLI's ``assign`` and the servicer share this function.
+    stays pure. The CLI's ``assign`` and the servicer share this function. ``deadline`` (the
+    servicer's): the call ends between phases once its caller is gone, and the solver budget
+    takes at most ``calls.BUDGET_SHARE`` of the time the call has left.
     """
     obs = observer or NullObserver()
-    clock = PhaseClock(obs.on_phase)
+    clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
     now_ms = request.now_ms or (clock_ms or _wall_clock_ms)()
+    cap = None if deadline is None else deadline.budget_cap_ms()
     decoded = clock.run(
         "decode",
-        lambda: decode_request(request, now_ms=now_ms, default_budget_ms=default_budget_ms),
+        lambda: decode_request(
+            request, now_ms=now_ms, default_budget_ms=default_budget_ms, budget_cap_ms=cap
+        ),
     )
     obs.on_decoded(request, decoded)
     assignment, error = clock.run("assign", lambda: run(decoded.state))
@@ -143,7 +149,10 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
     def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
         with status_on_error(self._observer.on_error, context):
             outcome = assign_request(
-                request, default_budget_ms=self._default_budget_ms, observer=self._observer
+                request,
+                default_budget_ms=self._default_budget_ms,
+                observer=self._observer,
+                deadline=Deadline(context),
             )
             return outcome.response
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

@@ -88,16 +88,25 @@ def _optional_cost(configs: pb.AssignmentConfigs, name: str) -> int | None:
     return _between(int(getattr(configs, name)), 0, MAX_RACK_COST, name)
 
 
-def _budget(configs: pb.AssignmentConfigs, default_budget_ms: int | None) -> int | None:
+def _budget(
+    configs: pb.AssignmentConfigs, default_budget_ms: int | None, cap_ms: int | None
+) -> int | None:
     if not configs.HasField("assignment_time_budget_ms"):
-        return default_budget_ms
-    return _between(
-        configs.assignment_time_budget_ms, 1, MAX_TIME_BUDGET_MS, "assignment_time_budget_ms"
-    )
+        budget = default_budget_ms
+    else:
+        budget = _between(
+            configs.assignment_time_budget_ms, 1, MAX_TIME_BUDGET_MS, "assignment_time_budget_ms"
+        )
+    if cap_ms is None:
+        return budget
+    return cap_ms if budget is None else min(budget, cap_ms)
 
 
 def decode_configs(
-    configs: pb.AssignmentConfigs, *, default_budget_ms: int | None
+    configs: pb.AssignmentConfigs,
+    *,
+    default_budget_ms: int | None,
+    budget_cap_ms: int | None = None,
 ) -> AssignmentConfigs:
     """Kafka's defaults for every unset field; ``InvalidRequest`` naming the field otherwise."""
     defaults = AssignmentConfigs()
@@ -127,5 +136,5 @@ def decode_configs(
         rack_aware_strategy=_strategy(configs),
         traffic_cost=_optional_cost(configs, "traffic_cost"),
         non_overlap_cost=_optional_cost(configs, "non_overlap_cost"),
-        assignment_time_budget_ms=_budget(configs, default_budget_ms),
+        assignment_time_budget_ms=_budget(configs, default_budget_ms, budget_cap_ms),
     )

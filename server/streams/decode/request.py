@@ -161,12 +161,19 @@ def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> No
 
 
 def decode_request(
-    request: pb.AssignRequest, *, now_ms: int, default_budget_ms: int | None = None
+    request: pb.AssignRequest,
+    *,
+    now_ms: int,
+    default_budget_ms: int | None = None,
+    budget_cap_ms: int | None = None,
 ) -> DecodedRequest:
-    """The request as ``ApplicationState``; ``now_ms`` is the caller's resolved clock."""
+    """The request as ``ApplicationState``; ``now_ms`` is the caller's resolved clock;
+    ``budget_cap_ms`` bounds the solver budget by the call's deadline (``calls.Deadline``)."""
     if request.now_ms < 0:
         raise InvalidRequest(f"negative time {request.now_ms}", field="now_ms")
-    configs = decode_configs(request.configs, default_budget_ms=default_budget_ms)
+    configs = decode_configs(
+        request.configs, default_budget_ms=default_budget_ms, budget_cap_ms=budget_cap_ms
+    )
     topology = decode_topology(request.tasks)
     reports = _members(request.members, topology)
     notes: list[str] = []

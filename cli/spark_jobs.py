@@ -98,12 +98,13 @@ def _spark(master: str | None, app_name: str) -> Iterator[SparkSession]:
 
 def run_replay(args: argparse.Namespace) -> int:
     from kassign.pipeline.grid import load_grid
-    from kassign.pipeline.replay import replay
+    from kassign.pipeline.replay import replay, request_files
 
     started = time.monotonic()
     try:
         grid = load_grid(args.grid)
-    except (ValueError, KeyError, TypeError) as exc:
+        request_files(args.input)
+    except (ValueError, KeyError, TypeError, FileNotFoundError) as exc:
         return _bad_file(exc)
     with _spark(args.master, "kassign-replay") as spark:
         summary = replay(spark, args.input, args.output, grid)

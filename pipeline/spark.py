@@ -10,13 +10,17 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-__all__ = ["ARROW_BATCH_ROWS", "session"]
+__all__ = ["ARROW_BATCH_ROWS", "LOG4J2_PROPERTIES", "session"]
 
 ARROW_BATCH_ROWS = 16
 """Rows per Arrow batch into ``mapInPandas``: a row is a whole assignment, so batches stay small."""
+
+LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
+"""The driver's logging: warnings and errors only, from the JVM's first line (the file says why)."""
 
 
 def session(
@@ -43,8 +47,15 @@ def session(
         .config("spark.python.worker.reuse", "true")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.debug.maxToStringFields", "200")
+        .config(
+            "spark.driver.extraJavaOptions",
+            f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES.as_uri()}",
+        )
     )
     if (master or "local").startswith("local"):
+        # Spark otherwise warns at start-up that the host name resolves to loopback; a local
+        # session binds loopback on purpose (below).
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = builder.config("spark.driver.host", "127.0.0.1").config(
             "spark.driver.bindAddress", "127.0.0.1"
         )

@@ -81,3 +81,43 @@ def test_simulate_replay_and_report_from_the_command_line(spark, tmp_path: Path,
     assert main(["replay", str(tmp_path / "journal"), str(tmp_path / "replayed")]) == 0
     assert list(pd.read_parquet(tmp_path / "replayed")["config"]) == ["request"]
     assert spark.sparkContext._jsc is not None  # the shared session is still up
+
+
+@pytest.mark.slow
+def test_replay_of_a_journal_folder_prints_no_java_stack_trace(tmp_path: Path) -> None:
+    """As a process, so the JVM's own start-up output is on the captured stderr (about 20 s)."""
+    journal = Journal(tmp_path / "journal")
+    journal.record(to_request(random_group(GroupSpec(), seed=5, index=0)))
+    journal.close()
+    done = subprocess.run(
+        [
+            *KASSIGN,
+            "replay",
+            str(tmp_path / "journal"),
+            str(tmp_path / "out"),
+            "--master",
+            "local[1]",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "replay: 1 rows, 0 errors" in done.stderr
+    traces = [line for line in done.stderr.splitlines() if line.startswith("\tat ")]
+    assert traces == [] and "Exception" not in done.stderr, done.stderr
+    assert "log4j profile" not in done.stderr and "NativeCodeLoader" not in done.stderr
+
+
+def test_replay_of_a_folder_without_journal_files_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for missing in (tmp_path / "empty", tmp_path / "absent"):
+        done = subprocess.run(
+            [*KASSIGN, "replay", str(missing), str(tmp_path / "out")],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2 and str(missing) in done.stderr, done.stderr

@@ -7,6 +7,7 @@ logs, and on Arrow batches small enough that each Python worker gets many of the
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import warnings
@@ -23,13 +24,11 @@ LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
 """The driver's logging: warnings and errors only, from the JVM's first line (the file says why)."""
 
 
-def session(
-    master: str | None = None, *, app_name: str = "kassign", progress: bool = True
-) -> SparkSession:
+def session(master: str | None = None, *, app_name: str = "kassign") -> SparkSession:
     """A SparkSession on ``master`` (default ``local[*]``), logging warnings only.
 
-    ``progress`` keeps Spark's console progress bar, which Spark shows for stages running longer
-    than about half a second: long jobs show it, short ones stay quiet.
+    Spark's console progress bar is off: jobs report through ``kassign.pipeline.progress``, which
+    also writes plain lines when stderr is not a terminal.
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -42,7 +41,7 @@ def session(
         SparkSession.builder.master(master or "local[*]")
         .appName(app_name)
         .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "true" if progress else "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
         .config("spark.python.worker.reuse", "true")
         .config("spark.sql.session.timeZone", "UTC")
@@ -59,6 +58,8 @@ def session(
         builder = builder.config("spark.driver.host", "127.0.0.1").config(
             "spark.driver.bindAddress", "127.0.0.1"
         )
+    # py4j logs each closed connection at INFO, one per thread that talked to the JVM.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kassign.pipeline.generate import GroupSpec, random_group
 from kassign.pipeline.grid import grid_from_json
 from kassign.pipeline.group import to_request
+from kassign.pipeline.progress import Progress, spark_progress
 
 GRID = {
     "configurations": [
@@ -57,6 +58,7 @@ def write_requests(path: Path, *, groups: int, tasks: int, clients: int, seed: i
     """The benchmark's input: ``groups`` generated requests in Parquet row groups of 500."""
     spec = _spec(tasks, clients)
     writer = None
+    progress = Progress("input", unit="groups")
     for start in range(0, groups, 500):
         payloads = [
             to_request(random_group(spec, seed=seed, index=i)).SerializeToString()
@@ -65,6 +67,8 @@ def write_requests(path: Path, *, groups: int, tasks: int, clients: int, seed: i
         table = pa.table({"request": pa.array(payloads, type=pa.binary())})
         writer = writer or pq.ParquetWriter(path / "part-0.parquet", table.schema)
         writer.write_table(table)
+        progress.update(start + len(payloads), groups)
+    progress.close()
     if writer is not None:
         writer.close()
 
@@ -78,9 +82,9 @@ def run(master: str, source: Path, target: Path) -> tuple[float, int, int]:
     spark = session(master, app_name=f"kassign-bench-{master}")
     try:
         started = time.perf_counter()
-        replay_frame(spark, read_requests(spark, str(source)), grid_from_json(GRID)).write.mode(
-            "overwrite"
-        ).parquet(str(target))
+        frame = replay_frame(spark, read_requests(spark, str(source)), grid_from_json(GRID))
+        with spark_progress(spark, master):
+            frame.write.mode("overwrite").parquet(str(target))
         seconds = time.perf_counter() - started
         output = spark.read.parquet(str(target))
         rows, errors = output.count(), output.where(F.col("error") != "").count()

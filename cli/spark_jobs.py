@@ -98,14 +98,16 @@ def _spark(master: str | None, app_name: str) -> Iterator[SparkSession]:
 
 def run_replay(args: argparse.Namespace) -> int:
     from kassign.pipeline.grid import load_grid
-    from kassign.pipeline.replay import replay
+    from kassign.pipeline.progress import spark_progress
+    from kassign.pipeline.replay import replay, request_files
 
     started = time.monotonic()
     try:
         grid = load_grid(args.grid)
-    except (ValueError, KeyError, TypeError) as exc:
+        request_files(args.input)
+    except (ValueError, KeyError, TypeError, FileNotFoundError) as exc:
         return _bad_file(exc)
-    with _spark(args.master, "kassign-replay") as spark:
+    with _spark(args.master, "kassign-replay") as spark, spark_progress(spark, "replay"):
         summary = replay(spark, args.input, args.output, grid)
     return _finish("replay", started, summary)
 
@@ -114,6 +116,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     from kassign.pipeline.events import load_events
     from kassign.pipeline.generate import load_spec
     from kassign.pipeline.grid import load_grid
+    from kassign.pipeline.progress import spark_progress
     from kassign.pipeline.simulate import GENERATED, simulate
 
     if args.groups < 1 or args.rounds < 1:
@@ -125,7 +128,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         events, spec = load_events(args.events), load_spec(args.spec)
     except (ValueError, KeyError, TypeError) as exc:
         return _bad_file(exc)
-    with _spark(args.master, "kassign-simulate") as spark:
+    with _spark(args.master, "kassign-simulate") as spark, spark_progress(spark, "simulate"):
         summary = simulate(
             spark,
             args.output,

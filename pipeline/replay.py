@@ -20,7 +20,7 @@ from kassign.pipeline.schema import spark_schema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-__all__ = ["read_requests", "replay", "replay_frame", "summarise"]
+__all__ = ["read_requests", "replay", "replay_frame", "request_files", "summarise"]
 
 log = logging.getLogger("kassign.pipeline")
 
@@ -31,6 +31,23 @@ def _is_parquet(path: Path) -> bool:
     return path.suffix == ".parquet" or (path.is_dir() and any(path.glob("*.parquet")))
 
 
+def request_files(path: str) -> list[str]:
+    """The JSON Lines files of ``path``, sorted; ``[path]`` for a file or a Parquet folder.
+
+    Why a list and not a ``DIR/*.jsonl`` glob: Spark looks a single path up as a file before it
+    expands globs, and logs the lookup's failure with a full Java stack trace.
+    """
+    source = Path(path)
+    if not source.exists():
+        raise FileNotFoundError(f"{path}: no such file or folder")
+    if not source.is_dir() or _is_parquet(source):
+        return [path]
+    files = sorted(str(f) for f in source.glob("*.jsonl") if f.is_file())
+    if not files:
+        raise FileNotFoundError(f"{path}: no *.jsonl files in this folder")
+    return files
+
+
 def read_requests(spark: SparkSession, path: str) -> DataFrame:
     """Requests as rows ``(request_index, payload, format)``, payload the raw bytes."""
     source = Path(path)
@@ -39,8 +56,7 @@ def read_requests(spark: SparkSession, path: str) -> DataFrame:
             F.col("request").alias("payload"), F.lit("proto").alias("format")
         )
     else:
-        files = str(source / "*.jsonl") if source.is_dir() else str(source)
-        lines = spark.read.text(files).where(F.length(F.trim("value")) > 0)
+        lines = spark.read.text(request_files(path)).where(F.length(F.trim("value")) > 0)
         frame = lines.select(
             F.col("value").cast("binary").alias("payload"), F.lit("json").alias("format")
         )

@@ -14,7 +14,7 @@ def spark() -> Iterator[object]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from kassign.pipeline.spark import session
 
-    spark = session("local[2]", app_name="kassign-tests", progress=False)
+    spark = session("local[2]", app_name="kassign-tests")
     spark.conf.set("spark.sql.shuffle.partitions", "4")
     yield spark
     spark.stop()

@@ -18,6 +18,13 @@ from kassign.server.observe.journal import Journal
 KASSIGN = [sys.executable, "-c", "import sys; from kassign.cli.main import main; sys.exit(main())"]
 
 
+def _kassign(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``kassign ARGS`` as a process, its output captured."""
+    return subprocess.run(
+        [*KASSIGN, *args], check=False, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def test_the_pipeline_commands_are_registered() -> None:
     parser = build_parser()
     args = parser.parse_args(
@@ -37,13 +44,7 @@ def test_the_pipeline_commands_are_registered() -> None:
 
 def test_a_bad_grid_file_is_a_usage_error_before_spark_starts(tmp_path: Path) -> None:
     (tmp_path / "grid.json").write_text(json.dumps({"rack_aware_strategies": ["sideways"]}))
-    done = subprocess.run(
-        [*KASSIGN, "replay", "in", "out", "--grid", str(tmp_path / "grid.json")],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _kassign("replay", "in", "out", "--grid", str(tmp_path / "grid.json"))
     assert done.returncode == 2 and "sideways" in done.stderr
 
 
@@ -81,3 +82,25 @@ def test_simulate_replay_and_report_from_the_command_line(spark, tmp_path: Path,
     assert main(["replay", str(tmp_path / "journal"), str(tmp_path / "replayed")]) == 0
     assert list(pd.read_parquet(tmp_path / "replayed")["config"]) == ["request"]
     assert spark.sparkContext._jsc is not None  # the shared session is still up
+
+
+@pytest.mark.slow
+def test_replay_of_a_journal_folder_prints_no_java_stack_trace(tmp_path: Path) -> None:
+    """As a process, so the JVM's own start-up output is on the captured stderr (about 20 s)."""
+    journal = Journal(tmp_path / "journal")
+    journal.record(to_request(random_group(GroupSpec(), seed=5, index=0)))
+    journal.close()
+    out = str(tmp_path / "out")
+    done = _kassign("replay", str(tmp_path / "journal"), out, "--master", "local[1]", timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "replay: 1 rows, 0 errors" in done.stderr
+    traces = [line for line in done.stderr.splitlines() if line.startswith("\tat ")]
+    assert traces == [] and "Exception" not in done.stderr, done.stderr
+    assert "log4j profile" not in done.stderr and "NativeCodeLoader" not in done.stderr
+
+
+def test_replay_of_a_folder_without_journal_files_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for missing in (tmp_path / "empty", tmp_path / "absent"):
+        done = _kassign("replay", str(missing), str(tmp_path / "out"))
+        assert done.returncode == 2 and str(missing) in done.stderr, done.stderr

@@ -15,7 +15,7 @@ from kassign.pipeline.events import Event, EventKind
 from kassign.pipeline.generate import GroupSpec, random_group
 from kassign.pipeline.grid import grid_from_json
 from kassign.pipeline.group import to_request
-from kassign.pipeline.replay import read_requests, replay
+from kassign.pipeline.replay import read_requests, replay, request_files
 from kassign.pipeline.report import build_report
 from kassign.pipeline.rows import simulate_rows
 from kassign.pipeline.simulate import simulate
@@ -141,3 +141,15 @@ def test_report_writes_a_page_and_its_plots_for_both_outputs(
     replay_page = build_report(replayed[0], tmp_path / "replay-report").read_text()
     assert "convergence.png" not in replay_page and "cost.png" in replay_page
     assert "2 with an error" not in replay_page and f"{2 * len(GRID)} with an error" in replay_page
+
+
+def test_a_journal_folder_is_read_as_its_files_in_name_order(tmp_path: Path) -> None:
+    """A list of files, not a ``*.jsonl`` glob: Spark logs a stack trace for a glob (issue 17)."""
+    for name in ("requests-2-000001.jsonl", "requests-1-000002.jsonl", "notes.txt"):
+        (tmp_path / name).write_text("{}\n")
+    (tmp_path / "sub.jsonl").mkdir()
+    assert request_files(str(tmp_path)) == [
+        str(tmp_path / "requests-1-000002.jsonl"),
+        str(tmp_path / "requests-2-000001.jsonl"),
+    ]
+    assert request_files(str(tmp_path / "notes.txt")) == [str(tmp_path / "notes.txt")]

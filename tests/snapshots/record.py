@@ -38,7 +38,14 @@ class _Aborted(Exception):
 
 
 class _Context:
-    """The slice of ``grpc.ServicerContext`` the servicer uses: trailing metadata and abort."""
+    """The slice of ``grpc.ServicerContext`` the servicer uses: trailing metadata, abort, and a
+    call with no deadline whose caller waits (snapshots are answers without a deadline)."""
+
+    def time_remaining(self) -> None:
+        return None
+
+    def is_active(self) -> bool:
+        return True
 
     def set_trailing_metadata(self, metadata: object) -> None:
         self.metadata = metadata

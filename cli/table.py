@@ -7,11 +7,12 @@ it, then the report. Only the response is read, so ``assign`` and ``call`` print
 from __future__ import annotations
 
 import textwrap
+from datetime import UTC, datetime
 
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["format_table", "task_name", "time_and_notes"]
+__all__ = ["deadline_text", "format_table", "task_name", "time_and_notes"]
 
 _WIDTH = 100
 
@@ -20,6 +21,18 @@ def task_name(task: pb.TaskId) -> str:
     """Kafka's spelling: ``1_2``, or ``topology__1_2`` inside a named topology."""
     base = f"{task.subtopology}_{task.partition}"
     return f"{task.named_topology}__{base}" if task.named_topology else base
+
+
+def deadline_text(ms: int) -> str:
+    """A follow-up deadline as a UTC time a person reads (issue 17: raw epoch milliseconds);
+    ``-`` for none, ``never`` past any calendar (a saturated ``Long.MAX_VALUE``)."""
+    if not ms:
+        return "-"
+    try:
+        when = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return "never"
+    return when.strftime("%Y-%m-%d %H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 def _task_lines(label: str, tasks: list[pb.TaskId]) -> list[str]:
@@ -35,11 +48,7 @@ def _client_rows(response: pb.AssignResponse) -> list[str]:
     header = f"{'PROCESS':<36}  {'RACK':<14} {'THREADS':>7} {'ACTIVE':>6} {'STANDBY':>7}  FOLLOW-UP"
     lines = [header]
     for client in response.clients:
-        followup = (
-            str(client.followup_rebalance_deadline_ms)
-            if client.followup_rebalance_deadline_ms
-            else "-"
-        )
+        followup = deadline_text(client.followup_rebalance_deadline_ms)
         lines.append(
             f"{client.process_id:<36}  {client.rack_id or '-':<14} {len(client.member_ids):>7} "
             f"{len(client.active_tasks):>6} {len(client.standby_tasks):>7}  {followup}"

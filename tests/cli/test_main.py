@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from kassign.cli import main as cli
+from kassign.cli import table as cli_table
 from kassign.server.streams.encode import canonical_bytes
 from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
@@ -63,6 +64,20 @@ def test_table_lists_each_client_with_rack_and_tasks(
         assert client.rack_id in row
         assert f" {len(client.active_tasks)} " in row
     assert "active" in out and "standby" in out and "assignor high_availability" in out
+
+
+def test_table_shows_follow_up_deadlines_as_utc_times(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17: the table printed raw epoch milliseconds."""
+    example = ROOT / "examples" / "kip441-scale-out.json"
+    code, out, _ = _run(capsys, "assign", str(example), "--format", "table")
+    assert code == 0
+    deadlines = {c.followup_rebalance_deadline_ms for c in _expected(example).clients} - {0}
+    assert deadlines, "the example plans a follow-up"
+    for ms in deadlines:
+        assert str(ms) not in out and cli_table.deadline_text(ms) in out
+    assert cli_table.deadline_text(1_700_000_600_000) == "2023-11-14 22:23:20.000Z"
+    assert cli_table.deadline_text(2**63 - 1) == "never"
+    assert cli_table.deadline_text(0) == "-"
 
 
 def test_invalid_request_exits_2_and_names_the_field(

@@ -12,8 +12,9 @@ GEN       := gen/kassign/v1
 NAMESPACE := kafka assignor server pipeline cli
 # Debian packages the suite runs for real: Prometheus, the JDK and Maven for the JVM client (Maven
 # fetches grpc-java, protobuf, protoc and Kafka into ~/.m2), docker-compose to validate the compose
-# file (no engine runs here), openssl for TLS test certs.
-APT_PACKAGES := prometheus openjdk-17-jdk-headless maven docker-compose openssl
+# file (no engine runs here), openssl for TLS test certs, Chromium and its driver for the
+# browser tests of the pages kassign writes (tests/browser).
+APT_PACKAGES := prometheus openjdk-17-jdk-headless maven docker-compose openssl chromium chromium-driver
 
 .PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean
 

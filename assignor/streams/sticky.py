@@ -183,13 +183,15 @@ def _exchange(
     active: dict[ProcessId, frozenset[TaskId]],
     standby: dict[ProcessId, frozenset[TaskId]],
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    """Exchange active and standby roles where the saved traffic outweighs the two moves."""
+    """Exchange active and standby roles where the saved traffic outweighs the two moves. An
+    exchange that returns an active to its previous owner may cost traffic (the note's change is
+    then positive)."""
     outcome = exchange_roles(state, active, standby, CostPhase.STICKY)
     if isinstance(outcome, str) or not outcome.exchanged:
         return active, standby, Diagnostics()
     note = (
         f"rack: {outcome.exchanged} tasks exchanged active and standby roles, "
-        f"cross-rack partitions -{outcome.saved}"
+        f"cross-rack partitions {-outcome.saved:+d}"
     )
     return (
         outcome.active,

@@ -183,9 +183,8 @@ def _exchange(
     active: dict[ProcessId, frozenset[TaskId]],
     standby: dict[ProcessId, frozenset[TaskId]],
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    """Exchange active and standby roles where the saved traffic outweighs the two moves. An
-    exchange that returns an active to its previous owner may cost traffic (the note's change is
-    then positive)."""
+    """Exchange active and standby roles where the traffic strictly drops: an exchange moves no
+    state, so it pays no ``non_overlap_cost`` here (``rack.exchange_roles``)."""
     outcome = exchange_roles(state, active, standby, CostPhase.STICKY)
     if isinstance(outcome, str) or not outcome.exchanged:
         return active, standby, Diagnostics()

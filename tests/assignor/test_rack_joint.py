@@ -40,6 +40,7 @@ from kassign.assignor.streams.rack.joint import (
     solve_exchanges,
 )
 from kassign.assignor.streams.rack.optimise import optimize_standby_tasks as place_standbys
+from kassign.assignor.streams.sticky import StickyTaskAssignor
 
 Assignment = Mapping[ProcessId, frozenset[TaskId]]
 RACKS = ("a", "b", "c")
@@ -455,3 +456,35 @@ def test_standbys_change_class_only_where_the_task_keeps_its_spread() -> None:
         state, active, standby, traffic_cost=1, non_overlap_cost=0
     )
     assert strict == {p: frozenset(ts) for p, ts in standby.items()}  # classes kept: no move
+
+
+def test_sticky_exchanges_roles_for_traffic_whatever_the_non_overlap_cost() -> None:
+    """The sticky assignor charges stickiness as a restore, and an exchange restores nothing:
+    two clients each running the task whose source is in the other's rack, with a standby of
+    the other's task, exchange both roles, even at a non-overlap cost of 1,000 per move."""
+    x, y = TaskId(0, 0), TaskId(0, 1)
+    a = KafkaStreamsState(
+        uuid.UUID(int=1),
+        (ConsumerState("m0"),),
+        previous_active_tasks=frozenset({x}),
+        previous_standby_tasks=frozenset({y}),
+        rack_id="a",
+    )
+    b = KafkaStreamsState(
+        uuid.UUID(int=2),
+        (ConsumerState("m1"),),
+        previous_active_tasks=frozenset({y}),
+        previous_standby_tasks=frozenset({x}),
+        rack_id="b",
+    )
+    configs = AssignmentConfigs(
+        assignor="sticky",
+        num_standby_replicas=1,
+        rack_aware_strategy=RackAwareStrategy.MIN_TRAFFIC,
+        traffic_cost=1,
+        non_overlap_cost=1_000,
+    )
+    tasks = [_task(x, frozenset("b"), frozenset("ac")), _task(y, frozenset("a"), frozenset("bc"))]
+    out = StickyTaskAssignor().assign(application_state(tasks, [a, b], configs)).by_process()
+    assert (out[a.process_id].active, out[a.process_id].standby) == ((y,), (x,))
+    assert (out[b.process_id].active, out[b.process_id].standby) == ((x,), (y,))

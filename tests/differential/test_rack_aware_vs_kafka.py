@@ -256,7 +256,6 @@ ABOVE_KAFKA: dict[int, tuple[int, Why]] = {
     443152: (4, Why.MOVEMENT),
     443159: (1, Why.MOVEMENT),
     443045: (1, Why.MOVEMENT),
-    443297: (1, Why.MOVEMENT),
     # balance_subtopology: Kafka puts more of a subtopology on a client than its thread share
     # (443181: 7 of 26 where the share is 5; 443270: 6 of 9 where it is 5), or more stateful
     # replicas (actives and standbys) on a client than its share (443274: 13 where it is 12),

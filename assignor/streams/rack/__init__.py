@@ -131,7 +131,10 @@ def exchange_roles(
 
     Stickiness is to each task's previous active clients (``previous_actives``); ``slack`` as
     for ``relocate_actives``. A string says why nothing was tried (no strategy, no racks, no
-    candidate).
+    candidate). The sticky assignor charges stickiness as a restore (``_anchors``), and an
+    exchange restores nothing: both clients keep the task's state, one as its active, the other
+    as a standby. So there traffic comes first (``traffic_first``), and stickiness only decides
+    between exchanges of equal traffic.
     """
     from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
 
@@ -146,6 +149,7 @@ def exchange_roles(
         fixed=fixed,
         previous=previous_actives(state),
         slack=slack,
+        traffic_first=_anchors(phase),
     )
 
 

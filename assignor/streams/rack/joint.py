@@ -140,6 +140,7 @@ def exchange_roles(
     fixed: AbstractSet[tuple[TaskId, ProcessId]] = frozenset(),
     previous: Mapping[TaskId, AbstractSet[ProcessId]] | None = None,
     slack: Mapping[ProcessId, tuple[int, int]] | None = None,
+    traffic_first: bool = False,
 ) -> Exchange | str:
     """Exchange active and standby roles where that lowers the built-in cross-rack cost.
 
@@ -149,6 +150,8 @@ def exchange_roles(
     task's previous active clients) changes what stickiness costs: see
     ``_Candidates.stickiness``. ``slack`` as for ``relocate_actives``: an exchange moves an
     active one way and a standby the other, so a client's load stays whatever the slack.
+    ``traffic_first`` ranks traffic above stickiness whatever the costs: an exchange is made
+    where the traffic drops, or where it stays and actives return to previous owners.
     """
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE:
         return "off"
@@ -171,10 +174,17 @@ def exchange_roles(
     a_rack, b_rack = client_rack[source], client_rack[target]
     before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
     after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
-    penalty = found.stickiness(previous, non_overlap_cost, replicas=2)
-    chosen = found.solve(
-        traffic_cost * (before - after) - penalty, room_arrays(clients, slack), active
-    )
+    if traffic_first:
+        # Stickiness moves at most one unit per candidate, so n + 1 units of traffic outweigh
+        # any set of them; traffic_cost drops out (and with it any overflow).
+        gain = (before - after) * (found.source.size + 1) - found.stickiness(
+            previous, 1, replicas=2
+        )
+    else:
+        gain = traffic_cost * (before - after) - found.stickiness(
+            previous, non_overlap_cost, replicas=2
+        )
+    chosen = found.solve(gain, room_arrays(clients, slack), active)
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}

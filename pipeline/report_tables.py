@@ -109,7 +109,7 @@ def trajectory_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table.sort_index()
 
 
-def event_kind(label: str) -> str:
+def _event_kind(label: str) -> str:
     """``rack_fail:0`` -> ``rack_fail``: events of one kind are pooled whatever their argument."""
     return label.split(":", 1)[0]
 
@@ -118,7 +118,7 @@ def event_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Per event kind and configuration, over group phases: how many, mean moves, share that
     converged, mean rebalances of those that did, and cross-rack partitions at the end."""
     totals = phase_totals(frame)
-    totals["event"] = totals["event"].map(event_kind)
+    totals["event"] = totals["event"].map(_event_kind)
     grouped = totals.groupby(["event", "config"])
     table = pd.DataFrame(
         {

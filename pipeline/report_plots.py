@@ -172,26 +172,23 @@ def event_plot(table: pd.DataFrame, measures: Sequence[tuple[str, str]]) -> str:
     return _svg(draw, "events")
 
 
+def _heatmap_plot(name: str, table: pd.DataFrame, xlabel: str) -> str:
+    def draw() -> Figure:
+        fig, (ax,) = _figure(name, len(table))
+        _heatmap(ax, table)
+        ax.set_xlabel(xlabel)
+        return fig
+
+    return _svg(draw, name)
+
+
 def convergence_plot(table: pd.DataFrame) -> str:
     """Share of group phases per configuration by rebalances to converge."""
     shares = 100 * table.div(table.sum(axis=1), axis=0)
-
-    def draw() -> Figure:
-        fig, (ax,) = _figure("convergence", len(table))
-        _heatmap(ax, shares)
-        ax.set_xlabel("rebalances to converge (-1: not within --rounds); colour: % of group phases")
-        return fig
-
-    return _svg(draw, "convergence")
+    label = "rebalances to converge (-1: not within --rounds); colour: % of group phases"
+    return _heatmap_plot("convergence", shares, label)
 
 
 def trajectory_plot(table: pd.DataFrame) -> str:
     """Mean cross-rack partitions per configuration and round."""
-
-    def draw() -> Figure:
-        fig, (ax,) = _figure("trajectory", len(table))
-        _heatmap(ax, table)
-        ax.set_xlabel("round; colour: mean cross-rack partitions")
-        return fig
-
-    return _svg(draw, "trajectory")
+    return _heatmap_plot("trajectory", table, "round; colour: mean cross-rack partitions")

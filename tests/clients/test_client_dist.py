@@ -75,11 +75,13 @@ def _pins() -> list[str]:
     return [line for line in lines if re.match(r"(grpcio|protobuf)==", line)]
 
 
+def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, check=False, capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
 @pytest.fixture(scope="module")
 def wheel() -> Path:
-    done = subprocess.run(
-        ["make", "client-dist"], cwd=ROOT, check=False, capture_output=True, text=True, timeout=300
-    )
+    done = _run("make", "client-dist", cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
     (found,) = DIST.glob("kassign_client-*.whl")
     return found
@@ -131,35 +133,22 @@ def test_installed_alone_the_client_calls_a_real_server(wheel: Path, tmp_path: P
     venv.EnvBuilder(with_pip=False).create(env_dir)  # this environment's pip installs into it
     python = env_dir / "bin" / "python"
     (tmp_path / "pins.txt").write_text("\n".join(_pins()) + "\n")
-    install = subprocess.run(
-        [
-            str(Path(sys.executable).with_name("pip")),
-            "--python",
-            str(python),
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--constraint",
-            str(tmp_path / "pins.txt"),
-            str(wheel),
-        ],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    install = _run(
+        str(Path(sys.executable).with_name("pip")),
+        "--python",
+        str(python),
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--constraint",
+        str(tmp_path / "pins.txt"),
+        str(wheel),
         cwd=tmp_path,
     )
     assert install.returncode == 0, install.stderr
     (tmp_path / "caller.py").write_text(CALLER)
     with kassign_serve(tmp_path, workers=1) as served:
-        done = subprocess.run(
-            [str(python), "-I", str(tmp_path / "caller.py"), served.target],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-        )
+        done = _run(str(python), "-I", str(tmp_path / "caller.py"), served.target, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         seen = json.loads(done.stdout)
         # the same requests from this (the server's) environment get the same bytes back

@@ -163,6 +163,8 @@ def _errors(frame: pd.DataFrame) -> list[Section]:
 
 
 def _sections(frame: pd.DataFrame) -> list[Section]:
+    if (frame["error"] != "").all():  # nothing was assigned: nothing to plot, only the errors
+        return _errors(frame)
     simulated = "round" in frame.columns
     units = phase_totals(frame) if simulated else frame[frame["error"] == ""]
     sections = _overview(frame, units, simulated)

@@ -124,19 +124,26 @@ def _table(driver: webdriver.Chrome, key: str) -> list[list[str]]:
     return rows
 
 
-def _check_layout(driver: webdriver.Chrome, page: Path, expected_plots: set[str]) -> None:
+def _check_layout(
+    driver: webdriver.Chrome,
+    page: Path,
+    expected_plots: set[str],
+    *,
+    configs: int = len(GRID),
+    twinned: int = TWINNED,
+) -> None:
     open_page(driver, page)
     assert horizontal_overflow(driver) == 0
     plots = measure_plots(driver)
     assert {p["id"] for p in plots} == expected_plots
     for plot in plots:
         assert plot["overlaps"] == [], plot["id"]
-        assert plot["texts"] >= len(GRID), plot["id"]  # every configuration is labelled
+        assert plot["texts"] >= configs, plot["id"]  # every configuration is labelled
         assert plot["width"] >= 0.8 * WINDOW[0], plot["id"]
         assert plot["smallest"] >= 12, plot["id"]  # CSS pixels: no text below about 10 px
-        rows = TWINNED if plot["id"] == "plot-against-none" else len(GRID)
-        for width, height in plot["areas"]:  # a row of at least 20 px per configuration
-            assert width >= 250 and height >= 20 * rows, plot["id"]
+        rows = twinned if plot["id"] == "plot-against-none" else configs
+        for width, height in plot["areas"]:  # at least 20 px per configuration, 150 px in all
+            assert width >= 250 and height >= max(150, 20 * rows), plot["id"]
     tables = driver.execute_script(
         "return [...document.querySelectorAll('div.table')]"
         ".map(d => [d.firstElementChild.id, d.scrollWidth - d.clientWidth])"
@@ -151,6 +158,18 @@ def test_the_docs_grid_has_36_configurations() -> None:
 def test_the_simulation_report_fits_the_window_with_readable_plots(pages, browser) -> None:
     plots = {"plot-" + k for k in ("cost", "against-none", "movement", "events")}
     _check_layout(browser, pages["sim"], plots | {"plot-convergence", "plot-trajectory"})
+
+
+def test_the_sample_report_in_the_docs_fits_too(browser) -> None:
+    """The committed page (docs/sample-report, four configurations): no Spark needed."""
+    plots = {"plot-" + k for k in ("cost", "against-none", "movement", "events")}
+    _check_layout(
+        browser,
+        ROOT / "docs" / "sample-report" / "index.html",
+        plots | {"plot-convergence", "plot-trajectory"},
+        configs=4,
+        twinned=2,  # ha/min_traffic and ha/balance_subtopology against ha/none
+    )
 
 
 def test_the_replay_report_fits_and_lists_its_error_rows(pages, browser) -> None:

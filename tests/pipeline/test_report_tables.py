@@ -225,3 +225,13 @@ def test_a_report_page_from_parquet(tmp_path: Path) -> None:
     assert "<img" not in page and "http" not in page.replace("http://www.w3.org", "")
     again = build_report(tmp_path / "rows.parquet", tmp_path / "again").read_text()
     assert again == page  # deterministic: no dates, no random ids
+
+
+def test_a_report_of_errors_only_lists_them(tmp_path: Path) -> None:
+    rows = _rows()
+    rows["error"] = "DecodeError: truncated"
+    rows.to_parquet(tmp_path / "rows.parquet")
+    page = build_report(tmp_path / "rows.parquet", tmp_path / "site").read_text()
+    assert "4 rows, 2 configurations, 4 with an error" in page
+    # one line per failed rebalance: g round 1 (both configurations), g round 2 (a), h round 1 (b)
+    assert "<svg" not in page and page.count("DecodeError: truncated") == 3

@@ -16,7 +16,7 @@ NAMESPACE := kafka assignor server pipeline cli
 # browser tests of the pages kassign writes (tests/browser).
 APT_PACKAGES := prometheus openjdk-17-jdk-headless maven docker-compose openssl chromium chromium-driver
 
-.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean
+.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean client-dist
 
 setup: $(VENV)/.installed
 
@@ -84,6 +84,22 @@ $(GHZ_STAMP): $(if $(wildcard $(VENV)/bin/ghz),,ghz-missing)
 	touch $@
 
 ghz-missing:
+
+# The Python client as a package of its own (clients/python/pyproject.toml, `kassign-client`):
+# kassign_client, the generated kassign.v1 and kassign.kafka (the byte formats it encodes) are
+# staged in CLIENT_STAGE and built into a wheel in CLIENT_DIST. Its dependencies are grpcio and
+# protobuf only: `pip install build/client-dist/kassign_client-*.whl` needs no server.
+CLIENT_STAGE := build/client-stage
+CLIENT_DIST  := build/client-dist
+client-dist: setup
+	rm -rf $(CLIENT_STAGE) $(CLIENT_DIST)
+	mkdir -p $(CLIENT_STAGE)/kassign/v1 $(CLIENT_STAGE)/kassign/kafka $(CLIENT_DIST)
+	cp clients/python/pyproject.toml clients/python/README.md $(CLIENT_STAGE)/
+	cp -r clients/python/kassign_client $(CLIENT_STAGE)/
+	cp $(GEN)/*.py $(GEN)/*.pyi $(CLIENT_STAGE)/kassign/v1/
+	cp kafka/*.py $(CLIENT_STAGE)/kassign/kafka/
+	find $(CLIENT_STAGE) -name __pycache__ -prune -exec rm -rf {} +
+	$(PIP) wheel --quiet --no-deps --no-build-isolation --wheel-dir $(CLIENT_DIST) $(CLIENT_STAGE)
 
 lint: setup system-deps
 	$(VENV)/bin/ruff check --quiet .

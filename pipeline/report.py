@@ -1,9 +1,11 @@
-"""``kassign report``: a static HTML page of plots (matplotlib PNGs) from replay or simulate output.
+"""``kassign report``: one static HTML page of plots and tables from replay or simulate output.
 
 Why: the question an operator asks ("what does min_traffic save, what moves, how long until it
-settles") fits on one page. Each plot is followed by the table it was drawn from; the page links
-only its own PNGs, so the folder can be copied or committed as it is. Aggregation is pandas on
-the driver: outputs are one row per assignment, small next to the work that made them.
+settles, what happens when a rack fails") fits on one page. Each plot is followed by the table it
+was drawn from; plots are inline SVG (``kassign.pipeline.report_plots``), so the page is one
+self-contained file. Everything is laid out for grids of any size: one row per configuration,
+tables that grow downwards. Aggregation is pandas on the driver: outputs are one row per
+assignment, small next to the work that made them.
 """
 
 from __future__ import annotations
@@ -13,38 +15,52 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pandas as pd
+from kassign.pipeline import report_plots as plots
 from kassign.pipeline.report_tables import (
+    against_none_table,
     convergence_table,
     cost_table,
+    error_table,
+    event_table,
     movement_table,
     phase_totals,
     trajectory_table,
 )
-from matplotlib.figure import Figure
 
-__all__ = ["Section", "build_report", "load_output"]
+__all__ = ["MAX_ERRORS", "Section", "build_report", "load_output"]
 
 log = logging.getLogger("kassign.pipeline")
+MAX_ERRORS = 1000
+"""Error lines listed on the page; the output's ``error`` column keeps every one."""
 _STYLE = (
-    "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-    "table{border-collapse:collapse;font-size:80%}td,th{border:1px solid #ccc;padding:2px 6px}"
-    "</style></head><body>"
+    "<style>body{font-family:sans-serif;max-width:1200px;margin:auto;padding:0 16px}"
+    "svg.plot{display:block;width:100%;height:auto;margin:1em 0}"
+    ".table{overflow-x:auto;margin:0 0 2em}"
+    "table{border-collapse:collapse;font-size:85%}"
+    "td,th{border:1px solid #ccc;padding:2px 6px}"
+    "td{text-align:right;font-variant-numeric:tabular-nums}th{text-align:left}"
+    "table.errors td{text-align:left;overflow-wrap:anywhere}"
+    "</style>"
 )
-_DPI = 72
-_SIZE = (6.4, 3.4)
+_AGAINST_NONE = (
+    ("cross_rack_partitions", "cross-rack partitions"),
+    ("active_moved", "active moved"),
+)
+_EVENT_MEASURES = (
+    ("active_moved", "active tasks moved per phase"),
+    ("rebalances", "rebalances to converge"),
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Section:
+    key: str
     title: str
-    png: str
-    table: pd.DataFrame
     note: str
+    table: pd.DataFrame
+    svg: str = ""
+    number_format: str = "{:.2f}"
 
 
 def load_output(path: str | Path) -> pd.DataFrame:
@@ -52,134 +68,160 @@ def load_output(path: str | Path) -> pd.DataFrame:
     return pd.read_parquet(path)
 
 
-def _save(fig: Figure, target: Path) -> None:
-    fig.tight_layout()
-    fig.savefig(target, dpi=_DPI)
-    plt.close(fig)
-
-
-def _cost_plot(table: pd.DataFrame, target: Path) -> None:
-    fig, ax = plt.subplots(figsize=_SIZE)
-    x = range(len(table))
-    ax.bar([i - 0.2 for i in x], table["cross_rack_before"], width=0.4, label="solver cost before")
-    ax.bar([i + 0.2 for i in x], table["cross_rack_after"], width=0.4, label="solver cost after")
-    ax.plot(list(x), table["cross_rack_partitions"], "ko", label="cross-rack partitions")
-    ax.set_xticks(list(x), table.index, rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel("mean per assignment")
-    ax.legend(fontsize=7)
-    _save(fig, target)
-
-
-def _movement_plot(frame: pd.DataFrame, target: Path) -> None:
-    configs = sorted(frame["config"].unique())
-    fig, ax = plt.subplots(figsize=_SIZE)
-    ax.boxplot([frame.loc[frame["config"] == c, "active_moved"] for c in configs], showfliers=False)
-    ax.set_xticks(range(1, len(configs) + 1), configs, rotation=20, ha="right", fontsize=7)
-    ax.set_ylabel("active tasks moved")
-    _save(fig, target)
-
-
-def _convergence_plot(table: pd.DataFrame, target: Path) -> None:
-    fig, ax = plt.subplots(figsize=_SIZE)
-    table.plot.bar(ax=ax, width=0.8)
-    ax.set_xlabel("rebalances to converge (-1: not within --rounds)")
-    ax.set_ylabel("group phases")
-    ax.legend(fontsize=7)
-    _save(fig, target)
-
-
-def _trajectory_plot(table: pd.DataFrame, target: Path) -> None:
-    fig, ax = plt.subplots(figsize=_SIZE)
-    table.plot(ax=ax, marker="o")
-    ax.set_xlabel("round")
-    ax.set_ylabel("mean cross-rack partitions")
-    ax.legend(fontsize=7)
-    _save(fig, target)
-
-
-def _sections(frame: pd.DataFrame, directory: Path) -> list[Section]:
-    simulated = "round" in frame.columns
-    units = phase_totals(frame) if simulated else frame
-    sections = []
+def _overview(frame: pd.DataFrame, units: pd.DataFrame, simulated: bool) -> list[Section]:
     cost = cost_table(frame)
-    _cost_plot(cost, directory / "cost.png")
-    sections.append(
+    per = "group phase (summed over its rebalances)" if simulated else "request"
+    sections = [
         Section(
+            "cost",
             "Cross-rack cost per configuration",
-            "cost.png",
-            cost,
             "Mean KIP-925 solver cost before and after rack optimisation, and the "
             "partitions actives read with no replica in their rack.",
+            cost,
+            plots.cost_plot(cost),
         )
-    )
-    _movement_plot(units, directory / "movement.png")
+    ]
+    against = against_none_table(frame)
+    if len(against):
+        measures = _AGAINST_NONE + ((("rebalances", "rebalances"),) if simulated else ())
+        sections.append(
+            Section(
+                "against-none",
+                "Against rack strategy none",
+                "Each configuration's means minus those of its twin with rack strategy none "
+                "(same assignor and standbys, the same costs where the grid has them): negative "
+                f"is fewer. Moves are per {per}; cross_rack_pct is the change in percent.",
+                against,
+                plots.against_none_plot(against, measures),
+                "{:+.2f}",
+            )
+        )
     sections.append(
         Section(
+            "movement",
             "Active task movements",
-            "movement.png",
+            f"Per {per}; boxes show quartiles, whiskers 1.5 IQR.",
             movement_table(units),
-            "Per "
-            + ("group phase (summed over its rebalances)" if simulated else "request")
-            + "; boxes show quartiles, whiskers 1.5 IQR.",
+            plots.movement_plot(units),
         )
     )
-    if simulated:
-        convergence = convergence_table(frame)
-        _convergence_plot(convergence, directory / "convergence.png")
-        sections.append(
-            Section(
-                "Rebalances to converge",
-                "convergence.png",
-                convergence,
-                "Group phases (initial convergence and one per event) by how many "
-                "rebalances ran until no follow-up was scheduled.",
-            )
-        )
-        trajectory = trajectory_table(frame)
-        _trajectory_plot(trajectory, directory / "trajectory.png")
-        sections.append(
-            Section(
-                "Cost trajectory over rounds",
-                "trajectory.png",
-                trajectory,
-                "Mean cross-rack partitions at each round of a phase; a phase that converged "
-                "earlier "
-                "keeps its last value.",
-            )
-        )
     return sections
+
+
+def _simulation(frame: pd.DataFrame) -> list[Section]:
+    events = event_table(frame)
+    convergence = convergence_table(frame)
+    trajectory = trajectory_table(frame)
+    return [
+        Section(
+            "events",
+            "Breakdown by event",
+            "Group phases by the event that started them (initial: convergence from the "
+            "generated start): moves summed over the phase's rebalances, the share that "
+            "converged within --rounds, the mean rebalances of those that did, and the "
+            "cross-rack partitions the phase ended with. Plots: means per phase.",
+            events,
+            plots.event_plot(events, _EVENT_MEASURES),
+        ),
+        Section(
+            "convergence",
+            "Rebalances to converge",
+            "Group phases (initial convergence and one per event) by how many rebalances ran "
+            "until no follow-up was scheduled.",
+            convergence,
+            plots.convergence_plot(convergence),
+        ),
+        Section(
+            "trajectory",
+            "Cost trajectory over rounds",
+            "Mean cross-rack partitions at each round of a phase; a phase that converged "
+            "earlier keeps its last value.",
+            trajectory,
+            plots.trajectory_plot(trajectory),
+            "{:.1f}",
+        ),
+    ]
+
+
+def _errors(frame: pd.DataFrame) -> list[Section]:
+    errors = error_table(frame)
+    if not len(errors):
+        return []
+    shown = errors.head(MAX_ERRORS)
+    more = (
+        f" The first {MAX_ERRORS} of {len(errors)} are listed." if len(errors) > len(shown) else ""
+    )
+    return [
+        Section(
+            "errors",
+            "Errors",
+            "Rows without an assignment, left out of every figure above: one line per "
+            f"failed input and error, with the configurations it failed under.{more}",
+            shown,
+        )
+    ]
+
+
+def _sections(frame: pd.DataFrame) -> list[Section]:
+    if (frame["error"] != "").all():  # nothing was assigned: nothing to plot, only the errors
+        return _errors(frame)
+    simulated = "round" in frame.columns
+    units = phase_totals(frame) if simulated else frame[frame["error"] == ""]
+    sections = _overview(frame, units, simulated)
+    if simulated:
+        sections += _simulation(frame)
+    return sections + _errors(frame)
+
+
+def _table_html(section: Section) -> str:
+    index = section.key != "errors"
+    table = section.table.rename(columns=lambda c: str(c).replace("_", " "))  # headers wrap
+    return table.to_html(
+        float_format=section.number_format.format,
+        na_rep="–",
+        border=0,
+        index=index,
+        sparsify=False,
+        table_id=f"table-{section.key}",
+        classes=section.key,
+    )
 
 
 def _page(frame: pd.DataFrame, sections: list[Section], source: str) -> str:
     kind = "simulation" if "round" in frame.columns else "replay"
     errors = int((frame["error"] != "").sum())
+    listed = " (listed <a href='#errors'>below</a>)" if errors else ""
+    contents = " · ".join(f"<a href='#{s.key}'>{html.escape(s.title)}</a>" for s in sections)
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>kassign report</title>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>kassign report</title>",
         _STYLE,
+        "</head><body>",
         f"<h1>kassign {kind} report</h1>",
         (
-            f"<p>Source: <code>{html.escape(Path(source).name)}</code>; {len(frame)} rows, "
-            f"{errors} with an error.</p>"
+            f"<p id='summary'>Source: <code>{html.escape(Path(source).name)}</code>; "
+            f"{len(frame)} rows, {frame['config'].nunique()} configurations, "
+            f"{errors} with an error{listed}.</p>"
         ),
+        f"<p>{contents}</p>",
     ]
     for section in sections:
         parts += [
-            f"<h2>{html.escape(section.title)}</h2>",
+            f"<section id='{section.key}'><h2>{html.escape(section.title)}</h2>",
             f"<p>{html.escape(section.note)}</p>",
-            f"<img src='{section.png}' alt='{html.escape(section.title)}'>",
-            section.table.to_html(float_format=lambda v: f"{v:.2f}", border=0),
+            section.svg,
+            f"<div class='table'>{_table_html(section)}</div></section>",
         ]
     parts.append("</body></html>")
     return "\n".join(parts)
 
 
 def build_report(source: str | Path, directory: str | Path) -> Path:
-    """Write ``directory/index.html`` and its PNGs from the output folder ``source``."""
+    """Write ``directory/index.html`` (plots inline) from the output folder ``source``."""
     frame = load_output(source)
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
-    sections = _sections(frame, target)
+    sections = _sections(frame)
     index = target / "index.html"
     index.write_text(_page(frame, sections, str(source)), encoding="utf-8")
-    log.info("report: %d rows -> %s (%d plots)", len(frame), index, len(sections))
+    log.info("report: %d rows -> %s (%d sections)", len(frame), index, len(sections))
     return index

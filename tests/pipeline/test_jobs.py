@@ -6,6 +6,7 @@ Requests come from the generator and the journal, so the test also shows that re
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -134,13 +135,15 @@ def test_report_writes_a_page_and_its_plots_for_both_outputs(
 ) -> None:
     index = build_report(simulated, tmp_path / "report")
     page = index.read_text()
-    for png in ("cost.png", "movement.png", "convergence.png", "trajectory.png"):
-        assert f"src='{png}'" in page
-        assert (tmp_path / "report" / png).read_bytes()[:4] == b"\x89PNG"
-    assert page.count("<table") == 4
+    plots = ("cost", "against-none", "movement", "events", "convergence", "trajectory")
+    for key in plots:
+        assert page.count(f'id="plot-{key}"') == 1
+    assert page.count("<table") == len(plots)  # no error rows: no error table
     replay_page = build_report(replayed[0], tmp_path / "replay-report").read_text()
-    assert "convergence.png" not in replay_page and "cost.png" in replay_page
+    assert 'id="plot-convergence"' not in replay_page and 'id="plot-cost"' in replay_page
     assert "2 with an error" not in replay_page and f"{2 * len(GRID)} with an error" in replay_page
+    errors = pd.read_parquet(replayed[0]).query("error != ''")["error"].unique()
+    assert len(errors) == 2 and all(html.escape(e) in replay_page for e in errors)
 
 
 def test_a_journal_folder_is_read_as_its_files_in_name_order(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ NAMESPACE := kafka assignor server pipeline cli
 # browser tests of the pages kassign writes (tests/browser).
 APT_PACKAGES := prometheus openjdk-17-jdk-headless maven docker-compose openssl chromium chromium-driver
 
-.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean client-dist
+.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean client-dist client-deps
 
 setup: $(VENV)/.installed
 
@@ -101,6 +101,17 @@ client-dist: setup
 	find $(CLIENT_STAGE) -name __pycache__ -prune -exec rm -rf {} +
 	$(PIP) wheel --quiet --no-deps --no-build-isolation --wheel-dir $(CLIENT_DIST) $(CLIENT_STAGE)
 
+# The client's own dependencies (grpcio and protobuf at requirements.lock's versions) as wheels,
+# so the test installing the client alone in a fresh venv reads no index (tests/clients).
+CLIENT_DEPS := build/client-deps
+client-deps: $(CLIENT_DEPS)/.stamp
+
+$(CLIENT_DEPS)/.stamp: requirements.lock | setup
+	rm -rf $(CLIENT_DEPS) && mkdir -p $(CLIENT_DEPS)
+	$(PIP) download --quiet --disable-pip-version-check --only-binary=:all: --dest $(CLIENT_DEPS) \
+		$$(grep -E '^(grpcio|protobuf)==' requirements.lock)
+	touch $@
+
 lint: setup system-deps
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
@@ -108,7 +119,7 @@ lint: setup system-deps
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
 
-pytest: setup system-deps java ghz
+pytest: setup system-deps java ghz client-deps
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
 
 test: setup system-deps java lint pytest

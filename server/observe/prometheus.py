@@ -9,6 +9,10 @@ Two parts, both fed from the edge of the service, never from the assignor:
   ``kassign_calls_in_flight``, the calls started and not yet finished. ``GrpcMetrics.initialise``
   creates the series of named services' methods at 0 (every status code), as go-grpc-prometheus
   does, so an alert's ``rate()`` sees the first error rather than a series that appears with it.
+- ``LoadMetrics`` is the admission gate's observer (``kassign.server.runtime.admission``):
+  ``kassign_queue_depth``, assignment calls waiting for a slot, and ``kassign_calls_shed_total``
+  (``grpc_service, grpc_method``), calls refused RESOURCE_EXHAUSTED because the worker was
+  saturated; both exist at 0 from start-up.
 - ``AssignmentMetrics`` is the servicer's observer (``kassign.server.streams.servicer.AssignObserver``): phase
   timings, group sizes, moves, warm-ups, follow-ups, cross-rack cost, solver fallbacks and
   invalid requests by reason.
@@ -37,11 +41,13 @@ if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from kassign.assignor.streams.result import TaskAssignment
+    from kassign.server.runtime.admission import Load
     from kassign.server.streams.decode.request import DecodedRequest
 
 __all__ = [
     "AssignmentMetrics",
     "GrpcMetrics",
+    "LoadMetrics",
     "MetricsInterceptor",
     "invalid_reason",
     "serve_metrics",
@@ -138,6 +144,37 @@ class GrpcMetrics:
                     metric.labels(*labels)
                 for code in grpc.StatusCode:
                     self.handled.labels(*labels, code.name)
+
+
+class LoadMetrics:
+    """The admission gate's observer: the queue and the calls shed, per worker process."""
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        self.queue_depth = Gauge(
+            "kassign_queue_depth",
+            "Assignment calls waiting for a slot (summed over the live workers).",
+            multiprocess_mode="livesum",
+            registry=registry,
+        )
+        self.shed = Counter(
+            "kassign_calls_shed_total",
+            "Assignment calls refused RESOURCE_EXHAUSTED at once: every slot busy, the queue full.",
+            ("grpc_service", "grpc_method"),
+            registry=registry,
+        )
+
+    def initialise(self, services: Iterable[str]) -> None:
+        """Every method of the named services at 0 shed, so ``rate()`` sees the first one."""
+        pool = descriptor_pool.Default()  # type: ignore[no-untyped-call]
+        for service in services:
+            for method in pool.FindServiceByName(service).methods:
+                self.shed.labels(service, method.name)
+
+    def on_load(self, load: Load) -> None:
+        self.queue_depth.set(load.queued)
+
+    def on_shed(self, service: str, method: str) -> None:
+        self.shed.labels(service, method).inc()
 
 
 @dataclass(frozen=True, slots=True)

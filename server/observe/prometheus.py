@@ -29,11 +29,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf import descriptor_pool
 from kassign.assignor.errors import InvalidRequest
+from kassign.server.interceptors import Handler as _Handler
+from kassign.server.interceptors import WrappingInterceptor
 from kassign.v1 import assignment_pb2 as pb
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -74,7 +76,6 @@ LATENCY_BUCKETS = (
 SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000)
 COST_BUCKETS = (0, 1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000)
 UNKNOWN = "unknown"
-_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic in the stubs only
 """Label value for an assignor or strategy a failed call never got to decode."""
 
 _KINDS = {
@@ -129,21 +130,27 @@ class GrpcMetrics:
 
     def initialise(self, services: Iterable[str]) -> None:
         """Every method of the named services at 0: each series, and ``handled`` for every code."""
-        pool = descriptor_pool.Default()  # type: ignore[no-untyped-call]
-        for service in services:
-            for method in pool.FindServiceByName(service).methods:
-                kind = _KINDS[(method.client_streaming, method.server_streaming)]
-                labels = (kind, service, method.name)
-                for metric in (
-                    self.started,
-                    self.handling_seconds,
-                    self.msg_received,
-                    self.msg_sent,
-                    self.in_flight,
-                ):
-                    metric.labels(*labels)
-                for code in grpc.StatusCode:
-                    self.handled.labels(*labels, code.name)
+        for service, method in _methods(services):
+            kind = _KINDS[(method.client_streaming, method.server_streaming)]
+            labels = (kind, service, method.name)
+            for metric in (
+                self.started,
+                self.handling_seconds,
+                self.msg_received,
+                self.msg_sent,
+                self.in_flight,
+            ):
+                metric.labels(*labels)
+            for code in grpc.StatusCode:
+                self.handled.labels(*labels, code.name)
+
+
+def _methods(services: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """(service name, method descriptor) of every method of the named services."""
+    pool = descriptor_pool.Default()  # type: ignore[no-untyped-call]
+    for service in services:
+        for method in pool.FindServiceByName(service).methods:
+            yield service, method
 
 
 class LoadMetrics:
@@ -165,10 +172,8 @@ class LoadMetrics:
 
     def initialise(self, services: Iterable[str]) -> None:
         """Every method of the named services at 0 shed, so ``rate()`` sees the first one."""
-        pool = descriptor_pool.Default()  # type: ignore[no-untyped-call]
-        for service in services:
-            for method in pool.FindServiceByName(service).methods:
-                self.shed.labels(service, method.name)
+        for service, method in _methods(services):
+            self.shed.labels(service, method.name)
 
     def on_load(self, load: Load) -> None:
         self.queue_depth.set(load.queued)
@@ -194,7 +199,7 @@ class _Method:
         return (self.grpc_type, self.service, self.method)
 
 
-class MetricsInterceptor(grpc.ServerInterceptor):
+class MetricsInterceptor(WrappingInterceptor):
     """Wraps every handler the server resolves so each call is counted and timed.
 
     The code of a call is what the handler left on its context (``context.code()``): ``OK``
@@ -202,27 +207,11 @@ class MetricsInterceptor(grpc.ServerInterceptor):
     """
 
     def __init__(self, metrics: GrpcMetrics) -> None:
+        super().__init__()
         self._metrics = metrics
-        self._wrapped_by_name: dict[str, _Handler] = {}
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], _Handler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> _Handler | None:
-        """Called for every call: the wrapped handler is built once per registered method (an
-        unknown method gets no handler, so the cache holds only methods the server has)."""
-        name = handler_call_details.method
-        wrapped = self._wrapped_by_name.get(name)
-        if wrapped is None:
-            handler = continuation(handler_call_details)
-            if handler is None:
-                return None
-            wrapped = self._wrap(_Method.of(name, handler), handler)
-            self._wrapped_by_name[name] = wrapped
-        return wrapped
-
-    def _wrap(self, method: _Method, handler: _Handler) -> _Handler:
+    def wrap(self, name: str, handler: _Handler) -> _Handler:
+        method = _Method.of(name, handler)
         wrap = {
             "unary": (grpc.unary_unary_rpc_method_handler, handler.unary_unary),
             "server_stream": (grpc.unary_stream_rpc_method_handler, handler.unary_stream),

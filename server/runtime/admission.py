@@ -21,10 +21,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol
 
 import grpc
 from grpc_health.v1 import health, health_pb2
+from kassign.server.interceptors import Handler, WrappingInterceptor
 
 __all__ = [
     "DEFAULT_MAX_QUEUE",
@@ -42,8 +43,6 @@ DEFAULT_MAX_QUEUE = 4
 """Assignment calls a worker keeps waiting for a slot before it sheds the next (``--max-queue``)."""
 RESERVED_THREADS = 4
 """Server threads assignments never take: health checks, reflection, refusals."""
-
-_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic in the stubs only
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +112,7 @@ class Gate:
         return Load(self._busy, queued, self._busy >= self._slots and queued >= self._queue)
 
 
-class AdmissionInterceptor(grpc.ServerInterceptor):
+class AdmissionInterceptor(WrappingInterceptor):
     """Puts the unary methods of ``services`` behind one ``Gate``; other calls pass untouched.
 
     Last in the server's interceptors, so the metrics' interceptor counts a shed call with its
@@ -121,35 +120,22 @@ class AdmissionInterceptor(grpc.ServerInterceptor):
     """
 
     def __init__(self, gate: Gate, services: Collection[str], observer: LoadObserver) -> None:
+        super().__init__()
         self._gate = gate
         self._services = frozenset(services)
         self._observer = observer
-        self._wrapped_by_name: dict[str, _Handler] = {}
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], _Handler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> _Handler | None:
-        name = handler_call_details.method
-        wrapped = self._wrapped_by_name.get(name)
-        if wrapped is not None:
-            return wrapped
-        handler = continuation(handler_call_details)
+    def wrap(self, name: str, handler: Handler) -> Handler:
         service, _, method = name.lstrip("/").rpartition("/")
-        if handler is None or service not in self._services:
-            return handler
         behaviour = handler.unary_unary
-        if behaviour is None:  # a streaming method: not gated
+        if service not in self._services or behaviour is None:  # streaming: not gated
             return handler
         parse = handler.request_deserializer or (lambda data: data)
-        wrapped = grpc.unary_unary_rpc_method_handler(
+        return grpc.unary_unary_rpc_method_handler(
             self._admitted(service, method, behaviour, parse),
             request_deserializer=None,  # parsed once admitted
             response_serializer=handler.response_serializer,
         )
-        self._wrapped_by_name[name] = wrapped
-        return wrapped
 
     def _admitted(
         self,

@@ -62,17 +62,23 @@ def _call(target: str, request: pb.AssignRequest, timeout: float) -> grpc.Status
     return grpc.StatusCode.OK
 
 
+def _past_its_deadline(request: pb.AssignRequest, timeout: float) -> tuple[Seen, CallEnded]:
+    """Call an in-process server with ``timeout``: the caller and the server both see it pass."""
+    seen = Seen()
+    with in_process(seen) as (_, target):
+        assert _call(target, request, timeout=timeout) == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert seen.done.wait(30)
+    ((code, error),) = seen.errors
+    assert code == grpc.StatusCode.DEADLINE_EXCEEDED and isinstance(error, CallEnded)
+    return seen, error
+
+
 def test_a_call_past_its_deadline_stops_before_it_ends() -> None:
     """2,000 tasks take about 270 ms to assign on this machine, warm; with a 50 ms deadline the
     caller gives up during ``decode`` or ``assign`` and the server stops before encoding."""
     request = json_format.Parse((DATA / "group_2000.json").read_text(), pb.AssignRequest())
-    seen = Seen()
-    with in_process(seen) as (_, target):
-        assert _call(target, request, timeout=0.05) == grpc.StatusCode.DEADLINE_EXCEEDED
-        assert seen.done.wait(30)
-    ((code, error),) = seen.errors
-    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert isinstance(error, CallEnded) and "deadline passed" in str(error)
+    seen, error = _past_its_deadline(request, timeout=0.05)
+    assert "deadline passed" in str(error)
     assert "encode" not in seen.phases
 
 
@@ -81,12 +87,7 @@ def test_a_long_phase_stops_inside_when_the_deadline_passes() -> None:
     movement, all inside ``assign``. A 1 s deadline passes there, and the call ends at the next
     checkpoint of those loops: ``assign`` never completes (it used to run to its end)."""
     request = heavy_request(tasks=2_000, clients=100, standbys=100)
-    seen = Seen()
-    with in_process(seen) as (_, target):
-        assert _call(target, request, timeout=1.0) == grpc.StatusCode.DEADLINE_EXCEEDED
-        assert seen.done.wait(30)
-    ((code, error),) = seen.errors
-    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
+    seen, error = _past_its_deadline(request, timeout=1.0)
     assert str(error) == "the deadline passed during assign"
     assert seen.phases == ["decode"]
 

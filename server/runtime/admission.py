@@ -39,7 +39,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_QUEUE = 4
+DEFAULT_MAX_QUEUE = 16
 """Assignment calls a worker keeps waiting for a slot before it sheds the next (``--max-queue``)."""
 RESERVED_THREADS = 4
 """Server threads assignments never take: health checks, reflection, refusals."""

@@ -155,7 +155,9 @@ class AdmissionInterceptor(WrappingInterceptor):
                     "kassign: this worker is saturated (every slot computing, the queue full);"
                     " retry later or elsewhere",
                 )
-            if not entered:
+            if not entered or not context.is_active():  # handed a slot as it gave up
+                if entered:
+                    gate.leave()
                 _abort_gone(context)
             try:
                 return behaviour(parse(data), context)

@@ -163,6 +163,13 @@ def assign(channel: grpc.Channel, timeout: float = 30) -> grpc.StatusCode:
     return grpc.StatusCode.OK
 
 
+def wait_for_depth(metrics: LoadMetrics, depth: int) -> None:
+    limit = time.monotonic() + 30
+    while metrics.queue_depth._value.get() != depth:  # type: ignore[attr-defined]
+        assert time.monotonic() < limit, f"the queue never held {depth}"
+        time.sleep(0.01)
+
+
 def shed_count(metrics: LoadMetrics) -> float:
     return metrics.shed.labels(SERVICE_NAME, "Assign")._value.get()  # type: ignore[attr-defined]
 
@@ -175,8 +182,7 @@ def test_a_saturated_server_sheds_at_once_and_says_not_serving_until_a_slot_free
             assert held.inside.acquire(timeout=30)
             assert health(channel) == SERVING  # busy, not saturated
             queued: Future[grpc.StatusCode] = pool.submit(assign, channel)
-            while metrics.queue_depth._value.get() != 1:  # type: ignore[attr-defined]
-                time.sleep(0.01)
+            wait_for_depth(metrics, 1)
             names = ("", SERVICE_NAME, CONSUMER_SERVICE_NAME)
             assert [health(channel, name) for name in names] == [NOT_SERVING] * 3
             assert assign(channel) == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -199,6 +205,21 @@ def test_a_call_whose_deadline_passes_in_line_leaves_it_without_a_slot() -> None
             assert computing.result(30) == grpc.StatusCode.OK
         assert not held.inside.acquire(timeout=0.2)  # the one that left never reached a slot
         assert shed_count(metrics) == 0
+
+
+def test_a_call_cancelled_in_line_leaves_it() -> None:
+    with held_server(max_workers=1, max_queue=1) as (held, metrics, channel):
+        stub = assignment_pb2_grpc.TaskAssignmentServiceStub(channel)
+        computing = stub.Assign.future(group(), timeout=30)
+        assert held.inside.acquire(timeout=30)
+        queued = stub.Assign.future(group(), timeout=30)
+        wait_for_depth(metrics, 1)
+        queued.cancel()
+        wait_for_depth(metrics, 0)
+        assert health(channel) == SERVING
+        held.release.set()
+        assert computing.result(30).members
+        assert not held.inside.acquire(timeout=0.2)  # the cancelled call never reached a slot
 
 
 def test_the_serve_flags_set_the_slots_and_the_line() -> None:

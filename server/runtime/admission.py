@@ -21,6 +21,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Protocol
 
 import grpc
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_QUEUE",
     "RESERVED_THREADS",
     "AdmissionInterceptor",
+    "Entry",
     "Gate",
     "Load",
     "LoadObserver",
@@ -62,6 +64,14 @@ class LoadObserver(Protocol):
     def on_shed(self, service: str, method: str) -> None: ...
 
 
+class Entry(Enum):
+    """How ``Gate.enter`` ended."""
+
+    HELD = "holds a slot (call leave() when done)"
+    SHED = "refused: every slot busy, the line full"
+    LEFT = "the caller gave up while in line"
+
+
 class Gate:
     """``slots`` computing at once, ``queue`` waiting; thread-safe, FIFO, grpc-free."""
 
@@ -76,27 +86,26 @@ class Gate:
         self._line: deque[threading.Event] = deque()
         on_load(self._load())
 
-    def enter(self, wait: Callable[[threading.Event], object]) -> bool | None:
-        """Take a slot: ``True`` once held, ``None`` if shed (the line is full), ``False`` if
-        the caller gave up while in line. ``wait(ticket)`` blocks until the ticket is set (the
-        slot is handed over) or the caller is gone, whichever is first."""
+    def enter(self, wait: Callable[[threading.Event], object]) -> Entry:
+        """Take a slot, at once or after waiting in line; ``wait(ticket)`` blocks until the
+        ticket is set (the slot is handed over) or the caller is gone, whichever is first."""
         with self._lock:
             if self._busy < self._slots:
                 self._busy += 1
                 self._on_load(self._load())
-                return True
+                return Entry.HELD
             if len(self._line) >= self._queue:
-                return None
+                return Entry.SHED
             ticket = threading.Event()
             self._line.append(ticket)
             self._on_load(self._load())
         wait(ticket)
         with self._lock:
             if ticket.is_set():  # handed a slot, maybe just as the caller gave up: it holds it
-                return True
+                return Entry.HELD
             self._line.remove(ticket)
             self._on_load(self._load())
-            return False
+            return Entry.LEFT
 
     def leave(self) -> None:
         """Give the slot back: to the first call in line, or free."""
@@ -147,17 +156,18 @@ class AdmissionInterceptor(WrappingInterceptor):
         gate, observer = self._gate, self._observer
 
         def call(data: bytes, context: grpc.ServicerContext) -> Any:
-            entered = gate.enter(lambda ticket: _wait_in_line(ticket, context))
-            if entered is None:
+            entry = gate.enter(lambda ticket: _wait_in_line(ticket, context))
+            if entry is Entry.SHED:
                 observer.on_shed(service, method)
                 context.abort(
                     grpc.StatusCode.RESOURCE_EXHAUSTED,
                     "kassign: this worker is saturated (every slot computing, the queue full);"
                     " retry later or elsewhere",
                 )
-            if not entered or not context.is_active():  # handed a slot as it gave up
-                if entered:
-                    gate.leave()
+            if entry is Entry.LEFT:
+                _abort_gone(context)
+            if not context.is_active():  # handed a slot just as it gave up
+                gate.leave()
                 _abort_gone(context)
             try:
                 return behaviour(parse(data), context)

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.cli.main import _serve_config, build_parser
 from kassign.server.observe.prometheus import LoadMetrics
-from kassign.server.runtime.admission import DEFAULT_MAX_QUEUE, Gate, Load
+from kassign.server.runtime.admission import DEFAULT_MAX_QUEUE, Entry, Gate, Load
 from kassign.server.runtime.app import (
     CONSUMER_SERVICE_NAME,
     SERVICE_NAME,
@@ -46,10 +46,10 @@ def never_set(ticket: threading.Event) -> None:
 def test_slots_then_the_line_then_shedding() -> None:
     loads: list[Load] = []
     gate = Gate(2, 1, loads.append)
-    assert gate.enter(never_set) is True
-    assert gate.enter(never_set) is True
+    assert gate.enter(never_set) is Entry.HELD
+    assert gate.enter(never_set) is Entry.HELD
     assert loads[-1] == Load(2, 0, saturated=False)
-    assert gate.enter(never_set) is False  # waited, gave up: out of the line again
+    assert gate.enter(never_set) is Entry.LEFT  # waited, gave up: out of the line again
     assert loads[-2:] == [Load(2, 1, saturated=True), Load(2, 0, saturated=False)]
     gate.leave()
     assert loads[-1] == Load(1, 0, saturated=False)
@@ -60,7 +60,7 @@ def test_slots_then_the_line_then_shedding() -> None:
 def test_a_full_line_sheds_and_a_freed_slot_goes_to_the_first_in_line() -> None:
     loads: list[Load] = []
     gate = Gate(1, 2, loads.append)
-    assert gate.enter(never_set) is True
+    assert gate.enter(never_set) is Entry.HELD
     order: list[int] = []
     waiting = threading.Barrier(3)
 
@@ -69,7 +69,7 @@ def test_a_full_line_sheds_and_a_freed_slot_goes_to_the_first_in_line() -> None:
             waiting.wait()
             assert ticket.wait(30)
 
-        assert gate.enter(wait) is True
+        assert gate.enter(wait) is Entry.HELD
         order.append(n)
         gate.leave()
 
@@ -81,7 +81,7 @@ def test_a_full_line_sheds_and_a_freed_slot_goes_to_the_first_in_line() -> None:
     second.start()
     waiting.wait()
     assert loads[-1] == Load(1, 2, saturated=True)
-    assert gate.enter(never_set) is None  # shed: the line never held it
+    assert gate.enter(never_set) is Entry.SHED  # shed: the line never held it
     gate.leave()
     first.join(30)
     second.join(30)
@@ -110,10 +110,10 @@ def test_the_gate_never_exceeds_its_slots_or_its_line(
         elif step == "enter":
             entered = gate.enter(never_set)
             if held < slots:
-                assert entered is True
+                assert entered is Entry.HELD
                 held += 1
             else:
-                assert entered is (None if queue == 0 else False)
+                assert entered is (Entry.SHED if queue == 0 else Entry.LEFT)
         assert all(0 <= load.computing <= slots and load.queued <= queue for load in loads)
         assert loads[-1].computing == held and loads[-1].queued == 0
 

@@ -3,12 +3,14 @@
 KassignError
 ├── InvalidRequest(field, member)   the input cannot be assigned as given
 ├── InvalidAssignment(code)         an assignor returned something KIP-924 forbids
-└── SolverError(status)             the min-cost-flow solver did not reach an optimum
+├── SolverError(status)             the min-cost-flow solver did not reach an optimum
+└── Interrupted                     the caller's check stopped the work (kassign.assignor.interrupt)
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "Interrupted",
     "InvalidAssignment",
     "InvalidRequest",
     "KassignError",
@@ -55,3 +57,8 @@ class SolverError(KassignError):
     def __init__(self, status: str, message: str = "") -> None:
         super().__init__(f"solver status {status}" + (f": {message}" if message else ""))
         self.status = status
+
+
+class Interrupted(KassignError):
+    """The caller stopped the work (its caller left): raised by the check a caller hands to
+    ``kassign.assignor.interrupt.checked``, never by the library itself."""

@@ -153,6 +153,14 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _non_negative(text: str) -> int:
+    """An argparse type: an integer, 0 or more."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Every option's help ends with its default (tests/cli/test_serve_help.py checks)."""
     p = subparsers.add_parser("serve", help="serve the gRPC API until SIGTERM/SIGINT")
@@ -185,6 +193,14 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=int,
         default=4,
         help="threads per worker process: calls computed at once (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-queue",
+        type=_non_negative,
+        default=app.DEFAULT_MAX_QUEUE,
+        help="assignment calls per worker process waiting for a thread; past it a call is"
+        " refused RESOURCE_EXHAUSTED at once and health reports NOT_SERVING (default:"
+        " %(default)s)",
     )
     p.add_argument(
         "--assignment-time-budget-ms",
@@ -263,6 +279,7 @@ def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
         grace_seconds=args.grace,
         max_message_bytes=args.max_message_mb << 20,
         max_workers=args.max_workers,
+        max_queue=args.max_queue,
         default_budget_ms=args.assignment_time_budget_ms or None,
         journal_dir=args.journal,
         tls=tls.server_tls(args),

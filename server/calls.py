@@ -18,12 +18,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 from google.protobuf.message import Message
+from kassign.assignor import interrupt
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.timing import measure
 from kassign.server import status
@@ -32,6 +33,7 @@ __all__ = [
     "BUDGET_SHARE",
     "Deadline",
     "Malformed",
+    "PhaseCheck",
     "PhaseClock",
     "Unary",
     "add_unary_service",
@@ -44,14 +46,21 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
+class PhaseCheck(Protocol):
+    """May end a call before ``phase`` or, ``during`` it, at a checkpoint (``Deadline.check``)."""
+
+    def __call__(self, phase: str, *, during: bool = False) -> None: ...
+
+
 class PhaseClock:
     """Times the phases of one call and reports each to ``on_phase``; ``check`` (a call's
-    ``Deadline.check``) runs before each phase and may end the call there."""
+    ``Deadline.check``) runs before each phase and at the library's checkpoints inside it
+    (``kassign.assignor.interrupt``), and may end the call there."""
 
     def __init__(
         self,
         on_phase: Callable[[str, float], None],
-        check: Callable[[str], None] | None = None,
+        check: PhaseCheck | None = None,
     ) -> None:
         self._on_phase = on_phase
         self._check = check
@@ -60,10 +69,11 @@ class PhaseClock:
 
     def run(self, phase: str, fn: Callable[[], _T]) -> _T:
         """Run one phase; parts the code inside timed (``kassign.assignor.timing``) are reported apart."""
-        if self._check is not None:
-            self._check(phase)
+        check = self._check
+        if check is not None:
+            check(phase)
         start = time.perf_counter()
-        with measure() as parts:
+        with measure() as parts, _checked(check, phase):
             value = fn()
         elapsed = time.perf_counter() - start
         self.seconds[phase] = elapsed
@@ -76,6 +86,13 @@ class PhaseClock:
         return time.perf_counter() - self.started
 
 
+def _checked(check: PhaseCheck | None, phase: str) -> AbstractContextManager[None]:
+    """``check(phase, during=True)`` behind the library's checkpoints while ``phase`` runs."""
+    if check is None:
+        return nullcontext()
+    return interrupt.checked(lambda: check(phase, during=True))
+
+
 BUDGET_SHARE = 0.5
 """Of the time a call has left when it starts, the share its solver budget may take: the
 rest is for decoding, the other phases and encoding (issue 16: the budget used to ignore the
@@ -86,22 +103,24 @@ deadline, so a caller could give up long before the solver did)."""
 class Deadline:
     """One call's deadline and cancellation, read from its gRPC context.
 
-    ``check`` runs between phases: a call whose caller cancelled, or whose deadline passed, ends
-    there (``CallEnded``), so no work goes on for nobody. ``budget_cap_ms`` bounds the solver's
-    budget by the time left. OR-Tools cannot be interrupted, so one phase may still overrun; the
-    cap keeps the solver's part of it within the deadline by its own estimate.
+    ``check`` runs between phases and, through ``kassign.assignor.interrupt``, inside the long
+    loops of a phase: a call whose caller cancelled, or whose deadline passed, ends there
+    (``CallEnded``), so no work goes on for nobody. ``budget_cap_ms`` bounds the solver's budget
+    by the time left. OR-Tools cannot be interrupted, so a solve may still overrun; the cap keeps
+    it within the deadline by its own estimate.
     """
 
     context: grpc.ServicerContext
 
-    def check(self, phase: str) -> None:
+    def check(self, phase: str, *, during: bool = False) -> None:
+        where = f"{'during' if during else 'before'} {phase}"
         remaining = self.context.time_remaining()
         if remaining is not None and remaining <= 0:
             raise status.CallEnded(
-                grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline passed before {phase}"
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline passed {where}"
             )
         if not self.context.is_active():
-            raise status.CallEnded(grpc.StatusCode.CANCELLED, f"the caller left before {phase}")
+            raise status.CallEnded(grpc.StatusCode.CANCELLED, f"the caller left {where}")
 
     def budget_cap_ms(self) -> int | None:
         """``BUDGET_SHARE`` of the time left, in ms (at least 1); ``None`` without a deadline."""

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import grpc
 from kassign.assignor.errors import (
+    Interrupted,
     InvalidAssignment,
     InvalidRequest,
     KassignError,
@@ -78,10 +79,11 @@ REASON_BYTES = 512
 """UTF-8 bytes of an error's reason (or whole message) quoted whole."""
 
 
-class CallEnded(Exception):
-    """The caller is gone: its deadline passed or it cancelled. Raised between phases, so the
-    work stops there instead of going on for nobody; answered with ``code``, logged at INFO
-    (nothing is wrong with the server)."""
+class CallEnded(Interrupted):
+    """The caller is gone: its deadline passed or it cancelled. Raised between phases and at
+    the library's checkpoints inside them (an ``Interrupted``, which the assignors let through),
+    so the work stops there instead of going on for nobody; answered with ``code``, logged at
+    INFO (nothing is wrong with the server)."""
 
     def __init__(self, code: grpc.StatusCode, message: str) -> None:
         super().__init__(message)

@@ -36,6 +36,7 @@ from kassign.assignor.consumer.sticky_base import (
 )
 from kassign.assignor.consumer.sticky_movements import Movements
 from kassign.assignor.errors import InvalidAssignment
+from kassign.assignor.interrupt import checkpoint
 
 __all__ = ["build"]
 
@@ -223,6 +224,7 @@ def _reassign_until_balanced(b: _Builder, partitions: list[TopicPartition]) -> b
     while True:
         modified = False
         for tp in partitions:
+            checkpoint()
             if not unbalanced and _is_balanced(b):
                 break
             unbalanced = True

@@ -16,6 +16,7 @@ import bisect
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from kassign.assignor.interrupt import checkpoint
 
 __all__ = ["MoveAllowed", "balance_over_threads", "round_robin"]
 
@@ -66,6 +67,7 @@ def balance_over_threads(
     while changed:
         changed = False
         for source in range(len(tasks)):
+            checkpoint()
             if (count[source] - 1) / loads.caps[source] < loads.lightest_after_one_more():
                 continue  # no client could take a task from this one
             target = loads.next_target(source, count[source], 0)

@@ -22,6 +22,7 @@ import heapq
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
@@ -213,6 +214,7 @@ class CatchUpIndex:
         self._end = list(end_offset_sums)
         self._local: list[dict[int, int]] = [{} for _ in tasks]
         for client, lags in enumerate(client_lags):
+            checkpoint()
             for task, lag in local_lags(lags).items():
                 index = position.get(task)
                 if index is not None:

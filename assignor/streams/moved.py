@@ -8,6 +8,7 @@ must restore from scratch). The response's report (``active_tasks_moved``,
 
 from __future__ import annotations
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.result import TaskAssignment
 
@@ -22,6 +23,7 @@ def moved_counts(state: ApplicationState, assignment: TaskAssignment) -> tuple[i
             previous_owners.setdefault(task, set()).add(pid.int)
     active_moved = standby_moved = 0
     for target in assignment.assignments:
+        checkpoint()
         known = state.clients.get(target.process_id)
         target_pid = target.process_id.int
         active_moved += sum(

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.lags import CatchUpIndex
 
 __all__ = ["ActiveMoves", "StandbyMoves", "move_active_tasks", "move_standby_tasks"]
@@ -168,6 +169,7 @@ def move_active_tasks(
     warmups: list[set[int]] = [set() for _ in capacities]
     movements = len(queue)
     for _, task, lagging in queue.drain():
+        checkpoint()
         caught_up = index.caught_up(task)
         runner = board.least_loaded(c for c in caught_up if task in board.standby[c])
         if runner is not None:
@@ -211,6 +213,7 @@ def move_standby_tasks(
                 queue.offer(index.num_caught_up(task), task, client)
     movements = placed = 0
     for _, task, lagging in queue.drain():
+        checkpoint()
         holder = board.least_loaded(c for c in index.caught_up(task) if not board.holds(c, task))
         if holder is None:
             holder = _most_caught_up_free(index, board, task, lagging)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.tags import TagLayout, exclude_used_values, is_excluded, tag_layout
@@ -195,6 +196,7 @@ def _place_by_tags(
     eligible = _EligibleCount(layout)
     pending: dict[TaskId, int] = {}
     for task in targets:
+        checkpoint()
         task_holding = holding[task]
         if not task_holding:
             pending[task] = replicas
@@ -251,6 +253,7 @@ def _place_least_loaded(
     short: list[TaskId] = []
     clients = len(placed)
     for task in sorted(pending):
+        checkpoint()
         task_holding = holding[task]
         for _ in range(pending[task]):
             chosen = heap.poll(task_holding) if len(task_holding) < clients else None

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, KafkaStreamsState, TaskId
 from kassign.assignor.streams.result import KafkaStreamsAssignment, MemberAssignment, TaskAssignment
 
@@ -36,6 +37,7 @@ def distribute_tasks(
     members: list[MemberAssignment] = []
     stateful = frozenset(state.stateful_tasks)  # once per call, not per client
     for client_assignment in assignment.assignments:
+        checkpoint()
         client = state.clients.get(client_assignment.process_id)
         if client is not None and client.consumers:
             members.extend(_distribute_client(state, stateful, client, client_assignment))

@@ -9,6 +9,10 @@ Two parts, both fed from the edge of the service, never from the assignor:
   ``kassign_calls_in_flight``, the calls started and not yet finished. ``GrpcMetrics.initialise``
   creates the series of named services' methods at 0 (every status code), as go-grpc-prometheus
   does, so an alert's ``rate()`` sees the first error rather than a series that appears with it.
+- ``LoadMetrics`` is the admission gate's observer (``kassign.server.runtime.admission``):
+  ``kassign_queue_depth``, assignment calls waiting for a slot, and ``kassign_calls_shed_total``
+  (``grpc_service, grpc_method``), calls refused RESOURCE_EXHAUSTED because the worker was
+  saturated; both exist at 0 from start-up.
 - ``AssignmentMetrics`` is the servicer's observer (``kassign.server.streams.servicer.AssignObserver``): phase
   timings, group sizes, moves, warm-ups, follow-ups, cross-rack cost, solver fallbacks and
   invalid requests by reason.
@@ -25,11 +29,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from google.protobuf import descriptor_pool
 from kassign.assignor.errors import InvalidRequest
+from kassign.server.interceptors import Handler as _Handler
+from kassign.server.interceptors import WrappingInterceptor
 from kassign.v1 import assignment_pb2 as pb
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -37,11 +43,13 @@ if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
     from kassign.assignor.streams.result import TaskAssignment
+    from kassign.server.runtime.admission import Load
     from kassign.server.streams.decode.request import DecodedRequest
 
 __all__ = [
     "AssignmentMetrics",
     "GrpcMetrics",
+    "LoadMetrics",
     "MetricsInterceptor",
     "invalid_reason",
     "serve_metrics",
@@ -68,7 +76,6 @@ LATENCY_BUCKETS = (
 SIZE_BUCKETS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 50000)
 COST_BUCKETS = (0, 1, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000)
 UNKNOWN = "unknown"
-_Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"  # generic in the stubs only
 """Label value for an assignor or strategy a failed call never got to decode."""
 
 _KINDS = {
@@ -123,21 +130,56 @@ class GrpcMetrics:
 
     def initialise(self, services: Iterable[str]) -> None:
         """Every method of the named services at 0: each series, and ``handled`` for every code."""
-        pool = descriptor_pool.Default()  # type: ignore[no-untyped-call]
-        for service in services:
-            for method in pool.FindServiceByName(service).methods:
-                kind = _KINDS[(method.client_streaming, method.server_streaming)]
-                labels = (kind, service, method.name)
-                for metric in (
-                    self.started,
-                    self.handling_seconds,
-                    self.msg_received,
-                    self.msg_sent,
-                    self.in_flight,
-                ):
-                    metric.labels(*labels)
-                for code in grpc.StatusCode:
-                    self.handled.labels(*labels, code.name)
+        for service, method in _methods(services):
+            kind = _KINDS[(method.client_streaming, method.server_streaming)]
+            labels = (kind, service, method.name)
+            for metric in (
+                self.started,
+                self.handling_seconds,
+                self.msg_received,
+                self.msg_sent,
+                self.in_flight,
+            ):
+                metric.labels(*labels)
+            for code in grpc.StatusCode:
+                self.handled.labels(*labels, code.name)
+
+
+def _methods(services: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """(service name, method descriptor) of every method of the named services."""
+    pool = descriptor_pool.Default()  # type: ignore[no-untyped-call]
+    for service in services:
+        for method in pool.FindServiceByName(service).methods:
+            yield service, method
+
+
+class LoadMetrics:
+    """The admission gate's observer: the queue and the calls shed, per worker process."""
+
+    def __init__(self, registry: CollectorRegistry | None) -> None:
+        self.queue_depth = Gauge(
+            "kassign_queue_depth",
+            "Assignment calls waiting for a slot (summed over the live workers).",
+            multiprocess_mode="livesum",
+            registry=registry,
+        )
+        self.shed = Counter(
+            "kassign_calls_shed_total",
+            "Assignment calls refused RESOURCE_EXHAUSTED at once: every slot busy, the queue full.",
+            ("grpc_service", "grpc_method"),
+            registry=registry,
+        )
+
+    def initialise(self, services: Iterable[str]) -> None:
+        """Every method of the named services at 0 shed, so ``rate()`` sees the first one."""
+        for service, method in _methods(services):
+            self.shed.labels(service, method.name)
+
+    def on_load(self, load: Load) -> None:
+        self.queue_depth.set(load.queued)
+
+    def on_shed(self, service: str, method: str) -> None:
+        self.shed.labels(service, method).inc()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +199,7 @@ class _Method:
         return (self.grpc_type, self.service, self.method)
 
 
-class MetricsInterceptor(grpc.ServerInterceptor):
+class MetricsInterceptor(WrappingInterceptor):
     """Wraps every handler the server resolves so each call is counted and timed.
 
     The code of a call is what the handler left on its context (``context.code()``): ``OK``
@@ -165,27 +207,11 @@ class MetricsInterceptor(grpc.ServerInterceptor):
     """
 
     def __init__(self, metrics: GrpcMetrics) -> None:
+        super().__init__()
         self._metrics = metrics
-        self._wrapped_by_name: dict[str, _Handler] = {}
 
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], _Handler | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> _Handler | None:
-        """Called for every call: the wrapped handler is built once per registered method (an
-        unknown method gets no handler, so the cache holds only methods the server has)."""
-        name = handler_call_details.method
-        wrapped = self._wrapped_by_name.get(name)
-        if wrapped is None:
-            handler = continuation(handler_call_details)
-            if handler is None:
-                return None
-            wrapped = self._wrap(_Method.of(name, handler), handler)
-            self._wrapped_by_name[name] = wrapped
-        return wrapped
-
-    def _wrap(self, method: _Method, handler: _Handler) -> _Handler:
+    def wrap(self, name: str, handler: _Handler) -> _Handler:
+        method = _Method.of(name, handler)
         wrap = {
             "unary": (grpc.unary_unary_rpc_method_handler, handler.unary_unary),
             "server_stream": (grpc.unary_stream_rpc_method_handler, handler.unary_stream),

@@ -7,7 +7,8 @@ forking workers with ``SO_REUSEPORT`` before any gRPC server exists can be added
 touching the rest.
 
 Limits: requests and responses up to ``max_message_bytes`` (64 MiB by default; a 10,000-task group
-with 100 clients is a few MiB), ``max_workers`` calls computed at once.
+with 100 clients is a few MiB), ``max_workers`` assignment calls computed at once and ``max_queue``
+waiting, any further one refused at once (``kassign.server.runtime.admission``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ from grpc_reflection.v1alpha import reflection
 from kassign.server.consumer import service as consumer
 from kassign.server.consumer.service import ConsumerRequestJournal
 from kassign.server.consumer.servicer import ConsumerObserver
+from kassign.server.runtime.admission import (
+    DEFAULT_MAX_QUEUE,
+    RESERVED_THREADS,
+    AdmissionInterceptor,
+    Gate,
+    Load,
+    LoadObserver,
+    saturation_health,
+)
 from kassign.server.runtime.tls import ServerTls, server_credentials
 from kassign.server.streams import service as streams
 from kassign.server.streams.service import SERVICE_NAME, RequestJournal
@@ -42,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONSUMER_SERVICE_NAME",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_QUEUE",
     "DEFAULT_PORT",
     "SERVICE_NAME",
     "RequestJournal",
@@ -66,13 +77,17 @@ class ServerConfig:
     ``default_budget_ms`` fills ``assignment_time_budget_ms`` when a request leaves it unset.
     ``reuse_port`` lets several processes share one port (for forked workers; off otherwise, so
     a second server on a taken port fails instead of silently sharing it). ``tls`` set: TLS only.
-    ``reflection`` off: no gRPC server reflection service.
+    ``reflection`` off: no gRPC server reflection service. ``max_workers`` assignment calls
+    compute at once and ``max_queue`` wait for a slot; beyond that a call is shed
+    (RESOURCE_EXHAUSTED). The server has ``max_workers + max_queue + RESERVED_THREADS`` threads,
+    so health checks never wait behind assignments.
     """
 
     host: str = "[::]"
     port: int = DEFAULT_PORT
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_workers: int = 4
+    max_queue: int = DEFAULT_MAX_QUEUE
     grace_seconds: float = 10.0
     default_budget_ms: int | None = 5_000
     reuse_port: bool = False
@@ -128,19 +143,24 @@ def create_server(
     consumer_journal: ConsumerRequestJournal | None = None,
     health_servicer: health.HealthServicer | None = None,
     interceptors: Sequence[grpc.ServerInterceptor] = (),
+    load_observer: LoadObserver | None = None,
 ) -> tuple[grpc.Server, int]:
     """A started-ready (not started) server with both assignment services, health and reflection.
 
     ``observer`` and ``journal`` serve the Streams room, ``consumer_observer`` and
     ``consumer_journal`` the consumer room; ``interceptors`` wrap every call of every service
-    (``kassign.server.observe.prometheus.MetricsInterceptor``).
+    (``kassign.server.observe.prometheus.MetricsInterceptor``); ``load_observer`` hears of the
+    queue and of shed calls (``kassign.server.observe.prometheus.LoadMetrics``).
     """
     options = channel_options(config.max_message_bytes)
     options.append(("grpc.so_reuseport", 1 if config.reuse_port else 0))
+    health_servicer = health_servicer or health.HealthServicer()
+    admission = _admission(config, health_servicer, load_observer or _NoLoadObserver())
+    threads = config.max_workers + config.max_queue + RESERVED_THREADS
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="kassign"),
+        futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kassign"),
         options=[*options, *config.extra_options],
-        interceptors=list(interceptors),
+        interceptors=[*interceptors, admission],
     )
     # Each room adds its own service; health and reflection follow the names they return.
     services = (
@@ -149,7 +169,6 @@ def create_server(
         ),
         consumer.add_to_server(server, observer=consumer_observer, journal=consumer_journal),
     )
-    health_servicer = health_servicer or health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", *services):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -171,6 +190,33 @@ def create_server(
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     return server, port
+
+
+ASSIGNMENT_SERVICES = (SERVICE_NAME, CONSUMER_SERVICE_NAME)
+"""The services whose calls queue for a slot and are shed (health and reflection never are)."""
+
+
+class _NoLoadObserver:
+    def on_load(self, load: Load) -> None:
+        pass
+
+    def on_shed(self, service: str, method: str) -> None:
+        pass
+
+
+def _admission(
+    config: ServerConfig, health_servicer: health.HealthServicer, observer: LoadObserver
+) -> AdmissionInterceptor:
+    """The gate of the assignment services; while saturated, they and ``""`` are NOT_SERVING
+    (a readiness probe's question), ``kassign.workers`` (liveness) is left alone."""
+    on_health = saturation_health(health_servicer, ("", *ASSIGNMENT_SERVICES))
+
+    def on_load(load: Load) -> None:
+        observer.on_load(load)
+        on_health(load)
+
+    gate = Gate(config.max_workers, config.max_queue, on_load)
+    return AdmissionInterceptor(gate, ASSIGNMENT_SERVICES, observer)
 
 
 def _write_port_file(path: Path, port: int) -> None:
@@ -231,6 +277,7 @@ def run_process(
     consumer_observer: ConsumerObserver | None = None,
     interceptors: Sequence[grpc.ServerInterceptor] = (),
     health_servicer: health.HealthServicer | None = None,
+    load_observer: LoadObserver | None = None,
 ) -> None:
     """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace."""
     _tune_gc()
@@ -244,6 +291,7 @@ def run_process(
         consumer_journal=consumer_journal,
         health_servicer=health_servicer,
         interceptors=interceptors,
+        load_observer=load_observer,
     )
 
     def stop(now: bool) -> None:

@@ -132,7 +132,12 @@ def _worker_main(config: ServerConfig, index: int, lost: LostSlots) -> int:
         Observers,
     )
     from kassign.server.observe.consumer_metrics import ConsumerMetrics
-    from kassign.server.observe.prometheus import AssignmentMetrics, GrpcMetrics, MetricsInterceptor
+    from kassign.server.observe.prometheus import (
+        AssignmentMetrics,
+        GrpcMetrics,
+        LoadMetrics,
+        MetricsInterceptor,
+    )
     from prometheus_client import CollectorRegistry, values
 
     # Whatever imported prometheus_client first, this process writes to the shared files.
@@ -142,6 +147,8 @@ def _worker_main(config: ServerConfig, index: int, lost: LostSlots) -> int:
     consumer_observer = ConsumerObservers((ConsumerMetrics(registry), ConsumerCallLog()))
     grpc_metrics = GrpcMetrics(registry)
     grpc_metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
+    load_metrics = LoadMetrics(registry)
+    load_metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
     health_servicer = health.HealthServicer()
     report_lost_slots(lost, health_servicer)
     log.info("worker %d (pid %d) starting", index, os.getpid())
@@ -151,6 +158,7 @@ def _worker_main(config: ServerConfig, index: int, lost: LostSlots) -> int:
         consumer_observer=consumer_observer,
         interceptors=(MetricsInterceptor(grpc_metrics),),
         health_servicer=health_servicer,
+        load_observer=load_metrics,
     )
     return 0
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from kassign.v1.assignment_pb2 import AssignRequest
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "ghz" / "data"
 METRICS_LINE = re.compile(r"metrics on http://[^:]+:(\d+)/metrics")
@@ -91,6 +93,17 @@ def kassign_serve(tmp_path: Path, *args: str, workers: int = 2) -> Iterator[Serv
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
+
+
+def heavy_request(*, tasks: int, clients: int, standbys: int) -> AssignRequest:
+    """A valid group whose standby placement dominates: ``tasks`` tasks (half stateful) over
+    ``clients`` one-thread clients, ``standbys`` replicas each (issue 16's reproducer had 10,000
+    tasks and 100 replicas: about 33 s of CPU). bench/ghz/make_data.py's shape, seeded."""
+    make_data = load_script("bench/ghz/make_data.py")
+    shape = make_data.Group("heavy", 10, tasks // 10, clients, 1, seed=16)
+    request: AssignRequest = make_data.build_request(shape)
+    request.configs.num_standby_replicas = standbys
+    return request
 
 
 def free_port() -> int:

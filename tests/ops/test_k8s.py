@@ -81,6 +81,14 @@ def test_probes_use_native_grpc_on_the_serving_port() -> None:
     assert probes["livenessProbe"]["grpc"]["service"] == WORKERS_SERVICE
 
 
+def test_liveness_outwaits_a_rack_solve() -> None:
+    """OR-Tools holds the GIL while it solves, up to the solver budget: a health check on that
+    worker waits meanwhile. The liveness probe must not take that for a dead pod (issue 16)."""
+    budget_seconds = serve_args().assignment_time_budget_ms / 1000
+    assert budget_seconds > 0
+    assert container()["livenessProbe"]["timeoutSeconds"] > budget_seconds
+
+
 def test_service_and_budget_select_the_deployments_pods() -> None:
     found = resources()
     deployment = found["Deployment"]["spec"]

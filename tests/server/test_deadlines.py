@@ -3,8 +3,9 @@
 Before: the servicers never read the deadline. A caller that gave up at its deadline left the
 server computing on (a 3x10^6-task request burned 18 s of CPU after its deadline), and the solver
 budget ignored how long the caller would wait. Now the call ends between phases once its
-deadline has passed (``calls.Deadline``), and the solver budget takes at most
-``calls.BUDGET_SHARE`` of the time the call has left when it starts.
+deadline has passed (``calls.Deadline``), and inside the long loops of a phase
+(``kassign.assignor.interrupt``); the solver budget takes at most ``calls.BUDGET_SHARE`` of the
+time the call has left when it starts.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from kassign.server.streams.servicer import NullObserver
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
-from tests.ops.serving import DATA
+from tests.ops.serving import DATA, heavy_request
 from tests.server.running import in_process
 
 pytestmark = pytest.mark.slow
@@ -61,18 +62,34 @@ def _call(target: str, request: pb.AssignRequest, timeout: float) -> grpc.Status
     return grpc.StatusCode.OK
 
 
-def test_a_call_past_its_deadline_stops_at_the_next_phase() -> None:
-    """2,000 tasks take about 270 ms to assign on this machine, warm; with a 50 ms deadline the
-    caller gives up during ``assign`` and the server stops before distributing and encoding."""
-    request = json_format.Parse((DATA / "group_2000.json").read_text(), pb.AssignRequest())
+def _past_its_deadline(request: pb.AssignRequest, timeout: float) -> tuple[Seen, CallEnded]:
+    """Call an in-process server with ``timeout``: the caller and the server both see it pass."""
     seen = Seen()
     with in_process(seen) as (_, target):
-        assert _call(target, request, timeout=0.05) == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert _call(target, request, timeout=timeout) == grpc.StatusCode.DEADLINE_EXCEEDED
         assert seen.done.wait(30)
     ((code, error),) = seen.errors
-    assert code == grpc.StatusCode.DEADLINE_EXCEEDED
-    assert isinstance(error, CallEnded) and "deadline passed before" in str(error)
+    assert code == grpc.StatusCode.DEADLINE_EXCEEDED and isinstance(error, CallEnded)
+    return seen, error
+
+
+def test_a_call_past_its_deadline_stops_before_it_ends() -> None:
+    """2,000 tasks take about 270 ms to assign on this machine, warm; with a 50 ms deadline the
+    caller gives up during ``decode`` or ``assign`` and the server stops before encoding."""
+    request = json_format.Parse((DATA / "group_2000.json").read_text(), pb.AssignRequest())
+    seen, error = _past_its_deadline(request, timeout=0.05)
+    assert "deadline passed" in str(error)
     assert "encode" not in seen.phases
+
+
+def test_a_long_phase_stops_inside_when_the_deadline_passes() -> None:
+    """100 standby replicas of 2,000 tasks over 100 clients: about 5 s of standby placement and
+    movement, all inside ``assign``. A 1 s deadline passes there, and the call ends at the next
+    checkpoint of those loops: ``assign`` never completes (it used to run to its end)."""
+    request = heavy_request(tasks=2_000, clients=100, standbys=100)
+    seen, error = _past_its_deadline(request, timeout=1.0)
+    assert str(error) == "the deadline passed during assign"
+    assert seen.phases == ["decode"]
 
 
 def test_the_solver_budget_is_capped_by_the_time_the_call_has_left() -> None:

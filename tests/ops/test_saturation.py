@@ -1,0 +1,188 @@
+"""A worker saturated with heavy calls, as a caller and an operator see it (issue 16).
+
+Before: four valid heavy requests filled a worker's threads; for 50 s every small call and
+every health check on it timed out, and the heavy calls went on computing long after their
+callers gave up. Now (``kassign.server.runtime.admission``, ``kassign.assignor.interrupt``) one
+``kassign serve`` worker with 3 slots and a queue of 1:
+
+1. two heavy calls compute (each about 5 s of CPU alone, 4 s deadlines); small calls take the
+   third slot and are answered well within their 2 s deadlines;
+2. a third heavy call takes the last slot, a fourth waits in line, and the worker is saturated:
+   health says NOT_SERVING for the server (readiness) and SERVING for ``kassign.workers``
+   (liveness), the queue depth is 1, and a fifth heavy call is shed with RESOURCE_EXHAUSTED
+   at once;
+3. every heavy call ends DEADLINE_EXCEEDED, and the worker's CPU time after the last deadline
+   stays near zero: the work stopped inside standby placement instead of running on;
+4. throughout, every health check is answered within its 2 s deadline.
+
+The heavy request is tests/ops/serving.py's ``heavy_request``: 2,000 tasks over 100 clients with
+100 standby replicas (225 KB). About 15 s, most of it the server starting and the deadlines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from kassign.server.runtime.slots import WORKERS_SERVICE
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import assignment_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.ops.serving import DATA, Served, heavy_request, kassign_serve
+
+pytestmark = pytest.mark.slow
+
+SERVE_ARGS = ("--max-workers", "3", "--max-queue", "1")
+HEAVY_DEADLINE = 4.0
+SMALL_DEADLINE = 2.0
+HEALTH_DEADLINE = 2.0
+CPU_AFTER_DEADLINE_LIMIT = 1.0
+STARTING = re.compile(r"worker 0 \(pid (\d+)\) starting")
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+SERVING = health_pb2.HealthCheckResponse.SERVING
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system time of a process so far, from /proc (utime, stime in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    code: grpc.StatusCode
+    seconds: float  # from sending to the answer
+    ended: float  # time.monotonic() at the answer
+
+
+def timed(fn: Callable[[], object]) -> Answer:
+    start = time.monotonic()
+    try:
+        fn()
+        code = grpc.StatusCode.OK
+    except grpc.RpcError as exc:
+        code = exc.code()
+    end = time.monotonic()
+    return Answer(code, end - start, end)
+
+
+class HealthWatch:
+    """Asks the worker's health every 0.2 s from its own connection, until stopped."""
+
+    def __init__(self, target: str) -> None:
+        self._channel = grpc.insecure_channel(target)
+        self._stub = health_pb2_grpc.HealthStub(self._channel)
+        self.answers: list[tuple[str, Answer, int | None]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def check(self, service: str) -> tuple[Answer, int | None]:
+        reply: list[int] = []
+
+        def ask() -> None:
+            request = health_pb2.HealthCheckRequest(service=service)
+            response = self._stub.Check(request, timeout=HEALTH_DEADLINE)  # type: ignore[attr-defined]
+            reply.append(response.status)
+
+        answer = timed(ask)
+        return answer, (reply[0] if reply else None)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            for service in ("", WORKERS_SERVICE):
+                self.answers.append((service, *self.check(service)))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        self._channel.close()
+
+
+def metric(served: Served, name: str, **labels: str) -> float:
+    for family in text_string_to_metric_families(served.metrics_text()):
+        for sample in family.samples:
+            if sample.name == name and labels.items() <= sample.labels.items():
+                return sample.value
+    raise AssertionError(f"no {name} {labels}")
+
+
+def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
+    tmp_path: Path,
+) -> None:
+    heavy = heavy_request(tasks=2_000, clients=100, standbys=100)
+    small = json_format.Parse((DATA / "group_12.json").read_text(), pb.AssignRequest())
+    with (
+        kassign_serve(tmp_path, *SERVE_ARGS, workers=1) as served,
+        grpc.insecure_channel(served.target) as channel,
+        ThreadPoolExecutor(8) as pool,
+    ):
+        (pid,) = {int(p) for p in STARTING.findall(served.log.read_text())}
+        stub = assignment_pb2_grpc.TaskAssignmentServiceStub(channel)
+        watch = HealthWatch(served.target)
+
+        def send(request: pb.AssignRequest, deadline: float) -> Future[Answer]:
+            return pool.submit(timed, lambda: stub.Assign(request, timeout=deadline))
+
+        def wait_for_queue(depth: float) -> None:
+            limit = time.monotonic() + 10
+            while metric(served, "kassign_queue_depth") != depth:
+                assert time.monotonic() < limit, f"queue depth never reached {depth}"
+                time.sleep(0.05)
+
+        # 1. two heavy calls compute; small calls are served beside them
+        heavy_calls = [send(heavy, HEAVY_DEADLINE) for _ in range(2)]
+        time.sleep(0.5)
+        small_answers = [send(small, SMALL_DEADLINE).result() for _ in range(4)]
+        # 2. the last slot, then the line: saturated
+        heavy_calls.append(send(heavy, HEAVY_DEADLINE))
+        time.sleep(0.3)
+        heavy_calls.append(send(heavy, HEAVY_DEADLINE))
+        wait_for_queue(1)
+        shed = send(heavy, HEAVY_DEADLINE).result()
+        saturated_health = {s: watch.check(s)[1] for s in ("", WORKERS_SERVICE)}
+        # 3. every heavy call ends at its deadline; then the worker idles
+        heavy_answers = [call.result() for call in heavy_calls]
+        cpu_at_last_deadline = cpu_seconds(pid)
+        time.sleep(2.0)
+        cpu_after = cpu_seconds(pid) - cpu_at_last_deadline
+        wait_for_queue(0)
+        after_health = watch.check("")[1]
+        watch.stop()
+        shed_total = metric(
+            served,
+            "kassign_calls_shed_total",
+            grpc_service="kassign.v1.TaskAssignmentService",
+            grpc_method="Assign",
+        )
+        late_small = send(small, SMALL_DEADLINE).result()
+
+    print(
+        f"small calls: {[round(a.seconds, 3) for a in small_answers]} s;"
+        f" shed after {shed.seconds:.3f} s; heavy calls ended after"
+        f" {[round(a.seconds, 2) for a in heavy_answers]} s;"
+        f" worker CPU in the 2 s after the last deadline: {cpu_after:.2f} s;"
+        f" slowest of {len(watch.answers)} health checks:"
+        f" {max(a.seconds for _, a, _ in watch.answers):.3f} s"
+    )
+    assert [a.code for a in small_answers] == [grpc.StatusCode.OK] * 4
+    assert all(a.seconds < SMALL_DEADLINE for a in small_answers)
+    assert shed.code == grpc.StatusCode.RESOURCE_EXHAUSTED and shed.seconds < 1.0
+    assert saturated_health == {"": NOT_SERVING, WORKERS_SERVICE: SERVING}
+    assert [a.code for a in heavy_answers] == [grpc.StatusCode.DEADLINE_EXCEEDED] * 4
+    assert cpu_after < CPU_AFTER_DEADLINE_LIMIT
+    assert watch.answers and all(a.code == grpc.StatusCode.OK for _, a, _ in watch.answers)
+    assert all(status == SERVING for s, _, status in watch.answers if s == WORKERS_SERVICE)
+    assert after_health == SERVING and late_small.code == grpc.StatusCode.OK
+    assert shed_total == 1

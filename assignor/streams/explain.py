@@ -199,8 +199,10 @@ class _Context:
                 return f"caught-up: a copy on a caught-up client (lag {lag}, {bound})"
             case Rule.CAUGHT_UP:
                 return "caught-up: kept here as a standby when a caught-up client took the active"
+            case Rule.BALANCE if client is not None and task in client.previous_active_tasks:
+                return f"balance: where balancing tasks per thread put it (it ran it before){took}"
             case Rule.BALANCE:
-                return f"balance: the least loaded client, by tasks per thread{took}"
+                return f"balance: where balancing tasks per thread put it{took}"
             case Rule.WARM_UP:
                 return f"warm-up: lag {lag} beyond {bound}; restoring to take the active over"
             case Rule.RACK_COST:

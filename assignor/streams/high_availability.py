@@ -173,30 +173,15 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     )
     if not explain:
         return assignment, None
-    to_map = layout.to_map
     phases = HaPhases(
-        actives=(
-            to_map(balanced, layout.stateful),
-            to_map(active, layout.stateful),
-            to_map(moved.active, layout.stateful),
-            to_map(final_active, layout.stateful),
-        ),
+        actives=(balanced, active, moved.active, final_active),
         standby_placed=standby_phases,
-        standbys=(
-            to_map(standby, layout.stateful),
-            to_map(moved.standby, layout.stateful),
-            to_map(copied.standby, layout.stateful),
-            to_map(final_standby, layout.stateful),
-        ),
+        standbys=(standby, moved.standby, copied.standby, final_standby),
         stateless=(stateless_balanced, stateless),
         warmups=frozenset(warmup_pairs),
     )
-    task_of = {t: i for i, t in enumerate(layout.stateful)}
-    client_of = {c: i for i, c in enumerate(layout.clients)}
     return assignment, ha_trace(
-        state,
-        phases,
-        caught_up=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
+        state, phases, clients=layout.clients, stateful=layout.stateful, index=index
     )
 
 
@@ -464,7 +449,7 @@ def _standbys(
     )
     standby = [set(ts) for ts in balanced]
     diagnostics = Diagnostics(notes=placement.notes)
-    phases = StandbyPhases(placement, lambda: layout.to_map(standby, layout.stateful))
+    phases = StandbyPhases(placement, standby)
     if not _rack_aware(state):
         return standby, diagnostics, phases
     optimised, rack_diagnostics = trim_standbys(

@@ -20,10 +20,11 @@ Warm-ups (``Trace.warmups``) are ``WARM_UP`` whatever stage last placed them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.standby import StandbyPlacement
@@ -33,44 +34,56 @@ from kassign.assignor.streams.trace import Pair, Phase, Rule, Stage, Trace
 __all__ = ["HaPhases", "StandbyPhases", "ha_trace"]
 
 _Map = Mapping[ProcessId, AbstractSet[TaskId]]
-
-
-def _no_holdings() -> _Map:
-    return {}
+_Holdings = Sequence[AbstractSet[int]]
+"""Per client index (process order), task indices (stateful tasks in task order)."""
 
 
 @dataclass(frozen=True, slots=True)
 class StandbyPhases:
-    """Phase 2's first steps: the placement, and (built only when asked) the balanced holdings."""
+    """Phase 2's first steps: the placement, and the holdings after balancing per thread."""
 
     placement: StandbyPlacement = field(default_factory=lambda: StandbyPlacement({}))
-    balanced: Callable[[], _Map] = _no_holdings
+    balanced: _Holdings = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HaPhases:
-    """Holdings after each phase: actives (balanced guess, rack trimmed, moved, joint stage),
-    standbys (rack trimmed, after active movements, after standby movements, joint stage),
-    stateless actives (least loaded, rack trimmed)."""
+    """Holdings after each phase, as the assignor keeps them: stateful actives (balanced guess,
+    rack trimmed, moved, joint stage), standbys (rack trimmed, after active movements, after
+    standby movements, joint stage), stateless actives (least loaded, rack trimmed)."""
 
-    actives: tuple[_Map, _Map, _Map, _Map]
+    actives: tuple[_Holdings, _Holdings, _Holdings, _Holdings]
     standby_placed: StandbyPhases
-    standbys: tuple[_Map, _Map, _Map, _Map]
+    standbys: tuple[_Holdings, _Holdings, _Holdings, _Holdings]
     stateless: tuple[_Map, _Map]
     warmups: frozenset[Pair]
 
 
 def ha_trace(
-    state: ApplicationState, phases: HaPhases, *, caught_up: Callable[[TaskId, ProcessId], bool]
+    state: ApplicationState,
+    phases: HaPhases,
+    *,
+    clients: Sequence[ProcessId],
+    stateful: Sequence[TaskId],
+    index: CatchUpIndex,
 ) -> Trace:
     """The stages of one high-availability assignment (see the module docstring)."""
-    stateful = frozenset(state.stateful_tasks)
-    stateless = frozenset(state.stateless_tasks)
-    balanced, trimmed, moved, joint = phases.actives
+
+    def named(holdings: _Holdings) -> _Map:
+        return {
+            c: frozenset(stateful[t] for t in ts) for c, ts in zip(clients, holdings, strict=False)
+        }
+
+    task_of = {t: i for i, t in enumerate(stateful)}
+    client_of = {c: i for i, c in enumerate(clients)}
+    balanced, trimmed, moved, joint = map(named, phases.actives)
     placed = phases.standby_placed
-    standby_trimmed, after_actives, after_standbys, standby_joint = phases.standbys
+    standby_trimmed, after_actives, after_standbys, standby_joint = map(named, phases.standbys)
     tag_rule = Rule.TAG_SPREAD if tag_layout(state).tag_aware else Rule.BALANCE
     owners = _previous_owners(state)
+
+    def caught_up(task: TaskId, pid: ProcessId) -> bool:
+        return index.is_caught_up(client_of[pid], task_of[task])
 
     def runner(pair: Pair) -> Rule:
         task, pid = pair
@@ -82,9 +95,10 @@ def ha_trace(
         return Rule.CAUGHT_UP if caught_up(*pair) else Rule.FALLBACK
 
     active, standby = TaskType.ACTIVE, TaskType.STANDBY
+    scope = frozenset(stateful)
     stages = (
-        Stage(active, Rule.BALANCE, balanced, scope=stateful),
-        Stage(active, Rule.RACK_COST, trimmed, scope=stateful),
+        Stage(active, Rule.BALANCE, balanced, scope=scope),
+        Stage(active, Rule.RACK_COST, trimmed, scope=scope),
         Stage(
             standby,
             tag_rule,
@@ -92,14 +106,14 @@ def ha_trace(
             _each(placed.placement.untagged),
             phase=Phase.PLACEMENT,
         ),
-        Stage(standby, Rule.BALANCE, placed.balanced()),
+        Stage(standby, Rule.BALANCE, named(placed.balanced)),
         Stage(standby, Rule.RACK_COST, standby_trimmed),
         Stage(
             active,
             Rule.CAUGHT_UP,
             moved,
             _rules(trimmed, moved, runner),
-            scope=stateful,
+            scope=scope,
             phase=Phase.MOVEMENT,
         ),
         Stage(standby, Rule.CAUGHT_UP, after_actives, phase=Phase.MOVEMENT),
@@ -110,10 +124,10 @@ def ha_trace(
             _rules(after_actives, after_standbys, copy),
             phase=Phase.MOVEMENT,
         ),
-        Stage(active, Rule.RACK_COST, joint, scope=stateful),
+        Stage(active, Rule.RACK_COST, joint, scope=scope),
         Stage(standby, Rule.RACK_COST, standby_joint),
-        Stage(active, Rule.BALANCE, phases.stateless[0], scope=stateless),
-        Stage(active, Rule.RACK_COST, phases.stateless[1], scope=stateless),
+        Stage(active, Rule.BALANCE, phases.stateless[0], scope=frozenset(state.stateless_tasks)),
+        Stage(active, Rule.RACK_COST, phases.stateless[1], scope=frozenset(state.stateless_tasks)),
     )
     return Trace(stages, phases.warmups)
 

@@ -70,3 +70,25 @@ def test_the_report_moves_and_the_placements_agree(path: Path) -> None:
     assert [c.process_id for c in response.explanation.clients] == [
         c.process_id for c in response.clients
     ]
+
+
+def test_the_snapshot_corpus_answers_alike_with_explain() -> None:
+    """Every snapshot request (tests/snapshots: errors, rack-aware, sticky, tags, ...) gives
+    the same answer with ``explain`` set, once its two added fields are cleared."""
+    from tests.snapshots.corpus import cases
+    from tests.snapshots.record import respond
+
+    checked = 0
+    for name, request in cases():
+        plain = respond(request)
+        request.explain = True
+        told = respond(request)
+        if isinstance(plain, str) or isinstance(told, str):
+            assert told == plain, name
+            continue
+        assert told.HasField("explanation"), name
+        told.ClearField("explanation")
+        told.report.ClearField("moves")
+        assert canonical_bytes(told) == canonical_bytes(plain), name
+        checked += 1
+    assert checked > 100

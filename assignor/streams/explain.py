@@ -103,7 +103,7 @@ def explain(state: ApplicationState, assignment: TaskAssignment, trace: Trace) -
         ClientStory(pid, c.rack_id, tuple(sorted(c.client_tags.items())), c.num_threads)
         for pid, c in state.clients.items()
     )
-    context = _Context(state, trace)
+    context = _Context(state, trace, frozenset(assignment.diagnostics.warmup_replicas))
     tasks = tuple(context.story(task) for task in sorted(context.tasks(assignment)))
     return Explanation(
         clients, tasks, state.configs.acceptable_recovery_lag, move_counts(state, assignment)
@@ -113,9 +113,9 @@ def explain(state: ApplicationState, assignment: TaskAssignment, trace: Trace) -
 class _Context:
     """Scratch, private to one ``explain``: who held what, and who placed what."""
 
-    def __init__(self, state: ApplicationState, trace: Trace) -> None:
+    def __init__(self, state: ApplicationState, trace: Trace, warmups: frozenset[Pair]) -> None:
         self.state = state
-        self.trace = trace
+        self.warmups = warmups  # as move_counts reads them: the placements' marks add up
         self.placed = {k: attribute(trace, k) for k in (TaskType.ACTIVE, TaskType.STANDBY)}
         self.owners = previous_owners(state)
         self.ran = _by_task(state, lambda c: c.previous_active_tasks)
@@ -174,7 +174,7 @@ class _Context:
         if kind is TaskType.ACTIVE:
             replica = ReplicaKind.ACTIVE
             moved = active_moved(self.owners, task, pid)
-        elif pair in self.trace.warmups:
+        elif pair in self.warmups:
             replica, moved = ReplicaKind.WARM_UP, True
         else:
             replica = ReplicaKind.STANDBY

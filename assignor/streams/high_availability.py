@@ -178,7 +178,6 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
         standby_placed=standby_phases,
         standbys=(standby, moved.standby, copied.standby, final_standby),
         stateless=(stateless_balanced, stateless),
-        warmups=frozenset(warmup_pairs),
     )
     return assignment, ha_trace(
         state, phases, clients=layout.clients, stateful=layout.stateful, index=index

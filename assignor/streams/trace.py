@@ -69,10 +69,10 @@ class Placed:
 
 @dataclass(frozen=True, slots=True)
 class Trace:
-    """An assignment's stages in the order they ran, and its warm-up replicas."""
+    """An assignment's stages in the order they ran (its warm-ups are named in its
+    ``Diagnostics.warmup_replicas``, which the moves split reads too)."""
 
     stages: tuple[Stage, ...] = ()
-    warmups: frozenset[Pair] = frozenset()
 
 
 def attribute(trace: Trace, kind: TaskType) -> dict[Pair, Placed]:

@@ -15,7 +15,7 @@ module names the rules, in the order the phases ran:
 5. the joint rack stage (``RACK_COST``), for actives and standbys;
 6. stateless actives: least loaded (``BALANCE``), then rack optimisation (``RACK_COST``).
 
-Warm-ups (``Trace.warmups``) are ``WARM_UP`` whatever stage last placed them.
+Warm-ups (``Diagnostics.warmup_replicas``) are ``WARM_UP`` whatever stage last placed them.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ class HaPhases:
     standby_placed: StandbyPhases
     standbys: tuple[_Holdings, _Holdings, _Holdings, _Holdings]
     stateless: tuple[_Map, _Map]
-    warmups: frozenset[Pair]
 
 
 def ha_trace(
@@ -129,7 +128,7 @@ def ha_trace(
         Stage(active, Rule.BALANCE, phases.stateless[0], scope=frozenset(state.stateless_tasks)),
         Stage(active, Rule.RACK_COST, phases.stateless[1], scope=frozenset(state.stateless_tasks)),
     )
-    return Trace(stages, phases.warmups)
+    return Trace(stages)
 
 
 def _each(pairs: AbstractSet[Pair]) -> dict[Pair, Rule]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kassign.assignor.consumer import sticky
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
@@ -64,14 +65,15 @@ class ConsumerExplanation:
 def explain_consumer(group: ConsumerGroup, assignment: GroupAssignment) -> ConsumerExplanation:
     """The explanation of ``assignment`` (see the module docstring for the rules)."""
     member_of = {tp: m.member_id for m in assignment.members for tp in m.partitions}
+    claims = dict(_claims(group, assignment.assignor))
     owners: dict[TopicPartition, list[str]] = {}
-    for owner in group.members:
-        for tp in owner.owned_partitions:
-            owners.setdefault(tp, []).append(owner.member_id)
+    for owner, held in claims.items():
+        for tp in held:
+            owners.setdefault(tp, []).append(owner)
     assigned = assignment.partitions()
     members = tuple(
         MemberStory(
-            m.member_id, m.rack, len(m.owned_partitions), len(assigned.get(m.member_id, ()))
+            m.member_id, m.rack, len(claims[m.member_id]), len(assigned.get(m.member_id, ()))
         )
         for m in sorted(group.members, key=lambda m: java_key(m.member_id))
     )
@@ -116,6 +118,18 @@ class _Rules:
         spread = _SPREAD.get(self.assignor, f"{self.assignor}: balancing partitions per member")
         moved = f"; moved from {', '.join(previous)}" if previous else ""
         return Rule.BALANCE, f"balance: {spread}{moved}"
+
+
+def _claims(group: ConsumerGroup, assignor: str) -> list[tuple[str, tuple[TopicPartition, ...]]]:
+    """Each member's previous partitions as the assignor reads them (the report's claims): the
+    eager ``sticky`` from its userData, the others from the subscription's owned partitions."""
+    if assignor == sticky.NAME:
+        names: dict[bytes, str] = {}
+        return [
+            (m.member_id, sticky.sticky_member_data(group, m, names=names).partitions)
+            for m in group.members
+        ]
+    return [(m.member_id, m.owned_partitions) for m in group.members]
 
 
 def _racks(group: ConsumerGroup, tp: TopicPartition) -> frozenset[str]:

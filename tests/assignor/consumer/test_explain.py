@@ -5,6 +5,7 @@ from __future__ import annotations
 from kassign.assignor.consumer import Member, Topic, TopicPartition, assign, consumer_group
 from kassign.assignor.consumer.explain import ConsumerExplanation, explain_consumer
 from kassign.assignor.placement import Rule
+from kassign.kafka.consumer_user_data import encode_sticky_user_data
 
 
 def _explained(name: str, members: list[Member], topics: list[Topic]) -> ConsumerExplanation:
@@ -64,3 +65,18 @@ def test_members_and_partitions_listed() -> None:
         ("b", "r2", 2),
     ]
     assert [s.replica_racks for s in explanation.partitions] == [("r1",), ("r1",), ("r2",), ("r1",)]
+
+
+def test_eager_sticky_reads_claims_from_its_user_data() -> None:
+    """The eager ``sticky`` assignor's previous assignment is its userData, not owned_partitions:
+    the explanation reads the same claims the assignor did."""
+    data = encode_sticky_user_data([("t", [0, 1, 2, 3])], 1)
+    members = [
+        Member(member_id="a", topics=("t",), user_data=data),
+        Member(member_id="b", topics=("t",)),
+    ]
+    explanation = _explained("sticky", members, [Topic.without_racks("t", 4)])
+    assert explanation.members[0].owned == 4
+    kept = [s for s in explanation.partitions if s.member_id == "a"]
+    assert len(kept) == 2 and all(s.rule is Rule.STICKY for s in kept)
+    assert all(s.previous_owners == ("a",) for s in explanation.partitions)

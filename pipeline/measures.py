@@ -2,7 +2,7 @@
 
 Moves come twice: ``active_moved`` / ``standby_moved`` (the report's older figures) and the split
 by kind, ``stateful_actives_moved``, ``stateless_actives_moved``, ``standbys_moved`` and
-``warmups``, with ``moved.move_counts``' definitions, the ones the response, the table and the
+``warmups``, with ``moves.move_counts``' definitions, the ones the response, the table and the
 metrics use (docs/explanations.md).
 
 Pure functions of the input state and the computed assignment, so they are tested without Spark
@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
-from kassign.assignor.streams.moved import move_counts, moved_counts
+from kassign.assignor.streams.moved import moved_counts
+from kassign.assignor.streams.moves import move_counts
 from kassign.assignor.streams.result import MemberAssignment, TaskAssignment
 
 __all__ = [

@@ -3,7 +3,7 @@
 Per client its rack, tags and threads; per task its previous owners, the lag of each client
 with state for it, and each replica's kind (active, standby, warm-up), the rule that placed it
 (the rule of the phase that put it there, ``trace.attribute``) and a one-line reason with this
-case's figures; the moves split (``moved.move_counts``). Pure and frozen: the server encodes
+case's figures; the moves split (``moves.move_counts``). Pure and frozen: the server encodes
 it, ``kassign explain`` tells it. Built only when a request asks (docs/explanations.md).
 """
 
@@ -24,7 +24,7 @@ from kassign.assignor.streams.model import (
     ProcessId,
     TaskId,
 )
-from kassign.assignor.streams.moved import (
+from kassign.assignor.streams.moves import (
     MoveCounts,
     active_moved,
     move_counts,

@@ -136,7 +136,7 @@ class Diagnostics:
     solver_fallback: bool = False
     notes: tuple[str, ...] = ()
     warmup_replicas: tuple[tuple[TaskId, ProcessId], ...] = ()
-    """The warm-ups by name (``warmups`` counts them): ``moved.move_counts`` tells them from
+    """The warm-ups by name (``warmups`` counts them): ``moves.move_counts`` tells them from
     standbys. Sorted by task; at most ``max_warmup_replicas`` of them."""
 
     def merged(self, other: Diagnostics) -> Diagnostics:

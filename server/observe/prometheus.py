@@ -24,13 +24,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 from google.protobuf import descriptor_pool
 from kassign.assignor.errors import InvalidRequest
-from kassign.assignor.streams.moved import MOVE_KINDS, MoveCounts, move_counts
+from kassign.assignor.streams.moves import MoveCounts, move_counts
 from kassign.v1 import assignment_pb2 as pb
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -379,7 +379,7 @@ class AssignmentMetrics:
             counts = MoveCounts(m.stateful_actives, m.stateless_actives, m.standbys, m.warmups)
         else:
             counts = move_counts(decoded.state, assignment)
-        for kind, value in zip(MOVE_KINDS, astuple(counts), strict=True):
+        for kind, value in counts.by_kind():
             self.moves.labels(kind).inc(value)
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:

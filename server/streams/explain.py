@@ -11,7 +11,7 @@ from kassign.assignor.streams.explain import (
     TaskStory,
 )
 from kassign.assignor.streams.model import TaskId
-from kassign.assignor.streams.moved import MoveCounts
+from kassign.assignor.streams.moves import MoveCounts
 from kassign.server.placement import RULES
 from kassign.v1 import assignment_pb2 as pb
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-from kassign.assignor.streams.moved import MOVE_KINDS
+from kassign.assignor.streams.moves import MOVE_KINDS
 from kassign.server.observe.prometheus import AssignmentMetrics
 from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb

@@ -132,7 +132,7 @@ def test_failed_keeps_the_reason_and_never_leaves_it_empty() -> None:
 
 
 def test_moves_split_by_kind_with_named_warm_ups() -> None:
-    """Issue 17: the split's definitions (``moved.move_counts``), as the response reports them."""
+    """Issue 17: the split's definitions (``moves.move_counts``), as the response reports them."""
     stateless = TaskInfo(TaskId(1, 0), stateful=False)
     p1, p2, _ = _state().clients.values()
     p3 = KafkaStreamsState(

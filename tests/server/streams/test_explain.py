@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from kassign.assignor.placement import Rule
-from kassign.assignor.streams.moved import move_counts
+from kassign.assignor.streams.moves import move_counts
 from kassign.server.placement import RULES
 from kassign.server.streams.encode import canonical_bytes
 from kassign.server.streams.servicer import assign_request

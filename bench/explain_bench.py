@@ -1,12 +1,13 @@
 """Time the default call with the explanation code and without it, and with ``explain`` on.
 
-    .venv/bin/python bench/explain_bench.py [--ref main] [--repeat N] [--rounds R]
+    .venv/bin/python bench/explain_bench.py [--ref REF] [--repeat N] [--rounds R]
 
 "The explanation adds no cost when not asked for" (issue 17), measured: the servicer's whole
 call (``assign_request``: decode, assign, distribute, encode) on the requests in
 ``bench/ghz/data`` (12, 200 and 2,000 clients), three ways in the same run:
 
-- ``before``: the tree at ``--ref`` (default ``main``, the code before explanations), extracted
+- ``before``: the tree at ``--ref`` (default: where this branch left ``main``, the code before
+  explanations, so that later work on ``main`` does not enter the comparison), extracted
   with ``git archive`` into a temporary folder; its generated messages are this tree's (a
   superset: the new fields are unset);
 - ``off``: this tree, ``explain`` unset (the default call);
@@ -58,6 +59,12 @@ print(json.dumps({"cpu": times, "from": kassign.assignor.__file__}))
 """
 
 
+def _git(*argv: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ROOT), *argv], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
 def _tree_at(ref: str, into: Path) -> Path:
     """``ref``'s folders of the namespace under ``into/kassign``, with this tree's ``v1``."""
     archive = subprocess.run(
@@ -92,10 +99,12 @@ def _times(path_root: Path, request: Path, mode: str, repeat: int) -> tuple[list
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--ref", default="main", help="the tree without the code (git ref)")
+    parser.add_argument("--ref", default=None, help="the tree without the code (git ref)")
     parser.add_argument("--repeat", type=int, default=5, help="calls per round and way")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds")
     args = parser.parse_args(argv)
+    if args.ref is None:
+        args.ref = _git("merge-base", "HEAD", "main")
     print(f"load average {os.getloadavg()[0]:.1f}; before = {args.ref}, this tree = off / on")
     print(
         f"{'request':<16} {'before ms':>10} {'off ms':>8} {'on ms':>8} "

@@ -30,7 +30,9 @@ def lag_text(lag: pb.CandidateLag) -> str:
 
 def reason_lines(explanation: pb.Explanation) -> list[str]:
     bound = explanation.acceptable_recovery_lag
-    lines = [f"reasons (acceptable_recovery_lag {bound}; lags of clients with state, * caught up)"]
+    lines = [
+        f"reasons (acceptable_recovery_lag {bound}; lags of clients with state or a replica, * caught up)"
+    ]
     for story in explanation.tasks:
         lines.append(f"{task_name(story.task)}{'' if story.stateful else ' (stateless)'}")
         history = []

@@ -253,3 +253,24 @@ def test_every_replica_explained_once_with_a_rule(state: ApplicationState, name:
 def test_rack_aware_groups_explained_alike(small: rack_cases.Small, name: str) -> None:
     state = small.state
     _check_explains_every_replica(replace(state, configs=replace(state.configs, assignor=name)))
+
+
+def test_sticky_assignor_standbys_sticky_in_its_own_pass_tag_spread_with_tags() -> None:
+    """The sticky assignor's legacy pass keeps a standby where its state is; with KIP-708 tags
+    the shared tag-aware placement decides instead, and the rule says so."""
+
+    def sticky_group(keys: tuple[str, ...]) -> ApplicationState:
+        clients = [
+            client(1, {T0: LATEST_OFFSET}, active=[T0], tags={"zone": "a"}),
+            client(2, tags={"zone": "a"}),
+            client(3, {T0: 10}, tags={"zone": "b"}),
+        ]
+        return group(
+            clients, T0, assignor="sticky", num_standby_replicas=1, rack_aware_assignment_tags=keys
+        )
+
+    legacy = explained(sticky_group(()))
+    assert rule_of(legacy, T0, 3, ReplicaKind.STANDBY) is Rule.STICKY
+    assert reason_of(legacy, T0, 3).startswith("sticky: had its state (lag 10)")
+    tagged = explained(sticky_group(("zone",)))
+    assert rule_of(tagged, T0, 3, ReplicaKind.STANDBY) is Rule.TAG_SPREAD

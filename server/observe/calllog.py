@@ -70,6 +70,13 @@ def describe(group_id: str, response: pb.AssignResponse) -> str:
         f"{report.warmups} warm-ups",
         followup,
     ]
+    if report.HasField("moves"):  # asked for (explain): the split, docs/explanations.md
+        m = report.moves
+        parts.insert(
+            2,
+            f"moves: {m.stateful_actives} stateful active, {m.stateless_actives} stateless active, "
+            f"{m.standbys} standby, {m.warmups} warm-up",
+        )
     if report.rack_optimisation:
         parts.append(f"rack: {report.rack_optimisation}")
     if response.error:

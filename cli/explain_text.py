@@ -1,0 +1,171 @@
+"""``kassign explain``'s words: a task's story, a client's story, and the group in a few lines.
+
+Each story reads in the order a rebalance happens: what the clients reported before (previous
+owners, lags), where each replica went now and by which rule, then what comes next (a follow-up
+rebalance, as a time and as a duration from the request's time).
+"""
+
+from __future__ import annotations
+
+from kassign.cli.explain_model import GroupView, Kind, ReplicaView, TaskView, lag_text
+from kassign.cli.table import deadline_text
+
+__all__ = ["client_story", "duration_text", "followup_text", "group_summary", "task_story"]
+
+_LISTED = 12  # tasks named in a summary line before "and N more"
+
+
+def duration_text(ms: int) -> str:
+    """A span a person reads: ``2 h 5 min``, ``10 min 0 s``, ``1.5 s``, ``250 ms``."""
+    ms = abs(ms)
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 48:
+        return f"{hours} h {minutes} min"
+    return f"{hours // 24} d {hours % 24} h"
+
+
+def followup_text(deadline_ms: int, now_ms: int) -> str:
+    """A follow-up deadline as a UTC time and how far it is from the request's time."""
+    when = deadline_text(deadline_ms)
+    if when in ("-", "never"):
+        return "none" if when == "-" else "never (no deadline)"
+    delta = deadline_ms - now_ms
+    return (
+        f"{when} ({'in ' + duration_text(delta) if delta >= 0 else duration_text(delta) + ' ago'})"
+    )
+
+
+def _listed(names: tuple[str, ...] | list[str]) -> str:
+    if not names:
+        return "-"
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return " ".join(names[:_LISTED]) + more
+
+
+def _where(view: GroupView, pid: str) -> str:
+    client = view.client(pid)
+    place = [f"rack {client.rack}" if client.rack else "no rack"]
+    if client.zone:
+        place.append(f"zone {client.zone}")
+    return f"{pid} ({', '.join(place)})"
+
+
+def _replica_line(view: GroupView, task: TaskView, r: ReplicaView) -> str:
+    marks = []
+    if r.moved:
+        marks.append("moved" if r.kind is not Kind.WARM_UP else "move under way")
+    if r.cross_rack:
+        marks.append(f"{r.cross_rack} partition(s) cross-rack")
+    line = f"  {r.kind.value:<8} on {_where(view, r.process_id)}"
+    if marks:
+        line += f" [{', '.join(marks)}]"
+    if r.rule:
+        line += f"\n           rule {r.rule}: {r.reason}"
+    elif not view.explained:
+        line += "\n           rule: not told (the answer carries no explanation)"
+    return line
+
+
+def task_story(view: GroupView, name: str) -> list[str]:
+    """How one task got where it is."""
+    task = view.task(name)
+    kind = "stateful" if task.stateful else "stateless"
+    head = f"task {task.name}: {kind}, sub-topology {task.subtopology}"
+    if task.stateful:
+        head += f", changelog end offset sum {task.end_offset_sum:,}"
+    lines = [head]
+    lines += [f"  partition {p}: {what}" for p, what in task.partitions]
+    lines.append("before:")
+    lines.append(f"  active on {', '.join(task.previous_active) or 'no client (new or orphaned)'}")
+    if task.previous_standby:
+        lines.append(f"  state on {', '.join(task.previous_standby)} (standby or left over)")
+    if task.stateful:
+        lines.append(f"  lags (caught up within {view.acceptable_recovery_lag:,}):")
+        lines += [
+            f"    {pid}: {lag_text(lag, view.acceptable_recovery_lag)}" for pid, lag in task.lags
+        ]
+        lines.append(f"    any other client: no state ({task.end_offset_sum:,} behind)")
+    lines.append("now:")
+    lines += [_replica_line(view, task, r) for r in task.replicas]
+    followups = sorted(
+        {r.process_id for r in task.replicas if view.client(r.process_id).followup_ms}
+    )
+    for pid in followups:
+        lines.append(
+            f"next: {pid} follow-up {followup_text(view.client(pid).followup_ms, view.now_ms)}"
+        )
+    return lines
+
+
+def _held(view: GroupView, pid: str, kind: Kind) -> list[tuple[TaskView, ReplicaView]]:
+    return [
+        (t, r) for t in view.tasks for r in t.replicas if r.process_id == pid and r.kind is kind
+    ]
+
+
+def client_story(view: GroupView, pid: str) -> list[str]:
+    """What one client had, got and lost, each task with its rule."""
+    client = view.client(pid)
+    tags = " ".join(f"{k}={v}" for k, v in client.tags) or "-"
+    lines = [
+        f"client {_where(view, pid)}: {client.threads} thread(s), tags {tags}",
+        f"  members {_listed(list(client.members))}",
+        "before:",
+        f"  active  {_listed(client.previous_active)}",
+        f"  state   {_listed(client.previous_standby)}",
+        "now:",
+    ]
+    for kind in Kind:
+        for task, r in _held(view, pid, kind):
+            why = f"rule {r.rule}: {r.reason}" if r.rule else ""
+            if r.moved and kind is Kind.ACTIVE and task.previous_active:
+                why = f"from {', '.join(task.previous_active)}; {why}".rstrip("; ")
+            marks = ("moved " if r.moved else "") + ("cross-rack " if r.cross_rack else "")
+            lines.append(f"  {kind.value:<8} {task.name:<10} {marks:<18}{why}".rstrip())
+    now_active = {t.name for t, _ in _held(view, pid, Kind.ACTIVE)}
+    for name in client.previous_active:
+        if name not in now_active:
+            active = next(r for r in view.task(name).replicas if r.kind is Kind.ACTIVE)
+            lines.append(f"  lost     {name:<10} active now on {active.process_id}")
+    lines.append(f"next: follow-up {followup_text(client.followup_ms, view.now_ms)}")
+    return lines
+
+
+def group_summary(view: GroupView) -> list[str]:
+    """The group at a glance: clients by rack, moves by kind, the tasks that moved."""
+    moves = view.moves()
+    counts = {
+        kind: sum(1 for t in view.tasks for r in t.replicas if r.kind is kind) for kind in Kind
+    }
+    lines = [
+        (
+            f"group {view.group_id or '-'}: {len(view.tasks)} tasks on {len(view.clients)} clients,"
+            f" assignor {view.assignor}"
+        ),
+        f"placed: {counts[Kind.ACTIVE]} active, {counts[Kind.STANDBY]} standby,"
+        f" {counts[Kind.WARM_UP]} warm-up"
+        + ("" if view.explained else " (warm-ups not told apart: no explanation)"),
+        (
+            f"moved: {moves.stateful_actives} stateful active, {moves.stateless_actives} stateless"
+            f" active, {moves.standbys} standby, {moves.warmups} warm-up"
+        ),
+        f"cross-rack replicas: {sum(1 for t in view.tasks for r in t.replicas if r.cross_rack)}",
+    ]
+    for client in view.clients:
+        lines.append(
+            f"  {_where(view, client.process_id)}: {len(_held(view, client.process_id, Kind.ACTIVE))}"
+            f" active, follow-up {followup_text(client.followup_ms, view.now_ms)}"
+        )
+    moved = [t.name for t in view.tasks for r in t.replicas if r.moved and r.kind is Kind.ACTIVE]
+    lines.append(f"actives moved: {_listed(moved)}")
+    lines += [f"note: {n}" for n in view.notes]
+    lines.append("explain one: --task NAME or --client PROCESS_ID")
+    return lines

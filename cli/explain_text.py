@@ -58,15 +58,23 @@ def _where(view: GroupView, pid: str) -> str:
     return f"{pid} ({', '.join(place)})"
 
 
-def _replica_line(view: GroupView, task: TaskView, r: ReplicaView) -> str:
-    marks = []
-    if r.moved:
-        marks.append("moved" if r.kind is not Kind.WARM_UP else "move under way")
+def _marks(task: TaskView, r: ReplicaView) -> list[str]:
+    """Whether the replica stayed or moved (the answer's definitions), and what crosses racks."""
+    if r.kind is Kind.WARM_UP:
+        marks = ["move under way"]
+    elif r.moved:
+        marks = ["moved"]
+    elif r.kind is Kind.ACTIVE:
+        marks = ["kept" if task.previous_active else "new owner, none before"]
+    else:
+        marks = ["had state"]
     if r.cross_rack:
         marks.append(f"{r.cross_rack} partition(s) cross-rack")
-    line = f"  {r.kind.value:<8} on {_where(view, r.process_id)}"
-    if marks:
-        line += f" [{', '.join(marks)}]"
+    return marks
+
+
+def _replica_line(view: GroupView, task: TaskView, r: ReplicaView) -> str:
+    line = f"  {r.kind.value:<8} on {_where(view, r.process_id)} [{', '.join(_marks(task, r))}]"
     if r.rule:
         line += f"\n           rule {r.rule}: {r.reason}"
     elif not view.explained:
@@ -128,8 +136,8 @@ def client_story(view: GroupView, pid: str) -> list[str]:
             why = f"rule {r.rule}: {r.reason}" if r.rule else ""
             if r.moved and kind is Kind.ACTIVE and task.previous_active:
                 why = f"from {', '.join(task.previous_active)}; {why}".rstrip("; ")
-            marks = ("moved " if r.moved else "") + ("cross-rack " if r.cross_rack else "")
-            lines.append(f"  {kind.value:<8} {task.name:<10} {marks:<18}{why}".rstrip())
+            marks = ", ".join(_marks(task, r))
+            lines.append(f"  {kind.value:<8} {task.name:<10} [{marks}] {why}".rstrip())
     now_active = {t.name for t, _ in _held(view, pid, Kind.ACTIVE)}
     for name in client.previous_active:
         if name not in now_active:

@@ -21,7 +21,7 @@ from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 
 from tests.cli.explain_scenario import NOW_MS, pid, scale_out
-from tests.server.running import ROOT
+from tests.server.running import ROOT, in_process
 
 
 def _write(path: Path, request: pb.AssignRequest) -> Path:
@@ -269,3 +269,25 @@ def test_followup_reads_as_time_and_duration_from_the_request() -> None:
     assert followup_text(NOW_MS - 2_000, NOW_MS).endswith("(2 s ago)")
     assert followup_text(0, NOW_MS) == "none"
     assert followup_text(2**63 - 1, NOW_MS).startswith("never")
+
+
+def test_a_running_service_tells_the_same_story(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "r.json", scale_out())
+    local = _run(capsys, str(path), "--task", "0_4")
+    with in_process() as (_, target):
+        remote = _run(capsys, str(path), "--task", "0_4", "--target", target)
+    assert local == remote
+    assert local[0] == 0
+
+
+def test_an_unreachable_service_fails_with_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with in_process() as (_, target):
+        pass  # the port is free again
+    path = _write(tmp_path / "r.json", scale_out())
+    code, out, err = _run(capsys, str(path), "--target", target, "--timeout", "2")
+    assert (code, out) == (1, "")
+    assert "call failed: UNAVAILABLE" in err

@@ -16,9 +16,11 @@ from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError
+from kassign.assignor.streams.explain import Explanation, explain
 from kassign.assignor.streams.model import ApplicationState
 from kassign.assignor.streams.result import Diagnostics, MemberAssignment, TaskAssignment
 from kassign.assignor.streams.threads import distribute_tasks
+from kassign.assignor.streams.trace import Trace
 from kassign.assignor.streams.validate import AssignmentError, validate_with_reason
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "register",
     "registered_names",
     "run",
+    "run_explained",
 ]
 
 ENTRY_POINT_GROUP = "kassign.assignors"
@@ -98,6 +101,29 @@ def assign(application_state: ApplicationState) -> TaskAssignment:
     return get_assignor(application_state.configs.assignor).assign(application_state)
 
 
+def run_explained(
+    application_state: ApplicationState,
+) -> tuple[TaskAssignment, AssignmentError, Explanation]:
+    """``run``, and why each replica went where it went (``explain.py``).
+
+    The built-in assignors record the rule of each phase as it runs (``assign_explained``); a
+    plug-in without that method gets an explanation whose rules are ``UNSPECIFIED``.
+    """
+    assignor = get_assignor(application_state.configs.assignor)
+    traced = getattr(assignor, "assign_explained", None)
+    trace = Trace()
+
+    def assign(state: ApplicationState) -> TaskAssignment:
+        nonlocal trace
+        if traced is None:
+            return assignor.assign(state)
+        result, trace = traced(state)
+        return result  # type: ignore[no-any-return]
+
+    assignment, error = _run(application_state, assignor, assign)
+    return assignment, error, explain(application_state, assignment, trace)
+
+
 def run(application_state: ApplicationState) -> tuple[TaskAssignment, AssignmentError]:
     """Assign with the configured assignor, validate, tell the assignor; never crash on its faults.
 
@@ -109,10 +135,18 @@ def run(application_state: ApplicationState) -> tuple[TaskAssignment, Assignment
     - ``on_assignment_computed(application_state, assignment, error)`` is called when defined;
       if it raises, the assignment stands and a note in its diagnostics says so.
     """
+    assignor = get_assignor(application_state.configs.assignor)
+    return _run(application_state, assignor, assignor.assign)
+
+
+def _run(
+    application_state: ApplicationState,
+    assignor: TaskAssignor,
+    assign: Callable[[ApplicationState], TaskAssignment],
+) -> tuple[TaskAssignment, AssignmentError]:
     name = application_state.configs.assignor
-    assignor = get_assignor(name)
     try:
-        result = assignor.assign(application_state)
+        result = assign(application_state)
     except KassignError:
         raise
     except Exception as exc:  # a plug-in's fault becomes a typed error

@@ -56,8 +56,10 @@ from kassign.assignor.streams.result import (
 )
 from kassign.assignor.streams.standby import place_standby_tasks
 from kassign.assignor.streams.tags import tag_layout
+from kassign.assignor.streams.trace import Trace
+from kassign.assignor.streams.trace_ha import HaPhases, StandbyPhases, ha_trace
 
-__all__ = ["HighAvailabilityTaskAssignor", "assign_high_availability"]
+__all__ = ["HighAvailabilityTaskAssignor", "assign_high_availability", "explain_high_availability"]
 
 _Holdings = list[set[int]]
 """Per client index, a set of task indices: the scratch form of one kind of assignment."""
@@ -74,6 +76,10 @@ class HighAvailabilityTaskAssignor:
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
         return assign_high_availability(application_state)
+
+    def assign_explained(self, application_state: ApplicationState) -> tuple[TaskAssignment, Trace]:
+        """The assignment and the trace of its phases (``api.run(..., explain=True)``)."""
+        return explain_high_availability(application_state)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +117,21 @@ class _Layout:
 
 def assign_high_availability(state: ApplicationState) -> TaskAssignment:
     """The whole HA assignment of ``state``; see the module docstring for the phases."""
+    return _assign(state, explain=False)[0]
+
+
+def explain_high_availability(state: ApplicationState) -> tuple[TaskAssignment, Trace]:
+    """The same assignment, and the trace of its phases (``trace.py``) for an explanation."""
+    assignment, trace = _assign(state, explain=True)
+    return assignment, trace or Trace()
+
+
+def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
     if not state.clients:
-        return task_assignment(())
+        return task_assignment(()), None
     layout = _Layout.of(state)
-    active, active_diagnostics = _stateful_actives(state, layout)
-    standby, standby_diagnostics = _standbys(state, layout, active)
+    active, active_diagnostics, balanced = _stateful_actives(state, layout)
+    standby, standby_diagnostics, standby_phases = _standbys(state, layout, active)
     index = _catch_up_index(state, layout)
     moved, copied = _movements(state, layout, index, active, standby)
     final_active, final_standby, exchanged = _exchange(
@@ -125,12 +141,16 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
         exchanged = _measured(
             state, layout, (active, standby), (moved.active, copied.standby), exchanged
         )
-    stateless, stateless_diagnostics = _stateless_actives(state, layout, final_active)
+    stateless, stateless_diagnostics, stateless_balanced = _stateless_actives(
+        state, layout, final_active
+    )
     movements = moved.movements + copied.movements
-    warmups = sum(len(w) for w in moved.warmups) + copied.warmups_placed
+    warmup_pairs = _warmup_pairs(layout, moved, copied)
     diagnostics = (
         Diagnostics(
-            warmups=warmups, notes=_movement_notes(moved.movements, copied.movements, warmups)
+            warmups=len(warmup_pairs),
+            notes=_movement_notes(moved.movements, copied.movements, len(warmup_pairs)),
+            warmup_replicas=warmup_pairs,
         )
         .merged(active_diagnostics)
         .merged(standby_diagnostics)
@@ -139,7 +159,7 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
     )
     interval = state.configs.probing_rebalance_interval_ms
     deadline = followup_deadline(state.now_ms, interval) if movements else None
-    return task_assignment(
+    assignment = task_assignment(
         (
             KafkaStreamsAssignment.of(
                 client,
@@ -151,6 +171,45 @@ def assign_high_availability(state: ApplicationState) -> TaskAssignment:
         ),
         diagnostics,
     )
+    if not explain:
+        return assignment, None
+    to_map = layout.to_map
+    phases = HaPhases(
+        actives=(
+            to_map(balanced, layout.stateful),
+            to_map(active, layout.stateful),
+            to_map(moved.active, layout.stateful),
+            to_map(final_active, layout.stateful),
+        ),
+        standby_placed=standby_phases,
+        standbys=(
+            to_map(standby, layout.stateful),
+            to_map(moved.standby, layout.stateful),
+            to_map(copied.standby, layout.stateful),
+            to_map(final_standby, layout.stateful),
+        ),
+        stateless=(stateless_balanced, stateless),
+        warmups=frozenset(warmup_pairs),
+    )
+    task_of = {t: i for i, t in enumerate(layout.stateful)}
+    client_of = {c: i for i, c in enumerate(layout.clients)}
+    return assignment, ha_trace(
+        state,
+        phases,
+        caught_up=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
+    )
+
+
+def _warmup_pairs(
+    layout: _Layout, moved: ActiveMoves, copied: StandbyMoves
+) -> tuple[tuple[TaskId, ProcessId], ...]:
+    """Every warm-up replica by name: the active movements' and the standby movements' kept
+    lagging copies (``Diagnostics.warmup_replicas``), sorted by task."""
+    pairs = [
+        (layout.stateful[t], layout.clients[c]) for c, ws in enumerate(moved.warmups) for t in ws
+    ]
+    pairs += [(layout.stateful[t], layout.clients[c]) for t, c in copied.kept]
+    return tuple(sorted(pairs))
 
 
 def _measured(
@@ -355,8 +414,11 @@ def _rack_aware(state: ApplicationState) -> bool:
     return state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
 
 
-def _stateful_actives(state: ApplicationState, layout: _Layout) -> tuple[_Holdings, Diagnostics]:
-    """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back)."""
+def _stateful_actives(
+    state: ApplicationState, layout: _Layout
+) -> tuple[_Holdings, Diagnostics, _Holdings]:
+    """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back); the
+    guess before rack optimisation comes third (for an explanation)."""
     guess = round_robin(len(layout.stateful), len(layout.clients))
     balanced = balance_over_threads(
         guess,
@@ -366,11 +428,11 @@ def _stateful_actives(state: ApplicationState, layout: _Layout) -> tuple[_Holdin
     )
     active = [set(ts) for ts in balanced]
     if not _rack_aware(state) or not layout.stateful:
-        return active, Diagnostics()
+        return active, Diagnostics(), active
     optimised, diagnostics = trim_actives(
         state, layout.stateful, layout.to_map(active, layout.stateful), CostPhase.HIGH_AVAILABILITY
     )
-    return layout.from_map(optimised, layout.stateful), diagnostics
+    return layout.from_map(optimised, layout.stateful), diagnostics, active
 
 
 def _standby_move_allowed(state: ApplicationState, layout: _Layout) -> MoveAllowed | None:
@@ -385,10 +447,11 @@ def _standby_move_allowed(state: ApplicationState, layout: _Layout) -> MoveAllow
 
 def _standbys(
     state: ApplicationState, layout: _Layout, active: _Holdings
-) -> tuple[_Holdings, Diagnostics]:
-    """Phase 2: place, balance per thread, and rack-optimise the standby replicas."""
+) -> tuple[_Holdings, Diagnostics, StandbyPhases]:
+    """Phase 2: place, balance per thread, and rack-optimise the standby replicas; the first
+    two steps' holdings come third (for an explanation)."""
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
-        return [set() for _ in layout.clients], Diagnostics()
+        return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
     active_map = layout.to_map(active, layout.stateful)
     placement = place_standby_tasks(state, active_map, tasks=layout.stateful)
     placed = layout.from_map(placement.standby, layout.stateful)
@@ -401,18 +464,24 @@ def _standbys(
     )
     standby = [set(ts) for ts in balanced]
     diagnostics = Diagnostics(notes=placement.notes)
+    phases = StandbyPhases(placement, lambda: layout.to_map(standby, layout.stateful))
     if not _rack_aware(state):
-        return standby, diagnostics
+        return standby, diagnostics, phases
     optimised, rack_diagnostics = trim_standbys(
         state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY
     )
-    return layout.from_map(optimised, layout.stateful), diagnostics.merged(rack_diagnostics)
+    return (
+        layout.from_map(optimised, layout.stateful),
+        diagnostics.merged(rack_diagnostics),
+        phases,
+    )
 
 
 def _stateless_actives(
     state: ApplicationState, layout: _Layout, stateful_active: Sequence[AbstractSet[int]]
-) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics]:
-    """Phase 5: each stateless task to the client with the fewest actives per thread.
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics, dict[ProcessId, frozenset[TaskId]]]:
+    """Phase 6: each stateless task to the client with the fewest actives per thread (before
+    rack optimisation: third, for an explanation).
 
     Kafka's ``ConstrainedPrioritySet`` keyed by ``activeTaskLoad`` then process id: a heap.
     """
@@ -427,9 +496,9 @@ def _stateless_actives(
         heapq.heappush(heap, (counts[client] / layout.capacities[client], client))
     assignment = layout.to_map(placed, layout.stateless)
     if not _rack_aware(state) or not layout.stateless:
-        return assignment, Diagnostics()
+        return assignment, Diagnostics(), assignment
     optimised, diagnostics = trim_actives(state, layout.stateless, assignment, CostPhase.STATELESS)
-    return {c: frozenset(optimised.get(c, ())) for c in layout.clients}, diagnostics
+    return {c: frozenset(optimised.get(c, ())) for c in layout.clients}, diagnostics, assignment
 
 
 def _movement_notes(active_moves: int, standby_moves: int, warmups: int) -> tuple[str, ...]:

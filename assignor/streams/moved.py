@@ -1,37 +1,109 @@
-"""How many tasks an assignment moved: the one definition the response and the pipeline share.
+"""How many tasks an assignment moved: the one set of definitions the response, the table, the
+metrics and the pipeline share (docs/explanations.md).
 
-An active moved when a client owned it before and the client it is on now did not; a brand-new
-task has no owner to move from. A standby moved when its client reported no local state for it (it
-must restore from scratch). The response's report (``active_tasks_moved``,
-``standby_tasks_moved``) and the pipeline's measures both count with ``moved_counts``.
+Four kinds, because a move's cost depends on what moves:
+
+- a **stateful active** moved when some client ran it before and the client it is on now did
+  not (it restores its state, or promotes a standby); a brand-new task has no owner to move from;
+- a **stateless active** likewise: cheap, nothing to restore;
+- a **standby** (not a warm-up) moved when its client reported no state for it: it restores the
+  changelog from the start;
+- a **warm-up** (KIP-441) is an active move under way: each one counts, whatever state its
+  client has.
+
+``moved_counts`` keeps the report's two older figures: actives (both kinds together), and every
+standby on a client without state (warm-ups included).
 """
 
 from __future__ import annotations
 
-from kassign.assignor.streams.model import ApplicationState, TaskId
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from kassign.assignor.streams.model import ApplicationState, KafkaStreamsState, ProcessId, TaskId
 from kassign.assignor.streams.result import TaskAssignment
 
-__all__ = ["moved_counts"]
+__all__ = [
+    "MoveCounts",
+    "active_moved",
+    "move_counts",
+    "moved_counts",
+    "previous_owners",
+    "standby_moved",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MoveCounts:
+    """Moves by kind (see the module docstring for each definition)."""
+
+    stateful_actives: int = 0
+    stateless_actives: int = 0
+    standbys: int = 0
+    warmups: int = 0
+
+    @property
+    def actives(self) -> int:
+        return self.stateful_actives + self.stateless_actives
+
+
+def previous_owners(state: ApplicationState) -> dict[TaskId, set[int]]:
+    """Per task, the clients (as ``UUID.int``: hashed in C, UUID's hash is not) that ran it."""
+    owners: dict[TaskId, set[int]] = {}
+    for pid, client in state.clients.items():
+        for task in client.previous_active_tasks:
+            owners.setdefault(task, set()).add(pid.int)
+    return owners
+
+
+def active_moved(owners: Mapping[TaskId, AbstractSet[int]], task: TaskId, pid: ProcessId) -> bool:
+    """An active moved: some client ran it before, and ``pid`` did not."""
+    before = owners.get(task)
+    return bool(before) and pid.int not in before  # type: ignore[operator]
+
+
+def standby_moved(client: KafkaStreamsState | None, task: TaskId) -> bool:
+    """A standby moved: its client reported no state for it (an unknown client has none)."""
+    return client is None or task not in client.previous_tasks
 
 
 def moved_counts(state: ApplicationState, assignment: TaskAssignment) -> tuple[int, int]:
-    """(actives now owned by a client that did not own them, standbys on a client without state)."""
-    previous_owners: dict[TaskId, set[int]] = {}  # UUID.int: hashed in C, UUID's hash is not
-    for pid, client in state.clients.items():
-        for task in client.previous_active_tasks:
-            previous_owners.setdefault(task, set()).add(pid.int)
-    active_moved = standby_moved = 0
+    """(actives now owned by a client that did not own them, standbys on a client without state);
+    ``active_moved`` and ``standby_moved`` inlined: the default answer's report counts these."""
+    owners = previous_owners(state)
+    active_moved_count = standby_moved_count = 0
     for target in assignment.assignments:
         known = state.clients.get(target.process_id)
         target_pid = target.process_id.int
-        active_moved += sum(
-            1
-            for t in target.active
-            if (owners := previous_owners.get(t)) and target_pid not in owners
+        active_moved_count += sum(
+            1 for t in target.active if (before := owners.get(t)) and target_pid not in before
         )
         if known is None:
-            standby_moved += len(target.standby)
+            standby_moved_count += len(target.standby)
         else:
             had = known.previous_tasks
-            standby_moved += sum(1 for t in target.standby if t not in had)
-    return active_moved, standby_moved
+            standby_moved_count += sum(1 for t in target.standby if t not in had)
+    return active_moved_count, standby_moved_count
+
+
+def move_counts(state: ApplicationState, assignment: TaskAssignment) -> MoveCounts:
+    """The four kinds of move; warm-ups are those the assignor named
+    (``Diagnostics.warmup_replicas``: the built-in assignors name theirs)."""
+    owners = previous_owners(state)
+    warmups = set(assignment.diagnostics.warmup_replicas)
+    stateful = stateless = standbys = 0
+    for target in assignment.assignments:
+        pid = target.process_id
+        known = state.clients.get(pid)
+        for task in target.active:
+            if active_moved(owners, task, pid):
+                info = state.tasks.get(task)
+                if info is not None and not info.stateful:
+                    stateless += 1
+                else:
+                    stateful += 1
+        standbys += sum(
+            1 for t in target.standby if (t, pid) not in warmups and standby_moved(known, t)
+        )
+    return MoveCounts(stateful, stateless, standbys, len(warmups))

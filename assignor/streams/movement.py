@@ -49,12 +49,15 @@ class ActiveMoves:
 
 @dataclass(frozen=True, slots=True)
 class StandbyMoves:
-    """Holdings after the standby movements; ``warmups_placed`` counts lagging copies kept."""
+    """Holdings after the standby movements; ``warmups_placed`` counts lagging copies kept,
+    ``kept`` names them as ``(task, lagging client)`` (warm-ups: the explanation and the moves
+    split tell them from standbys; at most the warm-up budget, so free to record)."""
 
     standby: tuple[frozenset[int], ...]
     movements: int
     warmups_placed: int
     warmups_left: int
+    kept: tuple[tuple[int, int], ...] = ()
 
 
 class _JavaQueue:
@@ -210,6 +213,7 @@ def move_standby_tasks(
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
     movements = placed = 0
+    kept: list[tuple[int, int]] = []
     for _, task, lagging in queue.drain():
         holder = board.least_loaded(c for c in index.caught_up(task) if not board.holds(c, task))
         if holder is None:
@@ -220,10 +224,11 @@ def move_standby_tasks(
         if warmups_left > 0:
             warmups_left -= 1
             placed += 1
+            kept.append((task, lagging))
         else:
             board.standby[lagging].discard(task)
         movements += 1
-    return StandbyMoves(_frozen(board.standby), movements, placed, warmups_left)
+    return StandbyMoves(_frozen(board.standby), movements, placed, warmups_left, tuple(kept))
 
 
 def _most_caught_up_free(index: CatchUpIndex, board: _Board, task: int, lagging: int) -> int | None:

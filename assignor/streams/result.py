@@ -135,6 +135,9 @@ class Diagnostics:
     cross_rack_cost_after: int = 0
     solver_fallback: bool = False
     notes: tuple[str, ...] = ()
+    warmup_replicas: tuple[tuple[TaskId, ProcessId], ...] = ()
+    """The warm-ups by name (``warmups`` counts them): ``moved.move_counts`` tells them from
+    standbys. Sorted by task; at most ``max_warmup_replicas`` of them."""
 
     def merged(self, other: Diagnostics) -> Diagnostics:
         """Combine the diagnostics of two phases (counts and costs add, notes append).
@@ -152,6 +155,7 @@ class Diagnostics:
             cross_rack_cost_after=self.cross_rack_cost_after + other.cross_rack_cost_after,
             solver_fallback=self.solver_fallback or other.solver_fallback,
             notes=self.notes + other.notes,
+            warmup_replicas=tuple(sorted(self.warmup_replicas + other.warmup_replicas)),
         )
 
     @property

@@ -37,10 +37,15 @@ _HeapEntry = tuple[float, tuple[int, int], ProcessId]
 
 @dataclass(frozen=True, slots=True)
 class StandbyPlacement:
-    """Standbys for every client (empty where none) and notes for ``Diagnostics.notes``."""
+    """Standbys for every client (empty where none) and notes for ``Diagnostics.notes``.
+
+    ``untagged``: with tags configured, the replicas tags could not place, placed least loaded
+    instead (``(task, client)``; the explanation's fallback rule). Empty without tags.
+    """
 
     standby: Mapping[ProcessId, frozenset[TaskId]]
     notes: tuple[str, ...] = ()
+    untagged: frozenset[tuple[TaskId, ProcessId]] = frozenset()
 
 
 def assign_standby_tasks(
@@ -68,11 +73,13 @@ def place_standby_tasks(
         return _freeze(placed, layout.notes)
     holding = _holding(state, active, targets)
     heap = _LeastLoaded(state, active, layout.values)
+    untagged: list[tuple[TaskId, ProcessId]] | None = None
     if layout.tag_aware:
         pending = _place_by_tags(targets, replicas, layout, holding, heap, placed)
+        untagged = []
     else:
         pending = {task: replicas for task in targets}
-    short = _place_least_loaded(pending, holding, heap, placed)
+    short = _place_least_loaded(pending, holding, heap, placed, untagged)
     notes = layout.notes
     if short:
         first = ", ".join(str(t) for t in short[:5])
@@ -80,11 +87,17 @@ def place_standby_tasks(
             f"{len(short)} task(s) got fewer than {replicas} standby replica(s): "
             + f"not enough clients (first: {first})",
         )
-    return _freeze(placed, notes)
+    return _freeze(placed, notes, untagged or ())
 
 
-def _freeze(placed: Mapping[ProcessId, set[TaskId]], notes: tuple[str, ...]) -> StandbyPlacement:
-    return StandbyPlacement({pid: frozenset(tasks) for pid, tasks in placed.items()}, notes)
+def _freeze(
+    placed: Mapping[ProcessId, set[TaskId]],
+    notes: tuple[str, ...],
+    untagged: Sequence[tuple[TaskId, ProcessId]] = (),
+) -> StandbyPlacement:
+    return StandbyPlacement(
+        {pid: frozenset(tasks) for pid, tasks in placed.items()}, notes, frozenset(untagged)
+    )
 
 
 def _holding(
@@ -246,8 +259,10 @@ def _place_least_loaded(
     holding: Mapping[TaskId, set[ProcessId]],
     heap: _LeastLoaded,
     placed: dict[ProcessId, set[TaskId]],
+    untagged: list[tuple[TaskId, ProcessId]] | None,
 ) -> list[TaskId]:
-    """Place each pending task's remaining replicas least-loaded; return the tasks left short."""
+    """Place each pending task's remaining replicas least-loaded; return the tasks left short.
+    ``untagged``, when given (tags configured), receives each replica placed."""
     short: list[TaskId] = []
     clients = len(placed)
     for task in sorted(pending):
@@ -259,4 +274,6 @@ def _place_least_loaded(
                 break
             placed[chosen].add(task)
             task_holding.add(chosen)
+            if untagged is not None:
+                untagged.append((task, chosen))
     return short

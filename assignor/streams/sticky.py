@@ -40,6 +40,8 @@ from kassign.assignor.streams.result import (
 from kassign.assignor.streams.standby import place_standby_tasks
 from kassign.assignor.streams.sticky_ledger import ClientBook, find_client
 from kassign.assignor.streams.tags import tag_layout
+from kassign.assignor.streams.trace import Trace
+from kassign.assignor.streams.trace_sticky import StickyPhases, sticky_trace
 
 __all__ = ["StickyTaskAssignor", "sticky_actives"]
 
@@ -49,34 +51,57 @@ class StickyTaskAssignor:
     """KIP-924 ``TaskAssignor``: sticky actives, shared standby placement, optional rack trim."""
 
     def assign(self, application_state: ApplicationState) -> TaskAssignment:
-        state = application_state
-        book = ClientBook(state)
-        _assign_actives(state, book)
-        active = book.frozen(book.active)
-        diagnostics = Diagnostics()
-        if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE:
-            active, diagnostics = _optimise_actives(state, active)
-            book = ClientBook(state, active)
-        if tag_layout(state).tag_aware:
-            placement = place_standby_tasks(state, active)
-            standby = dict(placement.standby)
-            diagnostics = diagnostics.merged(Diagnostics(notes=placement.notes))
-        else:
-            short = _assign_standbys(state, book)
-            standby = book.frozen(book.standby)
-            if short:
-                diagnostics = diagnostics.merged(Diagnostics(notes=(_short_note(state, short),)))
-        if (
-            state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
-            and state.configs.num_standby_replicas > 0
-        ):
-            standby, more = _optimise_standbys(state, active, standby)
-            active, standby, joint = _exchange(state, active, standby)
-            diagnostics = diagnostics.merged(more).merged(joint)
-        return task_assignment(
-            (KafkaStreamsAssignment.of(pid, active[pid], standby[pid]) for pid in state.clients),
-            diagnostics,
-        )
+        return _assign(application_state, explain=False)[0]
+
+    def assign_explained(self, application_state: ApplicationState) -> tuple[TaskAssignment, Trace]:
+        """The assignment and the trace of its phases (``api.run(..., explain=True)``)."""
+        assignment, phases = _assign(application_state, explain=True)
+        return assignment, sticky_trace(application_state, phases) if phases else Trace()
+
+
+def _assign(
+    state: ApplicationState, *, explain: bool
+) -> tuple[TaskAssignment, StickyPhases | None]:
+    book = ClientBook(state)
+    _assign_actives(state, book)
+    active = sticky = book.frozen(book.active)
+    diagnostics = Diagnostics()
+    if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE:
+        active, diagnostics = _optimise_actives(state, active)
+        book = ClientBook(state, active)
+    optimised = active
+    untagged: frozenset[tuple[TaskId, ProcessId]] | None = None
+    if tag_layout(state).tag_aware:
+        placement = place_standby_tasks(state, active)
+        standby = dict(placement.standby)
+        untagged = placement.untagged
+        diagnostics = diagnostics.merged(Diagnostics(notes=placement.notes))
+    else:
+        short = _assign_standbys(state, book)
+        standby = book.frozen(book.standby)
+        if short:
+            diagnostics = diagnostics.merged(Diagnostics(notes=(_short_note(state, short),)))
+    placed, trimmed = standby, standby
+    if (
+        state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
+        and state.configs.num_standby_replicas > 0
+    ):
+        standby, more = _optimise_standbys(state, active, standby)
+        trimmed = standby
+        active, standby, joint = _exchange(state, active, standby)
+        diagnostics = diagnostics.merged(more).merged(joint)
+    assignment = task_assignment(
+        (KafkaStreamsAssignment.of(pid, active[pid], standby[pid]) for pid in state.clients),
+        diagnostics,
+    )
+    if not explain:
+        return assignment, None
+    phases = StickyPhases(
+        actives=(sticky, optimised, active),
+        standbys=(placed, trimmed, standby),
+        untagged=untagged,
+    )
+    return assignment, phases
 
 
 def sticky_actives(state: ApplicationState) -> dict[ProcessId, frozenset[TaskId]]:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.explain import Explanation
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import (
@@ -25,6 +26,7 @@ from kassign.assignor.streams.result import (
     RackStatus,
     TaskAssignment,
 )
+from kassign.server.streams.explain import add_explanation
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import assignment_pb2 as pb
 
@@ -61,8 +63,10 @@ def encode_response(
     *,
     error: object = None,
     timings: Timings = _NO_TIMINGS,
+    explanation: Explanation | None = None,
 ) -> pb.AssignResponse:
-    """The response for ``assignment`` of ``decoded``'s group, members already distributed."""
+    """The response for ``assignment`` of ``decoded``'s group, members already distributed;
+    with ``explanation`` (asked for), its message and the report's moves split too."""
     state = decoded.state
     table = _TaskTable(state)
     response = pb.AssignResponse(error=error_value(error), report=_report(decoded, assignment))
@@ -70,6 +74,8 @@ def encode_response(
         _add_client(response.clients, state, table, client)
     for member in sorted(members, key=lambda m: m.member_id):
         _add_member(response.members, table, member)
+    if explanation is not None:
+        add_explanation(response, explanation)
     set_timings(response, timings)
     return response
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import grpc
-from kassign.assignor.streams.api import distribute_if_valid, run
+from kassign.assignor.streams.api import distribute_if_valid, run, run_explained
 from kassign.assignor.streams.result import TaskAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
 from kassign.server.calls import Deadline, PhaseClock, status_on_error
@@ -122,11 +122,17 @@ def assign_request(
         ),
     )
     obs.on_decoded(request, decoded)
-    assignment, error = clock.run("assign", lambda: run(decoded.state))
+    explanation = None
+    if request.explain:  # opt-in (issue 17): the default call takes the path it always took
+        assignment, error, explanation = clock.run("assign", lambda: run_explained(decoded.state))
+    else:
+        assignment, error = clock.run("assign", lambda: run(decoded.state))
     members = clock.run("distribute", lambda: distribute_if_valid(decoded.state, assignment, error))
     response = clock.run(
         "encode",
-        lambda: encode.encode_response(decoded, assignment, members, error=error),
+        lambda: encode.encode_response(
+            decoded, assignment, members, error=error, explanation=explanation
+        ),
     )
     encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
     obs.on_success(request, decoded, assignment, response)

@@ -58,7 +58,7 @@ def _by_client(task: TaskView | None) -> dict[str, ReplicaView]:
 
 
 def _why(r: ReplicaView) -> str:
-    return f" (rule {r.rule}: {r.reason})" if r.rule else ""
+    return f" ({r.why})" if r.why else ""
 
 
 def _task_changes(name: str, old: TaskView | None, new: TaskView | None) -> list[str]:

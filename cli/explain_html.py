@@ -101,8 +101,8 @@ def _hues(view: GroupView) -> dict[str, int]:
 
 def _title(task: TaskView, r: ReplicaView) -> str:
     parts = [f"{task.name} {r.kind.value} on {r.process_id}"]
-    if r.rule:
-        parts.append(f"rule {r.rule}: {r.reason}")
+    if r.why:
+        parts.append(r.why)
     if r.moved:
         parts.append("moved")
     if r.cross_rack:

@@ -85,7 +85,12 @@ class ReplicaView:
     moved: bool
     cross_rack: int  # counted partitions with no replica in the client's rack (KIP-925)
     rule: str  # "sticky", "caught_up", ...; "" when the answer has no explanation
-    reason: str
+    reason: str  # the answer's sentence, which starts with the rule ("sticky: ran it before")
+
+    @property
+    def why(self) -> str:
+        """The reason to show: the answer's sentence, else the bare rule, else nothing."""
+        return self.reason or (f"rule {self.rule}" if self.rule else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -75,8 +75,8 @@ def _marks(task: TaskView, r: ReplicaView) -> list[str]:
 
 def _replica_line(view: GroupView, task: TaskView, r: ReplicaView) -> str:
     line = f"  {r.kind.value:<8} on {_where(view, r.process_id)} [{', '.join(_marks(task, r))}]"
-    if r.rule:
-        line += f"\n           rule {r.rule}: {r.reason}"
+    if r.why:
+        line += f"\n           why: {r.why}"
     elif not view.explained:
         line += "\n           rule: not told (the answer carries no explanation)"
     return line
@@ -133,7 +133,7 @@ def client_story(view: GroupView, pid: str) -> list[str]:
     ]
     for kind in Kind:
         for task, r in _held(view, pid, kind):
-            why = f"rule {r.rule}: {r.reason}" if r.rule else ""
+            why = r.why
             if r.moved and kind is Kind.ACTIVE and task.previous_active:
                 why = f"from {', '.join(task.previous_active)}; {why}".rstrip("; ")
             marks = ", ".join(_marks(task, r))

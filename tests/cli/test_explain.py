@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from kassign.cli import main as cli
-from kassign.cli.explain_model import Kind, group_view
-from kassign.cli.explain_text import duration_text, followup_text
+from kassign.cli.explain_model import GroupView, Kind, group_view
+from kassign.cli.explain_text import duration_text, followup_text, task_story
 from kassign.cli.journal_entry import EntryError, read_entry
 from kassign.cli.table import task_name
 from kassign.server.observe.journal import request_line
@@ -69,6 +69,9 @@ def test_task_story_names_previous_owner_lags_and_where_each_replica_went(
     assert f"active on {previous_owner}" in before
     assert f"active   on {_owner(response, moved[0])}" in now
     assert "[moved" in now.splitlines()[0]
+    told = next(t for t in response.explanation.tasks if task_name(t.task) == moved[0])
+    for placement in told.placements:  # each replica's reason, in the answer's words
+        assert f"why: {placement.reason}" in now
 
 
 def test_task_story_lists_every_client_that_reported_state_with_its_lag(
@@ -122,21 +125,54 @@ def test_summary_counts_agree_with_the_answer(
     assert int(moved[1]) + int(moved[2]) == response.report.active_tasks_moved
 
 
-def test_model_moves_follow_the_reports_definitions() -> None:
-    request = scale_out()
-    outcome = assign_request(request)
-    view = group_view(outcome.decoded, outcome.response)
-    moves = view.moves()
-    report = outcome.response.report
+def _outcome(request: pb.AssignRequest) -> tuple[GroupView, pb.AssignResponse]:
+    asked = pb.AssignRequest()
+    asked.CopyFrom(request)
+    asked.explain = True
+    outcome = assign_request(asked)
+    return group_view(outcome.decoded, outcome.response), outcome.response
+
+
+def test_model_moves_are_the_answers_moves() -> None:
+    view, response = _outcome(scale_out())
+    moves, report = view.moves(), response.report
+    assert view.explained
+    assert moves.warmups > 0 and moves.stateless_actives > 0, "the scenario must move both"
+    assert (moves.stateful_actives, moves.stateless_actives) == (
+        report.moves.stateful_actives,
+        report.moves.stateless_actives,
+    )
+    assert (moves.standbys, moves.warmups) == (report.moves.standbys, report.moves.warmups)
     assert moves.stateful_actives + moves.stateless_actives == report.active_tasks_moved
-    if not view.explained:  # no warm-ups told apart: every standby is one
-        assert moves.standbys == report.standby_tasks_moved
-    else:
-        assert (moves.stateful_actives, moves.stateless_actives) == (
-            report.moves.stateful_actives,
-            report.moves.stateless_actives,
-        )
-        assert (moves.standbys, moves.warmups) == (report.moves.standbys, report.moves.warmups)
+
+
+def test_an_answer_without_explanation_still_tells_moves_and_says_rules_are_not_told() -> None:
+    """A service from before explanations: every replica beyond the active is a standby, moved
+    by the report's ``standby_tasks_moved`` definition; no rule is invented."""
+    request = scale_out()
+    outcome = assign_request(request)  # explain unset
+    assert not outcome.response.HasField("explanation")
+    view = group_view(outcome.decoded, outcome.response)
+    moves, report = view.moves(), outcome.response.report
+    assert moves.warmups == 0 and not view.explained
+    assert moves.standbys == report.standby_tasks_moved
+    assert moves.stateful_actives + moves.stateless_actives == report.active_tasks_moved
+    assert all(r.rule == r.why == "" for t in view.tasks for r in t.replicas)
+    assert "rule: not told" in "\n".join(task_story(view, view.tasks[0].name))
+
+
+def test_previous_owners_and_lags_agree_with_the_answers_explanation() -> None:
+    view, response = _outcome(scale_out())
+    told = {task_name(t.task): t for t in response.explanation.tasks}
+    for task in view.tasks:
+        explained = told[task.name]
+        assert task.previous_active == tuple(explained.previous_active), task.name
+        assert task.previous_standby == tuple(explained.previous_standby), task.name
+        lags = {c.process_id: c.lag for c in explained.lags}
+        for process_id, lag in task.lags:
+            assert lags[process_id] == lag, (task.name, process_id)
+        placements = {(p.process_id, p.reason) for p in explained.placements}
+        assert {(r.process_id, r.reason) for r in task.replicas} == placements
 
 
 def test_cross_rack_counts_only_partitions_without_a_replica_in_the_clients_rack() -> None:

@@ -70,8 +70,7 @@ def test_counts_and_cells_on_screen_match_the_answer(
     assert shown_standbys == replicas
     assert len(_cells(driver, ".cell:not(.active)")) == replicas
     assert _count(driver, "warm-up") == len(_cells(driver, ".cell.warm-up"))
-    if response.HasField("explanation"):
-        assert _count(driver, "warm-up") == response.report.warmups
+    assert _count(driver, "warm-up") == response.report.warmups > 0
     moved = _count(driver, "moved stateful active") + _count(driver, "moved stateless active")
     assert moved == response.report.active_tasks_moved
     assert moved == len(_cells(driver, ".cell.active.moved"))
@@ -129,8 +128,8 @@ def test_a_click_shows_the_tasks_reason_and_story(driver: webdriver.Chrome, tmp_
         for p in t.placements
         if p.process_id == target.process_id
     ]
-    for reason in reasons:  # the answer's own words, once it carries them
-        assert reason in replica
+    assert len(reasons) == 1 and reasons[0]
+    assert reasons[0] in replica  # the answer's own words
     marked = driver.find_elements(By.CSS_SELECTOR, "#grid .cell.same")
     owners = [c for c in response.clients if name in {task_name(t) for t in c.active_tasks}]
     holders = [c for c in response.clients if name in {task_name(t) for t in c.standby_tasks}]

@@ -47,7 +47,7 @@ h1 small{font-weight:400;color:#5a6470;font-size:.9rem}
 .client h4{margin:0;font:600 12px ui-monospace,monospace;overflow-wrap:anywhere}
 .client p{margin:.1rem 0 .3rem;color:#5a6470;font-size:12px;overflow-wrap:anywhere}
 .row{display:flex;gap:.4rem;align-items:flex-start;margin:.15rem 0}
-.row>.label{flex:0 0 3.8rem;color:#5a6470;font-size:12px;padding-top:.15rem}
+.row>.label{flex:0 0 5rem;color:#5a6470;font-size:12px;padding-top:.15rem}
 .cells{display:flex;flex-wrap:wrap;gap:3px;min-width:0}
 .cell{position:relative;font:11px ui-monospace,monospace;padding:2px 4px;border-radius:3px;
  border:2px solid transparent;cursor:pointer;color:#111;min-width:2.6rem;text-align:center}

@@ -115,7 +115,14 @@ def _read(source: str, kind: str) -> Request:
     return read_consumer_request(source) if kind == "consumer" else read_request(source)
 
 
-def write_response(response: Response, *, fmt: str, timings: bool) -> None:
+def _explain_if_asked(request: Request, args: argparse.Namespace) -> None:
+    """``-v`` asks for the explanation; a Streams table always does, for its moves split."""
+    wanted = args.explain or args.verbose or (args.format == "table" and args.kind != "consumer")
+    if wanted and hasattr(request, "explain"):
+        request.explain = True
+
+
+def write_response(response: Response, *, fmt: str, timings: bool, reasons: bool = False) -> None:
     """The response as protobuf JSON, or as a table; timings cleared unless ``timings``."""
     if isinstance(response, cpb.ConsumerAssignResponse):
         from kassign.cli.consumer_table import format_consumer_table
@@ -128,7 +135,7 @@ def write_response(response: Response, *, fmt: str, timings: bool) -> None:
         from kassign.server.streams import encode
 
         shown = response if timings else encode.without_timings(response)
-        text = format_table(shown) if fmt == "table" else _json(shown)
+        text = format_table(shown, reasons=reasons) if fmt == "table" else _json(shown)
     sys.stdout.write(text)
 
 
@@ -149,6 +156,13 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         help="streams: Kafka Streams task assignment (default); consumer: a plain consumer group",
     )
     parser.add_argument("--format", choices=("json", "table"), default="json")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        dest="explain",
+        action="store_true",
+        help="explain the answer: each task's previous owners, lags and the rule that placed it",
+    )
     parser.add_argument(
         "--no-timings",
         dest="timings",
@@ -306,6 +320,7 @@ def _assign_locally(request: Request, budget_ms: int | None) -> Response:
 
 def _run_assign(args: argparse.Namespace) -> int:
     request = _read(args.request, args.kind)
+    _explain_if_asked(request, args)
     try:
         response = _assign_locally(request, args.assignment_time_budget_ms or None)
     except InvalidRequest as exc:
@@ -315,7 +330,9 @@ def _run_assign(args: argparse.Namespace) -> int:
         mapped = to_status(exc)
         print(f"kassign: {mapped.code.name}: {mapped.message}", file=sys.stderr)
         return EXIT_FAILED
-    write_response(response, fmt=args.format, timings=args.timings)
+    write_response(
+        response, fmt=args.format, timings=args.timings, reasons=args.explain or args.verbose
+    )
     return EXIT_OK
 
 
@@ -332,6 +349,7 @@ def _run_call(args: argparse.Namespace) -> int:
     from kassign_client import KassignCallError, KassignClient, KassignInvalidRequest
 
     request = _read(args.request, args.kind)
+    _explain_if_asked(request, args)
     credentials = tls.client_tls(args)
     response: Response
     try:
@@ -347,7 +365,9 @@ def _run_call(args: argparse.Namespace) -> int:
         hint = tls.unavailable_hint(exc.code, exc.details, secure=credentials is not None)
         print(f"kassign: call failed: {exc}{hint}", file=sys.stderr)
         return EXIT_FAILED
-    write_response(response, fmt=args.format, timings=args.timings)
+    write_response(
+        response, fmt=args.format, timings=args.timings, reasons=args.explain or args.verbose
+    )
     return EXIT_OK
 
 

@@ -2,6 +2,9 @@
 
 One row per client (process id, rack, threads, task counts, follow-up), its tasks listed under
 it, then the report. Only the response is read, so ``assign`` and ``call`` print the same table.
+With an explanation in the response (``kassign -v``, or ``--format table``, which asks for one),
+each client's tags are listed and the moves are split by kind (docs/explanations.md);
+``reasons=True`` adds each task's story (``table_reasons.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from datetime import UTC, datetime
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["deadline_text", "format_table", "task_name", "time_and_notes"]
+__all__ = ["deadline_text", "format_table", "moves_text", "task_name", "time_and_notes"]
 
 _WIDTH = 100
 
@@ -53,9 +56,31 @@ def _client_rows(response: pb.AssignResponse) -> list[str]:
             f"{client.process_id:<36}  {client.rack_id or '-':<14} {len(client.member_ids):>7} "
             f"{len(client.active_tasks):>6} {len(client.standby_tasks):>7}  {followup}"
         )
+        lines += _tag_lines(response, client.process_id)
         lines += _task_lines("active", list(client.active_tasks))
         lines += _task_lines("standby", list(client.standby_tasks))
     return lines
+
+
+def _tag_lines(response: pb.AssignResponse, process_id: str) -> list[str]:
+    """The client's KIP-708 tags, when the response explains itself (issue 17)."""
+    for client in response.explanation.clients:
+        if client.process_id == process_id and client.tags:
+            text = " ".join(f"{t.key}={t.value}" for t in client.tags)
+            return [f"    {'tags':<8} {text}"]
+    return []
+
+
+def moves_text(report: pb.AssignmentReport) -> str:
+    """The report's moves: split by kind when it carries the split (one definition each,
+    docs/explanations.md), else its two older counts."""
+    if report.HasField("moves"):
+        m = report.moves
+        return (
+            f"moved: {m.stateful_actives} stateful active, {m.stateless_actives} stateless active, "
+            f"{m.standbys} standby, {m.warmups} warm-up"
+        )
+    return f"moved: {report.active_tasks_moved} active, {report.standby_tasks_moved} standby; warm-ups {report.warmups}"
 
 
 def _report_lines(response: pb.AssignResponse) -> list[str]:
@@ -63,10 +88,7 @@ def _report_lines(response: pb.AssignResponse) -> list[str]:
     error = pb.AssignmentError.Name(response.error).removeprefix("ASSIGNMENT_ERROR_")
     lines = [
         f"assignor {r.assignor}: {r.tasks} tasks on {r.clients} clients, error {error}",
-        (
-            f"moved: {r.active_tasks_moved} active, {r.standby_tasks_moved} standby; "
-            f"warm-ups {r.warmups}; follow-up rebalance {'yes' if r.followup_scheduled else 'no'}"
-        ),
+        f"{moves_text(r)}; follow-up rebalance {'yes' if r.followup_scheduled else 'no'}",
         (
             f"rack-aware {r.rack_aware_strategy or 'none'}: {r.rack_optimisation or '-'}, cross-rack cost "
             f"{r.cross_rack_cost_before} -> {r.cross_rack_cost_after}"
@@ -85,6 +107,11 @@ def time_and_notes(report: pb.AssignmentReport | cpb.ConsumerAssignmentReport) -
     return lines + [f"note: {n}" for n in report.notes]
 
 
-def format_table(response: pb.AssignResponse) -> str:
-    """The whole table, newline-terminated."""
-    return "\n".join(_client_rows(response) + [""] + _report_lines(response)) + "\n"
+def format_table(response: pb.AssignResponse, *, reasons: bool = False) -> str:
+    """The whole table, newline-terminated; ``reasons``: each task's explanation after it."""
+    lines = _client_rows(response) + [""] + _report_lines(response)
+    if reasons and response.HasField("explanation"):
+        from kassign.cli.table_reasons import reason_lines
+
+        lines += [""] + reason_lines(response.explanation)
+    return "\n".join(lines) + "\n"

@@ -1,5 +1,10 @@
 """Per-assignment measures: what an operator wants to compare between configurations.
 
+Moves come twice: ``active_moved`` / ``standby_moved`` (the report's older figures) and the split
+by kind, ``stateful_actives_moved``, ``stateless_actives_moved``, ``standbys_moved`` and
+``warmups``, with ``moved.move_counts``' definitions, the ones the response, the table and the
+metrics use (docs/explanations.md).
+
 Pure functions of the input state and the computed assignment, so they are tested without Spark
 and give the same numbers in replay, simulate and the benchmark. The cross-rack costs come from
 the assignor's own ``Diagnostics`` (KIP-925); ``cross_rack_partitions`` is measured here on the
@@ -14,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
-from kassign.assignor.streams.moved import moved_counts
+from kassign.assignor.streams.moved import move_counts, moved_counts
 from kassign.assignor.streams.result import MemberAssignment, TaskAssignment
 
 __all__ = [
@@ -41,6 +46,9 @@ class Measures:
     active_moved: int = 0
     standby_moved: int = 0
     warmups: int = 0
+    stateful_actives_moved: int = 0
+    stateless_actives_moved: int = 0
+    standbys_moved: int = 0
     followup: bool = False
     balance: int = 0
     tag_violations: int = 0
@@ -129,6 +137,7 @@ def measure(
     """Every measure of one computed assignment."""
     diagnostics = assignment.diagnostics
     active_moved, standby_moved = moved_counts(state, assignment)
+    moves = move_counts(state, assignment)
     return Measures(
         tasks=len(state.tasks),
         clients=len(state.clients),
@@ -138,6 +147,9 @@ def measure(
         active_moved=active_moved,
         standby_moved=standby_moved,
         warmups=diagnostics.warmups,
+        stateful_actives_moved=moves.stateful_actives,
+        stateless_actives_moved=moves.stateless_actives,
+        standbys_moved=moves.standbys,
         followup=assignment.followup_scheduled,
         balance=thread_balance(members),
         tag_violations=tag_violations(state, assignment),

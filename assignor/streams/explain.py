@@ -10,6 +10,8 @@ it, ``kassign explain`` tells it. Built only when a request asks (docs/explanati
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from kassign.assignor.ordering import process_key
@@ -116,6 +118,8 @@ class _Context:
         self.trace = trace
         self.placed = {k: attribute(trace, k) for k in (TaskType.ACTIVE, TaskType.STANDBY)}
         self.owners = previous_owners(state)
+        self.ran = _by_task(state, lambda c: c.previous_active_tasks)
+        self.kept = _by_task(state, lambda c: c.previous_standby_tasks)
         self.replicas: dict[TaskId, list[tuple[TaskType, ProcessId]]] = {}
         self.acceptable = state.configs.acceptable_recovery_lag
         self._layout: TagLayout | None = None
@@ -135,8 +139,8 @@ class _Context:
         stateful = info is not None and info.stateful
         end = info.changelog_end_offset_sum if info is not None else 0
         holders = self.replicas.get(task, [])
-        ran = _sorted(p for p, c in self.state.clients.items() if task in c.previous_active_tasks)
-        kept = _sorted(p for p, c in self.state.clients.items() if task in c.previous_standby_tasks)
+        ran = self.ran.get(task, ())
+        kept = self.kept.get(task, ())
         lags: tuple[Lag, ...] = ()
         if stateful:
             listed = _sorted({*ran, *kept, *(p for _, p in holders)})
@@ -199,8 +203,10 @@ class _Context:
                 return f"caught-up: a copy on a caught-up client (lag {lag}, {bound})"
             case Rule.CAUGHT_UP:
                 return "caught-up: kept here as a standby when a caught-up client took the active"
+            case Rule.BALANCE if client is not None and task in client.previous_active_tasks:
+                return f"balance: where balancing tasks per thread put it (it ran it before){took}"
             case Rule.BALANCE:
-                return f"balance: the least loaded client, by tasks per thread{took}"
+                return f"balance: where balancing tasks per thread put it{took}"
             case Rule.WARM_UP:
                 return f"warm-up: lag {lag} beyond {bound}; restoring to take the active over"
             case Rule.RACK_COST:
@@ -247,6 +253,17 @@ def _tags(client: KafkaStreamsState | None) -> str:
     if client.client_tags:
         return ", ".join(f"{k}={v}" for k, v in sorted(client.client_tags.items()))
     return f"rack={client.rack_id or '-'}"
+
+
+def _by_task(
+    state: ApplicationState, tasks_of: Callable[[KafkaStreamsState], AbstractSet[TaskId]]
+) -> dict[TaskId, tuple[ProcessId, ...]]:
+    """Per task, the clients whose ``tasks_of`` holds it, in process order (clients already are)."""
+    found: dict[TaskId, list[ProcessId]] = {}
+    for pid, client in state.clients.items():
+        for task in tasks_of(client):
+            found.setdefault(task, []).append(pid)
+    return {task: tuple(pids) for task, pids in found.items()}
 
 
 def _sorted(pids: object) -> tuple[ProcessId, ...]:

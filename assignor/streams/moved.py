@@ -25,6 +25,7 @@ from kassign.assignor.streams.model import ApplicationState, KafkaStreamsState, 
 from kassign.assignor.streams.result import TaskAssignment
 
 __all__ = [
+    "MOVE_KINDS",
     "MoveCounts",
     "active_moved",
     "move_counts",
@@ -32,6 +33,10 @@ __all__ = [
     "previous_owners",
     "standby_moved",
 ]
+
+
+MOVE_KINDS = ("stateful_active", "stateless_active", "standby", "warmup")
+"""The kinds' names, in ``MoveCounts``' field order (metric labels, pipeline columns)."""
 
 
 @dataclass(frozen=True, slots=True)

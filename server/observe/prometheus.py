@@ -24,12 +24,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import grpc
 from google.protobuf import descriptor_pool
 from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.streams.moved import MOVE_KINDS, MoveCounts, move_counts
 from kassign.v1 import assignment_pb2 as pb
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -308,6 +309,12 @@ class AssignmentMetrics:
         self.warmups = Counter(
             "kassign_warmups_total", "Warm-up replicas assigned (KIP-441).", registry=registry
         )
+        self.moves = Counter(
+            "kassign_moves_total",
+            "Moves by kind, as the report's moves split (docs/explanations.md).",
+            ("kind",),
+            registry=registry,
+        )
         self.followups = Counter(
             "kassign_followup_rebalances_total",
             "Assignments that scheduled a follow-up rebalance.",
@@ -354,6 +361,7 @@ class AssignmentMetrics:
         self.tasks_moved.labels("active").inc(report.active_tasks_moved)
         self.tasks_moved.labels("standby").inc(report.standby_tasks_moved)
         self.warmups.inc(report.warmups)
+        self._count_moves(decoded, assignment, report)
         if report.followup_scheduled:
             self.followups.inc()
         if report.solver_fallback:
@@ -361,6 +369,18 @@ class AssignmentMetrics:
         if report.rack_status in _OPTIMISER_RAN:
             self.cross_rack_cost.labels("before").observe(report.cross_rack_cost_before)
             self.cross_rack_cost.labels("after").observe(report.cross_rack_cost_after)
+
+    def _count_moves(
+        self, decoded: DecodedRequest, assignment: TaskAssignment, report: pb.AssignmentReport
+    ) -> None:
+        """The moves split: the report's when the call asked for it, else counted here."""
+        if report.HasField("moves"):
+            m = report.moves
+            counts = MoveCounts(m.stateful_actives, m.stateless_actives, m.standbys, m.warmups)
+        else:
+            counts = move_counts(decoded.state, assignment)
+        for kind, value in zip(MOVE_KINDS, astuple(counts), strict=True):
+            self.moves.labels(kind).inc(value)
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
         self._flush_phases()

@@ -129,3 +129,23 @@ def test_measure_collects_diagnostics_and_counts() -> None:
 def test_failed_keeps_the_reason_and_never_leaves_it_empty() -> None:
     assert failed("bad member").error == "bad member"
     assert failed("").error == "error"
+
+
+def test_moves_split_by_kind_with_named_warm_ups() -> None:
+    """Issue 17: the split's definitions (``moved.move_counts``), as the response reports them."""
+    stateless = TaskInfo(TaskId(1, 0), stateful=False)
+    p1, p2, _ = _state().clients.values()
+    p3 = KafkaStreamsState(
+        P3, (ConsumerState(f"{P3}-a"),), previous_active_tasks=frozenset({stateless.id})
+    )
+    state = application_state([*_state().tasks.values(), stateless], [p1, p2, p3], _state().configs)
+    on1, on2, on3 = _assignment().assignments
+    # the stateless task leaves P3 for P1; P2's standby of T0 is a warm-up, not a standby move
+    assignment = task_assignment(
+        [KafkaStreamsAssignment.of(P1, [*on1.active, stateless.id], on1.standby), on2, on3],
+        Diagnostics(warmups=1, warmup_replicas=((T0, P2),)),
+    )
+    row = measure(state, assignment, [])
+    assert (row.stateful_actives_moved, row.stateless_actives_moved) == (1, 1)
+    assert (row.standbys_moved, row.warmups) == (1, 1)  # T2 on P1; the warm-up T0 on P2
+    assert row.active_moved == 2 and row.standby_moved == 2  # the older figures

@@ -15,12 +15,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from google.protobuf import json_format  # noqa: E402
-from kassign.cli import main as cli  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
+from google.protobuf import json_format
+from kassign.cli import main as cli
+from selenium.webdriver.common.by import By
 
-from tests.browser import WINDOW, chromium, open_page  # noqa: E402
-from tests.cli.explain_scenario import scale_out  # noqa: E402
+from tests.browser import WINDOW, chromium, open_page
+from tests.cli.explain_scenario import scale_out
 
 PAGE = ROOT / "docs" / "explain-sample.html"
 PNG = ROOT / "docs" / "explain.png"

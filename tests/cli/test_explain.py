@@ -42,6 +42,12 @@ def _answer(request: pb.AssignRequest) -> pb.AssignResponse:
     return assign_request(asked).response
 
 
+def _scenario(tmp_path: Path) -> tuple[pb.AssignRequest, pb.AssignResponse, Path]:
+    """The scale-out request, its explained answer, and the request as a file."""
+    request = scale_out()
+    return request, _answer(request), _write(tmp_path / "r.json", request)
+
+
 def _owner(response: pb.AssignResponse, name: str) -> str:
     return next(
         c.process_id for c in response.clients if name in {task_name(t) for t in c.active_tasks}
@@ -51,9 +57,7 @@ def _owner(response: pb.AssignResponse, name: str) -> str:
 def test_task_story_names_previous_owner_lags_and_where_each_replica_went(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    request = scale_out()
-    response = _answer(request)
-    path = _write(tmp_path / "r.json", request)
+    _, response, path = _scenario(tmp_path)
     moved = [
         task_name(t)
         for c in response.clients
@@ -90,9 +94,7 @@ def test_task_story_lists_every_client_that_reported_state_with_its_lag(
 def test_client_story_shows_what_it_had_got_and_lost(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    request = scale_out()
-    response = _answer(request)
-    path = _write(tmp_path / "r.json", request)
+    request, response, path = _scenario(tmp_path)
     old = str(pid(1))
     code, out, _ = _run(capsys, str(path), "--client", old)
     assert code == 0

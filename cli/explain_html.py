@@ -131,7 +131,7 @@ def _client(
     hues: dict[str, int],
     before: set[tuple[str, str, Kind]] | None,
 ) -> str:
-    held = [(t, r) for t in view.tasks for r in t.replicas if r.process_id == client.process_id]
+    held = view.held(client.process_id)
     tags = " ".join(f"{k}={v}" for k, v in client.tags) or "no tags"
     rows = []
     for kind in Kind:

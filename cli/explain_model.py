@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from uuid import UUID
 
 from kassign.assignor.streams.model import (
@@ -132,18 +132,31 @@ class GroupView:
     clients: tuple[ClientView, ...]  # process order, as in the answer
     tasks: tuple[TaskView, ...]  # task order
     notes: tuple[str, ...]
+    _clients: Mapping[str, ClientView] = field(init=False, repr=False, compare=False)
+    _tasks: Mapping[str, TaskView] = field(init=False, repr=False, compare=False)
+    _held: Mapping[str, tuple[tuple[TaskView, ReplicaView], ...]] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        """Indexes by id: stories look clients and tasks up once per replica."""
+        object.__setattr__(self, "_clients", {c.process_id: c for c in self.clients})
+        object.__setattr__(self, "_tasks", {t.name: t for t in self.tasks})
+        held: dict[str, list[tuple[TaskView, ReplicaView]]] = {}
+        for t in self.tasks:
+            for r in t.replicas:
+                held.setdefault(r.process_id, []).append((t, r))
+        object.__setattr__(self, "_held", {p: tuple(h) for p, h in held.items()})
 
     def client(self, process_id: str) -> ClientView:
-        for c in self.clients:
-            if c.process_id == process_id:
-                return c
-        raise KeyError(process_id)
+        return self._clients[process_id]
 
     def task(self, name: str) -> TaskView:
-        for t in self.tasks:
-            if t.name == name:
-                return t
-        raise KeyError(name)
+        return self._tasks[name]
+
+    def held(self, process_id: str) -> tuple[tuple[TaskView, ReplicaView], ...]:
+        """The replicas on one client, in task order."""
+        return self._held.get(process_id, ())
 
     def moves(self) -> MoveCounts:
         stateful = {t.name for t in self.tasks if t.stateful}

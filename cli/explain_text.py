@@ -114,9 +114,7 @@ def task_story(view: GroupView, name: str) -> list[str]:
 
 
 def _held(view: GroupView, pid: str, kind: Kind) -> list[tuple[TaskView, ReplicaView]]:
-    return [
-        (t, r) for t in view.tasks for r in t.replicas if r.process_id == pid and r.kind is kind
-    ]
+    return [(t, r) for t, r in view.held(pid) if r.kind is kind]
 
 
 def client_story(view: GroupView, pid: str) -> list[str]:

@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
 from kassign.cli.explain_diff import diff_lines
 from kassign.cli.explain_model import GroupView, group_view
@@ -29,6 +30,10 @@ from kassign.v1 import assignment_pb2 as pb
 __all__ = ["Answer", "add_parser", "answer", "run_explain"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
+_STREAMS_ONLY = (
+    "kassign explain reads a Kafka Streams AssignRequest; consumer group requests are not"
+    " explained yet (kassign assign --kind consumer answers them)"
+)
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -136,6 +141,9 @@ def run_explain(args: argparse.Namespace) -> int:
     except (EntryError, InvalidRequest) as exc:
         print(f"kassign: invalid request: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except json_format.ParseError as exc:
+        print(f"kassign: {exc}\n{_STREAMS_ONLY}", file=sys.stderr)
+        return EXIT_INVALID
     except KassignCallError as exc:
         print(f"kassign: call failed: {exc}", file=sys.stderr)
         return EXIT_INVALID if exc.code.name == "INVALID_ARGUMENT" else EXIT_FAILED
@@ -154,7 +162,8 @@ def run_explain(args: argparse.Namespace) -> int:
     if args.html is not None:
         from kassign.cli.explain_html import write_page
 
-        write_page(args.html, shown.view, before=first.view if other is not None else None)
+        before = first.view if other is not None else None
+        write_page(args.html, shown.view, before=before, task=args.task)
         lines.append(f"page: {args.html}")
     sys.stdout.write("\n".join(lines) + "\n")
     return EXIT_OK

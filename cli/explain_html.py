@@ -88,6 +88,11 @@ document.addEventListener('click', e => {
   const cell = e.target.closest('#grid .cell');
   if (cell) show(cell);
 });
+const chosen = document.body.dataset.task;
+if (chosen) {
+  const first = [...document.querySelectorAll('#grid .cell')].find(c => c.dataset.task === chosen);
+  if (first) { show(first); first.scrollIntoView({block: 'center'}); }
+}
 """
 
 _GOLDEN_ANGLE = 137.508
@@ -223,8 +228,9 @@ def _legend(hues: dict[str, int]) -> str:
     return f'<div class="legend">{kinds}{subs}</div>'
 
 
-def page(view: GroupView, *, before: GroupView | None = None) -> str:
-    """The whole page; ``before`` (a diff's first answer) rings the replicas it did not have."""
+def page(view: GroupView, *, before: GroupView | None = None, task: str | None = None) -> str:
+    """The whole page; ``before`` (a diff's first answer) rings the replicas it did not have;
+    ``task`` (``--task``) opens with that task's story shown."""
     hues = _hues(view)
     was = (
         None
@@ -235,11 +241,13 @@ def page(view: GroupView, *, before: GroupView | None = None) -> str:
     data = json.dumps(stories, separators=(",", ":"), ensure_ascii=True).replace("</", "<\\/")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in view.notes)
     group = html.escape(view.group_id or "-")
+    body = "<body>" if task is None else f'<body data-task="{html.escape(task)}">'
     explained = "" if view.explained else " · no explanation in the answer: rules not told"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>kassign explain: {group}</title><style>{_CSS}</style></head><body>"
+        f"<title>kassign explain: {group}</title><style>{_CSS}</style></head>"
+        f"{body}"
         f"<header><h1>group {group} <small>{len(view.tasks)} tasks · assignor"
         f" {html.escape(view.assignor)}{explained}</small></h1>"
         f'<dl id="counts">{_counts(view, was)}</dl>{_legend(hues)}'
@@ -252,9 +260,11 @@ def page(view: GroupView, *, before: GroupView | None = None) -> str:
     )
 
 
-def write_page(out: str | Path, view: GroupView, *, before: GroupView | None = None) -> Path:
-    """Write ``page(view)`` to ``out`` (its folder created); returns the path."""
+def write_page(
+    out: str | Path, view: GroupView, *, before: GroupView | None = None, task: str | None = None
+) -> Path:
+    """Write ``page(view, ...)`` to ``out`` (its folder created); returns the path."""
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page(view, before=before), encoding="utf-8")
+    path.write_text(page(view, before=before, task=task), encoding="utf-8")
     return path

@@ -280,6 +280,14 @@ def test_invalid_request_exits_2_naming_the_field(
     assert "members" in err
 
 
+def test_a_consumer_group_request_is_refused_saying_what_explain_reads(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = _run(capsys, str(ROOT / "examples" / "consumer" / "rack-aware-range.json"))
+    assert (code, out) == (2, "")
+    assert "reads a Kafka Streams AssignRequest" in err
+
+
 def test_examples_explain_every_task(capsys: pytest.CaptureFixture[str]) -> None:
     for example in sorted((ROOT / "examples").glob("*.json")):
         code, out, _ = _run(capsys, str(example))

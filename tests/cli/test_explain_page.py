@@ -137,6 +137,19 @@ def test_a_click_shows_the_tasks_reason_and_story(driver: webdriver.Chrome, tmp_
     assert "selected" in (cell.get_attribute("class") or "")
 
 
+def test_a_page_asked_for_one_task_opens_with_its_story(
+    driver: webdriver.Chrome, tmp_path: Path
+) -> None:
+    request = scale_out()
+    response = _explained(request)
+    name = task_name(response.clients[-1].active_tasks[-1])
+    open_page(driver, _write_page(tmp_path, request, "--task", name))
+    detail = driver.find_element(By.ID, "detail")
+    assert detail.find_element(By.TAG_NAME, "h2").text == f"task {name}"
+    selected = driver.find_elements(By.CSS_SELECTOR, "#grid .cell.selected")
+    assert [c.text for c in selected] == [name]
+
+
 def test_a_diff_page_rings_the_replicas_the_first_answer_did_not_have(
     driver: webdriver.Chrome, tmp_path: Path
 ) -> None:

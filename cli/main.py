@@ -130,6 +130,10 @@ def write_response(response: Response, *, fmt: str, timings: bool, reasons: bool
 
         mine = response if timings else consumer_encode.without_timings(response)
         text = format_consumer_table(mine) if fmt == "table" else _json(mine)
+        if fmt == "table" and reasons and mine.HasField("explanation"):
+            from kassign.cli.table_reasons import consumer_reason_lines
+
+            text += "\n" + "\n".join(consumer_reason_lines(mine.explanation)) + "\n"
     else:
         from kassign.cli.table import format_table
         from kassign.server.streams import encode

@@ -10,8 +10,9 @@ import textwrap
 
 from kassign.cli.table import task_name
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["lag_text", "reason_lines"]
+__all__ = ["consumer_reason_lines", "lag_text", "reason_lines"]
 
 _KIND = {
     pb.REPLICA_KIND_ACTIVE: "active",
@@ -48,3 +49,15 @@ def reason_lines(explanation: pb.Explanation) -> list[str]:
 
 def _wrapped(text: str) -> list[str]:
     return textwrap.wrap(text, width=_WIDTH, initial_indent="    ", subsequent_indent=" " * 8)
+
+
+def consumer_reason_lines(explanation: cpb.ConsumerExplanation) -> list[str]:
+    """A consumer group's partitions, each with its member (``-``: withheld) and reason."""
+    lines = ["reasons (partition, member, previous owners; replicas' racks)"]
+    for story in explanation.partitions:
+        tp = f"{story.partition.topic}-{story.partition.partition}"
+        before = ", ".join(story.previous_owners) or "-"
+        racks = ", ".join(story.replica_racks) or "-"
+        lines.append(f"{tp}  {story.member_id or '-'}  (owned by {before}; racks {racks})")
+        lines += _wrapped(story.reason)
+    return lines

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from kassign.assignor.placement import Rule
 from kassign.assignor.streams.model import ProcessId, TaskId
 from kassign.assignor.streams.result import TaskType
 
@@ -34,19 +35,6 @@ class Phase(enum.Enum):
     OTHER = "other"
     PLACEMENT = "placement"
     MOVEMENT = "movement"
-
-
-class Rule(enum.Enum):
-    """The rule that placed a replica (the contract's ``PlacementRule``, docs/explanations.md)."""
-
-    UNSPECIFIED = "unspecified"  # the assignor recorded nothing (a plug-in)
-    STICKY = "sticky"
-    CAUGHT_UP = "caught-up"
-    BALANCE = "balance"
-    WARM_UP = "warm-up"
-    RACK_COST = "rack cost"
-    TAG_SPREAD = "tag spread"
-    FALLBACK = "fallback"
 
 
 @dataclass(frozen=True, slots=True)

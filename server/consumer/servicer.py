@@ -16,11 +16,13 @@ from typing import Protocol, runtime_checkable
 
 import grpc
 from kassign.assignor.consumer import api
+from kassign.assignor.consumer.explain import explain_consumer
 from kassign.assignor.consumer.result import GroupAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
 from kassign.server.calls import Deadline, PhaseClock, status_on_error
 from kassign.server.consumer import encode
 from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request, located
+from kassign.server.consumer.explain import add_consumer_explanation
 from kassign.v1 import consumer_pb2 as cpb
 from kassign.v1 import consumer_pb2_grpc
 
@@ -94,11 +96,24 @@ def assign_consumer_request(
     if cap is not None and cap / 1000.0 < decoded.options.time_budget_s:
         decoded = replace(decoded, options=replace(decoded.options, time_budget_s=cap / 1000.0))
     assignment = clock.run("assign", lambda: _assign(decoded))
-    response = clock.run("encode", lambda: encode.encode_response(decoded, assignment))
+    response = clock.run("encode", lambda: _encode(request, decoded, assignment))
     encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
     outcome = ConsumerOutcome(decoded, assignment, response)
     obs.on_success(request, outcome)
     return outcome
+
+
+def _encode(
+    request: cpb.ConsumerAssignRequest,
+    decoded: DecodedConsumerRequest,
+    assignment: GroupAssignment,
+) -> cpb.ConsumerAssignResponse:
+    """The response; with ``request.explain`` (opt-in, issue 17) its explanation too."""
+    response = encode.encode_response(decoded, assignment)
+    if request.explain:
+        explanation = explain_consumer(decoded.group, assignment)
+        add_consumer_explanation(response, explanation)
+    return response
 
 
 def _assign(decoded: DecodedConsumerRequest) -> GroupAssignment:

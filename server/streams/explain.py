@@ -12,22 +12,10 @@ from kassign.assignor.streams.explain import (
 )
 from kassign.assignor.streams.model import TaskId
 from kassign.assignor.streams.moved import MoveCounts
-from kassign.assignor.streams.trace import Rule
+from kassign.server.placement import RULES
 from kassign.v1 import assignment_pb2 as pb
 
-__all__ = ["RULES", "add_explanation", "move_counts_message"]
-
-RULES: dict[Rule, pb.PlacementRule] = {
-    Rule.UNSPECIFIED: pb.PLACEMENT_RULE_UNSPECIFIED,
-    Rule.STICKY: pb.PLACEMENT_RULE_STICKY,
-    Rule.CAUGHT_UP: pb.PLACEMENT_RULE_CAUGHT_UP,
-    Rule.BALANCE: pb.PLACEMENT_RULE_BALANCE,
-    Rule.WARM_UP: pb.PLACEMENT_RULE_WARM_UP,
-    Rule.RACK_COST: pb.PLACEMENT_RULE_RACK_COST,
-    Rule.TAG_SPREAD: pb.PLACEMENT_RULE_TAG_SPREAD,
-    Rule.FALLBACK: pb.PLACEMENT_RULE_FALLBACK,
-}
-"""The model's rules as the contract's enum (a test checks it is total and one-to-one)."""
+__all__ = ["add_explanation", "move_counts_message"]
 
 _KINDS = {
     ReplicaKind.ACTIVE: pb.REPLICA_KIND_ACTIVE,

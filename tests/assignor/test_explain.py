@@ -8,8 +8,10 @@ for an explanation never changes the assignment, and it explains every replica, 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from kassign.assignor.streams.api import register, run, run_explained
 from kassign.assignor.streams.explain import Explanation, ReplicaKind
 from kassign.assignor.streams.model import (
@@ -211,9 +213,7 @@ def test_lags_list_clients_with_state_and_where_placed() -> None:
     assert story.previous_standby == (uuid_for(2),)
 
 
-@settings(max_examples=60, deadline=None)
-@given(app_states())
-def test_every_replica_explained_once_with_a_rule(state: ApplicationState) -> None:
+def _check_explains_every_replica(state: ApplicationState) -> None:
     assignment, _, explanation = run_explained(state)
     assert assignment == run(state)[0]
     listed = sorted(
@@ -237,3 +237,19 @@ def test_every_replica_explained_once_with_a_rule(state: ApplicationState) -> No
     assert (
         moved == moves.stateful_actives + moves.stateless_actives + moves.standbys + moves.warmups
     )
+
+
+ASSIGNORS = st.sampled_from(["high_availability", "sticky"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(app_states(), ASSIGNORS)
+def test_every_replica_explained_once_with_a_rule(state: ApplicationState, name: str) -> None:
+    _check_explains_every_replica(replace(state, configs=replace(state.configs, assignor=name)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(rack_cases.small_groups(tags=True), ASSIGNORS)
+def test_rack_aware_groups_explained_alike(small: rack_cases.Small, name: str) -> None:
+    state = small.state
+    _check_explains_every_replica(replace(state, configs=replace(state.configs, assignor=name)))

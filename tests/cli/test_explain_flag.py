@@ -41,3 +41,14 @@ def test_table_splits_moves_and_v_adds_each_tasks_story(capsys: pytest.CaptureFi
 def test_table_lists_client_tags_for_kip708(capsys: pytest.CaptureFixture[str]) -> None:
     table = _run(capsys, "assign", str(NINE), "--format", "table")
     assert "    tags     cluster=K8s_Cluster1 zone=eu-central-1a" in table
+
+
+def test_consumer_table_with_v_lists_each_partitions_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    example = str(ROOT / "examples" / "consumer" / "rack-aware-range.json")
+    plain = _run(capsys, "assign", "--kind", "consumer", example, "--format", "table")
+    assert "reasons (" not in plain
+    told = _run(capsys, "assign", "-v", "--kind", "consumer", example, "--format", "table")
+    assert told.startswith(plain.split("\n", 1)[0])
+    assert "rack cost: KIP-881, rack eu-west-1a holds a replica" in told

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from kassign.assignor.placement import Rule
 from kassign.assignor.streams.moved import move_counts
-from kassign.assignor.streams.trace import Rule
+from kassign.server.placement import RULES
 from kassign.server.streams.encode import canonical_bytes
-from kassign.server.streams.explain import RULES
 from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 

@@ -9,6 +9,9 @@ what every client reported before (previous owners, lags). Then:
 - ``--diff OTHER``: what changed from this request's answer to OTHER's (configs, membership,
   each replica that moved between the two answers);
 - ``--html OUT``: one self-contained page, clients by zone and rack (``explain_html.py``).
+
+``--kind consumer`` reads a plain consumer group's ``ConsumerAssignRequest`` instead: its
+partitions are told as tasks and its members as clients (``explain_consumer.py``).
 """
 
 from __future__ import annotations
@@ -17,23 +20,32 @@ import argparse
 import sys
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
+from kassign.cli.explain_consumer import ExplanationMissing, consumer_view
 from kassign.cli.explain_diff import diff_lines
-from kassign.cli.explain_model import GroupView, group_view
+from kassign.cli.explain_model import GroupView
+from kassign.cli.explain_streams import group_view
 from kassign.cli.explain_text import client_story, group_summary, task_story
 from kassign.cli.journal_entry import EntryError, read_entry
+from kassign.cli.main import KINDS
 from kassign.server.runtime import tls
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
+
+if TYPE_CHECKING:
+    from kassign_client import KassignClient
 
 __all__ = ["Answer", "add_parser", "answer", "run_explain"]
 
 EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
-_STREAMS_ONLY = (
-    "kassign explain reads a Kafka Streams AssignRequest; consumer group requests are not"
-    " explained yet (kassign assign --kind consumer answers them)"
-)
+_KIND_HINT = {
+    "streams": "(kassign explain reads a Kafka Streams AssignRequest; --kind consumer for a"
+    " ConsumerAssignRequest)",
+    "consumer": "(--kind consumer reads a ConsumerAssignRequest)",
+}
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,9 +58,20 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         " #N to pick its N-th request (1-based, -1 the last).",
     )
     p.add_argument("request", metavar="REQUEST", help="FILE, -, or JOURNAL[#N]")
+    p.add_argument(
+        "--kind",
+        choices=KINDS,
+        default="streams",
+        help="streams: a Kafka Streams AssignRequest (default); consumer: a plain consumer"
+        " group's ConsumerAssignRequest (tasks are its partitions, clients its members)",
+    )
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--task", metavar="NAME", help="one task's story, e.g. 1_3")
-    which.add_argument("--client", metavar="PROCESS_ID", help="one client's story")
+    which.add_argument(
+        "--task", metavar="NAME", help="one task's story, e.g. 1_3 (--kind consumer: orders-3)"
+    )
+    which.add_argument(
+        "--client", metavar="PROCESS_ID", help="one client's story (--kind consumer: a member id)"
+    )
     p.add_argument(
         "--diff",
         metavar="OTHER",
@@ -73,11 +96,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """One request, where it was read, and its answer told."""
+    """Where a request was read, and its answer told."""
 
     where: str
-    request: pb.AssignRequest
-    response: pb.AssignResponse
     view: GroupView
 
 
@@ -91,8 +112,7 @@ def _with_explain(request: pb.AssignRequest) -> pb.AssignRequest:
     return asked
 
 
-def answer(where: str, request: pb.AssignRequest, args: argparse.Namespace) -> Answer:
-    """Answer ``request`` (locally, or by ``args.target``) and tell it."""
+def _streams(request: pb.AssignRequest, args: argparse.Namespace) -> GroupView:
     from kassign.server.streams.decode.request import decode_request
     from kassign.server.streams.servicer import assign_request
 
@@ -102,12 +122,39 @@ def answer(where: str, request: pb.AssignRequest, args: argparse.Namespace) -> A
         outcome = assign_request(asked, default_budget_ms=budget)
         decoded, response = outcome.decoded, outcome.response
     else:
-        from kassign_client import KassignClient
-
         decoded = decode_request(asked, now_ms=asked.now_ms, default_budget_ms=budget)
-        with KassignClient(args.target, credentials=tls.client_tls(args)) as client:
+        with _client(args) as client:
             response = client.assign(asked, timeout=args.timeout)
-    return Answer(where, asked, response, group_view(decoded, response, zone_tag=args.zone_tag))
+    return group_view(decoded, response, zone_tag=args.zone_tag)
+
+
+def _consumer(request: cpb.ConsumerAssignRequest, args: argparse.Namespace) -> GroupView:
+    from kassign.server.consumer.servicer import assign_consumer_request
+
+    asked = cpb.ConsumerAssignRequest()
+    asked.CopyFrom(request)
+    asked.explain = True
+    if args.target is None:
+        response = assign_consumer_request(asked).response
+    else:
+        with _client(args) as client:
+            response = client.consumer_assign(asked, timeout=args.timeout)
+    return consumer_view(asked, response)
+
+
+def _client(args: argparse.Namespace) -> KassignClient:
+    from kassign_client import KassignClient
+
+    return KassignClient(args.target, credentials=tls.client_tls(args))
+
+
+def answer(spec: str, args: argparse.Namespace) -> Answer:
+    """Read the request ``spec`` names, answer it (locally, or by ``args.target``), tell it."""
+    if args.kind == "consumer":
+        where, consumer = read_entry(spec, cpb.ConsumerAssignRequest, group=args.group)
+        return Answer(where, _consumer(consumer, args))
+    where, streams = read_entry(spec, pb.AssignRequest, group=args.group)
+    return Answer(where, _streams(streams, args))
 
 
 def _story(view: GroupView, args: argparse.Namespace) -> list[str]:
@@ -122,9 +169,10 @@ def _check_names(view: GroupView, args: argparse.Namespace) -> str | None:
     """Why ``--task``/``--client`` names nothing in the answer, or None."""
     if args.task is not None and args.task not in {t.name for t in view.tasks}:
         names = " ".join(t.name for t in view.tasks[:20])
-        return f"no task {args.task} in this request; tasks: {names}"
+        return f"no {view.words.task} {args.task} in this request; {view.words.tasks}: {names}"
     if args.client is not None and args.client not in {c.process_id for c in view.clients}:
-        return f"no client {args.client}; clients: {' '.join(c.process_id for c in view.clients)}"
+        clients = " ".join(c.process_id for c in view.clients)
+        return f"no {view.words.client} {args.client}; {view.words.clients}: {clients}"
     return None
 
 
@@ -132,17 +180,13 @@ def run_explain(args: argparse.Namespace) -> int:
     from kassign_client import KassignCallError
 
     try:
-        first = answer(*read_entry(args.request, group=args.group), args)
-        other = (
-            answer(*read_entry(args.diff, group=args.group), args)
-            if args.diff is not None
-            else None
-        )
-    except (EntryError, InvalidRequest) as exc:
+        first = answer(args.request, args)
+        other = answer(args.diff, args) if args.diff is not None else None
+    except (EntryError, InvalidRequest, ExplanationMissing) as exc:
         print(f"kassign: invalid request: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except json_format.ParseError as exc:
-        print(f"kassign: {exc}\n{_STREAMS_ONLY}", file=sys.stderr)
+        print(f"kassign: {exc}\n{_KIND_HINT[args.kind]}", file=sys.stderr)
         return EXIT_INVALID
     except KassignCallError as exc:
         print(f"kassign: call failed: {exc}", file=sys.stderr)

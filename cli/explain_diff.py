@@ -61,14 +61,14 @@ def _why(r: ReplicaView) -> str:
     return f" ({r.why})" if r.why else ""
 
 
-def _task_changes(name: str, old: TaskView | None, new: TaskView | None) -> list[str]:
+def _task_changes(name: str, old: TaskView | None, new: TaskView | None, active: str) -> list[str]:
     was, now = _by_client(old), _by_client(new)
     lines = []
     old_active = next((p for p, r in was.items() if r.kind is Kind.ACTIVE), None)
     new_active = next((p for p, r in now.items() if r.kind is Kind.ACTIVE), None)
     if old_active != new_active:
         why = _why(now[new_active]) if new_active else ""
-        lines.append(f"  {name:<10} active   {old_active or '-'} -> {new_active or '-'}{why}")
+        lines.append(f"  {name:<10} {active:<8} {old_active or '-'} -> {new_active or '-'}{why}")
     for pid in sorted(now.keys() - was.keys()):
         if now[pid].kind is not Kind.ACTIVE:
             lines.append(f"  {name:<10} {now[pid].kind.value:<8} + {pid}{_why(now[pid])}")
@@ -98,7 +98,8 @@ def diff_lines(
         names = [n for n in names if n == task]
     if client is not None:
         names = [n for n in names if client in _by_client(old.get(n)) | _by_client(new.get(n))]
-    changes = [line for n in names for line in _task_changes(n, old.get(n), new.get(n))]
+    active = after.words.active
+    changes = [line for n in names for line in _task_changes(n, old.get(n), new.get(n), active)]
     lines = [
         f"diff: group {before.group_id or '-'} -> {after.group_id or '-'}",
         "configs:",

@@ -18,7 +18,7 @@ import json
 from itertools import groupby
 from pathlib import Path
 
-from kassign.cli.explain_model import ClientView, GroupView, Kind, ReplicaView, TaskView
+from kassign.cli.explain_model import CONSUMER, ClientView, GroupView, Kind, ReplicaView, TaskView
 from kassign.cli.explain_text import followup_text, task_story
 
 __all__ = ["page", "write_page"]
@@ -55,6 +55,7 @@ h1 small{font-weight:400;color:#5a6470;font-size:.9rem}
 .cell.standby{background:hsl(var(--h) 60% 93%);border-color:hsl(var(--h) 55% 45%)}
 .cell.warm-up{background:repeating-linear-gradient(135deg,hsl(var(--h) 60% 80%) 0 4px,#fff 4px 8px);
  border:2px dotted hsl(var(--h) 55% 40%)}
+.cell.withheld{background:#fff;border:2px dashed #8a949e;color:#5a6470}
 .cell.moved::after{content:"";position:absolute;top:-3px;right:-3px;width:7px;height:7px;
  border-radius:50%;background:#1d232b;border:1px solid #fff}
 .cell.cross-rack{outline:2px dashed #c62828;outline-offset:1px}
@@ -80,7 +81,7 @@ function show(cell) {
     if (c.dataset.task === cell.dataset.task) c.classList.add('same');
   });
   cell.classList.add('selected');
-  detail.querySelector('h2').textContent = 'task ' + cell.dataset.task;
+  detail.querySelector('h2').textContent = document.body.dataset.unit + ' ' + cell.dataset.task;
   detail.querySelector('.replica').textContent = cell.title;
   detail.querySelector('pre').textContent = stories[cell.dataset.task].join('\\n');
 }
@@ -104,8 +105,9 @@ def _hues(view: GroupView) -> dict[str, int]:
     return {s: round(i * _GOLDEN_ANGLE) % 360 for i, s in enumerate(subs)}
 
 
-def _title(task: TaskView, r: ReplicaView) -> str:
-    parts = [f"{task.name} {r.kind.value} on {r.process_id}"]
+def _title(view: GroupView, task: TaskView, r: ReplicaView) -> str:
+    label = view.words.active if r.kind is Kind.ACTIVE else r.kind.value
+    parts = [f"{task.name} {label} on {r.process_id}"]
     if r.why:
         parts.append(r.why)
     if r.moved:
@@ -115,7 +117,7 @@ def _title(task: TaskView, r: ReplicaView) -> str:
     return "; ".join(parts)
 
 
-def _cell(task: TaskView, r: ReplicaView, hue: int, changed: bool) -> str:
+def _cell(view: GroupView, task: TaskView, r: ReplicaView, hue: int, changed: bool) -> str:
     classes = ["cell", r.kind.value]
     classes += [
         c
@@ -126,7 +128,25 @@ def _cell(task: TaskView, r: ReplicaView, hue: int, changed: bool) -> str:
         f'<button type="button" class="{" ".join(classes)}" style="--h:{hue}"'
         f' data-task="{html.escape(task.name)}" data-kind="{r.kind.value}"'
         f' data-pid="{html.escape(r.process_id)}" data-rule="{html.escape(r.rule)}"'
-        f' title="{html.escape(_title(task, r))}">{html.escape(task.name)}</button>'
+        f' title="{html.escape(_title(view, task, r))}">{html.escape(task.name)}</button>'
+    )
+
+
+def _withheld(view: GroupView, hues: dict[str, int]) -> str:
+    """A consumer group's partitions no member has this round (cooperative), in a row of their own."""
+    cells = [
+        f'<button type="button" class="cell withheld" style="--h:{hues[t.subtopology]}"'
+        f' data-task="{html.escape(t.name)}" data-kind="withheld" data-pid=""'
+        f' title="{html.escape(f"{t.name} withheld this round: {t.withheld}")}">'
+        f"{html.escape(t.name)}</button>"
+        for t in view.tasks
+        if t.withheld
+    ]
+    if not cells:
+        return ""
+    return (
+        '<section class="zone" data-zone="withheld"><h2>withheld this round</h2>'
+        f'<div class="rack"><div class="cells">{"".join(cells)}</div></div></section>'
     )
 
 
@@ -137,11 +157,11 @@ def _client(
     before: set[tuple[str, str, Kind]] | None,
 ) -> str:
     held = view.held(client.process_id)
-    tags = " ".join(f"{k}={v}" for k, v in client.tags) or "no tags"
     rows = []
     for kind in Kind:
         cells = [
             _cell(
+                view,
                 t,
                 r,
                 hues[t.subtopology],
@@ -150,19 +170,25 @@ def _client(
             for t, r in held
             if r.kind is kind
         ]
+        label = view.words.active if kind is Kind.ACTIVE else kind.value
         if cells:
             rows.append(
-                f'<div class="row"><span class="label">{kind.value} {len(cells)}</span>'
+                f'<div class="row"><span class="label">{label} {len(cells)}</span>'
                 f'<div class="cells">{"".join(cells)}</div></div>'
             )
-    meta = (
-        f"{client.threads} thread(s) · {tags} · follow-up"
-        f" {followup_text(client.followup_ms, view.now_ms)}"
-    )
+    meta = _meta(view, client)
     return (
         f'<article class="client" data-pid="{html.escape(client.process_id)}">'
         f"<h4>{html.escape(client.process_id)}</h4><p>{html.escape(meta)}</p>{''.join(rows)}</article>"
     )
+
+
+def _meta(view: GroupView, client: ClientView) -> str:
+    if view.words is CONSUMER:
+        return f"owned {len(client.previous_active)} before"
+    tags = " ".join(f"{k}={v}" for k, v in client.tags) or "no tags"
+    followup = followup_text(client.followup_ms, view.now_ms)
+    return f"{client.threads} thread(s) · {tags} · follow-up {followup}"
 
 
 def _zones(view: GroupView, hues: dict[str, int], before: set[tuple[str, str, Kind]] | None) -> str:
@@ -172,7 +198,7 @@ def _zones(view: GroupView, hues: dict[str, int], before: set[tuple[str, str, Ki
     def place(c: ClientView) -> tuple[bool, str, bool, str]:
         return (not c.zone, c.zone, not c.rack, c.rack)
 
-    out = []
+    out = [_withheld(view, hues)]
     ordered = sorted(view.clients, key=place)  # stable: process order within a rack
     for zone, in_zone in groupby(ordered, key=lambda c: c.zone):
         racks = []
@@ -191,19 +217,24 @@ def _zones(view: GroupView, hues: dict[str, int], before: set[tuple[str, str, Ki
     return "".join(out)
 
 
+def _consumer_counts(view: GroupView) -> list[tuple[str, int]]:
+    replicas = [r for t in view.tasks for r in t.replicas]
+    return [
+        ("partitions", len(view.tasks)),
+        ("members", len(view.clients)),
+        ("assigned", len(replicas)),
+        ("withheld", sum(1 for t in view.tasks if t.withheld)),
+        ("moved", sum(1 for r in replicas if r.moved)),
+        ("cross-rack", sum(1 for r in replicas if r.cross_rack)),
+    ]
+
+
 def _counts(view: GroupView, before: set[tuple[str, str, Kind]] | None) -> str:
     replicas = [(t, r) for t in view.tasks for r in t.replicas]
-    moves = view.moves()
-    counts = [
-        ("tasks", len(view.tasks)),
-        ("clients", len(view.clients)),
-        *((kind.value, sum(1 for _, r in replicas if r.kind is kind)) for kind in Kind),
-        ("moved stateful active", moves.stateful_actives),
-        ("moved stateless active", moves.stateless_actives),
-        ("moved standby", moves.standbys),
-        ("moved warm-up", moves.warmups),
-        ("cross-rack", sum(1 for _, r in replicas if r.cross_rack)),
-    ]
+    if view.words is CONSUMER:
+        counts = _consumer_counts(view)
+    else:
+        counts = _streams_counts(view)
     if before is not None:
         counts.append(
             ("changed", sum(1 for t, r in replicas if (t.name, r.process_id, r.kind) not in before))
@@ -213,19 +244,37 @@ def _counts(view: GroupView, before: set[tuple[str, str, Kind]] | None) -> str:
     )
 
 
-def _legend(hues: dict[str, int]) -> str:
+def _streams_counts(view: GroupView) -> list[tuple[str, int]]:
+    replicas = [(t, r) for t in view.tasks for r in t.replicas]
+    moves = view.moves()
+    return [
+        ("tasks", len(view.tasks)),
+        ("clients", len(view.clients)),
+        *((kind.value, sum(1 for _, r in replicas if r.kind is kind)) for kind in Kind),
+        ("moved stateful active", moves.stateful_actives),
+        ("moved stateless active", moves.stateless_actives),
+        ("moved standby", moves.standbys),
+        ("moved warm-up", moves.warmups),
+        ("cross-rack", sum(1 for _, r in replicas if r.cross_rack)),
+    ]
+
+
+def _legend(view: GroupView, hues: dict[str, int]) -> str:
+    family = html.escape(view.words.family)
     subs = "".join(
-        f'<span><i class="swatch" style="background:hsl({h} 60% 62%)"></i>sub-topology {html.escape(s)}</span>'
+        f'<span><i class="swatch" style="background:hsl({h} 60% 62%)"></i>{family} {html.escape(s)}</span>'
         for s, h in hues.items()
     )
-    kinds = (
-        '<span><i class="cell active" style="--h:210">a</i>active</span>'
-        '<span><i class="cell standby" style="--h:210">s</i>standby</span>'
-        '<span><i class="cell warm-up" style="--h:210">w</i>warm-up</span>'
-        '<span><i class="cell moved active" style="--h:0;filter:saturate(0)">m</i>moved</span>'
-        '<span><i class="cell cross-rack active" style="--h:0;filter:saturate(0)">x</i>cross-rack</span>'
+    kinds = [("active", view.words.active), ("moved active", "moved")]
+    kinds += [("cross-rack active", "cross-rack")]
+    if view.words is CONSUMER:
+        kinds.append(("withheld", "withheld"))
+    else:
+        kinds[1:1] = [("standby", "standby"), ("warm-up", "warm-up")]
+    keys = "".join(
+        f'<span><i class="cell {c}" style="--h:210">{name[0]}</i>{name}</span>' for c, name in kinds
     )
-    return f'<div class="legend">{kinds}{subs}</div>'
+    return f'<div class="legend">{keys}{subs}</div>'
 
 
 def page(view: GroupView, *, before: GroupView | None = None, task: str | None = None) -> str:
@@ -241,20 +290,21 @@ def page(view: GroupView, *, before: GroupView | None = None, task: str | None =
     data = json.dumps(stories, separators=(",", ":"), ensure_ascii=True).replace("</", "<\\/")
     notes = "".join(f"<li>{html.escape(n)}</li>" for n in view.notes)
     group = html.escape(view.group_id or "-")
-    body = "<body>" if task is None else f'<body data-task="{html.escape(task)}">'
+    chosen = "" if task is None else f' data-task="{html.escape(task)}"'
+    body = f'<body data-unit="{view.words.task}"{chosen}>'
     explained = "" if view.explained else " · no explanation in the answer: rules not told"
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
         f"<title>kassign explain: {group}</title><style>{_CSS}</style></head>"
         f"{body}"
-        f"<header><h1>group {group} <small>{len(view.tasks)} tasks · assignor"
+        f"<header><h1>group {group} <small>{len(view.tasks)} {view.words.tasks} · assignor"
         f" {html.escape(view.assignor)}{explained}</small></h1>"
-        f'<dl id="counts">{_counts(view, was)}</dl>{_legend(hues)}'
+        f'<dl id="counts">{_counts(view, was)}</dl>{_legend(view, hues)}'
         f'<ul class="notes">{notes}</ul></header>'
         f'<div class="layout"><main id="grid">{_zones(view, hues, was)}</main>'
-        '<aside id="detail"><h2>click a task</h2><p class="replica">its replica, rule and'
-        " reason show here, then its whole story</p><pre></pre></aside></div>"
+        f'<aside id="detail"><h2>click a {view.words.task}</h2><p class="replica">where it is'
+        " and why show here, then its whole story</p><pre></pre></aside></div>"
         f'<script type="application/json" id="stories">{data}</script>'
         f"<script>{_JS}</script></body></html>\n"
     )

@@ -7,7 +7,15 @@ rebalance, as a time and as a duration from the request's time).
 
 from __future__ import annotations
 
-from kassign.cli.explain_model import GroupView, Kind, ReplicaView, TaskView, lag_text
+from kassign.cli.explain_model import (
+    CONSUMER,
+    ClientView,
+    GroupView,
+    Kind,
+    ReplicaView,
+    TaskView,
+    lag_text,
+)
 from kassign.cli.table import deadline_text
 
 __all__ = ["client_story", "duration_text", "followup_text", "group_summary", "task_story"]
@@ -73,8 +81,13 @@ def _marks(task: TaskView, r: ReplicaView) -> list[str]:
     return marks
 
 
+def _label(view: GroupView, kind: Kind) -> str:
+    return view.words.active if kind is Kind.ACTIVE else kind.value
+
+
 def _replica_line(view: GroupView, task: TaskView, r: ReplicaView) -> str:
-    line = f"  {r.kind.value:<8} on {_where(view, r.process_id)} [{', '.join(_marks(task, r))}]"
+    where = _where(view, r.process_id)
+    line = f"  {_label(view, r.kind):<8} on {where} [{', '.join(_marks(task, r))}]"
     if r.why:
         line += f"\n           why: {r.why}"
     elif not view.explained:
@@ -82,9 +95,21 @@ def _replica_line(view: GroupView, task: TaskView, r: ReplicaView) -> str:
     return line
 
 
+def _partition_story(view: GroupView, task: TaskView) -> list[str]:
+    """A consumer group's partition: who owned it, who has it now and why."""
+    lines = [f"partition {task.name}: topic {task.subtopology}"]
+    lines += [f"  {what}" for _, what in task.partitions]
+    lines += ["before:", f"  owned by {', '.join(task.previous_active) or 'no member'}", "now:"]
+    if task.withheld:
+        lines.append(f"  withheld this round: {task.withheld}")
+    return lines + [_replica_line(view, task, r) for r in task.replicas]
+
+
 def task_story(view: GroupView, name: str) -> list[str]:
-    """How one task got where it is."""
+    """How one task (a consumer group's partition) got where it is."""
     task = view.task(name)
+    if view.words is CONSUMER:
+        return _partition_story(view, task)
     kind = "stateful" if task.stateful else "stateless"
     head = f"task {task.name}: {kind}, sub-topology {task.subtopology}"
     if task.stateful:
@@ -117,36 +142,85 @@ def _held(view: GroupView, pid: str, kind: Kind) -> list[tuple[TaskView, Replica
     return [(t, r) for t, r in view.held(pid) if r.kind is kind]
 
 
-def client_story(view: GroupView, pid: str) -> list[str]:
-    """What one client had, got and lost, each task with its rule."""
-    client = view.client(pid)
+def _client_head(view: GroupView, client: ClientView) -> list[str]:
+    if view.words is CONSUMER:
+        return [
+            f"member {_where(view, client.process_id)}",
+            "before:",
+            f"  owned   {_listed(client.previous_active)}",
+            "now:",
+        ]
     tags = " ".join(f"{k}={v}" for k, v in client.tags) or "-"
-    lines = [
-        f"client {_where(view, pid)}: {client.threads} thread(s), tags {tags}",
+    return [
+        f"client {_where(view, client.process_id)}: {client.threads} thread(s), tags {tags}",
         f"  members {_listed(list(client.members))}",
         "before:",
         f"  active  {_listed(client.previous_active)}",
         f"  state   {_listed(client.previous_standby)}",
         "now:",
     ]
+
+
+def _lost(view: GroupView, client: ClientView) -> list[str]:
+    """What the client ran before and does not now, and where it went."""
+    now_active = {t.name for t, _ in _held(view, client.process_id, Kind.ACTIVE)}
+    lines = []
+    for name in client.previous_active:
+        if name in now_active:
+            continue
+        task = view.task(name)
+        active = next((r for r in task.replicas if r.kind is Kind.ACTIVE), None)
+        where = f"now on {active.process_id}" if active else f"withheld: {task.withheld}"
+        lines.append(f"  lost     {name:<10} {where}")
+    return lines
+
+
+def client_story(view: GroupView, pid: str) -> list[str]:
+    """What one client (a consumer group's member) had, got and lost, each with its reason."""
+    client = view.client(pid)
+    lines = _client_head(view, client)
     for kind in Kind:
         for task, r in _held(view, pid, kind):
             why = r.why
             if r.moved and kind is Kind.ACTIVE and task.previous_active:
                 why = f"from {', '.join(task.previous_active)}; {why}".rstrip("; ")
             marks = ", ".join(_marks(task, r))
-            lines.append(f"  {kind.value:<8} {task.name:<10} [{marks}] {why}".rstrip())
-    now_active = {t.name for t, _ in _held(view, pid, Kind.ACTIVE)}
-    for name in client.previous_active:
-        if name not in now_active:
-            active = next(r for r in view.task(name).replicas if r.kind is Kind.ACTIVE)
-            lines.append(f"  lost     {name:<10} active now on {active.process_id}")
-    lines.append(f"next: follow-up {followup_text(client.followup_ms, view.now_ms)}")
+            lines.append(f"  {_label(view, kind):<8} {task.name:<10} [{marks}] {why}".rstrip())
+    lines += _lost(view, client)
+    if view.words is not CONSUMER:
+        lines.append(f"next: follow-up {followup_text(client.followup_ms, view.now_ms)}")
     return lines
+
+
+def _consumer_summary(view: GroupView) -> list[str]:
+    withheld = [t.name for t in view.tasks if t.withheld]
+    replicas = [(t, r) for t in view.tasks for r in t.replicas]
+    moved = [t.name for t, r in replicas if r.moved]
+    lines = [
+        (
+            f"group {view.group_id or '-'}: {len(view.tasks)} partitions on {len(view.clients)}"
+            f" members, assignor {view.assignor}"
+        ),
+        f"assigned: {len(replicas)}, withheld this round: {len(withheld)}",
+        f"moved: {len(moved)} to another member, {len(withheld)} withheld",
+        f"cross-rack partitions: {sum(1 for _, r in replicas if r.cross_rack)}",
+    ]
+    lines += [
+        f"  {_where(view, c.process_id)}: {len(view.held(c.process_id))} partition(s)"
+        for c in view.clients
+    ]
+    lines += [f"moved: {_listed(moved)}", f"withheld: {_listed(withheld)}"]
+    return (
+        lines
+        + [f"note: {n}" for n in view.notes]
+        + ["explain one: --task PARTITION (e.g. orders-3) or --client MEMBER_ID"]
+    )
 
 
 def group_summary(view: GroupView) -> list[str]:
     """The group at a glance: clients by rack, moves by kind, the tasks that moved."""
+    if view.words is CONSUMER:
+        return _consumer_summary(view)
     moves = view.moves()
     counts = {
         kind: sum(1 for t in view.tasks for r in t.replicas if r.kind is kind) for kind in Kind

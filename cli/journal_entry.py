@@ -17,10 +17,13 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from kassign.cli.main import parse_json
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = ["EntryError", "read_entry"]
 
@@ -73,10 +76,14 @@ def _lines_of(text: str) -> list[tuple[int, str]]:
     return [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
 
 
-def read_entry(spec: str, *, group: str | None = None) -> tuple[str, pb.AssignRequest]:
-    """The request ``spec`` names, and where it was found (for the story's first line)."""
+_M = TypeVar("_M", pb.AssignRequest, cpb.ConsumerAssignRequest)
+
+
+def read_entry(spec: str, empty: Callable[[], _M], *, group: str | None = None) -> tuple[str, _M]:
+    """The request ``spec`` names, parsed into ``empty()`` (``pb.AssignRequest``, or
+    ``cpb.ConsumerAssignRequest`` from a journal's ``consumer`` folder), and where it was found."""
     source, index = _split(spec)
-    entries = [(where, parse_json(text, pb.AssignRequest())) for where, text in _entries(source)]
+    entries = [(where, parse_json(text, empty())) for where, text in _entries(source)]
     if group is not None:
         entries = [(w, r) for w, r in entries if r.group_id == group]
     if not entries:

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from kassign.cli import main as cli
-from kassign.cli.explain_model import GroupView, Kind, group_view
+from kassign.cli.explain_model import GroupView, Kind
+from kassign.cli.explain_streams import group_view
 from kassign.cli.explain_text import duration_text, followup_text, task_story
 from kassign.cli.journal_entry import EntryError, read_entry
 from kassign.cli.table import task_name
@@ -105,7 +106,7 @@ def test_client_story_shows_what_it_had_got_and_lost(
     view = group_view(assign_request(request).decoded, response)
     lost = [n for n in view.client(old).previous_active if _owner(response, n) != old]
     for name in lost:
-        assert f"lost     {name:<10} active now on {_owner(response, name)}" in now
+        assert f"lost     {name:<10} now on {_owner(response, name)}" in now
     assert "follow-up 2023-11-14 22:23:20.000Z (in 10 min 0 s)" in out  # probing interval
 
 
@@ -233,16 +234,16 @@ def test_journal_entries_pick_by_index_and_group(tmp_path: Path) -> None:
     other.group_id = "other-app"
     (journal / "requests-1-000001.jsonl").write_bytes(request_line(first) + request_line(other))
     (journal / "requests-1-000002.jsonl").write_bytes(b"\n" + request_line(second))
-    assert read_entry(f"{journal}#1")[1] == first
-    assert read_entry(f"{journal}#-1")[1] == second
-    where, found = read_entry(f"{journal}#2")
+    assert read_entry(f"{journal}#1", pb.AssignRequest)[1] == first
+    assert read_entry(f"{journal}#-1", pb.AssignRequest)[1] == second
+    where, found = read_entry(f"{journal}#2", pb.AssignRequest)
     assert found == other and where == "requests-1-000001.jsonl:2"
-    assert read_entry(f"{journal}#2", group="orders-app")[1] == second
-    assert read_entry(f"{journal / 'requests-1-000002.jsonl'}")[1] == second
+    assert read_entry(f"{journal}#2", pb.AssignRequest, group="orders-app")[1] == second
+    assert read_entry(f"{journal / 'requests-1-000002.jsonl'}", pb.AssignRequest)[1] == second
     with pytest.raises(EntryError, match=r"3 requests; pick one .*#N \(1\.\.3"):
-        read_entry(str(journal))
+        read_entry(str(journal), pb.AssignRequest)
     with pytest.raises(EntryError, match="no request #4; there are 3"):
-        read_entry(f"{journal}#4")
+        read_entry(f"{journal}#4", pb.AssignRequest)
 
 
 def test_journal_entry_from_the_command_line(

@@ -13,7 +13,8 @@ import re
 import pytest
 from kassign.assignor.errors import InvalidRequest
 from kassign.cli.explain_html import page
-from kassign.cli.explain_model import Kind, group_view
+from kassign.cli.explain_model import Kind
+from kassign.cli.explain_streams import group_view
 from kassign.cli.table import task_name
 from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb

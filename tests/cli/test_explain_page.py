@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from kassign.cli import main as cli
+from kassign.cli.explain_consumer import partition_name
 from kassign.cli.explain_html import page
-from kassign.cli.explain_model import group_view
+from kassign.cli.explain_streams import group_view
 from kassign.cli.table import task_name
+from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 
@@ -199,3 +202,32 @@ def test_the_page_is_self_contained_and_the_same_for_the_same_request(tmp_path: 
     (tmp_path / "again").mkdir()
     again = _write_page(tmp_path / "again", request).read_text()
     assert again == text
+
+
+def test_a_consumer_groups_page_shows_members_partitions_and_withheld_ones(
+    driver: webdriver.Chrome, tmp_path: Path
+) -> None:
+    source = ROOT / "examples" / "consumer" / "cooperative-sticky-scale-out.json"
+    request = cli.read_consumer_request(str(source))
+    asked = cpb.ConsumerAssignRequest()
+    asked.CopyFrom(request)
+    asked.explain = True
+    response = assign_consumer_request(asked).response
+    out = tmp_path / "consumer.html"
+    assert cli.main(["explain", "--kind", "consumer", str(source), "--html", str(out)]) == 0
+    open_page(driver, out)
+    report = response.report
+    assert _count(driver, "partitions") == report.partitions
+    assert _count(driver, "members") == len(response.members)
+    assert _count(driver, "withheld") == report.withheld_partitions > 0
+    assert len(_cells(driver, ".cell.withheld")) == report.withheld_partitions
+    assert _count(driver, "moved") + _count(driver, "withheld") == report.moved_partitions
+    for member in response.members:
+        shown = _cells(driver, f'.client[data-pid="{member.member_id}"] .cell')
+        assert shown == [partition_name(tp) for tp in member.partitions]
+    cell = driver.find_elements(By.CSS_SELECTOR, "#grid .cell.withheld")[0]
+    cell.click()
+    detail = driver.find_element(By.ID, "detail")
+    assert detail.find_element(By.TAG_NAME, "h2").text == f"partition {cell.text}"
+    assert "withheld this round" in detail.find_element(By.CLASS_NAME, "replica").text
+    assert horizontal_overflow(driver) == 0

@@ -8,10 +8,10 @@ answer by ``explain_streams.group_view``, a consumer group's by ``explain_consum
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kassign.assignor.streams.explain import ReplicaKind
 from kassign.assignor.streams.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
 
 __all__ = [
@@ -28,12 +28,9 @@ __all__ = [
 ]
 
 
-class Kind(enum.Enum):
-    """A replica's kind: warm-ups are standbys beyond ``num_standby_replicas`` (KIP-441)."""
-
-    ACTIVE = "active"
-    STANDBY = "standby"
-    WARM_UP = "warm-up"
+Kind = ReplicaKind
+"""A replica's kind, the assignor's own: warm-ups are standbys beyond ``num_standby_replicas``
+(KIP-441); its values ("active", "standby", "warm-up") are the page's class names."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,7 +41,11 @@ __all__ = [
     "write_response",
 ]
 
-COMMAND_MODULES: tuple[str, ...] = ("kassign.server.runtime.probe", "kassign.cli.spark_jobs")
+COMMAND_MODULES: tuple[str, ...] = (
+    "kassign.server.runtime.probe",
+    "kassign.cli.spark_jobs",
+    "kassign.cli.explain",
+)
 """Modules that add subcommands (``add_parser(subparsers)``), in help order after the built-ins."""
 
 EXIT_OK, EXIT_INVALID, EXIT_FAILED = 0, 2, 1

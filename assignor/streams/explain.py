@@ -14,6 +14,7 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.lags import is_caught_up
 from kassign.assignor.streams.model import (
@@ -135,6 +136,7 @@ class _Context:
         return sorted(self.state.tasks.keys() | self.replicas.keys())
 
     def story(self, task: TaskId) -> TaskStory:
+        checkpoint()
         info = self.state.tasks.get(task)
         stateful = info is not None and info.stateful
         end = info.changelog_end_offset_sum if info is not None else 0

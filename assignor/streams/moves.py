@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, KafkaStreamsState, ProcessId, TaskId
 from kassign.assignor.streams.result import TaskAssignment
 
@@ -83,6 +84,7 @@ def move_counts(state: ApplicationState, assignment: TaskAssignment) -> MoveCoun
     warmups = set(assignment.diagnostics.warmup_replicas)
     stateful = stateless = standbys = 0
     for target in assignment.assignments:
+        checkpoint()
         pid = target.process_id
         known = state.clients.get(pid)
         for task in target.active:

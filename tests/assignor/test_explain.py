@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.streams import api
 from kassign.assignor.streams.api import register, run, run_explained
 from kassign.assignor.streams.explain import Explanation, ReplicaKind
 from kassign.assignor.streams.model import (
@@ -186,7 +188,8 @@ class _Everything:
         )
 
 
-def test_a_plug_in_gets_unspecified_rules() -> None:
+def test_a_plug_in_gets_unspecified_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "_registered", {})  # registered for this test only
     register("everything-first", _Everything)
     state = group([client(1), client(2)], T0, T1, assignor="everything-first")
     explanation = explained(state)

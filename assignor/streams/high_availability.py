@@ -135,7 +135,7 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     index = _catch_up_index(state, layout)
     moved, copied = _movements(state, layout, index, active, standby)
     final_active, final_standby, exchanged = _exchange(
-        state, layout, index, moved.active, copied.standby, moved.warmups
+        state, layout, index, moved.active, copied.standby, _warmups(layout, moved, copied)
     )
     if _rack_aware(state):
         exchanged = _measured(
@@ -182,6 +182,18 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     return assignment, ha_trace(
         state, phases, clients=layout.clients, stateful=layout.stateful, index=index
     )
+
+
+def _warmups(
+    layout: _Layout, moved: ActiveMoves, copied: StandbyMoves
+) -> list[frozenset[int]]:
+    """Per client, every warm-up it holds: the active movements' and the standby movements'
+    kept lagging copies. The joint stage must keep them all where they are: a warm-up it moved
+    would never catch up, and the next rebalance would plan it again, for ever."""
+    warm = [set(ws) for ws in moved.warmups]
+    for task, client in copied.kept:
+        warm[client].add(task)
+    return [frozenset(ws) for ws in warm]
 
 
 def _warmup_pairs(

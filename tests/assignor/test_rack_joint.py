@@ -488,3 +488,15 @@ def test_sticky_exchanges_roles_for_traffic_whatever_the_non_overlap_cost() -> N
     out = StickyTaskAssignor().assign(application_state(tasks, [a, b], configs)).by_process()
     assert (out[a.process_id].active, out[a.process_id].standby) == ((y,), (x,))
     assert (out[b.process_id].active, out[b.process_id].standby) == ((x,), (y,))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lagging_groups(max_tasks=12, max_clients=6))
+def test_high_availability_keeps_every_warm_up_it_names(state: ApplicationState) -> None:
+    """Every warm-up the answer names is in it, as a standby of its client: a warm-up the joint
+    stage moved would never catch up, and every later rebalance would plan it again (the
+    standby movements' kept copies were once left out of the stage's fixed replicas)."""
+    result = assign_high_availability(state)
+    standby = {a.process_id: frozenset(a.standby) for a in result.assignments}
+    missing = [(t, p) for t, p in result.diagnostics.warmup_replicas if t not in standby[p]]
+    assert not missing

@@ -25,6 +25,8 @@ from kassign.assignor.streams.model import (
     KafkaStreamsState,
     application_state,
 )
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.streams.decode import limits as checks
 from kassign.server.streams.decode.configs import decode_configs
 from kassign.server.streams.decode.info import InfoReports
 from kassign.server.streams.decode.members import DecodedMember, TopicPartition, decode_member
@@ -166,16 +168,20 @@ def decode_request(
     now_ms: int,
     default_budget_ms: int | None = None,
     budget_cap_ms: int | None = None,
+    limits: RequestLimits = DEFAULT_LIMITS,
 ) -> DecodedRequest:
     """The request as ``ApplicationState``; ``now_ms`` is the caller's resolved clock;
-    ``budget_cap_ms`` bounds the solver budget by the call's deadline (``calls.Deadline``)."""
+    ``budget_cap_ms`` bounds the solver budget by the call's deadline (``calls.Deadline``);
+    ``limits`` are checked before decoding, and the answer's size before returning."""
     if request.now_ms < 0:
         raise InvalidRequest(f"negative time {request.now_ms}", field="now_ms")
+    checks.check_request(request, limits)
     configs = decode_configs(
         request.configs, default_budget_ms=default_budget_ms, budget_cap_ms=budget_cap_ms
     )
     topology = decode_topology(request.tasks)
     reports = _members(request.members, topology)
+    checks.check_members(reports, limits)
     notes: list[str] = []
     by_process: dict[UUID, list[DecodedMember]] = {}
     for r in reports:
@@ -184,8 +190,10 @@ def decode_request(
             notes.append(f"member {r.member_id!r} reported error code {r.error_code}")
     clients = [_client(by_process[p], topology, notes) for p in sorted(by_process, key=process_key)]
     _shared_partitions(reports, notes)
+    state = application_state(topology.tasks, clients, configs, now_ms)
+    checks.check_answer(state, limits)
     return DecodedRequest(
-        state=application_state(topology.tasks, clients, configs, now_ms),
+        state=state,
         members=reports,
         notes=tuple(notes),
         group_id=request.group_id,

@@ -4,8 +4,10 @@ A server refuses a request past its limits before it builds anything (issue 16: 
 subscription with 4 million owned partitions used to take 2.7 GB to decode). These walks read
 only lengths and counts, skipping every element's body, and stop as soon as the count passes
 ``stop``: a hostile array of millions of entries costs one step per entry up to the limit, never
-more. Malformed bytes are not judged here: a walk that runs out of bytes returns what it counted
-so far, and the decoder then refuses the bytes with its own error.
+more. Malformed bytes are not judged here: an array whose count cannot fit in the bytes left
+(each element has a least size, as the decoder checks) counts as empty, and a walk that runs
+out of bytes returns what it counted so far; the decoder then refuses the bytes with its own
+error, as it would without the limits.
 """
 
 from __future__ import annotations
@@ -34,6 +36,15 @@ class SubscriptionCounts(NamedTuple):
     user_data: tuple[int, int] = (0, 0)
 
 
+def _count(data: Bytes, at: int, least: int) -> int | None:
+    """The int32 count at ``at``, ``None`` if negative or if that many elements of ``least``
+    bytes cannot fit in what follows (the decoder's ``Reader._count`` check)."""
+    count = _int(_I32, data, at)
+    if count is None or count < 0 or count * least > len(data) - at - 4:
+        return None
+    return count
+
+
 def _int(layout: struct.Struct, data: Bytes, at: int) -> int | None:
     if at < 0 or at + layout.size > len(data):
         return None
@@ -52,8 +63,8 @@ def subscription_counts(data: Bytes, *, topics_stop: int, owned_stop: int) -> Su
     nothing else is counted; the owned entries are walked until they or their partitions pass
     ``owned_stop``."""
     version = _int(_I16, data, 0)
-    topics = _int(_I32, data, 2)
-    if version is None or version < 0 or topics is None or topics < 0:
+    topics = _count(data, 2, 2)
+    if version is None or version < 0 or topics is None:
         return SubscriptionCounts(0, 0, 0)
     if topics > topics_stop:
         return SubscriptionCounts(topics, 0, 0)
@@ -67,15 +78,15 @@ def subscription_counts(data: Bytes, *, topics_stop: int, owned_stop: int) -> Su
         return SubscriptionCounts(topics, 0, 0)
     user_data = (at + 4, min(at + 4 + max(size, 0), len(data)))
     at += 4 + max(size, 0)
-    entries = _int(_I32, data, at) if version >= 1 else 0
-    if entries is None or entries < 0:
+    entries = _count(data, at, 6) if version >= 1 else 0
+    if entries is None:
         return SubscriptionCounts(topics, 0, 0, user_data)
     at += 4
     partitions = 0
     for entry in range(entries):
         at = _after_string(data, at)
-        count = _int(_I32, data, at)
-        if count is None or count < 0 or max(partitions, entry) > owned_stop:
+        count = _count(data, at, 4)
+        if count is None or max(partitions, entry) > owned_stop:
             break
         partitions += count
         at += 4 + 4 * count
@@ -94,23 +105,20 @@ def reported_tasks(data: Bytes, stop: int) -> int:
         return 0  # a future version is answered without reading it (``peek_versions``)
     at = (8 if version >= 3 else 4) + _UUID_BYTES
     if version <= 6:
-        previous = _int(_I32, data, at) or 0
-        standby = _int(_I32, data, at + 4 + 8 * max(previous, 0)) or 0
-        return max(previous, 0) + max(standby, 0)
+        previous = _count(data, at, 8) or 0
+        return previous + (_count(data, at + 4 + 8 * previous, 8) or 0)
     end_point = _int(_I32, data, at)
     if end_point is None or end_point < 0:
         return 0
     at += 4 + end_point
-    groups = _int(_I32, data, at)
-    if groups is None or groups < 0:
-        return 0
-    if version >= 10:
-        return groups
+    groups = _count(data, at, 18 if version >= 10 else 8)
+    if groups is None or version >= 10:
+        return groups or 0
     at, tasks = at + 4, 0
     for group in range(groups):
-        if at + _GROUP_HEAD.size > len(data) or max(tasks, group) > stop:
+        count = _count(data, at + 4, 12)
+        if count is None or max(tasks, group) > stop:
             break
-        count = max(_GROUP_HEAD.unpack_from(data, at)[1], 0)
         tasks += count
         at += _GROUP_HEAD.size + 12 * count
     return tasks

@@ -46,11 +46,16 @@ def test_any_bytes_are_counted_without_error(data: bytes, stop: int) -> None:
     assert reported_tasks(data, stop) >= 0
 
 
-def test_a_hostile_count_is_read_not_walked() -> None:
-    """Four billion claimed topics, or owned entries, cost one step: the count is the answer."""
-    topics = b"\x00\x03" + (2**31 - 1).to_bytes(4, "big")
-    assert subscription_counts(topics, topics_stop=10, owned_stop=10).topics == 2**31 - 1
-    one_topic = b"\x00\x03\x00\x00\x00\x01\x00\x01t" + b"\xff\xff\xff\xff"  # no userData
-    entries = one_topic + (2**31 - 1).to_bytes(4, "big") + b"\x00\x01t" + b"\x00\x00\x00\x00" * 40
-    counts = subscription_counts(entries, topics_stop=10, owned_stop=10)
-    assert counts.owned_entries == 2**31 - 1 and counts.owned_partitions == 0
+def test_a_count_that_cannot_fit_is_left_to_the_decoder() -> None:
+    """Two billion claimed topics in a few bytes: malformed, so counted as none, and the
+    decoder's own error names the fault (as it did before the limits)."""
+    topics = b"\x00\x03" + (2**31 - 1).to_bytes(4, "big") + b"\x00" * 64
+    assert subscription_counts(topics, topics_stop=10, owned_stop=10) == (0, 0, 0, (0, 0))
+
+
+def test_a_walk_stops_past_its_limit() -> None:
+    """A thousand owned entries: the count is read, the walk stops after ``owned_stop``."""
+    head = b"\x00\x03\x00\x00\x00\x00\xff\xff\xff\xff"  # no topics, null userData
+    entries = (1000).to_bytes(4, "big") + b"\x00\x01t\x00\x00\x00\x01\x00\x00\x00\x07" * 1000
+    counts = subscription_counts(head + entries, topics_stop=10, owned_stop=10)
+    assert counts.owned_entries == 1000 and 10 < counts.owned_partitions < 1000

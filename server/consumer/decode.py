@@ -32,9 +32,8 @@ from kassign.assignor.consumer.model import (
     AssignOptions,
     ConsumerGroup,
     Member,
+    OwnedPartitions,
     Topic,
-    TopicPartition,
-    as_topic_partitions,
     consumer_group,
 )
 from kassign.assignor.errors import InvalidRequest
@@ -145,8 +144,8 @@ def _structured(who: str, instance: str | None, sub: pb.ConsumerSubscription) ->
         topics=tuple(sorted(sub.topics)),
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=tuple(
-            sorted(TopicPartition(tp.topic, tp.partition) for tp in sub.owned_partitions)
+        owned_partitions=OwnedPartitions.sorted_from(
+            (tp.topic, tp.partition) for tp in sub.owned_partitions
         ),
         generation=sub.generation_id if sub.HasField("generation_id") else DEFAULT_GENERATION,
         user_data=user_data,
@@ -166,7 +165,7 @@ def _raw(
         topics=sub.topics,
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=as_topic_partitions(owned.pairs()),
+        owned_partitions=OwnedPartitions(owned.entries()),
         generation=sub.generation_id,
         user_data=sub.user_data,
     )

@@ -21,14 +21,19 @@ from __future__ import annotations
 
 import operator
 import re
-from array import array
-from bisect import bisect_right
-from collections.abc import Collection, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, chain, repeat
-from typing import NamedTuple, overload
 
 import numpy as np
+from kassign.assignor.claims import (
+    OwnedPartitions,
+    TopicPartition,
+    as_topic_partitions,
+    claims_on,
+    distinct_claims,
+    shared_claims,
+    topic_partitions,
+)
 from kassign.assignor.errors import InvalidRequest
 
 __all__ = [
@@ -55,147 +60,6 @@ _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 _RACKS = operator.attrgetter("partition_racks")  # a topic's, one per partition
-
-
-class TopicPartition(NamedTuple):
-    """A partition of a topic, ordered by topic then partition number.
-
-    A tuple rather than a dataclass: assignors hash and compare partitions in their inner
-    loops, and the tuple's order is Kafka's ``TopicPartitionComparator`` (topic names are ASCII,
-    so Python's string order is Java's).
-    """
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-
-def claims_on(
-    partitions: Collection[TopicPartition], topics: Container[str]
-) -> Collection[TopicPartition]:
-    """``partitions`` as they are, or, when compact (``OwnedPartitions``), only those on
-    ``topics``: for counts and comparisons with assigned partitions, which claims of other
-    topics never meet, without an object per such claim."""
-    return partitions.of_topics(topics) if isinstance(partitions, OwnedPartitions) else partitions
-
-
-def distinct_claims(claims: Sequence[Collection[TopicPartition]]) -> bool:
-    """Whether no partition is claimed twice over all ``claims``; compact ones (all
-    ``OwnedPartitions``) are compared topic by topic as numbers, without an object each."""
-    if not all(isinstance(c, OwnedPartitions) for c in claims):
-        return len(set().union(*claims)) == sum(map(len, claims))
-    by_topic: dict[str, list[array[int]]] = {}
-    for owned in claims:
-        for topic, numbers in owned.runs:  # type: ignore[attr-defined]
-            by_topic.setdefault(topic, []).append(numbers)
-    return all(map(_distinct_numbers, by_topic.values()))
-
-
-def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
-    """Per topic, the partitions more than one of ``claims`` holds (each distinct within
-    itself), found topic by topic as numbers, without an object per partition."""
-    by_topic: dict[str, list[array[int]]] = {}
-    for owned in claims:
-        for topic, numbers in owned.runs:
-            by_topic.setdefault(topic, []).append(numbers)
-    shared = {}
-    for topic, runs in by_topic.items():
-        if len(runs) > 1:
-            values = np.sort(np.concatenate([np.frombuffer(run, dtype=np.intc) for run in runs]))
-            repeated = values[1:][values[1:] == values[:-1]]
-            if len(repeated):
-                shared[topic] = set(repeated.tolist())
-    return shared
-
-
-def _distinct_numbers(runs: list[array[int]]) -> bool:
-    """No number twice over ``runs`` (sorted in C: ``np.unique`` hashes, several times slower)."""
-    values = np.sort(np.concatenate([np.frombuffer(run, dtype=np.intc) for run in runs]))
-    return not np.any(values[1:] == values[:-1])
-
-
-def as_topic_partitions(pairs: Iterable[tuple[str, int]]) -> tuple[TopicPartition, ...]:
-    """(topic, partition) pairs as ``TopicPartition``s, without a Python step per partition
-    (``tuple.__new__`` over the pairs: the values the constructor gives). A group's owned
-    partitions run to tens of thousands."""
-    return tuple(map(tuple.__new__, repeat(TopicPartition), pairs))
-
-
-def topic_partitions(topic: str, partitions: Iterable[int]) -> list[TopicPartition]:
-    """``TopicPartition(topic, p)`` for each ``p``, as ``as_topic_partitions`` builds them."""
-    return list(map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), partitions)))
-
-
-class OwnedPartitions(Sequence[TopicPartition]):
-    """Claimed partitions in claim order, kept per {topic, partitions} entry as on the wire: the
-    topic once, its numbers in one ``array('i')``, 4 bytes a partition where a ``TopicPartition``
-    takes about 70 (issue 16: 4 million owned partitions took 2.7 GB as objects). Iterating
-    builds each ``TopicPartition`` as it goes; equal to any sequence of the same partitions.
-    """
-
-    __slots__ = ("_ends", "_runs")
-
-    def __init__(self, runs: Iterable[tuple[str, Iterable[int]]] = ()) -> None:
-        self._runs = tuple(
-            (topic, numbers if isinstance(numbers, array) else array("i", numbers))
-            for topic, numbers in runs
-        )
-        self._ends = tuple(accumulate(len(numbers) for _, numbers in self._runs))
-
-    @staticmethod
-    def sorted_from(partitions: Iterable[tuple[str, int]]) -> OwnedPartitions:
-        """``partitions`` sorted, one entry per topic (as Kafka's leader reads them)."""
-        by_topic: dict[str, list[int]] = {}
-        for topic, partition in partitions:
-            by_topic.setdefault(topic, []).append(partition)
-        return OwnedPartitions((t, sorted(by_topic[t])) for t in sorted(by_topic))
-
-    @property
-    def runs(self) -> tuple[tuple[str, array[int]], ...]:
-        """The entries: each topic and its partition numbers, in claim order."""
-        return self._runs
-
-    def of_topics(self, topics: Container[str]) -> OwnedPartitions:
-        """The claims on ``topics`` only, dropped entry by entry."""
-        return OwnedPartitions(run for run in self._runs if run[0] in topics)
-
-    def __len__(self) -> int:
-        return self._ends[-1] if self._ends else 0
-
-    def __iter__(self) -> Iterator[TopicPartition]:
-        return chain.from_iterable(
-            map(tuple.__new__, repeat(TopicPartition), zip(repeat(t), numbers))
-            for t, numbers in self._runs
-        )
-
-    @overload
-    def __getitem__(self, index: int) -> TopicPartition: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[TopicPartition, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> TopicPartition | tuple[TopicPartition, ...]:
-        if isinstance(index, slice):
-            return tuple(self)[index]
-        at = index + len(self) if index < 0 else index
-        if not 0 <= at < len(self):
-            raise IndexError(index)
-        run = bisect_right(self._ends, at)
-        topic, numbers = self._runs[run]
-        return TopicPartition(topic, numbers[at - (self._ends[run - 1] if run else 0)])
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence):
-            return NotImplemented
-        return len(self) == len(other) and all(map(operator.eq, self, other))
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return f"OwnedPartitions({[(t, list(numbers)) for t, numbers in self._runs]!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,22 +236,18 @@ def check_partitions(
 
 
 def _runs_plainly_valid(claimed: OwnedPartitions, topics: Mapping[str, Topic]) -> bool:
-    """``_plainly_valid`` for compact claims, topic by topic and without an object per
-    partition; claims of topics outside the metadata need legal names and distinct numbers."""
-    by_topic: dict[str, list[array[int]]] = {}
-    for topic, numbers in claimed.runs:
-        by_topic.setdefault(topic, []).append(numbers)
-    for topic, runs in by_topic.items():
-        known = topics.get(topic)
-        if known is None and not _legal_topic_name(topic):
-            return False
-        values = np.concatenate([np.frombuffer(run, dtype=np.intc) for run in runs])
-        count = known.partitions if known is not None else _INT32_MAX
-        if len(values) and (values.min() < 0 or values.max() >= count):
-            return False
-        if not _distinct_numbers(runs):
-            return False
-    return True
+    """``_plainly_valid`` for compact claims, as numbers, without an object per partition;
+    claims of topics outside the metadata need legal names and distinct numbers."""
+    if not all(t in topics or _legal_topic_name(t) for t in set(claimed.topics)):
+        return False
+    if not claimed.numbers:
+        return True
+    limits = [topics[t].partitions if t in topics else _INT32_MAX for t in claimed.topics]
+    bound = np.repeat(np.array(limits, np.int64), np.frombuffer(claimed.counts, dtype=np.int64))
+    numbers = np.frombuffer(claimed.numbers, dtype=np.intc)
+    if numbers.min() < 0 or np.any(numbers >= bound):
+        return False
+    return distinct_claims([claimed])
 
 
 def _plainly_valid(claimed: tuple[TopicPartition, ...], topics: Mapping[str, Topic]) -> bool:

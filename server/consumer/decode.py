@@ -165,7 +165,7 @@ def _raw(
         topics=sub.topics,
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=OwnedPartitions(owned.entries()),
+        owned_partitions=OwnedPartitions.of_entries(owned.topics, owned.counts, owned.numbers),
         generation=sub.generation_id,
         user_data=sub.user_data,
     )

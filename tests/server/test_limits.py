@@ -197,19 +197,6 @@ STREAMS: dict[str, tuple[str, StreamsCase]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(STREAMS))
-def test_streams_requests_at_a_limit_pass_and_one_past_it_are_refused(name: str) -> None:
-    limit, case = STREAMS[name]
-    allowed = getattr(SMALL, limit)
-    lifted = replace(SMALL, **{limit: allowed * 100})
-    decode_request(case(allowed), now_ms=1, limits=SMALL)  # at the limit: decoded
-    past = case(allowed + 1)
-    decode_request(past, now_ms=1, limits=lifted)  # past it, but within a lifted one: decoded
-    with pytest.raises(LimitExceeded) as refused:
-        decode_request(past, now_ms=1, limits=SMALL)
-    assert refused.value.limit == limit and LIMIT_OPTIONS[limit] in str(refused.value)
-
-
 ConsumerCase = Callable[[int], cpb.ConsumerAssignRequest]
 
 
@@ -261,16 +248,29 @@ CONSUMER: dict[str, tuple[str, ConsumerCase]] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(CONSUMER))
-def test_consumer_requests_at_a_limit_pass_and_one_past_it_are_refused(name: str) -> None:
-    limit, case = CONSUMER[name]
+def _decode_streams(request: object, limits: RequestLimits) -> None:
+    decode_request(request, now_ms=1, limits=limits)  # type: ignore[arg-type]
+
+
+def _decode_consumer(request: object, limits: RequestLimits) -> None:
+    decode_consumer(request, limits)  # type: ignore[arg-type]
+
+
+CASES: dict[str, tuple[str, Callable[[int], object], Callable[[object, RequestLimits], None]]] = {
+    **{f"streams: {n}": (limit, case, _decode_streams) for n, (limit, case) in STREAMS.items()},
+    **{f"consumer: {n}": (limit, case, _decode_consumer) for n, (limit, case) in CONSUMER.items()},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_requests_at_a_limit_pass_and_one_past_it_are_refused(name: str) -> None:
+    limit, case, decode = CASES[name]
     allowed = getattr(SMALL, limit)
-    lifted = replace(SMALL, **{limit: allowed * 100})
-    decode_consumer(case(allowed), SMALL)
+    decode(case(allowed), SMALL)  # at the limit: decoded
     past = case(allowed + 1)
-    decode_consumer(past, lifted)
+    decode(past, replace(SMALL, **{limit: allowed * 100}))  # within a lifted limit: decoded
     with pytest.raises(LimitExceeded) as refused:
-        decode_consumer(past, SMALL)
+        decode(past, SMALL)
     assert refused.value.limit == limit and LIMIT_OPTIONS[limit] in str(refused.value)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from uuid import UUID
 
 import numpy as np
-from kassign.assignor.consumer.model import OwnedPartitions, TopicPartition
+from kassign.assignor.claims import OwnedPartitions, TopicPartition
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.streams.model import TaskId
 from kassign.kafka.buffer import TopicPartitionRuns, WireError

@@ -17,7 +17,7 @@ from itertools import islice
 from typing import TypeVar
 from uuid import UUID
 
-from kassign.assignor.consumer.model import OwnedPartitions, shared_claims
+from kassign.assignor.claims import OwnedPartitions, shared_claims
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state

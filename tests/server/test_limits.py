@@ -170,6 +170,12 @@ def _string(n: int) -> pb.AssignRequest:
     return request
 
 
+def _task_topic(n: int) -> pb.AssignRequest:
+    request = group()
+    request.tasks[-1].topic_partitions[0].topic = "t" * n
+    return request
+
+
 def _end_point(n: int) -> pb.AssignRequest:
     """A string inside Kafka's bytes: known only once decoded."""
     request = group(encoding="info_bytes")
@@ -193,6 +199,7 @@ STREAMS: dict[str, tuple[str, StreamsCase]] = {
     "reported, v9 grouped sums in a raw subscription": ("reported_tasks", _reported(9, raw=True)),
     "reported, v11 flat sums in info_bytes": ("reported_tasks", _reported(11, raw=False)),
     "member id": ("string_bytes", _string),
+    "a task's topic": ("string_bytes", _task_topic),
     "end point inside Kafka's bytes": ("string_bytes", _end_point),
 }
 

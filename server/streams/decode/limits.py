@@ -41,14 +41,16 @@ def _check_tasks(tasks: Sequence[pb.TaskInfo], limits: RequestLimits) -> None:
         partitions += len(task.topic_partitions)
         if partitions > limits.partitions:
             check_count(partitions, limits, "partitions", "topic partitions", field=f"tasks[{i}]")
-    texts: set[str] = set()
-    for task in tasks:
-        texts.update(task.state_store_names)
-        texts.add(task.id.named_topology)
-        for tp in task.topic_partitions:
-            texts.add(tp.topic)
-            texts.update(tp.rack_ids)
-    check_text(_longest(texts), limits, field="tasks")
+        if task.ByteSize() > limits.string_bytes:  # else no string in it can be longer
+            _check_task_texts(task, f"tasks[{i}]", limits)
+
+
+def _check_task_texts(task: pb.TaskInfo, field: str, limits: RequestLimits) -> None:
+    texts = {task.id.named_topology, *task.state_store_names}
+    for tp in task.topic_partitions:
+        texts.add(tp.topic)
+        texts.update(tp.rack_ids)
+    check_text(_longest(texts), limits, field=field)
 
 
 def _info_counts(info: pb.SubscriptionInfo, field: str, member: str, limits: RequestLimits) -> int:

@@ -110,10 +110,12 @@ class OwnedPartitions(Sequence[TopicPartition]):
     entry's topic and partition count, and all entries' numbers end to end in one
     ``array('i')``: 4 bytes a partition and 16 an entry, where a ``TopicPartition`` takes
     about 70 (issue 16: 4 million owned partitions took 2.7 GB as objects). Iterating builds
-    each ``TopicPartition`` as it goes; equal to any sequence of the same partitions.
+    each ``TopicPartition`` once, kept for the next walk (the assignors compare a member's
+    claims several times: one object per claim, as a tuple of them had); equal to any sequence
+    of the same partitions. Claims no assignor walks (topics outside the metadata) stay numbers.
     """
 
-    __slots__ = ("_ends", "counts", "numbers", "topics")
+    __slots__ = ("_ends", "_objects", "_within", "counts", "numbers", "topics")
 
     def __init__(self, runs: Iterable[tuple[str, Iterable[int]]] = ()) -> None:
         topics: list[str] = []
@@ -141,6 +143,8 @@ class OwnedPartitions(Sequence[TopicPartition]):
         self.counts = counts
         self.numbers = numbers
         self._ends = array("q", accumulate(counts))
+        self._objects: tuple[TopicPartition, ...] | None = None
+        self._within: tuple[Container[str], OwnedPartitions] | None = None
 
     @staticmethod
     def sorted_from(partitions: Iterable[tuple[str, int]]) -> OwnedPartitions:
@@ -170,17 +174,25 @@ class OwnedPartitions(Sequence[TopicPartition]):
         return bool(rising.all())
 
     def of_topics(self, topics: Container[str]) -> OwnedPartitions:
-        """The claims on ``topics`` only, dropped entry by entry."""
-        if all(map(topics.__contains__, self.topics)):
-            return self
-        return OwnedPartitions(run for run in self.runs if run[0] in topics)
+        """The claims on ``topics`` only, dropped entry by entry (the last answer kept: one
+        group's metadata is asked for again and again)."""
+        if self._within is not None and self._within[0] is topics:
+            return self._within[1]
+        within = self
+        if not all(map(topics.__contains__, self.topics)):
+            within = OwnedPartitions(run for run in self.runs if run[0] in topics)
+        self._within = (topics, within)
+        return within
 
     def __len__(self) -> int:
         return len(self.numbers)
 
     def __iter__(self) -> Iterator[TopicPartition]:
-        topic_of = chain.from_iterable(map(repeat, self.topics, self.counts))
-        return map(tuple.__new__, repeat(TopicPartition), zip(topic_of, self.numbers))
+        if self._objects is None:
+            topic_of = chain.from_iterable(map(repeat, self.topics, self.counts))
+            pairs = zip(topic_of, self.numbers)
+            self._objects = tuple(map(tuple.__new__, repeat(TopicPartition), pairs))
+        return iter(self._objects)
 
     @overload
     def __getitem__(self, index: int) -> TopicPartition: ...

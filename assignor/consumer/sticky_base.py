@@ -31,7 +31,6 @@ from kassign.assignor.consumer.model import (
     OwnedPartitions,
     TopicPartition,
     distinct_claims,
-    topic_partitions,
 )
 from kassign.assignor.consumer.result import RackReason
 
@@ -172,9 +171,7 @@ def _assigned(claims: Sequence[TopicPartition], topics: Mapping[str, int]) -> li
     """The claims on topics being assigned, in claim order (compact claims of other topics are
     passed over without an object per partition)."""
     if isinstance(claims, OwnedPartitions):
-        return [
-            tp for t, numbers in claims.runs if t in topics for tp in topic_partitions(t, numbers)
-        ]
+        return list(claims.of_topics(topics))
     if set(map(_TOPIC, claims)).issubset(topics):
         return list(claims)
     return [tp for tp in claims if tp.topic in topics]

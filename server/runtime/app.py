@@ -8,7 +8,9 @@ touching the rest.
 
 Limits: requests and responses up to ``max_message_bytes`` (64 MiB by default; a 10,000-task group
 with 100 clients is a few MiB), ``max_workers`` assignment calls computed at once and ``max_queue``
-waiting, any further one refused at once (``kassign.server.runtime.admission``).
+waiting, any further one refused at once (``kassign.server.runtime.admission``); per request,
+``ServerConfig.limits`` (``kassign.server.limits``), the answer's estimate against
+``max_message_bytes``.
 """
 
 from __future__ import annotations

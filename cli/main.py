@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
+from kassign.server import limits
 from kassign.server.runtime import app, tls
 from kassign.server.runtime.cores import usable_cores
 from kassign.server.status import to_status
@@ -208,7 +209,8 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--max-message-mb",
         type=int,
         default=app.DEFAULT_MAX_MESSAGE_BYTES >> 20,
-        help="largest request or answer, MiB (default: %(default)s)",
+        help="largest request or answer, MiB; a request whose answer would be larger is refused"
+        " before it is computed (default: %(default)s)",
     )
     p.add_argument(
         "--max-workers",
@@ -276,7 +278,38 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="address the metrics endpoint binds (default: %(default)s, every IPv4 address)",
     )
     tls.add_server_arguments(p)
+    _add_limit_options(p)
     p.set_defaults(func=_run_serve)
+
+
+_LIMIT_HELP = {
+    "members": "members in one request",
+    "tasks": "tasks in one Streams request",
+    "partitions": "topic partitions of one request's tasks, or of its consumer metadata;"
+    " also topics one member subscribes to",
+    "owned_partitions": "owned partitions in one request, over all its members",
+    "reported_tasks": "tasks Streams members report in one request (offset sums, v1-6 task"
+    " lists), over all its members",
+    "string_bytes": "UTF-8 bytes of any one id, name or rack",
+}
+"""What each per-request limit bounds (docs/operations.md, *Limits*); past one, a request is
+refused with INVALID_ARGUMENT naming the option."""
+
+
+def _add_limit_options(p: argparse.ArgumentParser) -> None:
+    for name, what in _LIMIT_HELP.items():
+        p.add_argument(
+            limits.LIMIT_OPTIONS[name],
+            dest=f"limit_{name}",
+            metavar="N",
+            type=int,
+            default=getattr(limits.DEFAULT_LIMITS, name),
+            help=f"most {what}; more: INVALID_ARGUMENT (default: %(default)s)",
+        )
+
+
+def _request_limits(args: argparse.Namespace) -> limits.RequestLimits:
+    return limits.RequestLimits(**{name: getattr(args, f"limit_{name}") for name in _LIMIT_HELP})
 
 
 def _connection_age_options(args: argparse.Namespace) -> tuple[tuple[str, int], ...]:
@@ -307,6 +340,7 @@ def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
         tls=tls.server_tls(args),
         reflection=args.reflection,
         extra_options=_connection_age_options(args),
+        limits=_request_limits(args),
     )
 
 

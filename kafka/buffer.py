@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import functools
 import struct
+import sys
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, islice, repeat
 from typing import Any, NamedTuple, TypeVar, cast
 from uuid import UUID
 
-__all__ = ["Reader", "TopicPartitionRuns", "WireError", "Writer"]
+__all__ = ["Reader", "TopicPartitionRuns", "WireError", "Writer", "int32_array"]
 
 T = TypeVar("T")
 
@@ -111,13 +113,29 @@ def _single_partition_entries_unpacker(
     return unpack
 
 
+def int32_array(data: bytes, at: int, count: int) -> array[int]:
+    """``count`` big-endian int32s at ``at`` as an ``array('i')``: 4 bytes a number, no object
+    per number (a member may own millions of partitions)."""
+    numbers = array("i", data[at : at + 4 * count])
+    if sys.byteorder == "little":
+        numbers.byteswap()
+    return numbers
+
+
 class TopicPartitionRuns(NamedTuple):
     """An array of {topic, partitions} as read: per entry its topic and its partition count,
-    and all entries' partitions end to end."""
+    and all entries' partitions end to end, 4 bytes each (``array('i')``)."""
 
     topics: list[str]
     counts: list[int]
-    numbers: list[int]
+    numbers: array[int]
+
+    def entries(self) -> Iterator[tuple[str, array[int]]]:
+        """The entries: (topic, its partitions as a slice of ``numbers``)."""
+        at = 0
+        for topic, count in zip(self.topics, self.counts):
+            yield topic, self.numbers[at : at + count]
+            at += count
 
     def groups(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
         """The entries: (topic, partitions)."""
@@ -283,7 +301,7 @@ class Reader:
             return TopicPartitionRuns(
                 [t for t, _ in groups],
                 [len(ps) for _, ps in groups],
-                [p for _, ps in groups for p in ps],
+                array("i", [p for _, ps in groups for p in ps]),
             )
         runs, self.offset = read
         return runs
@@ -348,7 +366,7 @@ class Reader:
         topics = _names(read[1::4], names, lenient)
         if topics is None:
             return None
-        runs = TopicPartitionRuns(topics, [1] * count, list(read[3::4]))
+        runs = TopicPartitionRuns(topics, [1] * count, array("i", read[3::4]))
         return runs, at + count * (10 + size)
 
     def _runs_at(
@@ -368,7 +386,7 @@ class Reader:
             return uniform
         topics: list[str] = []
         counts: list[int] = []
-        numbers: list[int] = []
+        numbers: array[int] = array("i")
         guess, single = -1, _single_entry_unpacker(0)
         for _ in range(count):
             if 0 <= guess and at + 10 + guess <= end:
@@ -394,7 +412,10 @@ class Reader:
                 return None
             topics.append(topic)
             counts.append(n)
-            numbers.extend(_int32s_unpacker(n)(data, at + 4))
+            if n > _COMPILED_ENTRIES:
+                numbers.extend(int32_array(data, at + 4, n))
+            else:
+                numbers.extend(_int32s_unpacker(n)(data, at + 4))
             at += 4 + 4 * n
             if size != guess:
                 guess, single = size, _single_entry_unpacker(size)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import struct
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -120,7 +121,8 @@ class SubscriptionDecoder:
         start = r.offset
         for size in self._lengths:
             found = self._lists.get(data[start : start + size])
-            if found is not None:
+            # a slice cut short by the data's end may equal a shorter kept list's bytes
+            if found is not None and start + size <= len(data):
                 r.offset = start + size
                 return found
         topics = r.strings("topics", "topic", names=self._names)
@@ -144,7 +146,7 @@ def _subscription_body(
     owned = (
         r.topic_partition_runs("ownedPartitions", "ownedPartitions topic", names=names)
         if body >= 1
-        else TopicPartitionRuns([], [], [])
+        else TopicPartitionRuns([], [], array("i"))
     )
     generation = r.int32("generationId") if body >= 2 else -1
     rack = r.string("rackId", nullable=True) if body >= 3 else None

@@ -17,7 +17,8 @@
 
 The most specific class wins (the table is walked along the exception's MRO), then, for an
 ``InvalidAssignment``, its code (``ASSIGNMENT_CODE_TABLE``). The caller never sees a traceback;
-an INVALID_ARGUMENT also carries ``kassign-field`` / ``kassign-member`` trailing metadata, a
+an INVALID_ARGUMENT also carries ``kassign-field`` / ``kassign-member`` trailing metadata
+(past a per-request limit, ``kassign-limit``: the ``kassign serve`` option), a
 FAILED_PRECONDITION ``kassign-reason`` (its code), so clients can react without parsing the
 message.
 
@@ -43,6 +44,7 @@ from kassign.assignor.errors import (
     SolverError,
     invalid_request_text,
 )
+from kassign.server.limits import LIMIT_OPTIONS, LimitExceeded
 
 __all__ = [
     "ASSIGNMENT_CODE_TABLE",
@@ -136,6 +138,8 @@ def to_status(exc: BaseException) -> MappedStatus:
         meta = [("kassign-field", _ascii(excerpt(exc.field)))]
         if exc.member is not None:
             meta.append(("kassign-member", _ascii(excerpt(exc.member))))
+        if isinstance(exc, LimitExceeded):
+            meta.append(("kassign-limit", LIMIT_OPTIONS[exc.limit]))
         return MappedStatus(grpc.StatusCode.INVALID_ARGUMENT, error_text(exc), tuple(meta))
     if isinstance(exc, InvalidAssignment) and exc.code in ASSIGNMENT_CODE_TABLE:
         reason = (("kassign-reason", _ascii(excerpt(str(exc.code)))),)

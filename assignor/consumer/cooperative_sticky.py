@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
+from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition, claims_on
 from kassign.assignor.consumer.result import GroupAssignment, group_assignment, moving_away
 from kassign.assignor.consumer.sticky import assign_sticky_partitions
 from kassign.assignor.consumer.sticky_base import MemberData
@@ -70,7 +70,7 @@ def _changing_owner(
     """General builder: partitions gained by a non-owner and lost by an owner -> new owner."""
     added: dict[TopicPartition, str] = {}
     lost: set[TopicPartition] = set()
-    owned_by = {m.member_id: m.owned_partitions for m in group.members}
+    owned_by = {m.member_id: claims_on(m.owned_partitions, group.topics) for m in group.members}
     for member, assigned in assignment.items():
         owned = set(owned_by[member])
         added.update((tp, member) for tp in assigned if tp not in owned)

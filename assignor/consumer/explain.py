@@ -18,7 +18,7 @@ Kafka's four are ports that must keep Kafka's answers, and their passes are not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kassign.assignor.consumer import sticky
@@ -120,7 +120,7 @@ class _Rules:
         return Rule.BALANCE, f"balance: {spread}{moved}"
 
 
-def _claims(group: ConsumerGroup, assignor: str) -> list[tuple[str, tuple[TopicPartition, ...]]]:
+def _claims(group: ConsumerGroup, assignor: str) -> list[tuple[str, Sequence[TopicPartition]]]:
     """Each member's previous partitions as the assignor reads them (the report's claims): the
     eager ``sticky`` from its userData, the others from the subscription's owned partitions."""
     if assignor == sticky.NAME:

@@ -21,11 +21,19 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from typing import NamedTuple
 
+import numpy as np
+from kassign.assignor.claims import (
+    OwnedPartitions,
+    TopicPartition,
+    as_topic_partitions,
+    claims_on,
+    distinct_claims,
+    shared_claims,
+    topic_partitions,
+)
 from kassign.assignor.errors import InvalidRequest
 
 __all__ = [
@@ -33,11 +41,15 @@ __all__ = [
     "AssignOptions",
     "ConsumerGroup",
     "Member",
+    "OwnedPartitions",
     "Topic",
     "TopicPartition",
     "as_topic_partitions",
     "check_partitions",
+    "claims_on",
     "consumer_group",
+    "distinct_claims",
+    "shared_claims",
     "topic_partitions",
 ]
 
@@ -48,33 +60,6 @@ _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 _RACKS = operator.attrgetter("partition_racks")  # a topic's, one per partition
-
-
-class TopicPartition(NamedTuple):
-    """A partition of a topic, ordered by topic then partition number.
-
-    A tuple rather than a dataclass: assignors hash and compare partitions in their inner
-    loops, and the tuple's order is Kafka's ``TopicPartitionComparator`` (topic names are ASCII,
-    so Python's string order is Java's).
-    """
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
-
-
-def as_topic_partitions(pairs: Iterable[tuple[str, int]]) -> tuple[TopicPartition, ...]:
-    """(topic, partition) pairs as ``TopicPartition``s, without a Python step per partition
-    (``tuple.__new__`` over the pairs: the values the constructor gives). A group's owned
-    partitions run to tens of thousands."""
-    return tuple(map(tuple.__new__, repeat(TopicPartition), pairs))
-
-
-def topic_partitions(topic: str, partitions: Iterable[int]) -> list[TopicPartition]:
-    """``TopicPartition(topic, p)`` for each ``p``, as ``as_topic_partitions`` builds them."""
-    return list(map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), partitions)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +94,7 @@ class Member:
     topics: tuple[str, ...]
     group_instance_id: str | None = None
     rack_id: str | None = None
-    owned_partitions: tuple[TopicPartition, ...] = ()
+    owned_partitions: Sequence[TopicPartition] = ()  # a tuple, or compact ``OwnedPartitions``
     generation: int = DEFAULT_GENERATION
     user_data: bytes | None = None
 
@@ -177,8 +162,12 @@ def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> Consum
     return ConsumerGroup(members, dict(sorted(topic_map.items())))
 
 
+def _legal_topic_name(name: str) -> bool:
+    return bool(_TOPIC_NAME.fullmatch(name)) and name not in (".", "..")
+
+
 def _check_topic_name(name: str, field: str, member: str | None) -> None:
-    if not _TOPIC_NAME.fullmatch(name) or name in (".", ".."):
+    if not _legal_topic_name(name):
         raise InvalidRequest(f"illegal topic name {name!r}", field=field, member=member)
 
 
@@ -226,6 +215,8 @@ def check_partitions(
     The usual claim (distinct partitions of known topics, numbers under the smallest of their
     topics' counts) is recognised with set and min/max passes; anything else is walked
     partition by partition, which finds the first fault in claim order."""
+    if isinstance(partitions, OwnedPartitions) and _runs_plainly_valid(partitions, topics):
+        return
     claimed = tuple(partitions)
     if not claimed or _plainly_valid(claimed, topics):
         return
@@ -242,6 +233,21 @@ def check_partitions(
             raise InvalidRequest(
                 f"{tp} is not a partition of the topic", field=field, member=member
             )
+
+
+def _runs_plainly_valid(claimed: OwnedPartitions, topics: Mapping[str, Topic]) -> bool:
+    """``_plainly_valid`` for compact claims, as numbers, without an object per partition;
+    claims of topics outside the metadata need legal names and distinct numbers."""
+    if not all(t in topics or _legal_topic_name(t) for t in set(claimed.topics)):
+        return False
+    if not claimed.numbers:
+        return True
+    limits = [topics[t].partitions if t in topics else _INT32_MAX for t in claimed.topics]
+    bound = np.repeat(np.array(limits, np.int64), np.frombuffer(claimed.counts, dtype=np.int64))
+    numbers = np.frombuffer(claimed.numbers, dtype=np.intc)
+    if numbers.min() < 0 or np.any(numbers >= bound):
+        return False
+    return distinct_claims([claimed])
 
 
 def _plainly_valid(claimed: tuple[TopicPartition, ...], topics: Mapping[str, Topic]) -> bool:

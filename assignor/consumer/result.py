@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import repeat
 
 from kassign.assignor.consumer.java_order import java_key
-from kassign.assignor.consumer.model import ConsumerGroup, Topic, TopicPartition
+from kassign.assignor.consumer.model import ConsumerGroup, Topic, TopicPartition, claims_on
 
 __all__ = [
     "AssignmentReport",
@@ -134,6 +134,7 @@ def group_assignment(
     kept_back = frozenset(withheld)
     revoked = revoked or {}
     topics = group.topics
+    claims = {m: claims_on(tps, topics) for m, tps in claims.items()}
     assignments = []
     cross_rack = 0
     for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
@@ -206,7 +207,8 @@ def moving_away(
     lost: dict[str, set[TopicPartition]] = {}
     for m in group.members:
         if m.owned_partitions:
-            gone = set(m.owned_partitions).difference(target.get(m.member_id, ()))
+            claimed = claims_on(m.owned_partitions, group.topics)
+            gone = set(claimed).difference(target.get(m.member_id, ()))
             if gone:
                 lost[m.member_id] = gone
     assigned: set[TopicPartition] = set().union(*target.values()) if lost else set()

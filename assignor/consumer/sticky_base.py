@@ -19,7 +19,7 @@ Claims are settled walking the members in Java hash order (``java_order``), as K
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kassign.assignor.consumer.common import rack_reason
@@ -28,7 +28,9 @@ from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     ConsumerGroup,
     Member,
+    OwnedPartitions,
     TopicPartition,
+    distinct_claims,
 )
 from kassign.assignor.consumer.result import RackReason
 
@@ -53,7 +55,7 @@ class MemberData:
     ``generation`` is ``None`` when the member gave none (Kafka's empty ``Optional``).
     """
 
-    partitions: tuple[TopicPartition, ...]
+    partitions: Sequence[TopicPartition]
     generation: int | None
 
 
@@ -153,7 +155,7 @@ def resolve_ownership(
         if generation is not None:
             max_generation = max(max_generation, generation)
     claims = [data[m.member_id].partitions for m in members]
-    if len(set().union(*claims)) == sum(map(len, claims)):
+    if distinct_claims(claims):
         # nobody claims a partition another claims: every claim on an assigned topic stands
         owned = {m.member_id: _assigned(c, topics) for m, c in zip(members, claims, strict=True)}
         several: set[TopicPartition] = set()
@@ -165,10 +167,11 @@ def resolve_ownership(
     return Ownership(equal, owned, frozenset(several), max_generation)
 
 
-def _assigned(
-    claims: tuple[TopicPartition, ...], topics: Mapping[str, int]
-) -> list[TopicPartition]:
-    """The claims on topics being assigned, in claim order."""
+def _assigned(claims: Sequence[TopicPartition], topics: Mapping[str, int]) -> list[TopicPartition]:
+    """The claims on topics being assigned, in claim order (compact claims of other topics are
+    passed over without an object per partition)."""
+    if isinstance(claims, OwnedPartitions):
+        return list(claims.of_topics(topics))
     if set(map(_TOPIC, claims)).issubset(topics):
         return list(claims)
     return [tp for tp in claims if tp.topic in topics]

@@ -32,15 +32,16 @@ from kassign.assignor.consumer.model import (
     AssignOptions,
     ConsumerGroup,
     Member,
+    OwnedPartitions,
     Topic,
-    TopicPartition,
-    as_topic_partitions,
     consumer_group,
 )
 from kassign.assignor.errors import InvalidRequest
 from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import SubscriptionDecoder
+from kassign.server.consumer import limits as checks
 from kassign.server.consumer.options import decode_options
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits, check_text
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 
@@ -71,10 +72,14 @@ class DecodedConsumerRequest:
     user_data_fields: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
-def decode_request(request: cpb.ConsumerAssignRequest) -> DecodedConsumerRequest:
-    """The checked request, or ``InvalidRequest`` naming the field and the member at fault."""
+def decode_request(
+    request: cpb.ConsumerAssignRequest, limits: RequestLimits = DEFAULT_LIMITS
+) -> DecodedConsumerRequest:
+    """The checked request, or ``InvalidRequest`` naming the field and the member at fault;
+    ``limits`` are checked before decoding, and the answer's size before returning."""
     if not request.assignor:
         raise InvalidRequest("no assignor named", field="assignor")
+    checks.check_request(request, limits)
     members: list[Member] = []
     user_data_fields: dict[str, str] = {}
     decoder = SubscriptionDecoder()  # one per request: members share their topic lists
@@ -84,8 +89,13 @@ def decode_request(request: cpb.ConsumerAssignRequest) -> DecodedConsumerRequest
         user_data_fields.setdefault(member.member_id, user_data_field)
     rack_sets: dict[bytes, frozenset[str]] = {}
     topics = [_topic(t, rack_sets) for t in request.topics]
+    checks.check_racks(set().union(*rack_sets.values()), limits, field="topics")
+    for member in members:
+        where = user_data_fields[member.member_id].partition(".")[0]
+        check_text(member.rack_id or "", limits, field=f"{where}.rack_id", member=member.member_id)
     with located(user_data_fields):
         group = consumer_group(members, topics)
+    checks.check_answer(group, limits)
     return DecodedConsumerRequest(
         group_id=request.group_id,
         assignor=request.assignor,
@@ -134,8 +144,8 @@ def _structured(who: str, instance: str | None, sub: pb.ConsumerSubscription) ->
         topics=tuple(sorted(sub.topics)),
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=tuple(
-            sorted(TopicPartition(tp.topic, tp.partition) for tp in sub.owned_partitions)
+        owned_partitions=OwnedPartitions.sorted_from(
+            (tp.topic, tp.partition) for tp in sub.owned_partitions
         ),
         generation=sub.generation_id if sub.HasField("generation_id") else DEFAULT_GENERATION,
         user_data=user_data,
@@ -155,7 +165,7 @@ def _raw(
         topics=sub.topics,
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=as_topic_partitions(owned.pairs()),
+        owned_partitions=OwnedPartitions.of_entries(owned.topics, owned.counts, owned.numbers),
         generation=sub.generation_id,
         user_data=sub.user_data,
     )

@@ -16,6 +16,7 @@ from kassign.server.consumer.servicer import (
     ConsumerObserver,
     NullConsumerObserver,
 )
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = ["SERVICE_NAME", "ConsumerRequestJournal", "add_to_server"]
@@ -33,9 +34,13 @@ class _JournalingServicer(ConsumerAssignmentServicer):
     """Records each request before answering it; a failing journal never fails a call."""
 
     def __init__(
-        self, journal: ConsumerRequestJournal, *, observer: ConsumerObserver | None
+        self,
+        journal: ConsumerRequestJournal,
+        *,
+        observer: ConsumerObserver | None,
+        limits: RequestLimits,
     ) -> None:
-        super().__init__(observer=observer)
+        super().__init__(observer=observer, limits=limits)
         self._journal = journal
 
     def Assign(
@@ -50,12 +55,13 @@ def add_to_server(
     *,
     observer: ConsumerObserver | None = None,
     journal: ConsumerRequestJournal | None = None,
+    limits: RequestLimits = DEFAULT_LIMITS,
 ) -> str:
     """Add ``ConsumerAssignmentService`` to ``server``; returns its full name (for health, reflection)."""
     servicer = (
-        _JournalingServicer(journal, observer=observer)
+        _JournalingServicer(journal, observer=observer, limits=limits)
         if journal is not None
-        else ConsumerAssignmentServicer(observer=observer)
+        else ConsumerAssignmentServicer(observer=observer, limits=limits)
     )
     method = Unary(servicer.Assign, cpb.ConsumerAssignRequest, cpb.ConsumerAssignResponse)
     on_error = (observer or NullConsumerObserver()).on_error

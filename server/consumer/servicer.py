@@ -23,6 +23,7 @@ from kassign.server.calls import Deadline, PhaseClock, status_on_error
 from kassign.server.consumer import encode
 from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request, located
 from kassign.server.consumer.explain import add_consumer_explanation
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.v1 import consumer_pb2 as cpb
 from kassign.v1 import consumer_pb2_grpc
 
@@ -84,15 +85,17 @@ def assign_consumer_request(
     *,
     observer: ConsumerObserver | None = None,
     deadline: Deadline | None = None,
+    limits: RequestLimits = DEFAULT_LIMITS,
 ) -> ConsumerOutcome:
     """The response to one request; raises ``KassignError`` subclasses (the CLI shares this).
 
     ``deadline`` as for the Streams room: the call ends between phases once its caller is gone,
-    and ``rack-optimal``'s budget takes at most ``calls.BUDGET_SHARE`` of the time left."""
+    and ``rack-optimal``'s budget takes at most ``calls.BUDGET_SHARE`` of the time left;
+    ``limits`` (``kassign.server.limits``) are checked while decoding."""
     obs = observer or NullConsumerObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
     cap = None if deadline is None else deadline.budget_cap_ms()
-    decoded = clock.run("decode", lambda: decode_request(request))
+    decoded = clock.run("decode", lambda: decode_request(request, limits))
     if cap is not None and cap / 1000.0 < decoded.options.time_budget_s:
         decoded = replace(decoded, options=replace(decoded.options, time_budget_s=cap / 1000.0))
     assignment = clock.run("assign", lambda: _assign(decoded))
@@ -125,14 +128,17 @@ def _assign(decoded: DecodedConsumerRequest) -> GroupAssignment:
 class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServicer):
     """``kassign.v1.ConsumerAssignmentService``: one unary ``Assign``; stateless."""
 
-    def __init__(self, *, observer: ConsumerObserver | None = None) -> None:
+    def __init__(
+        self, *, observer: ConsumerObserver | None = None, limits: RequestLimits = DEFAULT_LIMITS
+    ) -> None:
         self._observer: ConsumerObserver = observer or NullConsumerObserver()
+        self._limits = limits
 
     def Assign(
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
     ) -> cpb.ConsumerAssignResponse:
         with status_on_error(self._observer.on_error, context):
             return assign_consumer_request(
-                request, observer=self._observer, deadline=Deadline(context)
+                request, observer=self._observer, deadline=Deadline(context), limits=self._limits
             ).response
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

@@ -8,7 +8,9 @@ touching the rest.
 
 Limits: requests and responses up to ``max_message_bytes`` (64 MiB by default; a 10,000-task group
 with 100 clients is a few MiB), ``max_workers`` assignment calls computed at once and ``max_queue``
-waiting, any further one refused at once (``kassign.server.runtime.admission``).
+waiting, any further one refused at once (``kassign.server.runtime.admission``); per request,
+``ServerConfig.limits`` (``kassign.server.limits``), the answer's estimate against
+``max_message_bytes``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, cast
@@ -32,6 +34,7 @@ from grpc_reflection.v1alpha import reflection
 from kassign.server.consumer import service as consumer
 from kassign.server.consumer.service import ConsumerRequestJournal
 from kassign.server.consumer.servicer import ConsumerObserver
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.runtime.admission import (
     DEFAULT_MAX_QUEUE,
     RESERVED_THREADS,
@@ -96,6 +99,7 @@ class ServerConfig:
     tls: ServerTls | None = None
     reflection: bool = True
     extra_options: tuple[tuple[str, int | str], ...] = field(default=())
+    limits: RequestLimits = DEFAULT_LIMITS  # per request; answer_bytes is max_message_bytes
 
 
 def channel_options(max_message_bytes: int) -> list[tuple[str, int]]:
@@ -163,11 +167,18 @@ def create_server(
         interceptors=[*interceptors, admission],
     )
     # Each room adds its own service; health and reflection follow the names they return.
+    limits = replace(config.limits, answer_bytes=config.max_message_bytes)
     services = (
         streams.add_to_server(
-            server, default_budget_ms=config.default_budget_ms, observer=observer, journal=journal
+            server,
+            default_budget_ms=config.default_budget_ms,
+            observer=observer,
+            journal=journal,
+            limits=limits,
         ),
-        consumer.add_to_server(server, observer=consumer_observer, journal=consumer_journal),
+        consumer.add_to_server(
+            server, observer=consumer_observer, journal=consumer_journal, limits=limits
+        ),
     )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", *services):

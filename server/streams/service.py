@@ -11,6 +11,7 @@ from typing import Protocol
 
 import grpc
 from kassign.server.calls import Unary, add_unary_service, record_quietly
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams.servicer import AssignObserver, NullObserver, TaskAssignmentServicer
 from kassign.v1 import assignment_pb2 as pb
 
@@ -43,9 +44,10 @@ def add_to_server(
     default_budget_ms: int | None,
     observer: AssignObserver | None = None,
     journal: RequestJournal | None = None,
+    limits: RequestLimits = DEFAULT_LIMITS,
 ) -> str:
     """Add ``TaskAssignmentService`` to ``server``; returns its full name (for health, reflection)."""
-    kwargs = {"default_budget_ms": default_budget_ms, "observer": observer}
+    kwargs = {"default_budget_ms": default_budget_ms, "observer": observer, "limits": limits}
     servicer = (
         JournalingServicer(journal, **kwargs)
         if journal is not None

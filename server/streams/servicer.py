@@ -21,6 +21,7 @@ from kassign.assignor.streams.api import distribute_if_valid, run, run_explained
 from kassign.assignor.streams.result import TaskAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
 from kassign.server.calls import Deadline, PhaseClock, status_on_error
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams import encode
 from kassign.server.streams.decode.request import DecodedRequest, decode_request
 from kassign.v1 import assignment_pb2 as pb
@@ -103,13 +104,15 @@ def assign_request(
     observer: AssignObserver | None = None,
     clock_ms: Callable[[], int] | None = None,
     deadline: Deadline | None = None,
+    limits: RequestLimits = DEFAULT_LIMITS,
 ) -> Outcome:
     """Compute the response to one request; raises ``KassignError`` subclasses for bad input.
 
     ``request.now_ms`` 0 means "now": the server's clock is read here, once, so everything below
     stays pure. The CLI's ``assign`` and the servicer share this function. ``deadline`` (the
     servicer's): the call ends between phases once its caller is gone, and the solver budget
-    takes at most ``calls.BUDGET_SHARE`` of the time the call has left.
+    takes at most ``calls.BUDGET_SHARE`` of the time the call has left. ``limits``: the
+    server's per-request limits (``kassign.server.limits``), checked while decoding.
     """
     obs = observer or NullObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
@@ -118,7 +121,11 @@ def assign_request(
     decoded = clock.run(
         "decode",
         lambda: decode_request(
-            request, now_ms=now_ms, default_budget_ms=default_budget_ms, budget_cap_ms=cap
+            request,
+            now_ms=now_ms,
+            default_budget_ms=default_budget_ms,
+            budget_cap_ms=cap,
+            limits=limits,
         ),
     )
     obs.on_decoded(request, decoded)
@@ -147,10 +154,15 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
     """``kassign.v1.TaskAssignmentService``: one unary ``Assign``; stateless."""
 
     def __init__(
-        self, *, default_budget_ms: int | None = None, observer: AssignObserver | None = None
+        self,
+        *,
+        default_budget_ms: int | None = None,
+        observer: AssignObserver | None = None,
+        limits: RequestLimits = DEFAULT_LIMITS,
     ) -> None:
         self._default_budget_ms = default_budget_ms
         self._observer: AssignObserver = observer or NullObserver()
+        self._limits = limits
 
     def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
         with status_on_error(self._observer.on_error, context):
@@ -159,6 +171,7 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
                 default_budget_ms=self._default_budget_ms,
                 observer=self._observer,
                 deadline=Deadline(context),
+                limits=self._limits,
             )
             return outcome.response
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

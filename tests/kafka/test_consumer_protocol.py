@@ -276,3 +276,15 @@ def test_the_encoder_writes_what_the_dataclass_path_writes(
 def test_bad_assignment_bytes_are_a_wire_error(data: bytes) -> None:
     with pytest.raises(WireError):
         decode_consumer_assignment(data)
+
+
+def test_a_cut_topic_list_is_not_mistaken_for_a_shorter_kept_one() -> None:
+    """Found by the property above: bytes cut inside a topic list may equal a shorter list kept
+    by the shared decoder (here the empty one); the shared read must fail where a lone one does."""
+    empty = encode_consumer_subscription(ConsumerProtocolSubscription(version=0, topics=()))
+    one = encode_consumer_subscription(ConsumerProtocolSubscription(version=0, topics=("a",)))
+    shared = SubscriptionDecoder()
+    shared.decode(one)
+    shared.decode(empty + b"\x00\x00\x00\x00")
+    cut = empty[:2] + b"\x00\x00\x00\x00"
+    assert _outcome(shared.decode, cut) == _outcome(decode_consumer_subscription, cut)

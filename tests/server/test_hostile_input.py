@@ -18,6 +18,7 @@ import pytest
 from google.protobuf import json_format
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from kassign.server.limits import RequestLimits
 from kassign.server.observe.calllog import CallLog, ConsumerCallLog
 from kassign.server.streams.encode import canonical_bytes
 from kassign.v1 import assignment_pb2 as pb
@@ -35,13 +36,19 @@ LONG_MAX = 2**63 - 1
 """Java's ``Long.MAX_VALUE``, the largest ``int64`` the contract carries."""
 BIG = 256 * 1024 * 1024
 """Channel limits far above any case here, so only the server's answer decides what comes back."""
+UNLIMITED_TEXT = RequestLimits(string_bytes=2**31)
+"""Strings past ``--max-string-bytes`` are refused before anything quotes them
+(tests/server/test_limits.py); lifted here, so the long ids reach the checks that quote them."""
 
 
 @pytest.fixture(scope="module")
 def channel() -> Iterator[grpc.Channel]:
     options = [("grpc.max_send_message_length", BIG), ("grpc.max_receive_message_length", BIG)]
     with (
-        in_process(CallLog(), consumer_observer=ConsumerCallLog()) as (_, target),
+        in_process(CallLog(), consumer_observer=ConsumerCallLog(), limits=UNLIMITED_TEXT) as (
+            _,
+            target,
+        ),
         grpc.insecure_channel(target, options=options) as channel,
     ):
         yield channel

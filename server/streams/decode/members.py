@@ -10,13 +10,16 @@ path and a request gives the same answer however it was sent.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from array import array
+from collections.abc import Iterable
 from uuid import UUID
 
+import numpy as np
+from kassign.assignor.claims import OwnedPartitions, TopicPartition
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.streams.model import TaskId
-from kassign.kafka.buffer import WireError
-from kassign.kafka.consumer_protocol import decode_consumer_subscription
+from kassign.kafka.buffer import TopicPartitionRuns, WireError
+from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.kafka.subscription_info import (
     LATEST_VERSION,
     decode_subscription_info,
@@ -28,11 +31,6 @@ from kassign.server.streams.decode.topology import TaskIds
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["DecodedMember", "TopicPartition", "decode_member"]
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -47,7 +45,7 @@ class DecodedMember:
     group_instance_id: str | None
     process_id: UUID
     topics: tuple[str, ...]
-    owned_partitions: tuple[TopicPartition, ...]  # sorted
+    owned_partitions: OwnedPartitions  # sorted, one entry per topic
     generation_id: int | None
     rack_id: str | None
     version: int
@@ -63,24 +61,51 @@ class DecodedMember:
     info_field: str = dataclasses.field(default="subscription.info", compare=False, repr=False)
 
 
-def _owned(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[TopicPartition, ...]:
+def _owned(pairs: Iterable[tuple[str, int]], field: str, member: str) -> OwnedPartitions:
+    """Checked one by one, in claim order: the first bad or repeated partition is named."""
     owned = set()
-    for tp in sub.owned_partitions:
-        if not tp.topic or tp.partition < 0:
+    for topic, partition in pairs:
+        if not topic or partition < 0:
             raise InvalidRequest(
-                f"bad owned partition {tp.topic!r}-{tp.partition}",
+                f"bad owned partition {topic!r}-{partition}",
                 field=f"{field}.owned_partitions",
                 member=member,
             )
-        key = TopicPartition(tp.topic, tp.partition)
+        key = TopicPartition(topic, partition)
         if key in owned:
             raise InvalidRequest(
-                f"partition {tp.topic}-{tp.partition} owned twice",
+                f"partition {topic}-{partition} owned twice",
                 field=f"{field}.owned_partitions",
                 member=member,
             )
         owned.add(key)
-    return tuple(sorted(owned))
+    return OwnedPartitions.sorted_from(owned)
+
+
+def _compact_owned(runs: TopicPartitionRuns) -> OwnedPartitions | None:
+    """A raw subscription's owned partitions sorted per topic without an object per partition
+    (issue 16), or ``None`` if any is bad or repeated (``_owned`` then names the first)."""
+    by_topic: dict[str, list[array[int]]] = {}
+    for topic, numbers in runs.entries():
+        if numbers:
+            by_topic.setdefault(topic, []).append(numbers)
+    if "" in by_topic:
+        return None
+    entries = []
+    for topic in sorted(by_topic):
+        values = np.sort(np.concatenate([np.frombuffer(r, dtype=np.intc) for r in by_topic[topic]]))
+        if values[0] < 0 or np.any(values[1:] == values[:-1]):
+            return None
+        entries.append((topic, array("i", values.tobytes())))
+    return OwnedPartitions(entries)
+
+
+def _owned_of(
+    sub: pb.ConsumerSubscription, runs: TopicPartitionRuns | None, field: str, member: str
+) -> OwnedPartitions:
+    if runs is None:
+        return _owned(((tp.topic, tp.partition) for tp in sub.owned_partitions), field, member)
+    return _compact_owned(runs) or _owned(runs.pairs(), field, member)
 
 
 def _generation(sub: pb.ConsumerSubscription, field: str, member: str) -> int | None:
@@ -106,8 +131,11 @@ def _info_bytes(data: bytes, field: str, member: str) -> pb.SubscriptionInfo:
         raise InvalidRequest(str(exc), field=field, member=member) from exc
 
 
-def _structured(member: pb.MemberSubscription) -> tuple[pb.ConsumerSubscription, str]:
-    """The member's ConsumerSubscription and the field path its userData sits at."""
+def _structured(
+    member: pb.MemberSubscription,
+) -> tuple[pb.ConsumerSubscription, str, TopicPartitionRuns | None]:
+    """The member's ConsumerSubscription and the field path its userData sits at; a raw
+    subscription's owned partitions apart, as read (never a message per partition)."""
     kind = member.WhichOneof("kind")
     if kind is None:
         raise InvalidRequest(
@@ -116,11 +144,10 @@ def _structured(member: pb.MemberSubscription) -> tuple[pb.ConsumerSubscription,
             member=member.member_id,
         )
     if kind == "subscription":
-        return member.subscription, "subscription"
+        return member.subscription, "subscription", None
     try:
-        return subscription_to_pb(
-            decode_consumer_subscription(member.raw_subscription)
-        ), "raw_subscription"
+        sub, runs = SubscriptionDecoder().decode_runs(member.raw_subscription)
+        return subscription_to_pb(sub), "raw_subscription", runs
     except WireError as exc:
         raise InvalidRequest(str(exc), field="raw_subscription", member=member.member_id) from exc
 
@@ -153,18 +180,18 @@ def decode_member(
     mid = member.member_id
     if not mid:
         raise InvalidRequest("member id is empty", field="member_id")
-    sub, field = _structured(member)
+    sub, field, runs = _structured(member)
     info, info_field = _info(sub, field, mid)
     key = info_field.encode() + b"\0" + info.SerializeToString() if infos is not None else b""
     checked = infos.get(key) if infos is not None else None
     if checked is None:
         identity = info_identity(info, info_field, mid)
-        owned, generation = _owned(sub, field, mid), _generation(sub, field, mid)
+        owned, generation = _owned_of(sub, runs, field, mid), _generation(sub, field, mid)
         checked = info_report(info, identity, info_field, mid, known)
         if infos is not None:
             infos[key] = checked
     else:
-        owned, generation = _owned(sub, field, mid), _generation(sub, field, mid)
+        owned, generation = _owned_of(sub, runs, field, mid), _generation(sub, field, mid)
     return DecodedMember(
         member_id=mid,
         group_instance_id=member.group_instance_id or None,

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import TypeVar
 from uuid import UUID
 
+from kassign.assignor.claims import OwnedPartitions, shared_claims
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state
@@ -23,8 +25,11 @@ from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     ApplicationState,
     KafkaStreamsState,
+    TaskId,
     application_state,
 )
+from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.streams.decode import limits as checks
 from kassign.server.streams.decode.configs import decode_configs
 from kassign.server.streams.decode.info import InfoReports
 from kassign.server.streams.decode.members import DecodedMember, TopicPartition, decode_member
@@ -47,11 +52,31 @@ class DecodedRequest:
     group_id: str = ""
 
 
-def _listed(items: Iterable[object]) -> str:
-    """Items for a note, cut after ``_LISTED``."""
+def _listed(items: Iterable[object], count: int | None = None) -> str:
+    """Items for a note, cut after ``_LISTED``; ``count``: how many there are, when ``items``
+    holds only the first ``_LISTED``."""
     names = [str(i) for i in items]
-    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    total = len(names) if count is None else count
+    more = f" and {total - _LISTED} more" if total > _LISTED else ""
     return ", ".join(names[:_LISTED]) + more
+
+
+def _owned_tasks(
+    owned: OwnedPartitions, topology: Topology
+) -> tuple[frozenset[TaskId], int, list[str]]:
+    """The tasks ``owned`` feeds, how many of its partitions feed none, and the first
+    ``_LISTED`` of those; a topic no task reads is passed over whole (a member may claim
+    millions of partitions; issue 16)."""
+    tasks: set[TaskId] = set()
+    stray, named = 0, list[str]()
+    for topic, numbers in owned.runs:
+        sources = topology.source_topics.get(topic, {})
+        found = [sources[p] for p in numbers if p in sources] if sources else []
+        tasks.update(found)
+        stray += len(numbers) - len(found)
+        missing = (p for p in numbers if p not in sources)
+        named += [f"{topic}-{p}" for p in islice(missing, max(_LISTED - len(named), 0))]
+    return frozenset(tasks), stray, named
 
 
 def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[DecodedMember, ...]:
@@ -114,17 +139,12 @@ def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> Co
             f"member {report.member_id!r}: ignored offset sums of {len(unknown)} task(s) the "
             f"topology does not have: {_listed(unknown)}"
         )
-    owned = {topology.source_tasks.get((tp.topic, tp.partition)) for tp in report.owned_partitions}
-    stray = [
-        f"{tp.topic}-{tp.partition}"
-        for tp in report.owned_partitions
-        if (tp.topic, tp.partition) not in topology.source_tasks
-    ]
+    active, stray, named = _owned_tasks(report.owned_partitions, topology)
     if stray:
         notes.append(
-            f"member {report.member_id!r}: ignored {len(stray)} owned partition(s) no task reads: {_listed(stray)}"
+            f"member {report.member_id!r}: ignored {stray} owned partition(s) no task reads: "
+            + _listed(named, stray)
         )
-    active = frozenset(t for t in owned if t is not None)
     if not report.owned_partitions:  # e.g. consumer protocol v0, or v1-6 userData: its own actives
         active = frozenset(t for t, s in sums.items() if s == LATEST_OFFSET)
     return ConsumerReport(report.member_id, sums, active)
@@ -149,15 +169,16 @@ def _client(
 
 def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> None:
     """Two members claiming one partition (a zombie, say) is allowed, as in Kafka, but noted."""
+    shared = shared_claims([r.owned_partitions for r in reports])
     owners: dict[TopicPartition, list[str]] = {}
     for r in reports:
-        for tp in r.owned_partitions:
-            owners.setdefault(tp, []).append(r.member_id)
+        for topic, numbers in r.owned_partitions.runs:
+            for partition in shared[topic].intersection(numbers) if topic in shared else ():
+                owners.setdefault(TopicPartition(topic, partition), []).append(r.member_id)
     for tp in sorted(owners):
-        if len(owners[tp]) > 1:
-            notes.append(
-                f"partition {tp.topic}-{tp.partition} is owned by members {_listed(owners[tp])}"
-            )
+        notes.append(
+            f"partition {tp.topic}-{tp.partition} is owned by members {_listed(owners[tp])}"
+        )
 
 
 def decode_request(
@@ -166,16 +187,20 @@ def decode_request(
     now_ms: int,
     default_budget_ms: int | None = None,
     budget_cap_ms: int | None = None,
+    limits: RequestLimits = DEFAULT_LIMITS,
 ) -> DecodedRequest:
     """The request as ``ApplicationState``; ``now_ms`` is the caller's resolved clock;
-    ``budget_cap_ms`` bounds the solver budget by the call's deadline (``calls.Deadline``)."""
+    ``budget_cap_ms`` bounds the solver budget by the call's deadline (``calls.Deadline``);
+    ``limits`` are checked before decoding, and the answer's size before returning."""
     if request.now_ms < 0:
         raise InvalidRequest(f"negative time {request.now_ms}", field="now_ms")
+    checks.check_request(request, limits)
     configs = decode_configs(
         request.configs, default_budget_ms=default_budget_ms, budget_cap_ms=budget_cap_ms
     )
     topology = decode_topology(request.tasks)
     reports = _members(request.members, topology)
+    checks.check_members(reports, limits)
     notes: list[str] = []
     by_process: dict[UUID, list[DecodedMember]] = {}
     for r in reports:
@@ -184,8 +209,10 @@ def decode_request(
             notes.append(f"member {r.member_id!r} reported error code {r.error_code}")
     clients = [_client(by_process[p], topology, notes) for p in sorted(by_process, key=process_key)]
     _shared_partitions(reports, notes)
+    state = application_state(topology.tasks, clients, configs, now_ms)
+    checks.check_answer(state, limits)
     return DecodedRequest(
-        state=application_state(topology.tasks, clients, configs, now_ms),
+        state=state,
         members=reports,
         notes=tuple(notes),
         group_id=request.group_id,

@@ -49,6 +49,7 @@ class Topology:
 
     tasks: tuple[TaskInfo, ...]
     source_tasks: Mapping[tuple[str, int], TaskId]
+    source_topics: Mapping[str, Mapping[int, TaskId]]  # the same, by topic then partition
     task_ids: frozenset[TaskId]
     end_offset_sums: Mapping[TaskId, int]
 
@@ -125,4 +126,7 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
         decoded.append(info)
     ordered = tuple(sorted(decoded, key=lambda t: t.id))
     end_offset_sums = {t.id: t.changelog_end_offset_sum for t in ordered if t.stateful}
-    return Topology(ordered, sources, frozenset(seen), end_offset_sums)
+    topics: dict[str, dict[int, TaskId]] = {}
+    for (topic, partition), task in sources.items():
+        topics.setdefault(topic, {})[partition] = task
+    return Topology(ordered, sources, topics, frozenset(seen), end_offset_sums)

@@ -1,0 +1,219 @@
+"""Partitions a member claims: ``TopicPartition``, and ``OwnedPartitions``, claims kept compact.
+
+Shared by both rooms' decoders and the consumer assignors. A member's owned partitions arrive
+as {topic, partitions} entries and may run to millions (issue 16: 4 million took 2.7 GB as one
+object each), so they are kept per entry, the numbers in one ``array('i')``, and compared and
+checked topic by topic as numbers (numpy); objects are made only for partitions an assignor
+works with. Importing this loads no solver (tests/test_layering.py).
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from bisect import bisect_right
+from collections.abc import Collection, Container, Iterable, Iterator, Sequence
+from itertools import accumulate, chain, repeat
+from typing import NamedTuple, overload
+
+import numpy as np
+
+__all__ = [
+    "OwnedPartitions",
+    "TopicPartition",
+    "as_topic_partitions",
+    "claims_on",
+    "distinct_claims",
+    "shared_claims",
+    "topic_partitions",
+]
+
+
+class TopicPartition(NamedTuple):
+    """A partition of a topic, ordered by topic then partition number.
+
+    A tuple rather than a dataclass: assignors hash and compare partitions in their inner
+    loops, and the tuple's order is Kafka's ``TopicPartitionComparator`` (topic names are ASCII,
+    so Python's string order is Java's).
+    """
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+def claims_on(
+    partitions: Collection[TopicPartition], topics: Container[str]
+) -> Collection[TopicPartition]:
+    """``partitions`` as they are, or, when compact (``OwnedPartitions``), only those on
+    ``topics``: for counts and comparisons with assigned partitions, which claims of other
+    topics never meet, without an object per such claim."""
+    return partitions.of_topics(topics) if isinstance(partitions, OwnedPartitions) else partitions
+
+
+def _keys(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, list[str]]:
+    """Every claimed partition as one int64, its topic's index (in the returned list of
+    topics) in the high half and its number in the low, claim by claim."""
+    index: dict[str, int] = {}
+    keys = []
+    for owned in claims:
+        if not owned.numbers:
+            continue
+        ids = np.fromiter(map(index.setdefault, owned.topics, map(len, repeat(index))), np.int64)
+        topic_of = np.repeat(ids, np.frombuffer(owned.counts, dtype=np.int64))
+        keys.append((topic_of << 32) | np.frombuffer(owned.numbers, dtype=np.uint32))
+    return np.concatenate(keys) if keys else np.zeros(0, np.int64), list(index)
+
+
+def distinct_claims(claims: Sequence[Collection[TopicPartition]]) -> bool:
+    """Whether no partition is claimed twice over all ``claims``; compact ones (all
+    ``OwnedPartitions``) are compared as numbers, without an object each."""
+    if not all(isinstance(c, OwnedPartitions) for c in claims):
+        return len(set().union(*claims)) == sum(map(len, claims))
+    if len(claims) == 1 and claims[0].ascending():  # type: ignore[attr-defined]
+        return True
+    keys = np.sort(_keys(claims)[0])  # type: ignore[arg-type]
+    return not np.any(keys[1:] == keys[:-1])
+
+
+def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
+    """Per topic, the partitions more than one of ``claims`` holds (each distinct within
+    itself), found as numbers, without an object per partition."""
+    keys, topics = _keys(claims)
+    keys = np.sort(keys)
+    shared: dict[str, set[int]] = {}
+    for key in np.unique(keys[1:][keys[1:] == keys[:-1]]).tolist():
+        shared.setdefault(topics[key >> 32], set()).add(_signed(key & 0xFFFFFFFF))
+    return shared
+
+
+def _signed(value: int) -> int:
+    return value - 2**32 if value >= 2**31 else value
+
+
+def as_topic_partitions(pairs: Iterable[tuple[str, int]]) -> tuple[TopicPartition, ...]:
+    """(topic, partition) pairs as ``TopicPartition``s, without a Python step per partition
+    (``tuple.__new__`` over the pairs: the values the constructor gives). A group's owned
+    partitions run to tens of thousands."""
+    return tuple(map(tuple.__new__, repeat(TopicPartition), pairs))
+
+
+def topic_partitions(topic: str, partitions: Iterable[int]) -> list[TopicPartition]:
+    """``TopicPartition(topic, p)`` for each ``p``, as ``as_topic_partitions`` builds them."""
+    return list(map(tuple.__new__, repeat(TopicPartition), zip(repeat(topic), partitions)))
+
+
+class OwnedPartitions(Sequence[TopicPartition]):
+    """Claimed partitions in claim order, kept as the wire's {topic, partitions} entries: each
+    entry's topic and partition count, and all entries' numbers end to end in one
+    ``array('i')``: 4 bytes a partition and 16 an entry, where a ``TopicPartition`` takes
+    about 70 (issue 16: 4 million owned partitions took 2.7 GB as objects). Iterating builds
+    each ``TopicPartition`` once, kept for the next walk (the assignors compare a member's
+    claims several times: one object per claim, as a tuple of them had); equal to any sequence
+    of the same partitions. Claims no assignor walks (topics outside the metadata) stay numbers.
+    """
+
+    __slots__ = ("_ends", "_objects", "_within", "counts", "numbers", "topics")
+
+    def __init__(self, runs: Iterable[tuple[str, Iterable[int]]] = ()) -> None:
+        topics: list[str] = []
+        counts: array[int] = array("q")
+        numbers: array[int] = array("i")
+        for topic, partitions in runs:
+            before = len(numbers)
+            numbers.extend(partitions)
+            topics.append(topic)
+            counts.append(len(numbers) - before)
+        self._set(topics, counts, numbers)
+
+    @classmethod
+    def of_entries(
+        cls, topics: Sequence[str], counts: Iterable[int], numbers: array[int]
+    ) -> OwnedPartitions:
+        """From a reader's entries (``TopicPartitionRuns``): topics and counts per entry, the
+        numbers end to end; ``numbers`` is kept, not copied."""
+        owned = cls.__new__(cls)
+        owned._set(list(topics), array("q", counts), numbers)
+        return owned
+
+    def _set(self, topics: list[str], counts: array[int], numbers: array[int]) -> None:
+        self.topics = tuple(topics)
+        self.counts = counts
+        self.numbers = numbers
+        self._ends = array("q", accumulate(counts))
+        self._objects: tuple[TopicPartition, ...] | None = None
+        self._within: tuple[Container[str], OwnedPartitions] | None = None
+
+    @staticmethod
+    def sorted_from(partitions: Iterable[tuple[str, int]]) -> OwnedPartitions:
+        """``partitions`` sorted, one entry per topic (as Kafka's leader reads them)."""
+        by_topic: dict[str, list[int]] = {}
+        for topic, partition in partitions:
+            by_topic.setdefault(topic, []).append(partition)
+        return OwnedPartitions((t, sorted(by_topic[t])) for t in sorted(by_topic))
+
+    @property
+    def runs(self) -> Iterator[tuple[str, array[int]]]:
+        """The entries: each topic and its partition numbers, in claim order."""
+        at = 0
+        for topic, end in zip(self.topics, self._ends):
+            yield topic, self.numbers[at:end]
+            at = end
+
+    def ascending(self) -> bool:
+        """Each topic in one entry, its numbers ascending (so none twice): how Kafka's
+        ``serializeSubscription`` writes them; checked without sorting."""
+        if len(set(self.topics)) < len(self.topics):
+            return False
+        numbers = np.frombuffer(self.numbers, dtype=np.intc)
+        rising = numbers[1:] > numbers[:-1]
+        starts = np.frombuffer(self._ends, dtype=np.int64)[:-1]
+        rising[starts[(starts > 0) & (starts < len(numbers))] - 1] = True  # entry boundaries
+        return bool(rising.all())
+
+    def of_topics(self, topics: Container[str]) -> OwnedPartitions:
+        """The claims on ``topics`` only, dropped entry by entry (the last answer kept: one
+        group's metadata is asked for again and again)."""
+        if self._within is not None and self._within[0] is topics:
+            return self._within[1]
+        within = self
+        if not all(map(topics.__contains__, self.topics)):
+            within = OwnedPartitions(run for run in self.runs if run[0] in topics)
+        self._within = (topics, within)
+        return within
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def __iter__(self) -> Iterator[TopicPartition]:
+        if self._objects is None:
+            topic_of = chain.from_iterable(map(repeat, self.topics, self.counts))
+            pairs = zip(topic_of, self.numbers)
+            self._objects = tuple(map(tuple.__new__, repeat(TopicPartition), pairs))
+        return iter(self._objects)
+
+    @overload
+    def __getitem__(self, index: int) -> TopicPartition: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[TopicPartition, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> TopicPartition | tuple[TopicPartition, ...]:
+        if isinstance(index, slice):
+            return tuple(self)[index]
+        number = self.numbers[index]  # IndexError as a sequence raises it
+        at = index + len(self) if index < 0 else index
+        return TopicPartition(self.topics[bisect_right(self._ends, at)], number)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(map(operator.eq, self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"OwnedPartitions({[(t, list(numbers)) for t, numbers in self.runs]!r})"

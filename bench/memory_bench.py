@@ -1,0 +1,215 @@
+"""Peak memory of one request against its size, over a sweep of sizes up to the limits.
+
+    .venv/bin/python bench/memory_bench.py [--points 4] [--shapes all]
+
+Each point is one request, serialised, measured in a fresh subprocess: the child imports
+kassign, answers a small request of the same shape (lazy imports, caches), collects, resets
+the kernel's peak-RSS mark (``/proc/self/clear_refs``), reads its RSS as the baseline, then
+parses the bytes, answers and serialises the answer, and reads the peak (``VmHWM``). The
+figure is the peak above the baseline measured in the same process, and its ratio to the
+request's bytes (issue 16's target: at most 20). Shapes (the largest point sits at the limit
+its name says):
+
+- ``consumer-owned``: one raw subscription owning partitions of a topic outside the metadata
+  (issue 16's 4-million-partition subscription, up to ``--max-owned-partitions``);
+- ``consumer-group``: ``bench/consumer_groups.py``'s groups, raw subscriptions owning the
+  previous round's answer, cooperative-sticky (up to 100,000 partitions x 1,000 members: twice
+  the benches' largest, a tenth of ``--max-partitions``, which would take minutes to build);
+- ``streams-owned``: a Streams member's raw subscription owning many partitions;
+- ``streams-tasks``: tasks of one source partition, 10 clients (up to ``--max-tasks``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from uuid import UUID
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "gen"))
+
+from google.protobuf.message import Message
+from kassign.kafka.consumer_protocol import (
+    ConsumerProtocolSubscription,
+    OwnedTopicPartitions,
+    encode_consumer_subscription,
+)
+from kassign.kafka.subscription_info import SubscriptionInfoData, encode_subscription_info
+from kassign.server.limits import DEFAULT_LIMITS
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
+
+TARGET = 20.0
+"""Issue 16: peak memory per request at most this many times its size in bytes."""
+
+
+def _raw(topics: tuple[str, ...], owned: dict[str, range], user_data: bytes | None = None) -> bytes:
+    return encode_consumer_subscription(
+        ConsumerProtocolSubscription(
+            version=3,
+            topics=topics,
+            user_data=user_data,
+            owned_partitions=tuple(OwnedTopicPartitions(t, tuple(ps)) for t, ps in owned.items()),
+            generation_id=1,
+        )
+    )
+
+
+def consumer_owned(n: int) -> Message:
+    raw = _raw(("orders",), {"retired": range(n)})
+    return cpb.ConsumerAssignRequest(
+        assignor="cooperative-sticky",
+        members=[pb.MemberSubscription(member_id="m-0", raw_subscription=raw)],
+        topics=[cpb.ConsumerTopic(name="orders", partitions=[cpb.PartitionReplicas()] * 12)],
+    )
+
+
+def consumer_group(partitions: int) -> Message:
+    from consumer_groups import make_cluster, make_members, next_round, request_for
+    from kassign.assignor.consumer import ConsumerGroup, assign
+
+    cluster = make_cluster(partitions, racks=True, seed=1)
+    members = make_members(cluster, 1_000, racks=True, equal=True, seed=2)
+    group = ConsumerGroup(tuple(members), {t.name: t for t in cluster.topics()})
+    first = assign("cooperative-sticky", group)
+    after = next_round(members, first, "cooperative-sticky", seed=3)
+    return request_for(cluster, after, "cooperative-sticky")
+
+
+def _info(process: int) -> bytes:
+    return encode_subscription_info(
+        SubscriptionInfoData(version=11, process_id=UUID(int=process), latest_supported_version=11)
+    )
+
+
+def streams_owned(n: int) -> Message:
+    raw = _raw(("orders",), {"orders": range(n)}, _info(1))
+    task = pb.TaskInfo(
+        id=pb.TaskId(subtopology=0, partition=0),
+        topic_partitions=[pb.TaskTopicPartition(topic="orders", partition=0, is_source=True)],
+    )
+    return pb.AssignRequest(
+        members=[pb.MemberSubscription(member_id="m-0", raw_subscription=raw)],
+        tasks=[task],
+        now_ms=1,
+    )
+
+
+def streams_tasks(n: int) -> Message:
+    members = [
+        pb.MemberSubscription(
+            member_id=f"m-{c}",
+            subscription=pb.ConsumerSubscription(info_bytes=_info(c + 1), topics=["in"]),
+        )
+        for c in range(10)
+    ]
+    tasks = [
+        pb.TaskInfo(
+            id=pb.TaskId(subtopology=t // 1000, partition=t % 1000),
+            stateful=True,
+            changelog_end_offset_sum=1_000,
+            topic_partitions=[
+                pb.TaskTopicPartition(topic=f"in-{t // 1000}", partition=t % 1000, is_source=True)
+            ],
+        )
+        for t in range(n)
+    ]
+    return pb.AssignRequest(members=members, tasks=tasks, now_ms=1)
+
+
+SHAPES: dict[str, tuple[str, Callable[[int], Message], int]] = {
+    "consumer-owned": ("consumer", consumer_owned, DEFAULT_LIMITS.owned_partitions),
+    "consumer-group": ("consumer", consumer_group, 100_000),
+    "streams-owned": ("streams", streams_owned, DEFAULT_LIMITS.owned_partitions),
+    "streams-tasks": ("streams", streams_tasks, DEFAULT_LIMITS.tasks),
+}
+
+
+def _status(key: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+    raise LookupError(key)
+
+
+def _answer(kind: str, data: bytes) -> int:
+    if kind == "consumer":
+        from kassign.server.consumer.servicer import assign_consumer_request
+
+        request = cpb.ConsumerAssignRequest.FromString(data)
+        return len(assign_consumer_request(request).response.SerializeToString())
+    from kassign.server.streams.servicer import assign_request
+
+    return len(assign_request(pb.AssignRequest.FromString(data)).response.SerializeToString())
+
+
+def measure(kind: str, path: Path, warm: Path) -> dict[str, float]:
+    """In the child: warm up, reset the peak mark, answer the request, read the peak."""
+    _answer(kind, warm.read_bytes())
+    data = path.read_bytes()
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS
+    baseline = _status("VmRSS:")
+    started = time.perf_counter()
+    answer = _answer(kind, data)
+    seconds = time.perf_counter() - started
+    return {"peak": _status("VmHWM:") - baseline, "answer": answer, "seconds": seconds}
+
+
+def _point(
+    kind: str, request: Message, warm: Message, folder: Path
+) -> tuple[int, dict[str, float]]:
+    path, warm_path = folder / "request.bin", folder / "warm.bin"
+    data = request.SerializeToString()
+    path.write_bytes(data)
+    warm_path.write_bytes(warm.SerializeToString())
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(path), str(warm_path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return len(data), json.loads(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--points", type=int, default=4, help="sizes per shape, up to its limit")
+    parser.add_argument("--shapes", default=",".join(SHAPES))
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        kind, path, warm = args.child
+        print(json.dumps(measure(kind, Path(path), Path(warm))))
+        return 0
+    worst = 0.0
+    print(
+        f"{'shape':>15} {'count':>9} {'request MB':>10} {'peak MB':>8} {'ratio':>6} {'answer MB':>9} {'s':>6}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.shapes.split(","):
+            kind, build, limit = SHAPES[name]
+            warm = build(max(1, limit // 10_000))
+            for i in range(args.points):
+                count = limit // 2 ** (args.points - 1 - i)
+                size, got = _point(kind, build(count), warm, Path(tmp))
+                ratio = got["peak"] / size
+                worst = max(worst, ratio)
+                print(
+                    f"{name:>15} {count:>9,} {size / 1e6:>10.2f} {got['peak'] / 1e6:>8.1f} "
+                    f"{ratio:>6.1f} {got['answer'] / 1e6:>9.2f} {got['seconds']:>6.2f}"
+                )
+    print(f"worst ratio {worst:.1f} (target {TARGET:.0f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+"""A ``ConsumerAssignRequest`` against the server's ``RequestLimits``, before and after decoding.
+
+``check_request`` runs before anything is decoded: members and the metadata's partitions from
+the message's lengths, each member's subscribed topics and owned partitions from its structured
+fields or from the arrays' lengths in its raw subscription (``kassign.kafka.counts``).
+``check_answer`` refuses a group whose answer would not fit the server's largest message,
+estimated from the decoded group before the assignor runs. Topic names need no check of ours:
+Kafka's rule (at most 249 characters) is the model's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kassign.assignor.consumer.model import ConsumerGroup
+from kassign.kafka.counts import subscription_counts
+from kassign.server.limits import (
+    LimitExceeded,
+    RequestLimits,
+    check_count,
+    check_text,
+    entry_bytes,
+    varint_bytes,
+)
+from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import consumer_pb2 as cpb
+
+__all__ = ["answer_bytes", "check_answer", "check_racks", "check_request"]
+
+_ASSIGNED_BYTES = 4
+"""Each assigned partition's number in its member's ConsumerProtocolAssignment bytes."""
+
+
+def _member_counts(
+    member: pb.MemberSubscription, field: str, limits: RequestLimits, owned_stop: int
+) -> int:
+    """The member's owned partitions, counted without decoding; its ids and topics checked."""
+    who = member.member_id
+    check_text(who, limits, field=f"{field}.member_id")
+    check_text(member.group_instance_id, limits, field=f"{field}.group_instance_id", member=who)
+    if member.WhichOneof("kind") == "raw_subscription":
+        counts = subscription_counts(
+            member.raw_subscription, topics_stop=limits.partitions, owned_stop=owned_stop
+        )
+        topics, owned = counts.topics, max(counts.owned_partitions, counts.owned_entries)
+    else:
+        sub = member.subscription
+        check_text(sub.rack_id, limits, field=f"{field}.subscription.rack_id", member=who)
+        topics, owned = len(sub.topics), len(sub.owned_partitions)
+    check_count(topics, limits, "partitions", "subscribed topics", field=field, member=who)
+    return owned
+
+
+def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> None:
+    """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past."""
+    check_text(request.group_id, limits, field="group_id")
+    check_text(request.assignor, limits, field="assignor")
+    check_count(len(request.members), limits, "members", "members", field="members")
+    partitions = 0
+    for i, topic in enumerate(request.topics):
+        partitions += len(topic.partitions)
+        if partitions > limits.partitions:
+            check_count(partitions, limits, "partitions", "partitions", field=f"topics[{i}]")
+    owned = 0
+    for i, member in enumerate(request.members):
+        owned += _member_counts(member, f"members[{i}]", limits, limits.owned_partitions - owned)
+        check_count(
+            owned,
+            limits,
+            "owned_partitions",
+            "owned partitions",
+            field=f"members[{i}]",
+            member=member.member_id,
+        )
+
+
+def check_racks(racks: Iterable[str], limits: RequestLimits, *, field: str) -> None:
+    """The distinct rack ids of the metadata's replicas."""
+    check_text(max(racks, key=len, default=""), limits, field=field)
+
+
+def answer_bytes(group: ConsumerGroup) -> int:
+    """The answer's size, from the lists it must hold: every partition of a subscribed topic
+    listed once (in its member's partitions, or, withheld, in its owner's revoked ones) and
+    written once in its member's ConsumerProtocolAssignment. Ids, reports and framing come on
+    top."""
+    subscribed = set().union(*(m.topics for m in group.members))
+    return sum(
+        _topic_bytes(name, topic.partitions)
+        for name, topic in group.topics.items()
+        if name in subscribed
+    )
+
+
+def _topic_bytes(name: str, count: int) -> int:
+    """A topic's ``count`` partitions as ``TopicPartition`` entries plus their numbers in the
+    assignment bytes, summed by runs of partition numbers of one varint size."""
+    if count == 0:
+        return 0
+    length = len(name.encode("utf-8"))
+    head = 1 + varint_bytes(length) + length
+    total = entry_bytes(head) + _ASSIGNED_BYTES  # partition 0: proto3 leaves the number out
+    low = 1
+    while low < count:
+        size = varint_bytes(low)
+        high = min(count, 1 << (7 * size))
+        total += (high - low) * (entry_bytes(head + 1 + size) + _ASSIGNED_BYTES)
+        low = high
+    return total
+
+
+def check_answer(group: ConsumerGroup, limits: RequestLimits) -> None:
+    """Refuse a group whose answer would be larger than the server may send."""
+    estimate = answer_bytes(group)
+    if estimate > limits.answer_bytes:
+        partitions = sum(t.partitions for t in group.topics.values())
+        raise LimitExceeded(
+            f"the answer would take at least {estimate:,} bytes ({partitions:,} partitions, "
+            f"{len(group.members):,} members), more than the largest message, "
+            f"{limits.answer_bytes:,} bytes",
+            limit="answer_bytes",
+            field="topics",
+        )

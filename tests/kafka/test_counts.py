@@ -1,0 +1,61 @@
+"""``kassign.kafka.counts`` against the decoders: the counts are what decoding would build.
+
+Limits are checked on these counts before decoding (issue 16), so a count below the decoder's
+would let a request past a limit, and one above would refuse a request within it.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from kassign.kafka.consumer_protocol import (
+    ConsumerProtocolSubscription,
+    decode_consumer_subscription,
+    encode_consumer_subscription,
+)
+from kassign.kafka.counts import SubscriptionCounts, reported_tasks, subscription_counts
+from kassign.kafka.subscription_info import SubscriptionInfoData, encode_subscription_info
+
+from tests.kafka.strategies import consumer_subscriptions, subscription_infos
+
+EVERYTHING = 2**31
+
+
+@given(consumer_subscriptions())
+def test_subscription_counts_are_what_the_decoder_builds(sub: ConsumerProtocolSubscription) -> None:
+    data = encode_consumer_subscription(sub)
+    decoded = decode_consumer_subscription(data)
+    counts = subscription_counts(data, topics_stop=EVERYTHING, owned_stop=EVERYTHING)
+    assert counts.topics == len(decoded.topics)
+    assert counts.owned_entries == len(decoded.owned_partitions)
+    assert counts.owned_partitions == sum(len(o.partitions) for o in decoded.owned_partitions)
+    start, end = counts.user_data
+    assert (data[start:end] if decoded.user_data is not None else b"") == (decoded.user_data or b"")
+
+
+@given(subscription_infos())
+def test_reported_tasks_are_the_offset_sums_the_decoder_builds(info: SubscriptionInfoData) -> None:
+    assert reported_tasks(encode_subscription_info(info), EVERYTHING) == len(info.offset_sums())
+
+
+@given(st.binary(max_size=64), st.integers(0, 8))
+def test_any_bytes_are_counted_without_error(data: bytes, stop: int) -> None:
+    """Malformed bytes are the decoder's to refuse: a walk returns, whatever it meets."""
+    counts = subscription_counts(data, topics_stop=stop, owned_stop=stop)
+    assert isinstance(counts, SubscriptionCounts) and min(counts[:3]) >= 0
+    assert reported_tasks(data, stop) >= 0
+
+
+def test_a_count_that_cannot_fit_is_left_to_the_decoder() -> None:
+    """Two billion claimed topics in a few bytes: malformed, so counted as none, and the
+    decoder's own error names the fault (as it did before the limits)."""
+    topics = b"\x00\x03" + (2**31 - 1).to_bytes(4, "big") + b"\x00" * 64
+    assert subscription_counts(topics, topics_stop=10, owned_stop=10) == (0, 0, 0, (0, 0))
+
+
+def test_a_walk_stops_past_its_limit() -> None:
+    """A thousand owned entries: the count is read, the walk stops after ``owned_stop``."""
+    head = b"\x00\x03\x00\x00\x00\x00\xff\xff\xff\xff"  # no topics, null userData
+    entries = (1000).to_bytes(4, "big") + b"\x00\x01t\x00\x00\x00\x01\x00\x00\x00\x07" * 1000
+    counts = subscription_counts(head + entries, topics_stop=10, owned_stop=10)
+    assert counts.owned_entries == 1000 and 10 < counts.owned_partitions < 1000

@@ -37,6 +37,7 @@ from kassign.assignor.consumer.model import (
     consumer_group,
 )
 from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.interrupt import checkpoint
 from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.server.consumer import limits as checks
@@ -84,6 +85,7 @@ def decode_request(
     user_data_fields: dict[str, str] = {}
     decoder = SubscriptionDecoder()  # one per request: members share their topic lists
     for sent in request.members:
+        checkpoint()
         member, user_data_field = decode_member(sent, decoder)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)

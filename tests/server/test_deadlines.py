@@ -116,3 +116,16 @@ def test_without_a_deadline_nothing_is_capped_or_stopped() -> None:
         assert _call(target, request, timeout=None) == grpc.StatusCode.OK  # type: ignore[arg-type]
         assert time.monotonic() - started < 30
     assert seen.budgets == [5_000] and not seen.errors and "encode" in seen.phases
+
+
+def test_decoding_stops_inside_when_the_deadline_passes() -> None:
+    """97,000 tasks take over a second to decode; a 0.3 s deadline passes there, and the
+    call ends at the next task or member (``decode`` never completes: it used to)."""
+    request = json_format.Parse((DATA / "group_2000.json").read_text(), pb.AssignRequest())
+    for p in range(95_000):
+        task = request.tasks.add()
+        task.id.subtopology, task.id.partition = 99, p
+        task.topic_partitions.add(topic="wide", partition=p, is_source=True)
+    seen, error = _past_its_deadline(request, timeout=0.3)
+    assert str(error) == "the deadline passed during decode"
+    assert seen.phases == []

@@ -19,6 +19,7 @@ from uuid import UUID
 
 from kassign.assignor.claims import OwnedPartitions, shared_claims
 from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state
 from kassign.assignor.streams.model import (
@@ -92,6 +93,7 @@ def _members(raw: Sequence[pb.MemberSubscription], topology: Topology) -> tuple[
                 "duplicate member id", field=f"members[{i}].member_id", member=member.member_id
             )
         seen.add(member.member_id)
+        checkpoint()
         reports.append(decode_member(member, known, infos))
     return tuple(sorted(reports, key=lambda r: r.member_id))
 

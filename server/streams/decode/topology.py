@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import TaskId, TaskInfo, TaskTopicPartition
 from kassign.v1 import assignment_pb2 as pb
 
@@ -107,6 +108,7 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
     sources: dict[tuple[str, int], TaskId] = {}
     decoded = []
     for i, raw in enumerate(tasks):
+        checkpoint()
         info = _task(raw, f"tasks[{i}]")
         if info.id in seen:
             raise InvalidRequest(

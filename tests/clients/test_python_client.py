@@ -12,6 +12,7 @@ from kassign.server.runtime.app import ServerConfig, create_server
 from kassign.server.streams.encode import canonical_bytes
 from kassign.server.streams.servicer import NullObserver
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import common_pb2 as cmn
 from kassign_client import (
     KassignCallError,
     KassignClient,
@@ -163,3 +164,19 @@ def test_configs_builder_takes_strategy_by_name() -> None:
     assert configs.num_standby_replicas == 2
     assert configs.rack_aware_strategy == pb.RACK_AWARE_STRATEGY_MIN_TRAFFIC
     assert not configs.HasField("acceptable_recovery_lag")
+
+
+def test_the_builder_asks_for_explanations() -> None:
+    """``build.request(..., explain=True)``: every replica of the answer comes with its rule."""
+    tasks = [build.task(0, p, source=["in"], changelog=["store-changelog"]) for p in range(4)]
+    members = [build.client(pid(n), threads=[f"m{n}"]) for n in (1, 2)]
+    configs = build.configs(num_standby_replicas=1)
+    with in_process() as (_, target), KassignClient(target) as client:
+        plain = client.assign(build.request(members, tasks, configs=configs), timeout=60)
+        told = client.assign(
+            build.request(members, tasks, configs=configs, explain=True), timeout=60
+        )
+    assert not plain.HasField("explanation")
+    placements = [p for t in told.explanation.tasks for p in t.placements]
+    assert len(placements) == 8  # 4 actives, 4 standbys
+    assert all(p.rule != cmn.PLACEMENT_RULE_UNSPECIFIED and p.reason for p in placements)

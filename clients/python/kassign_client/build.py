@@ -255,12 +255,16 @@ def request(
     configs: pb.AssignmentConfigs | None = None,
     group_id: str = "",
     now_ms: int = 0,
+    explain: bool = False,
 ) -> pb.AssignRequest:
-    """The request; ``members`` may mix single members and ``client(...)`` lists."""
+    """The request; ``members`` may mix single members and ``client(...)`` lists. ``explain``
+    asks for the reasons of every placement in the answer (``AssignResponse.explanation``)."""
     flat: list[pb.MemberSubscription] = []
     for m in members:
         flat.extend([m] if isinstance(m, pb.MemberSubscription) else m)
-    out = pb.AssignRequest(group_id=group_id, members=flat, tasks=list(tasks), now_ms=now_ms)
+    out = pb.AssignRequest(
+        group_id=group_id, members=flat, tasks=list(tasks), now_ms=now_ms, explain=explain
+    )
     if configs is not None:
         out.configs.CopyFrom(configs)
     return out

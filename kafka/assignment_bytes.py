@@ -1,0 +1,132 @@
+"""A whole group's ConsumerProtocolAssignment bytes at once, from sorted partition lists.
+
+The bytes ``encode_consumer_assignment(assignment_for(partitions))`` writes for each list
+(version 3, null userData, as a Kafka leader sends its own assignors' answers), written for all
+members together: a large group's members mostly get a partition or two of each topic, so
+per-member and per-entry Python steps cost more than the bytes themselves. The lists are laid
+end to end (``FlatPartitions``); numpy finds where each topic's run starts; every piece (an
+entry's head: topic name and count; a partition's number) is looked up in a table of the
+distinct ones, the pieces are put in order with two array assignments, and each member's bytes
+are one slice of them joined.
+
+A list in which a topic comes back after another would have its entry where the topic first
+appears; only sorted lists are taken (``assignment_bytes`` returns ``None`` for others, and
+the caller sorts them or takes ``AssignmentEncoder``).
+"""
+
+from __future__ import annotations
+
+import operator
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
+import numpy.typing as npt
+from kassign.kafka.buffer import Writer
+
+__all__ = ["FlatPartitions", "assignment_bytes", "flat_partitions", "objects"]
+
+_VERSION = 3
+_HEAD = struct.Struct(">hi").pack  # version, assignedPartitions count
+_INT32 = struct.Struct(">i").pack
+_NULL_USER_DATA = _INT32(-1)
+_TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
+
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class FlatPartitions:
+    """Lists of (topic, partition) laid end to end: list ``i`` is entries
+    ``[starts[i], ends[i])``. ``topic_ids`` number the topics in sorted order (``names``), so
+    sorted lists have them ascending; ``owner`` is each entry's list."""
+
+    names: list[str]
+    topic_ids: Ints
+    partitions: list[int]
+    numbers: Ints  # ``partitions`` as an array
+    starts: list[int]
+    ends: list[int]
+    owner: Ints
+
+    def run_heads(self) -> npt.NDArray[np.bool_]:
+        """Where a list begins or its topic changes: an entry's head, in a sorted list."""
+        ids, owner = self.topic_ids, self.owner
+        first = np.ones(len(ids), dtype=bool)
+        first[1:] = (ids[1:] != ids[:-1]) | (owner[1:] != owner[:-1])
+        return first
+
+    def sorted_lists(self) -> bool:
+        """Each list strictly ascending by (topic, partition): what ``sorted()`` keeps as is."""
+        ids, numbers, owner = self.topic_ids, self.numbers, self.owner
+        ascending = (ids[1:] > ids[:-1]) | ((ids[1:] == ids[:-1]) & (numbers[1:] > numbers[:-1]))
+        return bool(np.all(ascending | (owner[1:] != owner[:-1])))
+
+
+def flat_partitions(lists: Sequence[Sequence[tuple[str, int]]]) -> FlatPartitions:
+    every = list(chain.from_iterable(lists))
+    topics = list(map(_TOPIC, every))
+    partitions = list(map(_PARTITION, every))
+    names = sorted(set(topics))
+    number = dict(zip(names, range(len(names))))
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    ends = np.cumsum(sizes)
+    return FlatPartitions(
+        names=names,
+        topic_ids=np.fromiter(map(number.__getitem__, topics), dtype=np.int64, count=len(every)),
+        partitions=partitions,
+        numbers=np.array(partitions, dtype=np.int64),
+        starts=(ends - sizes).tolist(),
+        ends=ends.tolist(),
+        owner=np.repeat(np.arange(len(lists), dtype=np.int64), sizes),
+    )
+
+
+def assignment_bytes(flat: FlatPartitions) -> list[bytes] | None:
+    """Each list's ConsumerProtocolAssignment v3 bytes with null userData; ``None`` unless
+    every list is sorted (``FlatPartitions.sorted_lists``)."""
+    if not flat.sorted_lists():
+        return None
+    first = flat.run_heads()
+    runs = np.flatnonzero(first)
+    n, count = len(flat.partitions), len(runs)
+    lengths = np.diff(np.append(runs, n))
+    numbers = {p: _INT32(p) for p in set(flat.partitions)}
+    pieces = np.empty(n + count, dtype=object)
+    # Each run's head goes before its first entry: a head's slot is its place plus the runs
+    # before it, an entry's its place plus the runs started at or before it.
+    pieces[runs + np.arange(count)] = objects(_entry_heads(flat, runs, lengths))
+    written = objects(list(map(numbers.__getitem__, flat.partitions)))
+    pieces[np.arange(n) + np.cumsum(first)] = written
+    ordered: list[bytes] = pieces.tolist()
+    entries = np.bincount(flat.owner[runs], minlength=len(flat.ends))
+    # A list's pieces: its entries, and the heads of the runs that start in it.
+    firsts = np.searchsorted(runs, flat.starts) + flat.starts
+    lasts = np.searchsorted(runs, flat.ends) + flat.ends
+    join = b"".join
+    return [
+        join((_HEAD(_VERSION, k), join(ordered[a:b]), _NULL_USER_DATA))
+        for k, a, b in zip(entries.tolist(), firsts.tolist(), lasts.tolist(), strict=True)
+    ]
+
+
+def _entry_heads(flat: FlatPartitions, runs: Ints, lengths: Ints) -> list[bytes]:
+    """Each run's topic name and partition count, built once per distinct (topic, count)."""
+    span = int(lengths.max(initial=0)) + 1
+    keys = (flat.topic_ids[runs] * span + lengths).tolist()
+    built = {key: _name(flat.names[key // span]) + _INT32(key % span) for key in set(keys)}
+    return list(map(built.__getitem__, keys))
+
+
+def _name(topic: str) -> bytes:
+    w = Writer()
+    w.string(topic)
+    return w.getvalue()
+
+
+def objects(values: list[bytes]) -> npt.NDArray[np.object_]:
+    """``values`` as an object array, never converted to a fixed-width bytes one (which would
+    drop trailing zero bytes)."""
+    return np.fromiter(values, dtype=object, count=len(values))

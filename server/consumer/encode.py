@@ -14,11 +14,11 @@ them into a sorted set), so sorted is the one order that costs nothing and never
 from __future__ import annotations
 
 from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
-from kassign.assignor.consumer.common import partitions_per_topic
+from kassign.assignor.consumer.common import partitions_per_topic, subscribed_topics
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
-from kassign.kafka.assignment_bytes import assignment_bytes, flat_partitions
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.decode import DecodedConsumerRequest
+from kassign.server.consumer.group_bytes import assignment_bytes, flat_partitions
 from kassign.server.consumer.members_wire import members_wire
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import common_pb2
@@ -91,7 +91,7 @@ def _notes(decoded: DecodedConsumerRequest) -> list[str]:
     """What the caller may not expect: options Kafka's assignors ignore, topics without metadata."""
     notes = []
     group = decoded.group
-    missing = sorted(set().union(*(m.topics for m in group.members)).difference(group.topics))
+    missing = sorted(subscribed_topics(group.members).difference(group.topics))
     if missing:
         shown = ", ".join(missing[:_NOTED_TOPICS])
         more = f" and {len(missing) - _NOTED_TOPICS} more" if len(missing) > _NOTED_TOPICS else ""

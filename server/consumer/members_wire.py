@@ -16,16 +16,18 @@ empty values left out), so parsing them gives the message the one-by-one build g
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
-from kassign.kafka.assignment_bytes import FlatPartitions, flat_partitions
+from kassign.server.consumer.group_bytes import FlatPartitions, Ints, by_key, flat_partitions
 
 __all__ = ["members_wire"]
 
 
 def _varint(n: int) -> bytes:
     """Protobuf's base-128 varint; a negative int32 as its 64-bit two's complement."""
+    if 0 <= n < 0x80:
+        return _ONE_BYTE[n]
     n &= (1 << 64) - 1
     out = bytearray()
     while n > 0x7F:
@@ -33,6 +35,9 @@ def _varint(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
 
 
 def _tag(field: int) -> bytes:
@@ -52,19 +57,31 @@ _SPAN = 16  # more than a tail's longest length (1 + 10)
 
 
 def _pieces(tag: bytes, flat: FlatPartitions) -> list[bytes]:
-    """Each partition as ``TopicPartition`` field ``tag``, in two pieces: head, then tail."""
-    numbers = {p: _PARTITION + _varint(p) if p else b"" for p in set(flat.partitions)}
-    tails = list(map(numbers.__getitem__, flat.partitions))
-    sizes = np.fromiter(map(len, tails), dtype=np.int64, count=len(tails))
-    keys = (flat.topic_ids * _SPAN + sizes).tolist()
-    heads = {}
-    for key in set(keys):
-        name = _field(_TOPIC, flat.names[key // _SPAN].encode())
-        heads[key] = tag + _varint(len(name) + key % _SPAN) + name
-    pieces: list[bytes] = [b""] * (2 * len(keys))
-    pieces[0::2] = map(heads.__getitem__, keys)
-    pieces[1::2] = tails
+    """Each partition as ``TopicPartition`` field ``tag``, in two pieces: a head (tag, length,
+    topic) by topic and tail length, then a tail (the partition number's field) by number."""
+    numbers = flat.numbers
+    pieces: list[bytes] = [b""] * (2 * len(numbers))
+    pieces[0::2] = by_key(flat.topic_ids * _SPAN + _tail_sizes(numbers), _head(tag, flat)).tolist()
+    pieces[1::2] = by_key(numbers, _tail).tolist()
     return pieces
+
+
+def _tail(number: int) -> bytes:
+    return _PARTITION + _varint(number) if number else b""
+
+
+def _tail_sizes(numbers: Ints) -> Ints:
+    """``len(_tail(n))`` for each number: none for 0, else the tag and the varint."""
+    sizes = 2 + sum((numbers >= 1 << bits).astype(np.int64) for bits in (7, 14, 21, 28))
+    return np.where(numbers == 0, 0, np.where(numbers < 0, 11, sizes))
+
+
+def _head(tag: bytes, flat: FlatPartitions) -> Callable[[int], bytes]:
+    def head(key: int) -> bytes:
+        name = _field(_TOPIC, flat.names[key // _SPAN].encode())
+        return tag + _varint(len(name) + key % _SPAN) + name
+
+    return head
 
 
 def members_wire(
@@ -79,7 +96,7 @@ def members_wire(
     written = _pieces(_PARTITIONS, partitions)
     gone_flat = flat_partitions(revoked)
     gone = _pieces(_REVOKED, gone_flat)
-    out = []
+    out: list[bytes] = []
     for member_id, start, end, gone_start, gone_end, assignment in zip(
         member_ids,
         partitions.starts,
@@ -93,9 +110,9 @@ def members_wire(
             (
                 _field(_MEMBER_ID, member_id.encode()),
                 join(written[2 * start : 2 * end]),
-                join(gone[2 * gone_start : 2 * gone_end]),
+                join(gone[2 * gone_start : 2 * gone_end]) if gone_end > gone_start else b"",
                 _field(_ASSIGNMENT, assignment),
             )
         )
-        out.append(join((_MEMBERS, _varint(len(member)), member)))
+        out += (_MEMBERS, _varint(len(member)), member)
     return join(out)

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.consumer.api import assign
-from kassign.kafka.assignment_bytes import flat_partitions
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer import encode
 from kassign.server.consumer.decode import decode_request
+from kassign.server.consumer.group_bytes import flat_partitions
 from kassign.server.consumer.members_wire import members_wire
 from kassign.v1 import consumer_pb2 as cpb
 

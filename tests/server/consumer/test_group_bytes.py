@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kassign.kafka.assignment_bytes import assignment_bytes, flat_partitions
 from kassign.kafka.consumer_protocol import assignment_for, encode_consumer_assignment
+from kassign.server.consumer.group_bytes import assignment_bytes, flat_partitions
 
 # Names of one and of more than 127 bytes, non-ASCII too; numbers of every int32 width.
 TOPICS = st.sampled_from(["a", "b", "t" * 200, "\u00e9" * 3, "z"])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 from kassign.kafka.buffer import Writer
 
-__all__ = ["FlatPartitions", "assignment_bytes", "flat_partitions", "objects"]
+__all__ = ["FlatPartitions", "assignment_bytes", "by_key", "flat_partitions", "objects"]
 
 _VERSION = 3
 _HEAD = struct.Struct(">hi").pack  # version, assignedPartitions count
@@ -35,6 +35,7 @@ _NULL_USER_DATA = _INT32(-1)
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 
 Ints = npt.NDArray[np.int64]
+Objects = npt.NDArray[np.object_]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +78,7 @@ def flat_partitions(lists: Sequence[Sequence[tuple[str, int]]]) -> FlatPartition
         names=names,
         topic_ids=np.fromiter(map(number.__getitem__, topics), dtype=np.int64, count=len(every)),
         partitions=partitions,
-        numbers=np.array(partitions, dtype=np.int64),
+        numbers=np.fromiter(partitions, dtype=np.int64, count=len(partitions)),
         starts=(ends - sizes).tolist(),
         ends=ends.tolist(),
         owner=np.repeat(np.arange(len(lists), dtype=np.int64), sizes),
@@ -93,13 +94,15 @@ def assignment_bytes(flat: FlatPartitions) -> list[bytes] | None:
     runs = np.flatnonzero(first)
     n, count = len(flat.partitions), len(runs)
     lengths = np.diff(np.append(runs, n))
-    numbers = {p: _INT32(p) for p in set(flat.partitions)}
     pieces = np.empty(n + count, dtype=object)
     # Each run's head goes before its first entry: a head's slot is its place plus the runs
     # before it, an entry's its place plus the runs started at or before it.
-    pieces[runs + np.arange(count)] = objects(_entry_heads(flat, runs, lengths))
-    written = objects(list(map(numbers.__getitem__, flat.partitions)))
-    pieces[np.arange(n) + np.cumsum(first)] = written
+    span = int(lengths.max(initial=0)) + 1
+    pieces[runs + np.arange(count)] = by_key(
+        flat.topic_ids[runs] * span + lengths,
+        lambda key: _name(flat.names[key // span]) + _INT32(key % span),
+    )
+    pieces[np.arange(n) + np.cumsum(first)] = by_key(flat.numbers, _INT32)
     ordered: list[bytes] = pieces.tolist()
     entries = np.bincount(flat.owner[runs], minlength=len(flat.ends))
     # A list's pieces: its entries, and the heads of the runs that start in it.
@@ -112,12 +115,24 @@ def assignment_bytes(flat: FlatPartitions) -> list[bytes] | None:
     ]
 
 
-def _entry_heads(flat: FlatPartitions, runs: Ints, lengths: Ints) -> list[bytes]:
-    """Each run's topic name and partition count, built once per distinct (topic, count)."""
-    span = int(lengths.max(initial=0)) + 1
-    keys = (flat.topic_ids[runs] * span + lengths).tolist()
-    built = {key: _name(flat.names[key // span]) + _INT32(key % span) for key in set(keys)}
-    return list(map(built.__getitem__, keys))
+def by_key(keys: Ints, make: Callable[[int], bytes]) -> Objects:
+    """``make(key)`` for each key, as an object array, made once per distinct key: looked up
+    in a table indexed by key where keys are small (partition numbers, topic ids), in a dict
+    otherwise."""
+    if not len(keys):
+        return np.empty(0, dtype=object)
+    low, high = int(keys.min()), int(keys.max())
+    if low >= 0 and high < 4 * len(keys) + 1024:
+        present = np.zeros(high + 1, dtype=bool)
+        present[keys] = True
+        table = np.empty(high + 1, dtype=object)
+        distinct = np.flatnonzero(present)
+        table[distinct] = objects(list(map(make, distinct.tolist())))
+        found: Objects = table[keys]
+        return found
+    listed = keys.tolist()
+    made = {key: make(key) for key in set(listed)}
+    return objects(list(map(made.__getitem__, listed)))
 
 
 def _name(topic: str) -> bytes:
@@ -126,7 +141,7 @@ def _name(topic: str) -> bytes:
     return w.getvalue()
 
 
-def objects(values: list[bytes]) -> npt.NDArray[np.object_]:
+def objects(values: list[bytes]) -> Objects:
     """``values`` as an object array, never converted to a fixed-width bytes one (which would
     drop trailing zero bytes)."""
     return np.fromiter(values, dtype=object, count=len(values))

@@ -9,6 +9,7 @@ end up with many more than another (the sticky assignors balance that).
 
 from __future__ import annotations
 
+import itertools
 from itertools import chain, repeat
 
 import numpy as np
@@ -111,12 +112,17 @@ def _cross_rack(
     racks = sorted({m.rack for m in circle if m.rack is not None})
     if not racks:
         return 0
-    replicas = list(chain.from_iterable(group.topics[t].partition_racks for t in counts))
-    distinct = list(dict.fromkeys(replicas))
-    if len(distinct) * len(racks) > _TABLE:
+    replicas = chain.from_iterable(group.topics[t].partition_racks for t in counts)
+    first: dict[frozenset[str], int] = {}  # each distinct set, and where it first comes
+    seen = np.fromiter(
+        map(first.setdefault, replicas, itertools.count()), dtype=np.int64, count=len(taker)
+    )
+    if len(first) * len(racks) > _TABLE:
         return None
-    index = dict(zip(distinct, range(len(distinct)), strict=True))
-    sets = np.fromiter(map(index.__getitem__, replicas), dtype=np.int64, count=len(replicas))
+    distinct = list(first)
+    row = np.zeros(len(seen), dtype=np.int64)  # a first place's row in the table
+    row[list(first.values())] = np.arange(len(first))
+    sets = row[seen]
     rack_of = {rack: i for i, rack in enumerate(racks)}
     place_rack = np.array([-1 if m.rack is None else rack_of[m.rack] for m in circle])
     local = np.array([rack in held for held in distinct for rack in racks], dtype=bool)

@@ -46,8 +46,7 @@ class FlatPartitions:
 
     names: list[str]
     topic_ids: Ints
-    partitions: list[int]
-    numbers: Ints  # ``partitions`` as an array
+    numbers: Ints  # the partitions
     starts: list[int]
     ends: list[int]
     owner: Ints
@@ -69,16 +68,14 @@ class FlatPartitions:
 def flat_partitions(lists: Sequence[Sequence[tuple[str, int]]]) -> FlatPartitions:
     every = list(chain.from_iterable(lists))
     topics = list(map(_TOPIC, every))
-    partitions = list(map(_PARTITION, every))
     names = sorted(set(topics))
-    number = dict(zip(names, range(len(names))))
+    number = dict(zip(names, range(len(names)), strict=True))
     sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
     ends = np.cumsum(sizes)
     return FlatPartitions(
         names=names,
         topic_ids=np.fromiter(map(number.__getitem__, topics), dtype=np.int64, count=len(every)),
-        partitions=partitions,
-        numbers=np.fromiter(partitions, dtype=np.int64, count=len(partitions)),
+        numbers=np.fromiter(map(_PARTITION, every), dtype=np.int64, count=len(every)),
         starts=(ends - sizes).tolist(),
         ends=ends.tolist(),
         owner=np.repeat(np.arange(len(lists), dtype=np.int64), sizes),
@@ -92,7 +89,7 @@ def assignment_bytes(flat: FlatPartitions) -> list[bytes] | None:
         return None
     first = flat.run_heads()
     runs = np.flatnonzero(first)
-    n, count = len(flat.partitions), len(runs)
+    n, count = len(flat.numbers), len(runs)
     lengths = np.diff(np.append(runs, n))
     pieces = np.empty(n + count, dtype=object)
     # Each run's head goes before its first entry: a head's slot is its place plus the runs

@@ -17,12 +17,25 @@ from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import ConsumerGroup, Member
 from kassign.assignor.consumer.result import RackReason
 
-__all__ = ["member_order", "member_order_key", "partitions_per_topic", "rack_reason"]
+__all__ = [
+    "member_order",
+    "member_order_key",
+    "partitions_per_topic",
+    "rack_reason",
+    "subscribed_topics",
+]
+
+
+def subscribed_topics(members: Iterable[Member]) -> set[str]:
+    """Every topic some member subscribes to. Members mostly share one topic list object (the
+    service's decoder keeps equal lists as one), so each list object is read once."""
+    lists = {id(m.topics): m.topics for m in members}
+    return set().union(*lists.values())
 
 
 def partitions_per_topic(group: ConsumerGroup) -> dict[str, int]:
     """Subscribed topics with at least one partition, by name, with their partition counts."""
-    subscribed: set[str] = set().union(*(m.topics for m in group.members))
+    subscribed = subscribed_topics(group.members)
     counts = {t: group.partition_count(t) for t in sorted(subscribed)}
     return {t: n for t, n in counts.items() if n > 0}
 

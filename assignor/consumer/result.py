@@ -123,32 +123,35 @@ def group_assignment(
     revoked: Mapping[str, Collection[TopicPartition]] | None = None,
     rack_status: RackStatus = RackStatus.OFF,
     solver_reason: str = "",
+    cross_rack: int | None = None,
 ) -> GroupAssignment:
     """Freeze an assignor's answer and count what it did.
 
     ``target`` is every member's partitions before any are withheld; ``withheld`` the
     partitions taken back from their new owners and ``revoked`` each member's owned partitions
     going elsewhere (cooperative only); ``claims`` the previous ownership the assignor read.
-    Members missing from ``target`` get nothing.
+    Members missing from ``target`` get nothing. ``cross_rack``: the assigned partitions
+    read across racks, if the assignor counted them (``roundrobin`` does, from its arrays of
+    takers, cheaper than a look-up per partition here); withheld ones must not count.
     """
     kept_back = frozenset(withheld)
     revoked = revoked or {}
     topics = group.topics
     claims = {m: claims_on(tps, topics) for m, tps in claims.items()}
     assignments = []
-    cross_rack = 0
+    across = 0
     for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
         mine = target.get(member.member_id, ())
         mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
-        if member.rack is not None:
-            cross_rack += len(mine) - _local(mine, member.rack, topics)
+        if member.rack is not None and cross_rack is None:
+            across += len(mine) - _local(mine, member.rack, topics)
         gone = tuple(sorted(revoked.get(member.member_id, ())))
         assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
     report = AssignmentReport(
         rack_aware=rack_reason.enables,
         rack_reason=rack_reason,
         moved_partitions=_moved(claims, target),
-        cross_rack_partitions=cross_rack,
+        cross_rack_partitions=across if cross_rack is None else cross_rack,
         withheld_partitions=len(kept_back),
         rack_status=rack_status,
         solver_reason=solver_reason,

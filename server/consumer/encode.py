@@ -14,10 +14,12 @@ them into a sorted set), so sorted is the one order that costs nothing and never
 from __future__ import annotations
 
 from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
-from kassign.assignor.consumer.common import partitions_per_topic
-from kassign.assignor.consumer.result import GroupAssignment, MemberAssignment, RackStatus
+from kassign.assignor.consumer.common import partitions_per_topic, subscribed_topics
+from kassign.assignor.consumer.result import GroupAssignment, RackStatus
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.decode import DecodedConsumerRequest
+from kassign.server.consumer.group_bytes import assignment_bytes, flat_partitions
+from kassign.server.consumer.members_wire import members_wire
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
@@ -43,28 +45,21 @@ _NOTED_TOPICS = 10
 def encode_response(
     decoded: DecodedConsumerRequest, assignment: GroupAssignment
 ) -> cpb.ConsumerAssignResponse:
-    """The response, timings left at zero (``set_timings`` fills them once the call is done)."""
+    """The response, timings left at zero (``set_timings`` fills them once the call is done).
+
+    The members are written as wire bytes for the whole group and parsed in one call
+    (``members_wire``: a message per partition added one by one costs several times more)."""
+    members = assignment.members
+    flat = flat_partitions([m.partitions for m in members])
+    kafka = assignment_bytes(flat)
+    if kafka is None:  # lists not sorted (never ``group_assignment``'s): one by one
+        lists = [sorted(m.partitions) for m in members]
+        flat, encoder = flat_partitions(lists), AssignmentEncoder()
+        kafka = [encoder.encode(partitions) for partitions in lists]
+    revoked = [sorted(m.revoked) for m in members]
     response = cpb.ConsumerAssignResponse(report=_report(decoded, assignment))
-    encoder = AssignmentEncoder()  # one per response: members share their topic names
-    for member in assignment.members:
-        _member(response.members.add(member_id=member.member_id), member, encoder)
+    response.MergeFromString(members_wire([m.member_id for m in members], flat, revoked, kafka))
     return response
-
-
-def _member(
-    sent: cpb.ConsumerMemberAssignment, member: MemberAssignment, encoder: AssignmentEncoder
-) -> None:
-    """Fills ``sent`` in place: ``add`` builds each partition inside the response, where a
-    list of messages passed to a constructor is built and then copied (half the time for the
-    tens of thousands of partitions of a large group)."""
-    partitions = sorted(member.partitions)
-    add = sent.partitions.add
-    for topic, partition in partitions:
-        add(topic=topic, partition=partition)
-    add = sent.revoked.add
-    for topic, partition in sorted(member.revoked):
-        add(topic=topic, partition=partition)
-    sent.assignment = encoder.encode(partitions)
 
 
 def _report(
@@ -96,7 +91,7 @@ def _notes(decoded: DecodedConsumerRequest) -> list[str]:
     """What the caller may not expect: options Kafka's assignors ignore, topics without metadata."""
     notes = []
     group = decoded.group
-    missing = sorted(set().union(*(m.topics for m in group.members)).difference(group.topics))
+    missing = sorted(subscribed_topics(group.members).difference(group.topics))
     if missing:
         shown = ", ".join(missing[:_NOTED_TOPICS])
         more = f" and {len(missing) - _NOTED_TOPICS} more" if len(missing) > _NOTED_TOPICS else ""

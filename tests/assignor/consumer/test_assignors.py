@@ -17,8 +17,10 @@ from kassign.assignor.consumer import (
     TopicPartition,
     assign,
     consumer_group,
+    roundrobin,
 )
 from kassign.assignor.consumer.common import member_order, partitions_per_topic
+from kassign.assignor.consumer.result import group_assignment
 from kassign.assignor.consumer.roundrobin import _dealt_to_all, _dealt_to_subscribers
 from kassign.assignor.errors import InvalidRequest
 from kassign.kafka.consumer_user_data import encode_sticky_user_data
@@ -192,3 +194,49 @@ def test_roundrobin_deals_to_all_as_it_deals_to_subscribers(
     }
     if all(set(dealt) <= set(m.topics) for m in circle):
         assert _dealt_to_all(circle, dealt) == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    racks=st.lists(
+        st.lists(st.frozensets(st.sampled_from(["r0", "r1", "r2", "r3"])), max_size=7),
+        min_size=1,
+        max_size=4,
+    ),
+    members=st.lists(
+        st.tuples(st.sampled_from([None, "r0", "r1", "r5"]), st.lists(st.integers(0, 4))),
+        min_size=1,
+        max_size=7,
+    ),
+    table=st.sampled_from([0, 1 << 20]),
+)
+def test_roundrobins_own_cross_rack_count_is_the_one_per_partition(
+    racks: list[list[frozenset[str]]],
+    members: list[tuple[str | None, list[int]]],
+    table: int,
+) -> None:
+    """``roundrobin`` counts cross-rack partitions from its takers (or leaves them to
+    ``group_assignment`` when its table would be too large: ``table`` 0); either way the
+    count is ``group_assignment``'s own, a look-up per assigned partition."""
+    group = consumer_group(
+        [
+            Member(
+                member_id=f"m{i}",
+                topics=tuple(sorted({f"t{t % len(racks)}" for t in ts})),
+                rack_id=rack,
+            )
+            for i, (rack, ts) in enumerate(members)
+        ],
+        [Topic(f"t{i}", tuple(sets)) for i, sets in enumerate(racks)],
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(roundrobin, "_TABLE", table)
+        got = assign("roundrobin", group)
+    counted = group_assignment(
+        "roundrobin",
+        group,
+        {m.member_id: m.partitions for m in got.members},
+        claims={},
+        rack_reason=RackReason.NOT_RACK_AWARE,
+    )
+    assert got.report.cross_rack_partitions == counted.report.cross_rack_partitions

@@ -58,6 +58,24 @@ def _after_string(data: Bytes, at: int) -> int:
     return len(data) + 1 if size is None else at + 2 + max(size, 0)
 
 
+def _after_strings(data: Bytes, at: int, count: int) -> int:
+    """The offset after ``count`` int16-length strings from ``at``. Topic names of one length
+    (``topic-0001``, ...) are checked at once: every length field, read by two strided slices,
+    must say that length; otherwise the strings are walked one by one."""
+    size = _int(_I16, data, at)
+    if count > 1 and size is not None and size >= 0:
+        stride, end = 2 + size, at + count * (2 + size)
+        if end <= len(data):
+            head = bytes(data[at:end:stride]), bytes(data[at + 1 : end : stride])
+            if head == (bytes((size >> 8,)) * count, bytes((size & 0xFF,)) * count):
+                return end
+    for _ in range(count):
+        if at > len(data):
+            break
+        at = _after_string(data, at)
+    return at
+
+
 def subscription_counts(data: Bytes, *, topics_stop: int, owned_stop: int) -> SubscriptionCounts:
     """Counts of ``data`` (a ConsumerProtocolSubscription v0-3). Past ``topics_stop`` topics
     nothing else is counted; the owned entries are walked until they or their partitions pass
@@ -68,11 +86,7 @@ def subscription_counts(data: Bytes, *, topics_stop: int, owned_stop: int) -> Su
         return SubscriptionCounts(0, 0, 0)
     if topics > topics_stop:
         return SubscriptionCounts(topics, 0, 0)
-    at = 6
-    for _ in range(topics):
-        if at > len(data):
-            break
-        at = _after_string(data, at)
+    at = _after_strings(data, 6, topics)
     size = _int(_I32, data, at)
     if size is None:
         return SubscriptionCounts(topics, 0, 0)

@@ -6,6 +6,8 @@ would let a request past a limit, and one above would refuse a request within it
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 from kassign.kafka.consumer_protocol import (
@@ -59,3 +61,28 @@ def test_a_walk_stops_past_its_limit() -> None:
     entries = (1000).to_bytes(4, "big") + b"\x00\x01t\x00\x00\x00\x01\x00\x00\x00\x07" * 1000
     counts = subscription_counts(head + entries, topics_stop=10, owned_stop=10)
     assert counts.owned_entries == 1000 and 10 < counts.owned_partitions < 1000
+
+
+@given(
+    consumer_subscriptions(),
+    st.integers(0, 300),
+    st.lists(st.integers(0, 2**16 - 1), min_size=2, max_size=40),
+    st.none() | st.integers(0, 39),
+)
+def test_topic_names_of_one_length_are_counted_as_walked(
+    sub: ConsumerProtocolSubscription, size: int, seeds: list[int], odd: int | None
+) -> None:
+    """Names of one length are checked at once (two strided slices); one name of another
+    length, anywhere, sends the count back to the walk: both agree with the decoder. Sizes past
+    255 put a non-zero high byte in every length field."""
+    topics = [f"{s:05d}".ljust(size, "x")[:size] for s in seeds]
+    if odd is not None:
+        topics[odd % len(topics)] += "y"
+    sub = replace(sub, topics=tuple(topics))
+    data = encode_consumer_subscription(sub)
+    counts = subscription_counts(data, topics_stop=EVERYTHING, owned_stop=EVERYTHING)
+    decoded = decode_consumer_subscription(data)
+    assert counts.topics == len(decoded.topics) == len(topics)
+    assert counts.owned_partitions == sum(len(o.partitions) for o in decoded.owned_partitions)
+    start, end = counts.user_data
+    assert (data[start:end] if decoded.user_data is not None else b"") == (decoded.user_data or b"")

@@ -184,9 +184,7 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     )
 
 
-def _warmups(
-    layout: _Layout, moved: ActiveMoves, copied: StandbyMoves
-) -> list[frozenset[int]]:
+def _warmups(layout: _Layout, moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
     """Per client, every warm-up it holds: the active movements' and the standby movements'
     kept lagging copies. The joint stage must keep them all where they are: a warm-up it moved
     would never catch up, and the next rebalance would plan it again, for ever."""

@@ -32,13 +32,23 @@ _ASSIGNED_BYTES = 4
 
 
 def _member_counts(
-    member: pb.MemberSubscription, field: str, limits: RequestLimits, owned_stop: int
+    member: pb.MemberSubscription,
+    field: str,
+    limits: RequestLimits,
+    owned_stop: int,
+    *,
+    bounded: bool,
 ) -> int:
-    """The member's owned partitions, counted without decoding; its ids and topics checked."""
+    """The member's owned partitions, counted without decoding; its ids and topics checked.
+
+    ``bounded``: the raw subscriptions' sizes alone keep the request within the limits, so a
+    raw one is not walked and its size's bound is returned (``_size_bound``)."""
     who = member.member_id
     check_text(who, limits, field=f"{field}.member_id")
     check_text(member.group_instance_id, limits, field=f"{field}.group_instance_id", member=who)
     if member.WhichOneof("kind") == "raw_subscription":
+        if bounded:
+            return _size_bound(member.raw_subscription)
         counts = subscription_counts(
             member.raw_subscription, topics_stop=limits.partitions, owned_stop=owned_stop
         )
@@ -61,9 +71,23 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
         partitions += len(topic.partitions)
         if partitions > limits.partitions:
             check_count(partitions, limits, "partitions", "partitions", field=f"topics[{i}]")
+    raw = [
+        m.raw_subscription for m in request.members if m.WhichOneof("kind") == "raw_subscription"
+    ]
+    structured = sum(
+        len(m.subscription.owned_partitions)
+        for m in request.members
+        if m.WhichOneof("kind") != "raw_subscription"
+    )
+    bounded = (
+        structured + sum(map(_size_bound, raw)) <= limits.owned_partitions
+        and max(map(len, raw), default=0) // 2 <= limits.partitions
+    )
     owned = 0
     for i, member in enumerate(request.members):
-        owned += _member_counts(member, f"members[{i}]", limits, limits.owned_partitions - owned)
+        owned += _member_counts(
+            member, f"members[{i}]", limits, limits.owned_partitions - owned, bounded=bounded
+        )
         check_count(
             owned,
             limits,
@@ -72,6 +96,13 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
             field=f"members[{i}]",
             member=member.member_id,
         )
+
+
+def _size_bound(raw: bytes) -> int:
+    """At most this many owned partitions (or entries), and half as many subscribed topics, fit
+    in a raw subscription of this size: a partition takes 4 bytes, an entry 6, a topic 2. When
+    the bounds are within the limits, walking the bytes (16 us for 50 topics) is not needed."""
+    return len(raw) // 4
 
 
 def check_racks(racks: Iterable[str], limits: RequestLimits, *, field: str) -> None:

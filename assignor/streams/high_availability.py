@@ -134,8 +134,9 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     standby, standby_diagnostics, standby_phases = _standbys(state, layout, active)
     index = _catch_up_index(state, layout)
     moved, copied = _movements(state, layout, index, active, standby)
+    warmups = _warmups(moved, copied)
     final_active, final_standby, exchanged = _exchange(
-        state, layout, index, moved.active, copied.standby, _warmups(layout, moved, copied)
+        state, layout, index, moved.active, copied.standby, warmups
     )
     if _rack_aware(state):
         exchanged = _measured(
@@ -145,7 +146,7 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
         state, layout, final_active
     )
     movements = moved.movements + copied.movements
-    warmup_pairs = _warmup_pairs(layout, moved, copied)
+    warmup_pairs = _warmup_pairs(layout, warmups)
     diagnostics = (
         Diagnostics(
             warmups=len(warmup_pairs),
@@ -184,10 +185,11 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     )
 
 
-def _warmups(layout: _Layout, moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
+def _warmups(moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
     """Per client, every warm-up it holds: the active movements' and the standby movements'
-    kept lagging copies. The joint stage must keep them all where they are: a warm-up it moved
-    would never catch up, and the next rebalance would plan it again, for ever."""
+    kept lagging copies (never the same pair: standby movements skip warm-ups). The joint stage
+    must keep them all where they are: a warm-up it moved would never catch up, and the next
+    rebalance would plan it again, for ever."""
     warm = [set(ws) for ws in moved.warmups]
     for task, client in copied.kept:
         warm[client].add(task)
@@ -195,15 +197,13 @@ def _warmups(layout: _Layout, moved: ActiveMoves, copied: StandbyMoves) -> list[
 
 
 def _warmup_pairs(
-    layout: _Layout, moved: ActiveMoves, copied: StandbyMoves
+    layout: _Layout, warmups: Sequence[AbstractSet[int]]
 ) -> tuple[tuple[TaskId, ProcessId], ...]:
-    """Every warm-up replica by name: the active movements' and the standby movements' kept
-    lagging copies (``Diagnostics.warmup_replicas``), sorted by task."""
-    pairs = [
-        (layout.stateful[t], layout.clients[c]) for c, ws in enumerate(moved.warmups) for t in ws
-    ]
-    pairs += [(layout.stateful[t], layout.clients[c]) for t, c in copied.kept]
-    return tuple(sorted(pairs))
+    """Every warm-up replica (``_warmups``) by name (``Diagnostics.warmup_replicas``), sorted
+    by task."""
+    return tuple(
+        sorted((layout.stateful[t], layout.clients[c]) for c, ws in enumerate(warmups) for t in ws)
+    )
 
 
 def _measured(

@@ -174,16 +174,12 @@ def exchange_roles(
     a_rack, b_rack = client_rack[source], client_rack[target]
     before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
     after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
-    if traffic_first:
-        # Stickiness moves at most one unit per candidate, so n + 1 units of traffic outweigh
-        # any set of them; traffic_cost drops out (and with it any overflow).
-        gain = (before - after) * (found.source.size + 1) - found.stickiness(
-            previous, 1, replicas=2
-        )
-    else:
-        gain = traffic_cost * (before - after) - found.stickiness(
-            previous, non_overlap_cost, replicas=2
-        )
+    # traffic_first: stickiness moves at most one unit per candidate, so n + 1 units of traffic
+    # outweigh any set of them; traffic_cost drops out (and with it any overflow).
+    traffic, overlap = (
+        (found.source.size + 1, 1) if traffic_first else (traffic_cost, non_overlap_cost)
+    )
+    gain = traffic * (before - after) - found.stickiness(previous, overlap, replicas=2)
     chosen = found.solve(gain, room_arrays(clients, slack), active)
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}

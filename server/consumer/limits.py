@@ -71,18 +71,7 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
         partitions += len(topic.partitions)
         if partitions > limits.partitions:
             check_count(partitions, limits, "partitions", "partitions", field=f"topics[{i}]")
-    raw = [
-        m.raw_subscription for m in request.members if m.WhichOneof("kind") == "raw_subscription"
-    ]
-    structured = sum(
-        len(m.subscription.owned_partitions)
-        for m in request.members
-        if m.WhichOneof("kind") != "raw_subscription"
-    )
-    bounded = (
-        structured + sum(map(_size_bound, raw)) <= limits.owned_partitions
-        and max(map(len, raw), default=0) // 2 <= limits.partitions
-    )
+    bounded = _bounded_by_size(request.members, limits)
     owned = 0
     for i, member in enumerate(request.members):
         owned += _member_counts(
@@ -96,6 +85,20 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
             field=f"members[{i}]",
             member=member.member_id,
         )
+
+
+def _bounded_by_size(members: Iterable[pb.MemberSubscription], limits: RequestLimits) -> bool:
+    """Whether the raw subscriptions' sizes (``_size_bound``), with the structured members'
+    owned partitions, keep the request's owned partitions and every member's topics within
+    ``limits``, so that no raw subscription needs walking."""
+    owned = longest = 0
+    for member in members:
+        if member.WhichOneof("kind") == "raw_subscription":
+            owned += _size_bound(member.raw_subscription)
+            longest = max(longest, len(member.raw_subscription))
+        else:
+            owned += len(member.subscription.owned_partitions)
+    return owned <= limits.owned_partitions and longest // 2 <= limits.partitions
 
 
 def _size_bound(raw: bytes) -> int:

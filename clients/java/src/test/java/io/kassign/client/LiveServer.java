@@ -11,17 +11,20 @@ import java.util.concurrent.TimeUnit;
 /**
  * A real {@code kassign serve} on loopback, started by the tests themselves from the repository's
  * venv (system property {@code kassign.bin}, set by the pom: {@code ../../.venv/bin/kassign}).
- * {@link #shared()} is one plaintext server for the whole test JVM, stopped at exit.
+ * {@link #shared()} is one plaintext server for the whole test JVM, stopped at exit. The broker
+ * plug-ins' tests use it too, through this module's tests jar (their pom sets {@code kassign.bin}).
  */
 public final class LiveServer implements AutoCloseable {
     private static LiveServer shared;
 
     private final Process process;
     private final String target;
+    private final Path log;
 
-    private LiveServer(final Process process, final String target) {
+    private LiveServer(final Process process, final String target, final Path log) {
         this.process = process;
         this.target = target;
+        this.log = log;
     }
 
     /** The plaintext server every test of this JVM shares. */
@@ -52,7 +55,7 @@ public final class LiveServer implements AutoCloseable {
                 if (Files.exists(portFile)) {
                     final String port = Files.readString(portFile, StandardCharsets.UTF_8).trim();
                     if (!port.isEmpty()) {
-                        return new LiveServer(process, "127.0.0.1:" + port);
+                        return new LiveServer(process, "127.0.0.1:" + port, log);
                     }
                 }
                 if (!process.isAlive()) {
@@ -72,6 +75,15 @@ public final class LiveServer implements AutoCloseable {
 
     public String target() {
         return target;
+    }
+
+    /** The server's log so far (for failure messages). */
+    public String log() {
+        try {
+            return Files.readString(log);
+        } catch (final IOException e) {
+            return "(cannot read " + log + ": " + e + ")";
+        }
     }
 
     @Override

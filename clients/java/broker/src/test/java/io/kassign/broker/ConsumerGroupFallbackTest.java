@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kassign.broker.ConsumerGroups.Cluster;
 import io.kassign.broker.ConsumerGroups.Member;
 import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
+import io.kassign.client.LiveServer;
 import io.kassign.plugin.InvalidAnswer;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
@@ -88,7 +89,7 @@ final class ConsumerGroupFallbackTest {
 
     @Test
     void anErrorStatusFallsBack() {
-        final KassignConsumerGroupAssignor plugin = assignor("refused", KassignServe.shared().target(),
+        final KassignConsumerGroupAssignor plugin = assignor("refused", LiveServer.shared().target(),
                 "kassign.consumer.assignor", "no-such-assignor");
         final GroupSpecImpl group = group2();
         assertEquals(sorted(uniform(group)), sorted(plugin.assign(group, CLUSTER.describer())));

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kassign.broker.ConsumerGroups.Cluster;
 import io.kassign.broker.ConsumerGroups.Member;
+import io.kassign.client.LiveServer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -53,7 +54,7 @@ final class ConsumerGroupLiveServerTest {
 
     @Test
     void rackOptimalIsValidBalancedAndRackLocalWhereUniformIsNot() {
-        final KassignConsumerGroupAssignor plugin = assignor("live-racks", KassignServe.shared().target());
+        final KassignConsumerGroupAssignor plugin = assignor("live-racks", LiveServer.shared().target());
         final GroupSpecImpl group = group(threeRacks());
         final GroupAssignment ours = plugin.assign(group, CLUSTER.describer());
         assertValid(ours, group, CLUSTER);
@@ -69,7 +70,7 @@ final class ConsumerGroupLiveServerTest {
 
     @Test
     void theCurrentTargetStaysAndTheSameGroupGetsTheSameAnswer() {
-        final KassignConsumerGroupAssignor plugin = assignor("live-sticky", KassignServe.shared().target());
+        final KassignConsumerGroupAssignor plugin = assignor("live-sticky", LiveServer.shared().target());
         final GroupAssignment first = plugin.assign(group(threeRacks()), CLUSTER.describer());
         assertEquals(sorted(first), sorted(plugin.assign(group(threeRacks()), CLUSTER.describer())), "idempotent");
 
@@ -101,7 +102,7 @@ final class ConsumerGroupLiveServerTest {
 
     @Test
     void heterogeneousSubscriptionsARacklessMemberAndAnUnknownTopic() {
-        final KassignConsumerGroupAssignor plugin = assignor("live-mixed", KassignServe.shared().target());
+        final KassignConsumerGroupAssignor plugin = assignor("live-mixed", LiveServer.shared().target());
         final Uuid unknown = new Uuid(99L, 99L); // subscribed, not (yet) in the metadata
         final Map<String, Member> members = new LinkedHashMap<>();
         members.put("orders-only", Member.of("rack-b", ORDERS));
@@ -118,7 +119,7 @@ final class ConsumerGroupLiveServerTest {
 
     @Test
     void manyThreadsAtOnceGetTheSameAnswer() throws Exception {
-        final KassignConsumerGroupAssignor plugin = assignor("live-threads", KassignServe.shared().target());
+        final KassignConsumerGroupAssignor plugin = assignor("live-threads", LiveServer.shared().target());
         final GroupSpecImpl group = group(threeRacks());
         final ExecutorService pool = Executors.newFixedThreadPool(8);
         try {

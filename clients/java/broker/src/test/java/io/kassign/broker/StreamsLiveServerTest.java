@@ -12,6 +12,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kassign.broker.StreamsGroups.Member;
+import io.kassign.client.LiveServer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,10 +72,10 @@ final class StreamsLiveServerTest {
     void aFreshGroupIsAssignedByKassignWithStandbysInAnotherZone() {
         final String name = "fresh";
         final GroupSpecImpl group = group(fresh(), 1, "zone");
-        final GroupAssignment assignment = assignor(name, KassignServe.shared().target()).assign(group, TOPOLOGY);
+        final GroupAssignment assignment = assignor(name, LiveServer.shared().target()).assign(group, TOPOLOGY);
 
         assertValid(assignment, group, TOPOLOGY);
-        assertEquals(1.0, metric(name, "assignments-total"), KassignServe.shared().log());
+        assertEquals(1.0, metric(name, "assignments-total"), LiveServer.shared().log());
         assertEquals(0.0, metric(name, "fallbacks-total"));
         assertEquals(6, total(assignment, true), "one standby per stateful task");
         final Map<String, Set<String>> actives = byProcess(assignment, group, false);
@@ -92,7 +93,7 @@ final class StreamsLiveServerTest {
     @Test
     void aNewClientWithoutStateGetsWarmUpsNotTheActivesOfCaughtUpClients() {
         final String name = "scale-out";
-        final KassignStreamsTaskAssignor assignor = assignor(name, KassignServe.shared().target());
+        final KassignStreamsTaskAssignor assignor = assignor(name, LiveServer.shared().target());
         final GroupSpecImpl first = group(fresh(), 1, "zone");
         final GroupAssignment before = assignor.assign(first, TOPOLOGY);
         assertValid(before, first, TOPOLOGY);
@@ -137,10 +138,10 @@ final class StreamsLiveServerTest {
         members.put("x", new Member("process-x").active("sub-b", 0).tag("zone", "a"));  // not a UUID either
         members.put("y", new Member("process-y").standby("sub-b", 0).offsets("sub-b", 0, 7, 9).tag("zone", "b"));
         final GroupSpecImpl group = group(members, 1, "zone");
-        final GroupAssignment assignment = assignor(name, KassignServe.shared().target()).assign(group, topology);
+        final GroupAssignment assignment = assignor(name, LiveServer.shared().target()).assign(group, topology);
 
         assertValid(assignment, group, topology);
-        assertEquals(1.0, metric(name, "assignments-total"), KassignServe.shared().log());
+        assertEquals(1.0, metric(name, "assignments-total"), LiveServer.shared().log());
         assertTrue(assignment.members().get("x").activeTasks().getOrDefault("sub-b", Set.of()).contains(0),
                 "sticky by name: " + assignment);
         assertEquals(4, total(assignment, true), "a standby for each of the 4 stateful tasks");
@@ -149,7 +150,7 @@ final class StreamsLiveServerTest {
     @Test
     void theSameGroupAskedFromManyThreadsGetsOneAnswer() throws Exception {
         final String name = "threads";
-        final KassignStreamsTaskAssignor assignor = assignor(name, KassignServe.shared().target());
+        final KassignStreamsTaskAssignor assignor = assignor(name, LiveServer.shared().target());
         final GroupSpecImpl group = group(fresh(), 1, "zone");
         final ExecutorService pool = Executors.newFixedThreadPool(8);
         try {

@@ -43,24 +43,25 @@ def balance_over_threads(
     counts: Sequence[int],
     *,
     capacities: Sequence[int],
-    held: Sequence[frozenset[int] | set[int]],
+    held: list[set[int]],
     allowed: MoveAllowed | None = None,
 ) -> list[list[int]]:
     """Move tasks of one kind between clients until no pair can improve; the new lists.
 
-    ``movable[c]``: the sorted tasks of the kind being balanced on client ``c``;
-    ``counts[c]``: every task it holds (all kinds), the load numerator; ``held[c]``: every task
-    it holds, which it may not receive again. Kafka's loop: repeat whole passes until one moves
-    nothing; in a pass every ordered pair (source, destination) in process order, the source
-    giving its smallest tasks the destination may take while ``_should_move`` holds.
+        ``movable[c]``: the sorted tasks of the kind being balanced on client ``c``;
+        ``counts[c]``: every task it holds (all kinds), the load numerator; ``held[c]``: every task
+        it holds, which it may not receive again: the caller's scratch, updated as tasks move (a
+    copy would hold every task of the group once more; issue 16). Kafka's loop: repeat whole passes until one moves
+        nothing; in a pass every ordered pair (source, destination) in process order, the source
+        giving its smallest tasks the destination may take while ``_should_move`` holds.
 
-    A pass only visits destinations that could take a task from the source at its current
-    count (a vectorised search for the next one); the source's count only falls during its
-    turn, so a destination the search skips could not take a task later in it either, and a
-    source no client could relieve is skipped outright. The result is Kafka's full scan's.
+        A pass only visits destinations that could take a task from the source at its current
+        count (a vectorised search for the next one); the source's count only falls during its
+        turn, so a destination the search skips could not take a task later in it either, and a
+        source no client could relieve is skipped outright. The result is Kafka's full scan's.
     """
     tasks = [list(ts) for ts in movable]
-    holding = [set(h) for h in held]
+    holding = held
     count = list(counts)
     loads = _Loads(counts, capacities)
     changed = True

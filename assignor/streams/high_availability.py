@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
-from kassign.assignor.streams.lags import CatchUpIndex
+from kassign.assignor.streams.lags import CatchUpIndex, positions
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
 from kassign.assignor.streams.movement import (
     ActiveMoves,
@@ -96,9 +96,8 @@ class _Layout:
         clients = tuple(sorted(state.clients, key=process_key))
         # a client always has a consumer; guard anyway so a load is never a division by zero
         capacities = tuple(max(1, state.clients[c].num_threads) for c in clients)
-        by_task = sorted(state.tasks.values(), key=lambda info: info.id)
-        stateful = tuple(info.id for info in by_task if info.stateful)
-        stateless = tuple(info.id for info in by_task if not info.stateful)
+        stateful = tuple(sorted(state.stateful_tasks))
+        stateless = tuple(sorted(state.stateless_tasks))
         return _Layout(clients, capacities, stateful, stateless)
 
     def to_map(
@@ -111,8 +110,14 @@ class _Layout:
     def from_map(
         self, assignment: Mapping[ProcessId, AbstractSet[TaskId]], tasks: Sequence[TaskId]
     ) -> _Holdings:
-        position = {task: i for i, task in enumerate(tasks)}
-        return [{position[t] for t in assignment.get(c, ())} for c in self.clients]
+        position = positions(tasks)  # by bisection: ``tasks`` are the layout's, sorted
+        return [{_found(position(t)) for t in assignment.get(c, ())} for c in self.clients]
+
+
+def _found(index: int | None) -> int:
+    if index is None:
+        raise KeyError("a task outside the layout")
+    return index
 
 
 def assign_high_availability(state: ApplicationState) -> TaskAssignment:
@@ -132,6 +137,8 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     layout = _Layout.of(state)
     active, active_diagnostics, balanced = _stateful_actives(state, layout)
     standby, standby_diagnostics, standby_phases = _standbys(state, layout, active)
+    if not explain:  # only a trace reads the placement: not kept through the rest (issue 16)
+        standby_phases = StandbyPhases()
     index = _catch_up_index(state, layout)
     moved, copied = _movements(state, layout, index, active, standby)
     warmups = _warmups(moved, copied)
@@ -239,7 +246,7 @@ def _measured(
 def _catch_up_index(state: ApplicationState, layout: _Layout) -> CatchUpIndex:
     return CatchUpIndex(
         layout.stateful,
-        [state.tasks[t].changelog_end_offset_sum for t in layout.stateful],
+        (state.end_offset_sum(t) for t in layout.stateful),
         client_lags=[state.clients[c].task_lags for c in layout.clients],
         acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
     )

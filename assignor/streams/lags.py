@@ -19,8 +19,12 @@ state for), so a 10,000-task group with 1,000 clients does not hold ten million 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
+from types import MappingProxyType
 
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
@@ -43,6 +47,7 @@ __all__ = [
     "lag_for",
     "local_lags",
     "merge_offset_sums",
+    "positions",
     "previous_tasks",
 ]
 
@@ -191,6 +196,23 @@ def kafka_streams_state(
     )
 
 
+def positions(tasks: Sequence[TaskId]) -> Callable[[TaskId], int | None]:
+    """Where a task sits in ``tasks``: by bisection when they are sorted (as the assignors
+    pass them), so 100,000 tasks need no index of their own; else by a dict."""
+    if all(a < b for a, b in pairwise(tasks)):
+
+        def position(task: TaskId) -> int | None:
+            i = bisect_left(tasks, task)
+            return i if i < len(tasks) and tasks[i] == task else None
+
+        return position
+    return {task: i for i, task in enumerate(tasks)}.get
+
+
+_NONE: Mapping[int, int] = MappingProxyType({})
+"""No client reported the task (shared, read-only)."""
+
+
 class CatchUpIndex:
     """Who is caught up on which stateful task, in index space, built once per assignment.
 
@@ -204,55 +226,67 @@ class CatchUpIndex:
     def __init__(
         self,
         tasks: Sequence[TaskId],
-        end_offset_sums: Sequence[int],
+        end_offset_sums: Iterable[int],
         *,
         client_lags: Sequence[Mapping[TaskId, int]],
         acceptable_recovery_lag: int,
     ) -> None:
-        position = {task: i for i, task in enumerate(tasks)}
+        position = positions(tasks)
         self._n_clients = len(client_lags)
-        self._end = list(end_offset_sums)
-        self._local: list[dict[int, int]] = [{} for _ in tasks]
+        self._end = array("q", end_offset_sums)  # 8 bytes a task, not an int object
+        # Only tasks some client reported have entries (a task nobody reported is read from
+        # ``_end``): 100,000 tasks must not cost 100,000 empty dicts and sets (issue 16).
+        self._local: dict[int, dict[int, int]] = {}
         for client, lags in enumerate(client_lags):
             checkpoint()
             for task, lag in local_lags(lags).items():
-                index = position.get(task)
+                index = position(task)
                 if index is not None:
-                    self._local[index][client] = lag
+                    self._local.setdefault(index, {})[client] = lag
         self._default_caught = [is_caught_up(end, acceptable_recovery_lag) for end in self._end]
-        self._caught = [
-            {c for c, lag in local.items() if is_caught_up(lag, acceptable_recovery_lag)}
-            for local in self._local
-        ]
-        self._min_lag = [
-            min([*local.values(), *((end,) if len(local) < self._n_clients else ())])
-            for local, end in zip(self._local, self._end, strict=True)
-        ]
+        self._caught = {
+            task: frozenset(
+                c for c, lag in local.items() if is_caught_up(lag, acceptable_recovery_lag)
+            )
+            for task, local in self._local.items()
+        }
+        self._min_lag = {
+            task: min(
+                [*local.values(), *((self._end[task],) if len(local) < self._n_clients else ())]
+            )
+            for task, local in self._local.items()
+        }
 
     def lag(self, client: int, task: int) -> int:
-        return self._local[task].get(client, self._end[task])
+        local = self._local.get(task)
+        return self._end[task] if local is None else local.get(client, self._end[task])
 
     def is_caught_up(self, client: int, task: int) -> bool:
-        if client in self._local[task]:
+        local = self._local.get(task)
+        if local is not None and client in local:
             return client in self._caught[task]
         return self._default_caught[task]
 
     def num_caught_up(self, task: int) -> int:
         """How many clients are caught up on the task (orders Kafka's movement queue)."""
-        unreported = self._n_clients - len(self._local[task])
-        return len(self._caught[task]) + (unreported if self._default_caught[task] else 0)
+        local = self._local.get(task, _NONE)
+        unreported = self._n_clients - len(local)
+        caught = len(self._caught[task]) if local else 0
+        return caught + (unreported if self._default_caught[task] else 0)
 
     def caught_up(self, task: int) -> list[int]:
         """The caught-up clients, ascending (every unreported client too when the changelog
         is short enough, which is why this is a list built on demand, not stored)."""
+        caught = self._caught.get(task, frozenset())
         if not self._default_caught[task]:
-            return sorted(self._caught[task])
-        local = self._local[task]
-        return [c for c in range(self._n_clients) if c not in local or c in self._caught[task]]
+            return sorted(caught)
+        local = self._local.get(task, _NONE)
+        return [c for c in range(self._n_clients) if c not in local or c in caught]
 
     def has_more_caught_up_than(self, client: int, task: int) -> bool:
         """Kafka's movement trigger: not caught up here, and some client lags strictly less."""
-        return not self.is_caught_up(client, task) and self._min_lag[task] < self.lag(client, task)
+        least = self._min_lag.get(task, self._end[task])
+        return not self.is_caught_up(client, task) and least < self.lag(client, task)
 
     def by_lag(self, task: int) -> Iterator[int]:
         """Every client, least lag first, ties by process order: Kafka's ``tasksToClientByLag``.
@@ -261,7 +295,7 @@ class CatchUpIndex:
         (-3) ranks ahead of every real lag. Running actives (-2) are always caught up and are
         chosen before this ranking is consulted. Lazy: callers stop at the first fit.
         """
-        local = self._local[task]
+        local = self._local.get(task, _NONE)
         reported = sorted((lag, c) for c, lag in local.items())
         end = self._end[task]
         rest = ((end, c) for c in range(self._n_clients) if c not in local)

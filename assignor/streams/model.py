@@ -10,10 +10,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Self
 from uuid import UUID
 
 from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition
+from kassign.assignor.streams.task_table import TaskTable
 from kassign.kafka.subscription_info import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "RackAwareStrategy",
     "TaskId",
     "TaskInfo",
+    "TaskTable",
     "TaskTopicPartition",
     "application_state",
 ]
@@ -38,89 +40,6 @@ MAX_RACK_COST = 1 << 20
 """Largest ``traffic_cost`` or ``non_overlap_cost``: the KIP-925 flow solver's bound, far from
 overflow even with its tie-break scaling. Here, not in ``rack.py``, so checking a request's
 configs does not load the solver."""
-
-
-class TaskId(tuple[bytes, int, int]):
-    """A task: sub-topology and partition, optionally inside a named topology.
-
-    Ordered like Kafka's ``TaskId.compareTo``: named topology first (Java ``String.compareTo``,
-    i.e. UTF-16 code units), then sub-topology, then partition. The empty string is normalised
-    to ``None``: Kafka never names a topology "".
-
-    Why a tuple: the tuple *is* that order, ``(topology as UTF-16-BE bytes, subtopology,
-    partition)`` (``b""`` for none), so hashing, equality and sorting run in C; a request hashes
-    and compares task ids thousands of times.
-    """
-
-    __slots__ = ()
-
-    def __new__(cls, subtopology: int, partition: int, named_topology: str | None = None) -> Self:
-        topology = _topology_key(named_topology) if named_topology else b""
-        return tuple.__new__(cls, (topology, subtopology, partition))
-
-    @property
-    def subtopology(self) -> int:
-        return self[1]
-
-    @property
-    def partition(self) -> int:
-        return self[2]
-
-    @property
-    def named_topology(self) -> str | None:
-        return self[0].decode("utf-16-be", "surrogatepass") if self[0] else None
-
-    @property
-    def sort_key(self) -> tuple[bytes, int, int]:
-        """Kafka's order as a plain tuple (kept for callers that sort with ``key=``)."""
-        return (self[0], self[1], self[2])
-
-    def __reduce__(self) -> tuple[type[TaskId], tuple[int, int, str | None]]:
-        """Pickle and copy by the constructor's arguments (Spark ships task ids to workers)."""
-        return (TaskId, (self[1], self[2], self.named_topology))
-
-    def __getnewargs__(self) -> tuple[int, int, str | None]:
-        return (self[1], self[2], self.named_topology)
-
-    def __repr__(self) -> str:
-        return (
-            f"TaskId(subtopology={self[1]!r}, partition={self[2]!r}, "
-            f"named_topology={self.named_topology!r})"
-        )
-
-    def __str__(self) -> str:
-        base = f"{self[1]}_{self[2]}"
-        return base if not self[0] else f"{self.named_topology}__{base}"
-
-
-def _topology_key(named_topology: str) -> bytes:
-    """A topology name as UTF-16-BE code units: bytes compare as Java compares the String."""
-    return named_topology.encode("utf-16-be", "surrogatepass")
-
-
-@dataclass(frozen=True, slots=True)
-class TaskTopicPartition:
-    """A partition a task reads (source) or writes its state to (changelog), with replica racks.
-
-    ``rack_ids`` empty means the racks are unknown (KIP-925 then disables rack awareness).
-    """
-
-    topic: str
-    partition: int
-    is_source: bool
-    is_changelog: bool
-    rack_ids: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class TaskInfo:
-    """What is known of a task: stateful or not, its stores, partitions and changelog end offsets."""
-
-    id: TaskId
-    stateful: bool
-    state_store_names: tuple[str, ...] = ()
-    topic_partitions: tuple[TaskTopicPartition, ...] = ()
-    changelog_end_offset_sum: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,11 +137,21 @@ class ApplicationState:
 
     @property
     def stateful_tasks(self) -> tuple[TaskId, ...]:
+        if isinstance(self.tasks, TaskTable):  # from its column, building no TaskInfo
+            return self.tasks.stateful_ids()
         return tuple(t for t, info in self.tasks.items() if info.stateful)
 
     @property
     def stateless_tasks(self) -> tuple[TaskId, ...]:
+        if isinstance(self.tasks, TaskTable):
+            return self.tasks.stateful_ids(False)
         return tuple(t for t, info in self.tasks.items() if not info.stateful)
+
+    def end_offset_sum(self, task: TaskId) -> int:
+        """The task's changelog end-offset sum (``KeyError`` for a task the topology lacks)."""
+        if isinstance(self.tasks, TaskTable):
+            return self.tasks.end_offset_sum(task)
+        return self.tasks[task].changelog_end_offset_sum
 
 
 def application_state(
@@ -232,7 +161,7 @@ def application_state(
     now_ms: int = 0,
 ) -> ApplicationState:
     """An ``ApplicationState`` with tasks and clients in their canonical order."""
-    task_map = {t.id: t for t in sorted(tasks, key=lambda t: t.id)}
+    task_map = TaskTable.of(tasks)
     client_map = {c.process_id: c for c in sorted(clients, key=lambda c: process_key(c.process_id))}
     return ApplicationState(
         tasks=task_map, clients=client_map, configs=configs or AssignmentConfigs(), now_ms=now_ms

@@ -29,6 +29,7 @@ Java's heap (sift-up on ``offer``, sift-down on ``poll``) so ties fall where Kaf
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from kassign.assignor.interrupt import checkpoint
@@ -113,15 +114,16 @@ class _JavaQueue:
 
 
 class _Board:
-    """Scratch copy of the stateful holdings, private to one movement pass."""
+    """Scratch copy of the standby holdings, private to one movement pass; the actives as
+    given, only read (the standby pass moves no active: no copy of every task, issue 16)."""
 
     def __init__(
         self,
-        active: Sequence[Iterable[int]],
+        active: Sequence[AbstractSet[int]],
         standby: Sequence[Iterable[int]],
         capacities: Sequence[int],
     ) -> None:
-        self.active = [set(ts) for ts in active]
+        self.active: Sequence[AbstractSet[int]] = active
         self.standby = [set(ts) for ts in standby]
         self.capacities = capacities
 
@@ -136,22 +138,41 @@ class _Board:
                 best = key
         return None if best is None else best[1]
 
+
+class _ActiveBoard(_Board):
+    """A board whose actives move too: a scratch copy of them as well."""
+
+    def __init__(
+        self,
+        active: Sequence[Iterable[int]],
+        standby: Sequence[Iterable[int]],
+        capacities: Sequence[int],
+    ) -> None:
+        self.moving = [set(ts) for ts in active]
+        super().__init__(self.moving, standby, capacities)
+
     def swap(self, task: int, runner: int, lagging: int) -> None:
         """The runner's standby becomes the active; the lagging client's active a standby."""
         self.standby[runner].discard(task)
-        self.active[runner].add(task)
-        self.active[lagging].discard(task)
+        self.moving[runner].add(task)
+        self.moving[lagging].discard(task)
         self.standby[lagging].add(task)
 
     def move_active(self, task: int, runner: int, lagging: int, *, warm_up: bool) -> None:
-        self.active[runner].add(task)
-        self.active[lagging].discard(task)
+        self.moving[runner].add(task)
+        self.moving[lagging].discard(task)
         if warm_up:
             self.standby[lagging].add(task)
 
 
-def _frozen(sets: Sequence[set[int]]) -> tuple[frozenset[int], ...]:
-    return tuple(frozenset(s) for s in sets)
+def _frozen(sets: list[set[int]]) -> tuple[frozenset[int], ...]:
+    """The board's sets, frozen; each emptied once copied, so a group's tasks are held twice
+    one client at a time, not all at once (issue 16's memory bound)."""
+    frozen = []
+    for s in sets:
+        frozen.append(frozenset(s))
+        s.clear()
+    return tuple(frozen)
 
 
 def move_active_tasks(
@@ -163,9 +184,9 @@ def move_active_tasks(
     warmups_left: int,
 ) -> ActiveMoves:
     """Give each stateful active back to a (more) caught-up client; see the module docstring."""
-    board = _Board(active, standby, capacities)
+    board = _ActiveBoard(active, standby, capacities)
     queue = _JavaQueue()
-    for client, tasks in enumerate(board.active):
+    for client, tasks in enumerate(board.moving):
         for task in sorted(tasks):
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
@@ -190,7 +211,7 @@ def move_active_tasks(
             warmups[lagging].add(task)
             warmups_left -= 1
     return ActiveMoves(
-        _frozen(board.active),
+        _frozen(board.moving),
         _frozen(board.standby),
         _frozen(warmups),
         movements,
@@ -200,7 +221,7 @@ def move_active_tasks(
 
 def move_standby_tasks(
     index: CatchUpIndex,
-    active: Sequence[Iterable[int]],
+    active: Sequence[AbstractSet[int]],
     *,
     standby: Sequence[Iterable[int]],
     capacities: Sequence[int],

@@ -115,6 +115,7 @@ def test_same_result_as_kafkas_pairwise_loop(
 ) -> None:
     movable, counts, caps, held, allowed = case
     predicate = None if allowed is None else (lambda s, d: allowed[s][d])
-    ours = balance_over_threads(movable, counts, capacities=caps, held=held, allowed=predicate)
+    scratch = [set(h) for h in held]  # updated in place
+    ours = balance_over_threads(movable, counts, capacities=caps, held=scratch, allowed=predicate)
     assert ours == kafka_loop(movable, counts, caps, held, allowed)
     assert sorted(t for ts in ours for t in ts) == sorted(t for ts in movable for t in ts)

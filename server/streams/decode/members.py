@@ -172,7 +172,7 @@ def decode_member(
 ) -> DecodedMember:
     """A member, checked, or ``InvalidRequest`` naming the member and the field at fault.
 
-    ``known`` (see ``Topology.interned``) shares task id objects across the request; ``infos``
+    ``known`` (``Topology.interned``) shares task id objects across the request; ``infos``
     (one empty dict per request) lets the threads of one process share one checked userData.
     Checks run in one fixed order (info identity, owned partitions, generation, the rest of the
     info), so the error named does not depend on what was cached.

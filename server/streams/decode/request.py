@@ -27,7 +27,6 @@ from kassign.assignor.streams.model import (
     ApplicationState,
     KafkaStreamsState,
     TaskId,
-    application_state,
 )
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams.decode import limits as checks
@@ -133,7 +132,7 @@ def _rack(reports: Sequence[DecodedMember], notes: list[str]) -> str | None:
 
 def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> ConsumerReport:
     """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
-    known = topology.task_ids
+    known = topology.tasks
     sums = {t: s for t, s in report.offset_sums if t in known}
     unknown = sorted((t for t, _ in report.offset_sums if t not in known))
     if unknown:
@@ -211,7 +210,8 @@ def decode_request(
             notes.append(f"member {r.member_id!r} reported error code {r.error_code}")
     clients = [_client(by_process[p], topology, notes) for p in sorted(by_process, key=process_key)]
     _shared_partitions(reports, notes)
-    state = application_state(topology.tasks, clients, configs, now_ms)
+    # Tasks (the topology's dict) and clients are already in their canonical order.
+    state = ApplicationState(topology.tasks, {c.process_id: c for c in clients}, configs, now_ms)
     checks.check_answer(state, limits)
     return DecodedRequest(
         state=state,

@@ -3,132 +3,171 @@
 Kafka maps owned partitions back to tasks through the source partitions
 (``taskForPartition``); a partition that is the source of two tasks would make that mapping
 ambiguous, so it is refused here.
+
+Memory (issue 16): a request may list 100,000 tasks in under 3 MB, so the decoded topology
+keeps one index of its own (source partitions by topic) and shares what repeats: topic and
+store names, partition numbers and rack sets are one object each per request. It reads the
+request without touching empty repeated fields: the protobuf runtime (upb) gives an empty
+repeated field storage of its own the first time Python reads it, about 90 bytes a field.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.interrupt import checkpoint
-from kassign.assignor.streams.model import TaskId, TaskInfo, TaskTopicPartition
+from kassign.assignor.streams.model import TaskId, TaskInfo
+from kassign.assignor.streams.task_table import Partition, TaskTable, TaskTableBuilder
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["TaskIds", "Topology", "decode_task_id", "decode_topology"]
 
-TaskIds = dict[tuple[int, int, str], TaskId]
-"""Decoded task ids by (sub-topology, partition, named topology): one object per task per
-request, so the tens of thousands of ids members report are built once and compare by identity."""
+
+class TaskIds:
+    """One ``TaskId`` object per task per request: the topology's own, then any other a
+    member reports; the tens of thousands of ids members report then compare by identity."""
+
+    __slots__ = ("_others", "_tasks")
+
+    def __init__(self, tasks: Mapping[TaskId, TaskInfo] | None = None) -> None:
+        self._tasks: Mapping[TaskId, TaskInfo] = tasks or {}
+        self._others: dict[TaskId, TaskId] = {}
+
+    def canonical(self, task: TaskId) -> TaskId:
+        info = self._tasks.get(task)
+        return info.id if info is not None else self._others.setdefault(task, task)
 
 
 def decode_task_id(
-    task: pb.TaskId, field: str, member: str | None = None, known: TaskIds | None = None
+    task: pb.TaskId,
+    field: str,
+    member: str | None = None,
+    known: TaskIds | None = None,
+    numbers: dict[int, int] | None = None,
 ) -> TaskId:
-    """A ``TaskId``; Kafka's sub-topology and partition numbers are never negative."""
-    key = (task.subtopology, task.partition, task.named_topology)
-    if known is not None and key in known:
-        return known[key]
-    if task.subtopology < 0 or task.partition < 0:
+    """A ``TaskId``; Kafka's sub-topology and partition numbers are never negative.
+    ``numbers``: one object per number (see ``decode_topology``)."""
+    subtopology, partition = task.subtopology, task.partition
+    if subtopology < 0 or partition < 0:
         raise InvalidRequest(
-            f"negative sub-topology or partition in task {task.subtopology}_{task.partition}",
+            f"negative sub-topology or partition in task {subtopology}_{partition}",
             field=field,
             member=member,
         )
-    decoded = TaskId(task.subtopology, task.partition, task.named_topology or None)
-    if known is not None:
-        known[key] = decoded
-    return decoded
+    if numbers is not None:
+        subtopology = numbers.setdefault(subtopology, subtopology)
+        partition = numbers.setdefault(partition, partition)
+    decoded = TaskId(subtopology, partition, task.named_topology or None)
+    return decoded if known is None else known.canonical(decoded)
 
 
 @dataclass(frozen=True, slots=True)
 class Topology:
-    """Tasks in ``TaskId`` order, the task of every source partition, and lookups built once.
+    """Tasks in ``TaskId`` order and the task of every source partition, by topic.
 
     ``end_offset_sums`` (stateful tasks only) is shared by every client's lags: never mutated.
     """
 
-    tasks: tuple[TaskInfo, ...]
-    source_tasks: Mapping[tuple[str, int], TaskId]
-    source_topics: Mapping[str, Mapping[int, TaskId]]  # the same, by topic then partition
-    task_ids: frozenset[TaskId]
+    tasks: TaskTable
+    source_topics: Mapping[str, Mapping[int, TaskId]]
     end_offset_sums: Mapping[TaskId, int]
 
     def interned(self) -> TaskIds:
         """A fresh cache for ``decode_task_id``, seeded with the topology's own ids."""
-        return {
-            (t.id.subtopology, t.id.partition, t.id.named_topology or ""): t.id for t in self.tasks
-        }
+        return TaskIds(self.tasks)
 
 
 _NO_RACKS: frozenset[str] = frozenset()
-_EMPTY_RACK = frozenset({""})
 
 
-def _partition(tp: pb.TaskTopicPartition, task_field: str, index: int) -> TaskTopicPartition:
+class _Shared:
+    """Values that repeat across tasks, one object each (see the module's docstring)."""
+
+    __slots__ = ("numbers", "racks", "strings")
+
+    def __init__(self) -> None:
+        self.strings: dict[str, str] = {}
+        self.numbers: dict[int, int] = {}
+        self.racks: dict[tuple[str, ...], frozenset[str]] = {}
+
+    def rack_set(self, racks: Sequence[str]) -> frozenset[str]:
+        key = tuple(racks)
+        found = self.racks.get(key)
+        if found is None:
+            found = self.racks[key] = frozenset(r for r in key if r) or _NO_RACKS
+        return found
+
+
+def _fields(message: Any) -> dict[str, Any]:
+    """The fields set in ``message``, by name; reading them this way gives none storage."""
+    return {f.name: value for f, value in message.ListFields()}
+
+
+def _partition(
+    tp: pb.TaskTopicPartition, task_field: str, index: int, shared: _Shared
+) -> Partition:
     """One checked partition; the field path is only spelt out for an error."""
-    topic, partition, racks = tp.topic, tp.partition, tp.rack_ids
+    fields = _fields(tp)
+    topic, partition = fields.get("topic", ""), fields.get("partition", 0)
     if not topic:
         raise InvalidRequest("topic is empty", field=f"{task_field}.topic_partitions[{index}]")
     if partition < 0:
         raise InvalidRequest(
             f"negative partition {partition}", field=f"{task_field}.topic_partitions[{index}]"
         )
-    return TaskTopicPartition(
-        topic,
-        partition,
-        tp.is_source,
-        tp.is_changelog,
-        frozenset(racks) - _EMPTY_RACK if racks else _NO_RACKS,
-    )
-
-
-def _task(task: pb.TaskInfo, field: str) -> TaskInfo:
-    if not task.HasField("id"):
-        raise InvalidRequest("task id is missing", field=f"{field}.id")
-    end_offset_sum = task.changelog_end_offset_sum
-    if end_offset_sum < 0:
-        raise InvalidRequest(
-            f"negative changelog end offset sum {end_offset_sum}",
-            field=f"{field}.changelog_end_offset_sum",
-        )
-    partitions = tuple([_partition(tp, field, i) for i, tp in enumerate(task.topic_partitions)])
-    return TaskInfo(
-        decode_task_id(task.id, f"{field}.id"),
-        task.stateful,
-        tuple(task.state_store_names),
-        partitions,
-        end_offset_sum,
+    racks = fields.get("rack_ids")
+    return (
+        shared.strings.setdefault(topic, topic),
+        shared.numbers.setdefault(partition, partition),
+        fields.get("is_source", False),
+        fields.get("is_changelog", False),
+        shared.rack_set(racks) if racks else _NO_RACKS,
     )
 
 
 def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
     """Every task once; every source partition feeding exactly one task."""
-    seen: dict[TaskId, int] = {}
-    sources: dict[tuple[str, int], TaskId] = {}
-    decoded = []
+    shared = _Shared()
+    table = TaskTableBuilder()
+    topics: dict[str, dict[int, TaskId]] = {}
     for i, raw in enumerate(tasks):
         checkpoint()
-        info = _task(raw, f"tasks[{i}]")
-        if info.id in seen:
+        field = f"tasks[{i}]"
+        fields = _fields(raw)
+        raw_id = fields.get("id")
+        if raw_id is None:
+            raise InvalidRequest("task id is missing", field=f"{field}.id")
+        end_offset_sum = fields.get("changelog_end_offset_sum", 0)
+        if end_offset_sum < 0:
             raise InvalidRequest(
-                f"duplicate task id {info.id} (also tasks[{seen[info.id]}])", field=f"tasks[{i}].id"
+                f"negative changelog end offset sum {end_offset_sum}",
+                field=f"{field}.changelog_end_offset_sum",
             )
-        seen[info.id] = i
-        for tp in info.topic_partitions:
-            if not tp.is_source:
+        partitions = [
+            _partition(tp, field, j, shared)
+            for j, tp in enumerate(fields.get("topic_partitions", ()))
+        ]
+        task = decode_task_id(raw_id, f"{field}.id", numbers=shared.numbers)
+        for topic, partition, is_source, _, _ in partitions:
+            if not is_source:
                 continue
-            key = (tp.topic, tp.partition)
-            if key in sources and sources[key] != info.id:
+            feeds = topics.setdefault(topic, {}).setdefault(partition, task)
+            if feeds != task:
                 raise InvalidRequest(
-                    f"source partition {tp.topic}-{tp.partition} also feeds task {sources[key]}",
-                    field=f"tasks[{i}].topic_partitions",
+                    f"source partition {topic}-{partition} also feeds task {feeds}",
+                    field=f"{field}.topic_partitions",
                 )
-            sources[key] = info.id
-        decoded.append(info)
-    ordered = tuple(sorted(decoded, key=lambda t: t.id))
-    end_offset_sums = {t.id: t.changelog_end_offset_sum for t in ordered if t.stateful}
-    topics: dict[str, dict[int, TaskId]] = {}
-    for (topic, partition), task in sources.items():
-        topics.setdefault(topic, {})[partition] = task
-    return Topology(ordered, sources, topics, frozenset(seen), end_offset_sums)
+        stores = tuple(shared.strings.setdefault(n, n) for n in fields.get("state_store_names", ()))
+        table.add(task, fields.get("stateful", False), end_offset_sum, stores, partitions)
+    try:
+        ordered = table.build()
+    except ValueError:  # two tasks share an id: name the first repeat, in request order
+        row, first = table.first_duplicate() or (0, 0)
+        raise InvalidRequest(
+            f"duplicate task id {decode_task_id(tasks[row].id, '')} (also tasks[{first}])",
+            field=f"tasks[{row}].id",
+        ) from None
+    return Topology(ordered, topics, ordered.end_offset_sums())

@@ -16,7 +16,9 @@ its name says):
   previous round's answer, cooperative-sticky (up to 100,000 partitions x 1,000 members: twice
   the benches' largest, a tenth of ``--max-partitions``, which would take minutes to build);
 - ``streams-owned``: a Streams member's raw subscription owning many partitions;
-- ``streams-tasks``: tasks of one source partition, 10 clients (up to ``--max-tasks``).
+- ``streams-tasks``: tasks of one source partition, 10 clients (up to ``--max-tasks``);
+- ``streams-standby``: the same with ``num_standby_replicas`` 1 (a copy of every task to place,
+  move and answer, in a request that grew by two bytes).
 """
 
 from __future__ import annotations
@@ -125,11 +127,18 @@ def streams_tasks(n: int) -> Message:
     return pb.AssignRequest(members=members, tasks=tasks, now_ms=1)
 
 
+def streams_standby(n: int) -> Message:
+    request = streams_tasks(n)
+    request.configs.num_standby_replicas = 1  # type: ignore[attr-defined]
+    return request
+
+
 SHAPES: dict[str, tuple[str, Callable[[int], Message], int]] = {
     "consumer-owned": ("consumer", consumer_owned, DEFAULT_LIMITS.owned_partitions),
     "consumer-group": ("consumer", consumer_group, 100_000),
     "streams-owned": ("streams", streams_owned, DEFAULT_LIMITS.owned_partitions),
     "streams-tasks": ("streams", streams_tasks, DEFAULT_LIMITS.tasks),
+    "streams-standby": ("streams", streams_standby, DEFAULT_LIMITS.tasks),
 }
 
 
@@ -148,7 +157,8 @@ def _answer(kind: str, data: bytes) -> int:
         return len(assign_consumer_request(request).response.SerializeToString())
     from kassign.server.streams.servicer import assign_request
 
-    return len(assign_request(pb.AssignRequest.FromString(data)).response.SerializeToString())
+    # the servicer's answer: its lists stay wire bytes (server/streams/response_wire.py)
+    return len(assign_request(pb.AssignRequest.FromString(data)).wire.SerializeToString())
 
 
 def measure(kind: str, path: Path, warm: Path) -> dict[str, float]:

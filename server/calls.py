@@ -160,13 +160,24 @@ class Malformed:
     error: str
 
 
+class Serializable(Protocol):
+    """What a method may answer: a message, or anything that writes the message's bytes
+    (the Streams room's ``WireResponse``, whose lists are bytes already)."""
+
+    def SerializeToString(self) -> bytes: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Unary:
     """One unary method: what it does, and the message types it reads and writes."""
 
-    behaviour: Callable[[Any, grpc.ServicerContext], Message]
+    behaviour: Callable[[Any, grpc.ServicerContext], Serializable]
     request_type: type[Message]
     response_type: type[Message]
+
+
+def _serialize(response: Serializable) -> bytes:
+    return response.SerializeToString()
 
 
 def _parser(request_type: type[Message]) -> Callable[[bytes], Message | Malformed]:
@@ -184,8 +195,8 @@ def _parser(request_type: type[Message]) -> Callable[[bytes], Message | Malforme
 
 def _refusing_malformed(
     method: Unary, on_error: Callable[[grpc.StatusCode, BaseException], None]
-) -> Callable[[Message | Malformed, grpc.ServicerContext], Message]:
-    def handle(request: Message | Malformed, context: grpc.ServicerContext) -> Message:
+) -> Callable[[Message | Malformed, grpc.ServicerContext], Serializable]:
+    def handle(request: Message | Malformed, context: grpc.ServicerContext) -> Serializable:
         if not isinstance(request, Malformed):
             return method.behaviour(request, context)
         with status_on_error(on_error, context):
@@ -211,7 +222,7 @@ def add_unary_service(
         name: grpc.unary_unary_rpc_method_handler(
             _refusing_malformed(method, on_error),
             request_deserializer=_parser(method.request_type),
-            response_serializer=method.response_type.SerializeToString,
+            response_serializer=_serialize,
         )
         for name, method in methods.items()
     }

@@ -20,33 +20,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from kassign.server.consumer.group_bytes import FlatPartitions, Ints, by_key, flat_partitions
+from kassign.server.protowire import field as _field
+from kassign.server.protowire import tag as _tag
+from kassign.server.protowire import varint as _varint
 
 __all__ = ["members_wire"]
-
-
-def _varint(n: int) -> bytes:
-    """Protobuf's base-128 varint; a negative int32 as its 64-bit two's complement."""
-    if 0 <= n < 0x80:
-        return _ONE_BYTE[n]
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-_ONE_BYTE = [bytes((n,)) for n in range(0x80)]
-
-
-def _tag(field: int) -> bytes:
-    return _varint(field << 3 | 2)  # length-delimited
-
-
-def _field(tag: bytes, value: bytes) -> bytes:
-    """A length-delimited field, left out when empty (proto3 writes no default)."""
-    return b"".join((tag, _varint(len(value)), value)) if value else b""
 
 
 _MEMBERS = _tag(1)

@@ -35,6 +35,7 @@ from kassign.server.consumer.servicer import (
 )
 from kassign.server.status import error_text, excerpt
 from kassign.server.streams.decode.request import DecodedRequest
+from kassign.server.streams.response_wire import WireResponse
 from kassign.server.streams.servicer import AssignObserver, NullObserver
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -51,19 +52,12 @@ __all__ = [
 log = logging.getLogger("kassign.calls")
 
 
-def describe(group_id: str, response: pb.AssignResponse) -> str:
+def describe(group_id: str, response: WireResponse) -> str:
     """The log line's text for one answer (no timestamp, no level)."""
     report = response.report
-    first = min(
-        (
-            c.followup_rebalance_deadline_ms
-            for c in response.clients
-            if c.followup_rebalance_deadline_ms
-        ),
-        default=0,
-    )
+    first = response.first_followup_ms
     followup = f"follow-up rebalance at {first}" if first else "no follow-up"
-    size = f"{report.tasks} tasks, {report.clients} clients, {len(response.members)} members"
+    size = f"{report.tasks} tasks, {report.clients} clients, {response.members} members"
     parts = [
         f"assigned group {excerpt(group_id)!r} ({excerpt(report.assignor)}): {size}",
         f"moved {report.active_tasks_moved} active, {report.standby_tasks_moved} standby",
@@ -93,7 +87,7 @@ class CallLog(NullObserver):
         request: pb.AssignRequest,
         decoded: DecodedRequest,
         assignment: TaskAssignment,
-        response: pb.AssignResponse,
+        response: WireResponse,
     ) -> None:
         if log.isEnabledFor(logging.INFO):
             log.info("%s", describe(request.group_id, response))
@@ -122,7 +116,7 @@ class Observers:
         request: pb.AssignRequest,
         decoded: DecodedRequest,
         assignment: TaskAssignment,
-        response: pb.AssignResponse,
+        response: WireResponse,
     ) -> None:
         for observer in self._observers:
             observer.on_success(request, decoded, assignment, response)

@@ -37,6 +37,7 @@ from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.streams.moves import MoveCounts, move_counts
 from kassign.server.interceptors import Handler as _Handler
 from kassign.server.interceptors import WrappingInterceptor
+from kassign.server.streams.response_wire import WireResponse
 from kassign.v1 import assignment_pb2 as pb
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -378,7 +379,7 @@ class AssignmentMetrics:
         request: pb.AssignRequest,
         decoded: DecodedRequest,
         assignment: TaskAssignment,
-        response: pb.AssignResponse,
+        response: WireResponse,
     ) -> None:
         self._flush_phases()
         report = response.report

@@ -14,11 +14,11 @@ topology names, which the member knows).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, cast
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.explain import Explanation
-from kassign.assignor.streams.model import ApplicationState, TaskId
+from kassign.assignor.streams.model import ApplicationState, TaskId, TaskTable
 from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import (
     KafkaStreamsAssignment,
@@ -27,20 +27,24 @@ from kassign.assignor.streams.result import (
     TaskAssignment,
 )
 from kassign.server.streams.explain import add_explanation
+from kassign.server.streams.response_wire import (
+    ClientEntry,
+    MemberEntry,
+    WireResponse,
+    client_entry,
+    member_entry,
+)
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import assignment_pb2 as pb
 
 if TYPE_CHECKING:
-    from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
     from kassign.server.streams.decode.request import DecodedRequest
-
-    RepeatedClients: TypeAlias = RepeatedCompositeFieldContainer[pb.ClientAssignment]
-    RepeatedMembers: TypeAlias = RepeatedCompositeFieldContainer[pb.MemberAssignment]
 
 __all__ = [
     "Timings",
     "canonical_bytes",
     "encode_response",
+    "encode_wire",
     "error_value",
     "set_timings",
     "without_timings",
@@ -56,6 +60,31 @@ _RACK_STATUS = {
 _NO_TIMINGS = Timings(0.0, 0.0)
 
 
+def encode_wire(
+    decoded: DecodedRequest,
+    assignment: TaskAssignment,
+    members: Sequence[MemberAssignment],
+    *,
+    error: object = None,
+    explanation: Explanation | None = None,
+) -> WireResponse:
+    """The response for ``assignment`` of ``decoded``'s group, members already distributed,
+    its lists as wire bytes (``response_wire.py``); with ``explanation`` (asked for), its
+    message and the report's moves split too. Timings are the caller's to set, on ``head``."""
+    state = decoded.state
+    table = _TaskTable(state)
+    head = pb.AssignResponse(error=error_value(error), report=_report(decoded, assignment))
+    if explanation is not None:
+        add_explanation(head, explanation)
+    clients = sorted(assignment.assignments, key=lambda a: process_key(a.process_id))
+    lists = [client_entry(_client(state, table, client)) for client in clients]
+    lists += [member_entry(_member(table, m)) for m in sorted(members, key=lambda m: m.member_id)]
+    followups = [c.followup_rebalance_deadline_ms or 0 for c in clients]
+    return WireResponse(
+        head, b"".join(lists), len(members), min((f for f in followups if f), default=0)
+    )
+
+
 def encode_response(
     decoded: DecodedRequest,
     assignment: TaskAssignment,
@@ -65,19 +94,10 @@ def encode_response(
     timings: Timings = _NO_TIMINGS,
     explanation: Explanation | None = None,
 ) -> pb.AssignResponse:
-    """The response for ``assignment`` of ``decoded``'s group, members already distributed;
-    with ``explanation`` (asked for), its message and the report's moves split too."""
-    state = decoded.state
-    table = _TaskTable(state)
-    response = pb.AssignResponse(error=error_value(error), report=_report(decoded, assignment))
-    for client in sorted(assignment.assignments, key=lambda a: process_key(a.process_id)):
-        _add_client(response.clients, state, table, client)
-    for member in sorted(members, key=lambda m: m.member_id):
-        _add_member(response.members, table, member)
-    if explanation is not None:
-        add_explanation(response, explanation)
-    set_timings(response, timings)
-    return response
+    """``encode_wire``'s response as one message, with ``timings`` set."""
+    wire = encode_wire(decoded, assignment, members, error=error, explanation=explanation)
+    set_timings(wire.head, timings)
+    return wire.message()
 
 
 def error_value(error: object) -> pb.AssignmentError:
@@ -87,74 +107,48 @@ def error_value(error: object) -> pb.AssignmentError:
     return cast("pb.AssignmentError", pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}"))
 
 
-def _task(task: TaskId) -> pb.TaskId:
-    return pb.TaskId(
-        subtopology=task.subtopology,
-        partition=task.partition,
-        named_topology=task.named_topology or "",
-    )
-
-
-_Entry = tuple[pb.TaskId, tuple[tuple[str, int], ...]]
-
-
 class _TaskTable:
-    """Per-task (message, source partitions) and per-partition messages, built once per response.
+    """Tasks in the order the response lists them, and their source partitions.
 
-    Large groups list each task several times (client, member, partitions); one lookup per
-    listing keeps encoding linear, and messages are built once and copied where listed (adding
-    to a repeated field copies anyway). A task the topology does not know (only in a rejected
-    assignment) still encodes, sorted after the known ones.
+    A task the topology does not know (only in a rejected assignment) still encodes, sorted
+    after the known ones, with no partitions.
     """
 
     def __init__(self, state: ApplicationState) -> None:
-        self._entries: dict[TaskId, _Entry] = {
-            t: (
-                _task(t),
-                tuple((p.topic, p.partition) for p in info.topic_partitions if p.is_source),
-            )
-            for t, info in state.tasks.items()
-        }
-        self._partitions: dict[tuple[str, int], pb.TopicPartition] = {}
+        self._tasks = state.tasks
 
-    def entries(self, tasks: Iterable[TaskId]) -> list[_Entry]:
+    def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:
         """Known tasks in task order, then unknown ones in task order."""
         ordered = sorted(tasks)
-        found = [self._entries[t] for t in ordered if t in self._entries]
-        if len(found) < len(ordered):
-            found += [(_task(t), ()) for t in ordered if t not in self._entries]
-        return found
+        known = [t for t in ordered if t in self._tasks]
+        if len(known) < len(ordered):
+            known += [t for t in ordered if t not in self._tasks]
+        return known
 
-    def sources(self, entries: list[_Entry]) -> list[pb.TopicPartition]:
-        """The source partitions of ``entries``, sorted, each once."""
-        found = sorted({tp for e in entries for tp in e[1]})
-        return [self._partition(topic, partition) for topic, partition in found]
-
-    def _partition(self, topic: str, partition: int) -> pb.TopicPartition:
-        message = self._partitions.get((topic, partition))
-        if message is None:
-            message = self._partitions[(topic, partition)] = pb.TopicPartition(
-                topic=topic, partition=partition
-            )
-        return message
-
-
-def _messages(entries: list[_Entry]) -> list[pb.TaskId]:
-    return [e[0] for e in entries]
+    def sources(self, tasks: Iterable[TaskId]) -> list[tuple[str, int]]:
+        """The source partitions of ``tasks``, sorted, each once."""
+        infos = self._tasks
+        if isinstance(infos, TaskTable):  # from its columns, building no TaskInfo
+            return sorted({tp for t in tasks for tp in infos.source_partitions(t)})
+        return sorted(
+            {
+                (p.topic, p.partition)
+                for t in tasks
+                if t in infos
+                for p in infos[t].topic_partitions
+                if p.is_source
+            }
+        )
 
 
-def _add_client(
-    clients: RepeatedClients,
-    state: ApplicationState,
-    table: _TaskTable,
-    client: KafkaStreamsAssignment,
-) -> None:
-    """Append the client's entry (built in place: appending a built message would copy it)."""
+def _client(
+    state: ApplicationState, table: _TaskTable, client: KafkaStreamsAssignment
+) -> ClientEntry:
     known = state.clients.get(client.process_id)
-    clients.add(
+    return ClientEntry(
         process_id=str(client.process_id),
-        active_tasks=_messages(table.entries(client.active)),
-        standby_tasks=_messages(table.entries(client.standby)),
+        active=table.ordered(client.active),
+        standby=table.ordered(client.standby),
         followup_rebalance_deadline_ms=client.followup_rebalance_deadline_ms or 0,
         rack_id=(known.rack_id or "") if known else "",
         member_ids=sorted(known.consumer_ids) if known else [],
@@ -162,13 +156,13 @@ def _add_client(
     )
 
 
-def _add_member(members: RepeatedMembers, table: _TaskTable, member: MemberAssignment) -> None:
-    active, standby = table.entries(member.active), table.entries(member.standby)
-    members.add(
+def _member(table: _TaskTable, member: MemberAssignment) -> MemberEntry:
+    active, standby = table.ordered(member.active), table.ordered(member.standby)
+    return MemberEntry(
         member_id=member.member_id,
         process_id=str(member.process_id),
-        active_tasks=_messages(active),
-        standby_tasks=_messages(standby),
+        active=active,
+        standby=standby,
         active_partitions=table.sources(active),
         standby_partitions=table.sources(standby),
     )

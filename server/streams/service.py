@@ -12,6 +12,7 @@ from typing import Protocol
 import grpc
 from kassign.server.calls import Unary, add_unary_service, record_quietly
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.streams.response_wire import WireResponse
 from kassign.server.streams.servicer import AssignObserver, NullObserver, TaskAssignmentServicer
 from kassign.v1 import assignment_pb2 as pb
 
@@ -33,7 +34,7 @@ class JournalingServicer(TaskAssignmentServicer):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._journal = journal
 
-    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
+    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> WireResponse:
         record_quietly(self._journal.record, request)
         return super().Assign(request, context)
 

@@ -24,6 +24,7 @@ from kassign.server.calls import Deadline, PhaseClock, status_on_error
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams import encode
 from kassign.server.streams.decode.request import DecodedRequest, decode_request
+from kassign.server.streams.response_wire import WireResponse
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
@@ -60,7 +61,7 @@ class AssignObserver(Protocol):
         request: pb.AssignRequest,
         decoded: DecodedRequest,
         assignment: TaskAssignment,
-        response: pb.AssignResponse,
+        response: WireResponse,
     ) -> None: ...
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None: ...
@@ -80,7 +81,7 @@ class NullObserver:
         request: pb.AssignRequest,
         decoded: DecodedRequest,
         assignment: TaskAssignment,
-        response: pb.AssignResponse,
+        response: WireResponse,
     ) -> None:
         pass
 
@@ -90,11 +91,19 @@ class NullObserver:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """Everything one call produced, for the CLI and tests that want more than the response."""
+    """Everything one call produced, for the CLI and tests that want more than the response.
+
+    ``wire`` is what the servicer sends (its lists as bytes, ``response_wire.py``);
+    ``response`` builds the whole message from it, for callers that read the lists.
+    """
 
     decoded: DecodedRequest
     assignment: TaskAssignment
-    response: pb.AssignResponse
+    wire: WireResponse
+
+    @property
+    def response(self) -> pb.AssignResponse:
+        return self.wire.message()
 
 
 def assign_request(
@@ -135,15 +144,15 @@ def assign_request(
     else:
         assignment, error = clock.run("assign", lambda: run(decoded.state))
     members = clock.run("distribute", lambda: distribute_if_valid(decoded.state, assignment, error))
-    response = clock.run(
+    wire = clock.run(
         "encode",
-        lambda: encode.encode_response(
+        lambda: encode.encode_wire(
             decoded, assignment, members, error=error, explanation=explanation
         ),
     )
-    encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
-    obs.on_success(request, decoded, assignment, response)
-    return Outcome(decoded, assignment, response)
+    encode.set_timings(wire.head, encode.Timings(clock.seconds["assign"], clock.total()))
+    obs.on_success(request, decoded, assignment, wire)
+    return Outcome(decoded, assignment, wire)
 
 
 def _wall_clock_ms() -> int:
@@ -164,7 +173,9 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
         self._observer: AssignObserver = observer or NullObserver()
         self._limits = limits
 
-    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> pb.AssignResponse:
+    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> WireResponse:
+        """The answer as ``WireResponse``: the registered serializer (``calls.py``) calls its
+        ``SerializeToString``, so the lists are never built as messages (issue 16)."""
         with status_on_error(self._observer.on_error, context):
             outcome = assign_request(
                 request,
@@ -173,5 +184,5 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
                 deadline=Deadline(context),
                 limits=self._limits,
             )
-            return outcome.response
+            return outcome.wire
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

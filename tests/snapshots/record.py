@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import grpc
+from kassign.server.streams.response_wire import WireResponse
 from kassign.server.streams.servicer import TaskAssignmentServicer
 from kassign.v1 import assignment_pb2 as pb
 
@@ -54,8 +55,9 @@ class _Context:
         raise _Aborted(f"{code.name}: {details}")
 
 
-def respond(request: pb.AssignRequest) -> pb.AssignResponse | str:
-    """The response through the servicer's ``Assign``, or "error CODE: message" if it aborted."""
+def respond(request: pb.AssignRequest) -> WireResponse | str:
+    """The response through the servicer's ``Assign`` (what it sends), or "error CODE: message"
+    if it aborted."""
     try:
         return TaskAssignmentServicer().Assign(request, _Context())  # type: ignore[arg-type]
     except _Aborted as exc:
@@ -68,7 +70,7 @@ def answer(request: pb.AssignRequest) -> bytes:
     if isinstance(response, str):
         return response.encode()
     for name in (*_VARYING, *ADDED_FIELDS):
-        response.report.ClearField(name)  # type: ignore[arg-type]
+        response.head.report.ClearField(name)  # type: ignore[arg-type]
     return response.SerializeToString(deterministic=True)
 
 

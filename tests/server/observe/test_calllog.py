@@ -10,6 +10,8 @@ import grpc
 import pytest
 from google.protobuf import json_format
 from kassign.server.observe.calllog import CallLog, Observers, describe
+from kassign.server.streams.response_wire import WireResponse
+from kassign.server.streams.servicer import assign_request
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
@@ -79,10 +81,17 @@ def test_a_refused_request_is_a_warning_naming_field_and_member(
 
 
 def test_a_steady_group_says_no_follow_up() -> None:
-    response = pb.AssignResponse()
-    response.clients.add(process_id="a")
-    response.report.assignor = "sticky"
-    assert "; no follow-up;" in describe("g", response)
-    response.clients.add(process_id="b", followup_rebalance_deadline_ms=42)
-    response.clients.add(process_id="c", followup_rebalance_deadline_ms=7)
-    assert "follow-up rebalance at 7" in describe("g", response)
+    head = pb.AssignResponse(report=pb.AssignmentReport(assignor="sticky"))
+    assert "; no follow-up;" in describe("g", WireResponse(head, b"", 1, 0))
+    assert "follow-up rebalance at 7" in describe("g", WireResponse(head, b"", 1, 7))
+
+
+def test_the_first_follow_up_is_the_earliest_a_client_got() -> None:
+    request = json_format.Parse(
+        (EXAMPLES / "kip441-scale-out.json").read_text(), pb.AssignRequest()
+    )
+    outcome = assign_request(request)
+    deadlines = [c.followup_rebalance_deadline_ms for c in outcome.response.clients]
+    assert any(deadlines)
+    assert outcome.wire.first_followup_ms == min(d for d in deadlines if d)
+    assert outcome.wire.members == len(outcome.response.members)

@@ -136,11 +136,12 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
         return task_assignment(()), None
     layout = _Layout.of(state)
     active, active_diagnostics, balanced = _stateful_actives(state, layout)
-    standby, standby_diagnostics, standby_phases = _standbys(state, layout, active)
-    if not explain:  # only a trace reads the placement: not kept through the rest (issue 16)
-        standby_phases = StandbyPhases()
+    standby, standby_diagnostics, standby_phases = _standbys(state, layout, active, keep=explain)
     index = _catch_up_index(state, layout)
-    moved, copied = _movements(state, layout, index, active, standby)
+    # Only a rack-aware pass (``_measured``) or a trace reads the holdings before movements
+    # again; otherwise the movements take them over (issue 16: no copy of every task).
+    keep = explain or _rack_aware(state)
+    moved, copied = _movements(state, layout, index, active, standby, keep=keep)
     warmups = _warmups(moved, copied)
     final_active, final_standby, exchanged = _exchange(
         state, layout, index, moved.active, copied.standby, warmups
@@ -258,11 +259,16 @@ def _movements(
     index: CatchUpIndex,
     active: _Holdings,
     standby: _Holdings,
+    *,
+    keep: bool,
 ) -> tuple[ActiveMoves, StandbyMoves]:
-    """Phases 3 and 4: active, then standby movements, sharing one warm-up budget."""
+    """Phases 3 and 4: active, then standby movements, sharing one warm-up budget; without
+    ``keep``, the active movements take ``active`` and ``standby`` over (left empty)."""
     caps = layout.capacities
     budget = state.configs.max_warmup_replicas
-    moved = move_active_tasks(index, active, standby=standby, capacities=caps, warmups_left=budget)
+    moved = move_active_tasks(
+        index, active, standby=standby, capacities=caps, warmups_left=budget, taking=not keep
+    )
     copied = move_standby_tasks(
         index,
         moved.active,
@@ -447,25 +453,31 @@ def _standby_move_allowed(state: ApplicationState, layout: _Layout) -> MoveAllow
 
 
 def _standbys(
-    state: ApplicationState, layout: _Layout, active: _Holdings
+    state: ApplicationState, layout: _Layout, active: _Holdings, *, keep: bool
 ) -> tuple[_Holdings, Diagnostics, StandbyPhases]:
     """Phase 2: place, balance per thread, and rack-optimise the standby replicas; the first
-    two steps' holdings come third (for an explanation)."""
+    two steps' holdings come third (for an explanation: with ``keep``)."""
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
     active_map = layout.to_map(active, layout.stateful)
     placement = place_standby_tasks(state, active_map, tasks=layout.stateful)
     placed = layout.from_map(placement.standby, layout.stateful)
+    diagnostics = Diagnostics(notes=placement.notes)
+    kept = placement if keep else None  # only a trace reads it (issue 16: not held on)
+    del placement
+    movable = [sorted(s) for s in placed]
+    counts = [len(a) + len(s) for a, s in zip(active, placed, strict=True)]
     balanced = balance_over_threads(
-        [sorted(s) for s in placed],
-        [len(a) + len(s) for a, s in zip(active, placed, strict=True)],
+        movable,
+        counts,
         capacities=layout.capacities,
-        held=[a | s for a, s in zip(active, placed, strict=True)],
+        held=placed,  # updated in place; the actives, which never move here, checked beside
+        fixed=active,
         allowed=_standby_move_allowed(state, layout),
     )
+    del movable, placed
     standby = [set(ts) for ts in balanced]
-    diagnostics = Diagnostics(notes=placement.notes)
-    phases = StandbyPhases(placement, standby)
+    phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
     if not _rack_aware(state):
         return standby, diagnostics, phases
     optimised, rack_diagnostics = trim_standbys(

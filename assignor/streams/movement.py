@@ -151,6 +151,16 @@ class _ActiveBoard(_Board):
         self.moving = [set(ts) for ts in active]
         super().__init__(self.moving, standby, capacities)
 
+    @classmethod
+    def taking(
+        cls, active: list[set[int]], standby: list[set[int]], capacities: Sequence[int]
+    ) -> _ActiveBoard:
+        """A board on the caller's own sets, no copies: they are moved in place."""
+        board = cls((), (), capacities)
+        board.moving = board.active = active
+        board.standby = standby
+        return board
+
     def swap(self, task: int, runner: int, lagging: int) -> None:
         """The runner's standby becomes the active; the lagging client's active a standby."""
         self.standby[runner].discard(task)
@@ -182,9 +192,19 @@ def move_active_tasks(
     standby: Sequence[Iterable[int]],
     capacities: Sequence[int],
     warmups_left: int,
+    taking: bool = False,
 ) -> ActiveMoves:
-    """Give each stateful active back to a (more) caught-up client; see the module docstring."""
-    board = _ActiveBoard(active, standby, capacities)
+    """Give each stateful active back to a (more) caught-up client; see the module docstring.
+
+    ``taking``: ``active`` and ``standby`` are lists of sets the caller gives up (they are
+    moved in place and left empty), so a group's holdings are not copied once more (issue 16).
+    """
+    if taking:
+        if not (isinstance(active, list) and isinstance(standby, list)):
+            raise TypeError("taking: active and standby must be the caller's lists of sets")
+        board = _ActiveBoard.taking(active, standby, capacities)
+    else:
+        board = _ActiveBoard(active, standby, capacities)
     queue = _JavaQueue()
     for client, tasks in enumerate(board.moving):
         for task in sorted(tasks):

@@ -59,12 +59,17 @@ class StickyTaskAssignor:
         return assignment, sticky_trace(application_state, phases) if phases else Trace()
 
 
+_Map = Mapping[ProcessId, AbstractSet[TaskId]]
+
+
 def _assign(
     state: ApplicationState, *, explain: bool
 ) -> tuple[TaskAssignment, StickyPhases | None]:
     book = ClientBook(state)
     _assign_actives(state, book)
-    active = sticky = book.frozen(book.active)
+    active: _Map
+    standby: _Map
+    active = sticky = book.handed(book.active)  # the standbys below never change the actives
     diagnostics = Diagnostics()
     if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE:
         active, diagnostics = _optimise_actives(state, active)
@@ -78,10 +83,11 @@ def _assign(
         diagnostics = diagnostics.merged(Diagnostics(notes=placement.notes))
     else:
         short = _assign_standbys(state, book)
-        standby = book.frozen(book.standby)
+        standby = book.handed(book.standby)
         if short:
             diagnostics = diagnostics.merged(Diagnostics(notes=(_short_note(state, short),)))
-    placed, trimmed = standby, standby
+    placed: _Map = standby
+    trimmed: _Map = standby
     if (
         state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
         and state.configs.num_standby_replicas > 0
@@ -204,10 +210,8 @@ def _optimise_standbys(
 
 
 def _exchange(
-    state: ApplicationState,
-    active: dict[ProcessId, frozenset[TaskId]],
-    standby: dict[ProcessId, frozenset[TaskId]],
-) -> tuple[dict[ProcessId, frozenset[TaskId]], dict[ProcessId, frozenset[TaskId]], Diagnostics]:
+    state: ApplicationState, active: _Map, standby: _Map
+) -> tuple[_Map, _Map, Diagnostics]:
     """Exchange active and standby roles where the traffic strictly drops: an exchange moves no
     state, so it pays no ``non_overlap_cost`` here (``rack.exchange_roles``)."""
     outcome = exchange_roles(state, active, standby, CostPhase.STICKY)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from itertools import chain
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
@@ -18,12 +19,34 @@ from kassign.assignor.streams.result import TaskType
 __all__ = ["ClientBook", "find_client", "least_loaded_anywhere", "least_loaded_of"]
 
 
+class _Held(AbstractSet[TaskId]):
+    """A client's tasks of both kinds, read through its two sets (a client never holds a task
+    twice): a third set of them would hold every task once more (issue 16)."""
+
+    __slots__ = ("_active", "_standby")
+
+    def __init__(self, active: Mapping[TaskId, None], standby: Mapping[TaskId, None]) -> None:
+        self._active, self._standby = active, standby
+
+    def __contains__(self, task: object) -> bool:
+        return task in self._active or task in self._standby
+
+    def __iter__(self) -> Iterator[TaskId]:
+        return chain(self._active, self._standby)
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._standby)
+
+
 class ClientBook:
     """Scratch: tasks given so far per client (actives, standbys, both), and co-located pairs.
 
-    A pair (a, b) is recorded when b joins a client holding a; preferring clients that gain a
-    new pair spreads the tasks of a sub-topology and keeps two clients from holding the same
-    set (Kafka's ``TaskPairs``). Load is all tasks held per thread, as in Kafka's ``ClientState``.
+    A pair (a, b) is made when b joins a client holding a; preferring clients that gain a new
+    pair spreads the tasks of a sub-topology and keeps two clients from holding the same set
+    (Kafka's ``TaskPairs``). Tasks never leave the book, so the pairs made are exactly the
+    pairs some client holds both of: they are read from the holdings, not stored (Kafka's
+    set of pairs grows with the square of the tasks per client: 50,000 tasks on 10 clients
+    made 125 million, 9 GB here; issue 16). Load is all tasks held per thread, as in Kafka's ``ClientState``.
     Clients sit in a heap by ``(load, -threads, process order)`` (entries go stale when a client
     gets a task; its count tells) and the empty ones in a heap by process order, so the roomiest
     client is found without a scan of all clients.
@@ -33,15 +56,15 @@ class ClientBook:
         self, state: ApplicationState, active: Mapping[ProcessId, AbstractSet[TaskId]] | None = None
     ) -> None:
         self.capacity = {pid: max(1, c.num_threads) for pid, c in state.clients.items()}
-        self.tasks: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
-        self.active: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
-        self.standby: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
-        self._holders: dict[TaskId, set[ProcessId]] = {}
-        self._indices: dict[ProcessId, list[int]] = {pid: [] for pid in state.clients}
-        self._index = {task: i for i, task in enumerate(state.tasks)}  # tasks come sorted
-        self._n = len(self._index)
-        self.pairs: set[int] = set()
-        self.max_pairs = self._n * (self._n - 1) // 2
+        # dicts used as sets: grown one task at a time, a set's table ends up to six slots of
+        # 16 bytes a task, a dict's about 40 bytes a task (issue 16)
+        self.active: dict[ProcessId, dict[TaskId, None]] = {pid: {} for pid in state.clients}
+        self.standby: dict[ProcessId, dict[TaskId, None]] = {pid: {} for pid in state.clients}
+        self.tasks = {pid: _Held(self.active[pid], self.standby[pid]) for pid in state.clients}
+        # a task's holders: one client as itself, more as a tuple (a set a task: 216 bytes)
+        self._holders: dict[TaskId, ProcessId | tuple[ProcessId, ...]] = {}
+        # per ordered pair of clients, how many tasks both hold (for ``has_new_pair``)
+        self._common: dict[tuple[ProcessId, ProcessId], int] = {}
         self._key = {pid: process_key(pid) for pid in state.clients}
         self._heap: list[tuple[float, int, tuple[int, int], int, ProcessId]] = []
         self._empty = sorted((self._key[pid], pid) for pid in state.clients)
@@ -56,33 +79,60 @@ class ClientBook:
         entry = (count / self.capacity[pid], -self.capacity[pid], self._key[pid], count, pid)
         heapq.heappush(self._heap, entry)
 
-    def _pairs_with(self, task: TaskId, pid: ProcessId) -> Iterator[int]:
-        """Pair codes of ``task`` with each task ``pid`` holds (indices: no TaskId hashing)."""
-        i, n = self._index[task], self._n
-        return (j * n + i if j < i else i * n + j for j in self._indices[pid])
-
-    def frozen(self, which: Mapping[ProcessId, set[TaskId]]) -> dict[ProcessId, frozenset[TaskId]]:
+    @staticmethod
+    def frozen(
+        which: Mapping[ProcessId, dict[TaskId, None]],
+    ) -> dict[ProcessId, frozenset[TaskId]]:
         return {pid: frozenset(tasks) for pid, tasks in which.items()}
 
+    @staticmethod
+    def handed(
+        which: Mapping[ProcessId, dict[TaskId, None]],
+    ) -> dict[ProcessId, AbstractSet[TaskId]]:
+        """``which`` as it is (its keys), for a caller that reads it once the book no longer
+        changes it: ``frozen``'s copies would hold every task once more (issue 16)."""
+        return {pid: tasks.keys() for pid, tasks in which.items()}
+
     def holders(self, task: TaskId) -> AbstractSet[ProcessId]:
-        return self._holders.get(task, frozenset())
+        found = self._holders.get(task)
+        if found is None:
+            return frozenset()
+        return frozenset(found if isinstance(found, tuple) else (found,))
 
     def under_quota(self, pid: ProcessId, quota: int) -> bool:
         return len(self.active[pid]) < self.capacity[pid] * quota
 
     def give(self, task: TaskId, pid: ProcessId, kind: TaskType) -> None:
-        self.pairs.update(self._pairs_with(task, pid))
-        self._indices[pid].append(self._index[task])
-        self.tasks[pid].add(task)
-        (self.active if kind is TaskType.ACTIVE else self.standby)[pid].add(task)
-        self._holders.setdefault(task, set()).add(pid)
+        (self.active if kind is TaskType.ACTIVE else self.standby)[pid][task] = None
+        for other in self.holders(task):
+            if other != pid:
+                self._common[pid, other] = self._common.get((pid, other), 0) + 1
+                self._common[other, pid] = self._common.get((other, pid), 0) + 1
+        found = self._holders.get(task)
+        if found is None:
+            self._holders[task] = pid
+        elif isinstance(found, tuple):
+            self._holders[task] = (*found, pid)
+        else:
+            self._holders[task] = (found, pid)
         self._push(pid)
 
     def has_new_pair(self, task: TaskId, pid: ProcessId) -> bool:
-        if len(self.pairs) >= self.max_pairs:
+        """Whether ``task`` joining ``pid`` makes a pair no client holds yet: some task of
+        ``pid`` (other than ``task``) that no holder of ``task`` holds too. With one holder
+        (the usual case) that is a count: ``pid`` holds a task the holder lacks."""
+        holders = self.holders(task)
+        mine = len(self.tasks[pid])
+        if pid in holders:
             return False
-        pairs = self.pairs
-        return any(code not in pairs for code in self._pairs_with(task, pid))
+        if len(holders) <= 1:
+            common = sum(self._common.get((pid, h), 0) for h in holders)
+            return common < mine
+        together = [self.tasks[h] for h in holders]
+        return any(
+            other != task and not any(other in held for held in together)
+            for other in self.tasks[pid]
+        )
 
     def roomier(self, a: ProcessId, b: ProcessId) -> bool:
         """Whether ``a`` has more available capacity than ``b`` (lower load, then more threads)."""

@@ -25,9 +25,13 @@ MoveAllowed = Callable[[int, int], bool]
 """Whether a task may move from client ``source`` to client ``destination`` (both indices)."""
 
 
-def round_robin(n_tasks: int, n_clients: int) -> list[list[int]]:
-    """Task ``i`` to client ``i mod C``: Kafka's first, load-blind, stateful active guess."""
-    return [list(range(c, n_tasks, n_clients)) for c in range(n_clients)]
+def round_robin(
+    n_tasks: int, n_clients: int, numbers: Sequence[int] | None = None
+) -> list[list[int]]:
+    """Task ``i`` to client ``i mod C``: Kafka's first, load-blind, stateful active guess.
+    ``numbers``: the objects to list for ``0..n_tasks-1`` (a caller's shared ints)."""
+    tasks = range(n_tasks) if numbers is None else numbers[:n_tasks]
+    return [list(tasks[c::n_clients]) for c in range(n_clients)]
 
 
 def _should_move(source_count: int, source_cap: int, target_count: int, target_cap: int) -> bool:

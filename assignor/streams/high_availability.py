@@ -25,7 +25,8 @@ and the same input gives the same output: the assignment converges and then stay
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
@@ -90,6 +91,9 @@ class _Layout:
     capacities: tuple[int, ...]
     stateful: tuple[TaskId, ...]
     stateless: tuple[TaskId, ...]
+    numbers: tuple[int, ...]
+    """``0..len(stateful)-1``, one int object each, shared by every holding (issue 16: a
+    position made afresh for each holding costs 28 bytes each time)."""
 
     @staticmethod
     def of(state: ApplicationState) -> _Layout:
@@ -98,7 +102,7 @@ class _Layout:
         capacities = tuple(max(1, state.clients[c].num_threads) for c in clients)
         stateful = tuple(sorted(state.stateful_tasks))
         stateless = tuple(sorted(state.stateless_tasks))
-        return _Layout(clients, capacities, stateful, stateless)
+        return _Layout(clients, capacities, stateful, stateless, tuple(range(len(stateful))))
 
     def to_map(
         self, holdings: Sequence[Iterable[int]], tasks: Sequence[TaskId]
@@ -111,7 +115,46 @@ class _Layout:
         self, assignment: Mapping[ProcessId, AbstractSet[TaskId]], tasks: Sequence[TaskId]
     ) -> _Holdings:
         position = positions(tasks)  # by bisection: ``tasks`` are the layout's, sorted
-        return [{_found(position(t)) for t in assignment.get(c, ())} for c in self.clients]
+        numbers = self.numbers
+        return [
+            _compact(numbers[_found(position(t))] for t in assignment.get(c, ()))
+            for c in self.clients
+        ]
+
+    def named(
+        self, holdings: Sequence[AbstractSet[int]], tasks: Sequence[TaskId]
+    ) -> dict[ProcessId, AbstractSet[TaskId]]:
+        """``to_map`` as views over the holdings: no set of task ids per client (issue 16)."""
+        return {c: _Named(ts, tasks) for c, ts in zip(self.clients, holdings, strict=True)}
+
+
+class _Named(AbstractSet[TaskId]):
+    """A client's holdings (positions in ``tasks``, which are sorted) read as task ids."""
+
+    __slots__ = ("_held", "_tasks")
+
+    def __init__(self, held: AbstractSet[int], tasks: Sequence[TaskId]) -> None:
+        self._held, self._tasks = held, tasks
+
+    def __contains__(self, task: object) -> bool:
+        if not isinstance(task, TaskId):
+            return False
+        i = bisect_left(self._tasks, task)
+        return i < len(self._tasks) and self._tasks[i] == task and i in self._held
+
+    def __iter__(self) -> Iterator[TaskId]:
+        tasks = self._tasks
+        return (tasks[i] for i in self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
+def _compact(items: Iterable[int]) -> set[int]:
+    """A set of ``items`` in the smallest table Python gives a set of its size: built through a
+    dict, whose size it takes up front, not grown one insert at a time (which can leave it
+    four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
+    return set(dict.fromkeys(items))
 
 
 def _found(index: int | None) -> int:
@@ -263,7 +306,7 @@ def _movements(
     keep: bool,
 ) -> tuple[ActiveMoves, StandbyMoves]:
     """Phases 3 and 4: active, then standby movements, sharing one warm-up budget; without
-    ``keep``, the active movements take ``active`` and ``standby`` over (left empty)."""
+    ``keep``, the movements take ``active`` and ``standby`` over (changed in place)."""
     caps = layout.capacities
     budget = state.configs.max_warmup_replicas
     moved = move_active_tasks(
@@ -276,6 +319,7 @@ def _movements(
         capacities=caps,
         warmups=moved.warmups,
         warmups_left=moved.warmups_left,
+        taking=not keep,
     )
     return moved, copied
 
@@ -426,14 +470,14 @@ def _stateful_actives(
 ) -> tuple[_Holdings, Diagnostics, _Holdings]:
     """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back); the
     guess before rack optimisation comes third (for an explanation)."""
-    guess = round_robin(len(layout.stateful), len(layout.clients))
+    guess = round_robin(len(layout.stateful), len(layout.clients), layout.numbers)
     balanced = balance_over_threads(
         guess,
         [len(g) for g in guess],
         capacities=layout.capacities,
-        held=[set(g) for g in guess],
+        held=[_compact(g) for g in guess],
     )
-    active = [set(ts) for ts in balanced]
+    active = [_compact(ts) for ts in balanced]
     if not _rack_aware(state) or not layout.stateful:
         return active, Diagnostics(), active
     optimised, diagnostics = trim_actives(
@@ -459,7 +503,8 @@ def _standbys(
     two steps' holdings come third (for an explanation: with ``keep``)."""
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
-    active_map = layout.to_map(active, layout.stateful)
+    rack_aware = _rack_aware(state)  # the rack pass reads the actives by id, many times
+    active_map = (layout.to_map if rack_aware else layout.named)(active, layout.stateful)
     placement = place_standby_tasks(state, active_map, tasks=layout.stateful)
     placed = layout.from_map(placement.standby, layout.stateful)
     diagnostics = Diagnostics(notes=placement.notes)
@@ -476,9 +521,9 @@ def _standbys(
         allowed=_standby_move_allowed(state, layout),
     )
     del movable, placed
-    standby = [set(ts) for ts in balanced]
+    standby = [_compact(ts) for ts in balanced]
     phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
-    if not _rack_aware(state):
+    if not rack_aware:
         return standby, diagnostics, phases
     optimised, rack_diagnostics = trim_standbys(
         state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY

@@ -40,11 +40,14 @@ __all__ = ["ActiveMoves", "StandbyMoves", "move_active_tasks", "move_standby_tas
 
 @dataclass(frozen=True, slots=True)
 class ActiveMoves:
-    """Holdings after the active movements; ``warmups[c]``: warm-ups placed on client ``c``."""
+    """Holdings after the active movements; ``warmups[c]``: warm-ups placed on client ``c``.
 
-    active: tuple[frozenset[int], ...]
-    standby: tuple[frozenset[int], ...]
-    warmups: tuple[frozenset[int], ...]
+    The sets are the pass's own, handed over rather than frozen into copies (issue 16: a copy
+    holds every task of the group once more); read them, never change them."""
+
+    active: tuple[AbstractSet[int], ...]
+    standby: tuple[AbstractSet[int], ...]
+    warmups: tuple[AbstractSet[int], ...]
     movements: int
     warmups_left: int
 
@@ -53,9 +56,10 @@ class ActiveMoves:
 class StandbyMoves:
     """Holdings after the standby movements; ``warmups_placed`` counts lagging copies kept,
     ``kept`` names them as ``(task, lagging client)`` (warm-ups: the explanation and the moves
-    split tell them from standbys; at most the warm-up budget, so free to record)."""
+    split tell them from standbys; at most the warm-up budget, so free to record). The sets
+    are the pass's own, as in ``ActiveMoves``."""
 
-    standby: tuple[frozenset[int], ...]
+    standby: tuple[AbstractSet[int], ...]
     movements: int
     warmups_placed: int
     warmups_left: int
@@ -139,6 +143,12 @@ class _Board:
         return None if best is None else best[1]
 
 
+def _given(tasks: Iterable[int]) -> set[int]:
+    if not isinstance(tasks, set):
+        raise TypeError("taking: the holdings must be the caller's sets")
+    return tasks
+
+
 class _ActiveBoard(_Board):
     """A board whose actives move too: a scratch copy of them as well."""
 
@@ -175,16 +185,6 @@ class _ActiveBoard(_Board):
             self.standby[lagging].add(task)
 
 
-def _frozen(sets: list[set[int]]) -> tuple[frozenset[int], ...]:
-    """The board's sets, frozen; each emptied once copied, so a group's tasks are held twice
-    one client at a time, not all at once (issue 16's memory bound)."""
-    frozen = []
-    for s in sets:
-        frozen.append(frozenset(s))
-        s.clear()
-    return tuple(frozen)
-
-
 def move_active_tasks(
     index: CatchUpIndex,
     active: Sequence[Iterable[int]],
@@ -197,12 +197,12 @@ def move_active_tasks(
     """Give each stateful active back to a (more) caught-up client; see the module docstring.
 
     ``taking``: ``active`` and ``standby`` are lists of sets the caller gives up (they are
-    moved in place and left empty), so a group's holdings are not copied once more (issue 16).
+    changed in place and handed back as the answer's sets), so a group's holdings are not
+    copied once more (issue 16).
     """
     if taking:
-        if not (isinstance(active, list) and isinstance(standby, list)):
-            raise TypeError("taking: active and standby must be the caller's lists of sets")
-        board = _ActiveBoard.taking(active, standby, capacities)
+        given = [_given(s) for s in active], [_given(s) for s in standby]
+        board = _ActiveBoard.taking(*given, capacities)
     else:
         board = _ActiveBoard(active, standby, capacities)
     queue = _JavaQueue()
@@ -231,9 +231,9 @@ def move_active_tasks(
             warmups[lagging].add(task)
             warmups_left -= 1
     return ActiveMoves(
-        _frozen(board.moving),
-        _frozen(board.standby),
-        _frozen(warmups),
+        tuple(board.moving),
+        tuple(board.standby),
+        tuple(warmups),
         movements,
         warmups_left,
     )
@@ -245,11 +245,17 @@ def move_standby_tasks(
     *,
     standby: Sequence[Iterable[int]],
     capacities: Sequence[int],
-    warmups: Sequence[frozenset[int]],
+    warmups: Sequence[AbstractSet[int]],
     warmups_left: int,
+    taking: bool = False,
 ) -> StandbyMoves:
-    """Copy lagging standbys to more caught-up clients; the lagging copy stays while budget lasts."""
-    board = _Board(active, standby, capacities)
+    """Copy lagging standbys to more caught-up clients; the lagging copy stays while budget lasts.
+
+    ``taking``: ``standby``'s sets are the caller's to give up (changed in place), as in
+    ``move_active_tasks``."""
+    board = _Board(active, () if taking else standby, capacities)
+    if taking:
+        board.standby = [_given(s) for s in standby]
     queue = _JavaQueue()
     for client, tasks in enumerate(board.standby):
         for task in sorted(tasks - warmups[client]):
@@ -272,7 +278,7 @@ def move_standby_tasks(
         else:
             board.standby[lagging].discard(task)
         movements += 1
-    return StandbyMoves(_frozen(board.standby), movements, placed, warmups_left, tuple(kept))
+    return StandbyMoves(tuple(board.standby), movements, placed, warmups_left, tuple(kept))
 
 
 def _most_caught_up_free(index: CatchUpIndex, board: _Board, task: int, lagging: int) -> int | None:

@@ -69,7 +69,7 @@ def place_standby_tasks(
     """
     replicas = state.configs.num_standby_replicas
     targets = tuple(sorted(state.stateful_tasks if tasks is None else tasks))
-    placed: dict[ProcessId, set[TaskId]] = {pid: set() for pid in state.clients}
+    placed: dict[ProcessId, list[TaskId]] = {pid: [] for pid in state.clients}
     layout = tag_layout(state)
     if replicas <= 0 or not targets or not state.clients:
         return _freeze(placed, layout.notes)
@@ -83,6 +83,7 @@ def place_standby_tasks(
     else:
         pending = ((task, replicas) for task in targets)
     short = _place_least_loaded(pending, holding, heap, placed, untagged)
+    del holding, heap, pending  # scratch, gone before the answer is frozen (issue 16)
     notes = layout.notes
     if short:
         first = ", ".join(str(t) for t in short[:5])
@@ -94,22 +95,29 @@ def place_standby_tasks(
 
 
 def _freeze(
-    placed: Mapping[ProcessId, set[TaskId]],
+    placed: Mapping[ProcessId, list[TaskId]],
     notes: tuple[str, ...],
     untagged: Sequence[tuple[TaskId, ProcessId]] = (),
 ) -> StandbyPlacement:
     frozen = {}
     for pid, tasks in placed.items():  # each emptied once copied: one client's tasks twice
-        frozen[pid] = frozenset(tasks)
+        frozen[pid] = frozenset(dict.fromkeys(tasks))  # sized up front, not grown (issue 16)
         tasks.clear()
     return StandbyPlacement(frozen, notes, frozenset(untagged))
 
 
-Holders = dict[TaskId, tuple[ProcessId, ...]]
+Holders = dict[TaskId, ProcessId | tuple[ProcessId, ...]]
 """Scratch: per target task, the clients holding it (actives now, replicas as placed); a task
-nobody holds has no entry. Tuples, not sets: 100,000 tasks held once each cost a 48-byte tuple
-a task, not a 216-byte set (issue 16). A pass copies one task's holders into a set while it
-places that task's replicas."""
+nobody holds has no entry, a task one client holds maps to it, others to a tuple: 100,000
+tasks held once each cost a dict entry a task, not a 216-byte set (issue 16). A pass copies
+one task's holders into a set (``_held_by``) while it places that task's replicas."""
+
+
+def _held_by(holding: Holders, task: TaskId) -> set[ProcessId]:
+    found = holding.get(task)
+    if found is None:
+        return set()
+    return set(found) if isinstance(found, tuple) else {found}
 
 
 def _holding(
@@ -123,7 +131,8 @@ def _holding(
         for task in active.get(pid, ()):
             i = bisect_left(targets, task)
             if i < len(targets) and targets[i] == task:
-                holding[task] = (*holding.get(task, ()), pid)
+                found = holding.get(task)
+                holding[task] = pid if found is None else (*_held_by(holding, task), pid)
     return holding
 
 
@@ -210,7 +219,7 @@ def _place_by_tags(
     layout: TagLayout,
     holding: Holders,
     heap: _LeastLoaded,
-    placed: dict[ProcessId, set[TaskId]],
+    placed: dict[ProcessId, list[TaskId]],
 ) -> dict[TaskId, int]:
     """KIP-708 pass: each replica on a client differing from the task's holders on every key.
 
@@ -222,7 +231,7 @@ def _place_by_tags(
     pending: dict[TaskId, int] = {}
     for task in targets:
         checkpoint()
-        task_holding = set(holding.get(task, ()))
+        task_holding = _held_by(holding, task)
         if not task_holding:
             pending[task] = replicas
             continue
@@ -235,10 +244,10 @@ def _place_by_tags(
             chosen = heap.poll(task_holding, _barring(excluded))
             if chosen is None:
                 break
-            placed[chosen].add(task)
+            placed[chosen].append(task)
             task_holding.add(chosen)
             last, used, remaining = chosen, used + 1, remaining - 1
-        holding[task] = tuple(task_holding)
+        holding[task] = tuple(task_holding) if len(task_holding) > 1 else next(iter(task_holding))
         if remaining:
             pending[task] = remaining
     return pending
@@ -273,7 +282,7 @@ def _place_least_loaded(
     pending: Iterable[tuple[TaskId, int]],
     holding: Holders,
     heap: _LeastLoaded,
-    placed: dict[ProcessId, set[TaskId]],
+    placed: dict[ProcessId, list[TaskId]],
     untagged: list[tuple[TaskId, ProcessId]] | None,
 ) -> list[TaskId]:
     """Place each pending task's remaining replicas least-loaded, ``pending`` in task order
@@ -283,13 +292,13 @@ def _place_least_loaded(
     clients = len(placed)
     for task, replicas in pending:
         checkpoint()
-        task_holding = set(holding.get(task, ()))
+        task_holding = _held_by(holding, task)
         for _ in range(replicas):
             chosen = heap.poll(task_holding) if len(task_holding) < clients else None
             if chosen is None:
                 short.append(task)
                 break
-            placed[chosen].add(task)
+            placed[chosen].append(task)
             task_holding.add(chosen)
             if untagged is not None:
                 untagged.append((task, chosen))

@@ -166,8 +166,9 @@ def _answer(kind: str, data: bytes) -> int:
         return len(assign_consumer_request(request).response.SerializeToString())
     from kassign.server.streams.servicer import assign_request
 
-    # the servicer's answer: its lists stay wire bytes (server/streams/response_wire.py)
-    return len(assign_request(pb.AssignRequest.FromString(data)).wire.SerializeToString())
+    # as the servicer calls it: the bytes, parsed and let go of once decoded, and the answer's
+    # lists as wire bytes (server/streams/response_wire.py)
+    return len(assign_request(data).wire.SerializeToString())
 
 
 def measure(kind: str, path: Path, warm: Path) -> dict[str, float]:

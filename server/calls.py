@@ -174,6 +174,9 @@ class Unary:
     behaviour: Callable[[Any, grpc.ServicerContext], Serializable]
     request_type: type[Message]
     response_type: type[Message]
+    raw: bool = False
+    """The behaviour takes the request's bytes and parses them itself (``parse_request``), so
+    it can let the message go once it has read it (issue 16: the Streams room's peak)."""
 
 
 def _serialize(response: Serializable) -> bytes:
@@ -193,6 +196,18 @@ def _parser(request_type: type[Message]) -> Callable[[bytes], Message | Malforme
     return parse
 
 
+def parse_request(request_type: type[Message], data: bytes) -> Message:
+    """``data`` as a ``request_type``, or ``InvalidRequest`` as a malformed body gets."""
+    parsed = _parser(request_type)(data)
+    if isinstance(parsed, Malformed):
+        raise InvalidRequest(_malformed(parsed), field="request")
+    return parsed
+
+
+def _malformed(request: Malformed) -> str:
+    return f"not a valid {request.message_type} message: {request.error}"
+
+
 def _refusing_malformed(
     method: Unary, on_error: Callable[[grpc.StatusCode, BaseException], None]
 ) -> Callable[[Message | Malformed, grpc.ServicerContext], Serializable]:
@@ -200,8 +215,7 @@ def _refusing_malformed(
         if not isinstance(request, Malformed):
             return method.behaviour(request, context)
         with status_on_error(on_error, context):
-            reason = f"not a valid {request.message_type} message: {request.error}"
-            raise InvalidRequest(reason, field="request")
+            raise InvalidRequest(_malformed(request), field="request")
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover
 
     return handle
@@ -221,7 +235,7 @@ def add_unary_service(
     handlers = {
         name: grpc.unary_unary_rpc_method_handler(
             _refusing_malformed(method, on_error),
-            request_deserializer=_parser(method.request_type),
+            request_deserializer=None if method.raw else _parser(method.request_type),
             response_serializer=_serialize,
         )
         for name, method in methods.items()

@@ -34,9 +34,24 @@ class JournalingServicer(TaskAssignmentServicer):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._journal = journal
 
-    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> WireResponse:
-        record_quietly(self._journal.record, request)
+    def Assign(
+        self, request: pb.AssignRequest | bytes, context: grpc.ServicerContext
+    ) -> WireResponse:
+        if isinstance(request, bytes):  # a malformed body is refused by Assign, not journaled
+            parsed: pb.AssignRequest | None = _parsed(request)
+            if parsed is not None:
+                record_quietly(self._journal.record, parsed)
+            del parsed
+        else:
+            record_quietly(self._journal.record, request)
         return super().Assign(request, context)
+
+
+def _parsed(data: bytes) -> pb.AssignRequest | None:
+    try:
+        return pb.AssignRequest.FromString(data)
+    except Exception:  # noqa: BLE001 - Assign refuses it, with the reason
+        return None
 
 
 def add_to_server(
@@ -54,7 +69,8 @@ def add_to_server(
         if journal is not None
         else TaskAssignmentServicer(**kwargs)  # type: ignore[arg-type]
     )
-    method = Unary(servicer.Assign, pb.AssignRequest, pb.AssignResponse)
+    # raw: Assign parses the body itself and lets the message go once decoded (issue 16)
+    method = Unary(servicer.Assign, pb.AssignRequest, pb.AssignResponse, raw=True)
     on_error = (observer or NullObserver()).on_error
     add_unary_service(server, SERVICE_NAME, {"Assign": method}, on_error=on_error)
     return SERVICE_NAME

@@ -14,13 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import grpc
 from kassign.assignor.streams.api import distribute_if_valid, run, run_explained
 from kassign.assignor.streams.result import TaskAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
-from kassign.server.calls import Deadline, PhaseClock, status_on_error
+from kassign.server.calls import Deadline, PhaseClock, parse_request, status_on_error
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams import encode
 from kassign.server.streams.decode.request import DecodedRequest, decode_request
@@ -107,7 +107,7 @@ class Outcome:
 
 
 def assign_request(
-    request: pb.AssignRequest,
+    request: pb.AssignRequest | bytes,
     *,
     default_budget_ms: int | None = None,
     observer: AssignObserver | None = None,
@@ -125,21 +125,26 @@ def assign_request(
     """
     obs = observer or NullObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
-    now_ms = request.now_ms or (clock_ms or _wall_clock_ms)()
+    given = isinstance(request, pb.AssignRequest)
+    message = request if isinstance(request, pb.AssignRequest) else _parse(request)
+    del request
+    now_ms = message.now_ms or (clock_ms or _wall_clock_ms)()
     cap = None if deadline is None else deadline.budget_cap_ms()
     decoded = clock.run(
         "decode",
         lambda: decode_request(
-            request,
+            message,
             now_ms=now_ms,
             default_budget_ms=default_budget_ms,
             budget_cap_ms=cap,
             limits=limits,
         ),
     )
-    obs.on_decoded(request, decoded)
+    if not given:
+        message = _head(message)
+    obs.on_decoded(message, decoded)
     explanation = None
-    if request.explain:  # opt-in (issue 17): the default call takes the path it always took
+    if message.explain:  # opt-in (issue 17): the default call takes the path it always took
         assignment, error, explanation = clock.run("assign", lambda: run_explained(decoded.state))
     else:
         assignment, error = clock.run("assign", lambda: run(decoded.state))
@@ -151,8 +156,21 @@ def assign_request(
         ),
     )
     encode.set_timings(wire.head, encode.Timings(clock.seconds["assign"], clock.total()))
-    obs.on_success(request, decoded, assignment, wire)
+    obs.on_success(message, decoded, assignment, wire)
     return Outcome(decoded, assignment, wire)
+
+
+def _parse(data: bytes) -> pb.AssignRequest:
+    return cast("pb.AssignRequest", parse_request(pb.AssignRequest, data))
+
+
+def _head(request: pb.AssignRequest) -> pb.AssignRequest:
+    """What observers read of a request, without its members and tasks."""
+    head = pb.AssignRequest(
+        group_id=request.group_id, now_ms=request.now_ms, explain=request.explain
+    )
+    head.configs.CopyFrom(request.configs)
+    return head
 
 
 def _wall_clock_ms() -> int:
@@ -173,7 +191,9 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
         self._observer: AssignObserver = observer or NullObserver()
         self._limits = limits
 
-    def Assign(self, request: pb.AssignRequest, context: grpc.ServicerContext) -> WireResponse:
+    def Assign(
+        self, request: pb.AssignRequest | bytes, context: grpc.ServicerContext
+    ) -> WireResponse:
         """The answer as ``WireResponse``: the registered serializer (``calls.py``) calls its
         ``SerializeToString``, so the lists are never built as messages (issue 16)."""
         with status_on_error(self._observer.on_error, context):

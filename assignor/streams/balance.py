@@ -54,21 +54,21 @@ def balance_over_threads(
 ) -> list[list[int]]:
     """Move tasks of one kind between clients until no pair can improve; the new lists.
 
-            ``movable[c]``: the sorted tasks of the kind being balanced on client ``c``;
-            ``counts[c]``: every task it holds (all kinds), the load numerator; ``held[c]``: every task
-            it holds, which it may not receive again: the caller's scratch, updated as tasks move (a
-        copy would hold every task of the group once more; issue 16); ``fixed[c]``, if given, more
-    tasks client ``c`` holds, that never move (so ``held`` need not copy them in). Kafka's loop: repeat whole passes until one moves
-            nothing; in a pass every ordered pair (source, destination) in process order, the source
-            giving its smallest tasks the destination may take while ``_should_move`` holds.
+    ``movable[c]``: the sorted tasks of the kind being balanced on client ``c``;
+    ``counts[c]``: every task it holds (all kinds), the load numerator; ``held[c]``: every task
+    it holds, which it may not receive again: the caller's scratch, updated as tasks move (a
+    copy would hold every task of the group once more; issue 16); ``fixed[c]``, if given, more
+    tasks client ``c`` holds that never move (so ``held`` need not copy them in). Kafka's loop:
+    repeat whole passes until one moves nothing; in a pass every ordered pair (source,
+    destination) in process order, the source giving its smallest tasks the destination may
+    take while ``_should_move`` holds.
 
-            A pass only visits destinations that could take a task from the source at its current
-            count (a vectorised search for the next one); the source's count only falls during its
-            turn, so a destination the search skips could not take a task later in it either, and a
-            source no client could relieve is skipped outright. The result is Kafka's full scan's.
+    A pass only visits destinations that could take a task from the source at its current
+    count (a vectorised search for the next one); the source's count only falls during its
+    turn, so a destination the search skips could not take a task later in it either, and a
+    source no client could relieve is skipped outright. The result is Kafka's full scan's.
     """
     tasks = [list(ts) for ts in movable]
-    holding = held
     count = list(counts)
     loads = _Loads(counts, capacities)
     changed = True
@@ -81,7 +81,7 @@ def balance_over_threads(
             target = loads.next_target(source, count[source], 0)
             while target is not None:
                 if target != source and (allowed is None or allowed(source, target)):
-                    moved = _move_pair(tasks, (holding, fixed), count, loads.caps, source, target)
+                    moved = _move_pair(tasks, held, fixed, count, loads.caps, source, target)
                     if moved:
                         changed = True
                         loads.moved(source, target, moved)
@@ -119,14 +119,14 @@ class _Loads:
 
 def _move_pair(
     tasks: list[list[int]],
-    held: tuple[list[set[int]], Sequence[AbstractSet[int]]],
+    holding: list[set[int]],
+    fixed: Sequence[AbstractSet[int]],
     count: list[int],
     caps: Sequence[int],
     source: int,
     target: int,
 ) -> int:
     """Move the source's smallest eligible tasks to ``target`` while a move still helps; how many."""
-    holding, fixed = held
     moved: list[int] = []
     for task in tasks[source]:
         if not _should_move(count[source], caps[source], count[target], caps[target]):

@@ -25,15 +25,20 @@ and the same input gives the same output: the assignment converges and then stay
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
-from kassign.assignor.streams.lags import CatchUpIndex, positions
-from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
+from kassign.assignor.streams.lags import CatchUpIndex
+from kassign.assignor.streams.model import (
+    ApplicationState,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+    positions,
+)
 from kassign.assignor.streams.movement import (
     ActiveMoves,
     StandbyMoves,
@@ -125,22 +130,28 @@ class _Layout:
         self, holdings: Sequence[AbstractSet[int]], tasks: Sequence[TaskId]
     ) -> dict[ProcessId, AbstractSet[TaskId]]:
         """``to_map`` as views over the holdings: no set of task ids per client (issue 16)."""
-        return {c: _Named(ts, tasks) for c, ts in zip(self.clients, holdings, strict=True)}
+        position = positions(tasks)
+        return {
+            c: _Named(ts, tasks, position) for c, ts in zip(self.clients, holdings, strict=True)
+        }
 
 
 class _Named(AbstractSet[TaskId]):
-    """A client's holdings (positions in ``tasks``, which are sorted) read as task ids."""
+    """A client's holdings (positions in ``tasks``) read as task ids."""
 
-    __slots__ = ("_held", "_tasks")
+    __slots__ = ("_held", "_position", "_tasks")
 
-    def __init__(self, held: AbstractSet[int], tasks: Sequence[TaskId]) -> None:
-        self._held, self._tasks = held, tasks
+    def __init__(
+        self,
+        held: AbstractSet[int],
+        tasks: Sequence[TaskId],
+        position: Callable[[TaskId], int | None],
+    ) -> None:
+        self._held, self._tasks, self._position = held, tasks, position
 
     def __contains__(self, task: object) -> bool:
-        if not isinstance(task, TaskId):
-            return False
-        i = bisect_left(self._tasks, task)
-        return i < len(self._tasks) and self._tasks[i] == task and i in self._held
+        i = self._position(task) if isinstance(task, TaskId) else None
+        return i is not None and i in self._held
 
     def __iter__(self) -> Iterator[TaskId]:
         tasks = self._tasks

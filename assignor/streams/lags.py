@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 from types import MappingProxyType
 
 from kassign.assignor.interrupt import checkpoint
@@ -34,6 +32,7 @@ from kassign.assignor.streams.model import (
     KafkaStreamsState,
     ProcessId,
     TaskId,
+    positions,
 )
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "lag_for",
     "local_lags",
     "merge_offset_sums",
-    "positions",
     "previous_tasks",
 ]
 
@@ -194,19 +192,6 @@ def kafka_streams_state(
         client_tags=dict(client_tags or {}),
         host_info=host_info,
     )
-
-
-def positions(tasks: Sequence[TaskId]) -> Callable[[TaskId], int | None]:
-    """Where a task sits in ``tasks``: by bisection when they are sorted (as the assignors
-    pass them), so 100,000 tasks need no index of their own; else by a dict."""
-    if all(a < b for a, b in pairwise(tasks)):
-
-        def position(task: TaskId) -> int | None:
-            i = bisect_left(tasks, task)
-            return i if i < len(tasks) and tasks[i] == task else None
-
-        return position
-    return {task: i for i, task in enumerate(tasks)}.get
 
 
 _NONE: Mapping[int, int] = MappingProxyType({})

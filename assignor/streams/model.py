@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from uuid import UUID
 
 from kassign.assignor.ordering import process_key
-from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition
+from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition, positions
 from kassign.assignor.streams.task_table import TaskTable
 from kassign.kafka.subscription_info import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
 
@@ -32,6 +32,7 @@ __all__ = [
     "TaskTable",
     "TaskTopicPartition",
     "application_state",
+    "positions",
 ]
 
 ProcessId = UUID

@@ -118,17 +118,17 @@ class _JavaQueue:
 
 
 class _Board:
-    """Scratch copy of the standby holdings, private to one movement pass; the actives as
-    given, only read (the standby pass moves no active: no copy of every task, issue 16)."""
+    """The holdings one movement pass works on: its standbys (``_scratch``) and the actives,
+    only read here (the standby pass moves no active: no copy of every task, issue 16)."""
 
     def __init__(
         self,
         active: Sequence[AbstractSet[int]],
-        standby: Sequence[Iterable[int]],
+        standby: list[set[int]],
         capacities: Sequence[int],
     ) -> None:
-        self.active: Sequence[AbstractSet[int]] = active
-        self.standby = [set(ts) for ts in standby]
+        self.active = active
+        self.standby = standby
         self.capacities = capacities
 
     def holds(self, client: int, task: int) -> bool:
@@ -143,33 +143,24 @@ class _Board:
         return None if best is None else best[1]
 
 
-def _given(tasks: Iterable[int]) -> set[int]:
-    if not isinstance(tasks, set):
+def _scratch(holdings: Sequence[Iterable[int]], taking: bool) -> list[set[int]]:
+    """Sets a pass may change: the caller's own (``taking``: it gives them up, so a group's
+    holdings are not copied once more; issue 16), else copies."""
+    if not taking:
+        return [set(ts) for ts in holdings]
+    if not all(isinstance(ts, set) for ts in holdings):
         raise TypeError("taking: the holdings must be the caller's sets")
-    return tasks
+    return [ts for ts in holdings if isinstance(ts, set)]
 
 
 class _ActiveBoard(_Board):
-    """A board whose actives move too: a scratch copy of them as well."""
+    """A board whose actives move too (``moving``: the same sets as ``active``)."""
 
     def __init__(
-        self,
-        active: Sequence[Iterable[int]],
-        standby: Sequence[Iterable[int]],
-        capacities: Sequence[int],
+        self, moving: list[set[int]], standby: list[set[int]], capacities: Sequence[int]
     ) -> None:
-        self.moving = [set(ts) for ts in active]
-        super().__init__(self.moving, standby, capacities)
-
-    @classmethod
-    def taking(
-        cls, active: list[set[int]], standby: list[set[int]], capacities: Sequence[int]
-    ) -> _ActiveBoard:
-        """A board on the caller's own sets, no copies: they are moved in place."""
-        board = cls((), (), capacities)
-        board.moving = board.active = active
-        board.standby = standby
-        return board
+        super().__init__(moving, standby, capacities)
+        self.moving = moving
 
     def swap(self, task: int, runner: int, lagging: int) -> None:
         """The runner's standby becomes the active; the lagging client's active a standby."""
@@ -200,11 +191,7 @@ def move_active_tasks(
     changed in place and handed back as the answer's sets), so a group's holdings are not
     copied once more (issue 16).
     """
-    if taking:
-        given = [_given(s) for s in active], [_given(s) for s in standby]
-        board = _ActiveBoard.taking(*given, capacities)
-    else:
-        board = _ActiveBoard(active, standby, capacities)
+    board = _ActiveBoard(_scratch(active, taking), _scratch(standby, taking), capacities)
     queue = _JavaQueue()
     for client, tasks in enumerate(board.moving):
         for task in sorted(tasks):
@@ -253,9 +240,7 @@ def move_standby_tasks(
 
     ``taking``: ``standby``'s sets are the caller's to give up (changed in place), as in
     ``move_active_tasks``."""
-    board = _Board(active, () if taking else standby, capacities)
-    if taking:
-        board.standby = [_given(s) for s in standby]
+    board = _Board(active, _scratch(standby, taking), capacities)
     queue = _JavaQueue()
     for client, tasks in enumerate(board.standby):
         for task in sorted(tasks - warmups[client]):

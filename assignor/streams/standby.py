@@ -21,7 +21,6 @@ that tags cannot place costs no scan of all clients.
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -29,7 +28,8 @@ from dataclasses import dataclass
 
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
-from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.holders import Holders, add_holder, holders_of, set_holders
+from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId, positions
 from kassign.assignor.streams.tags import TagLayout, exclude_used_values, is_excluded, tag_layout
 
 __all__ = ["StandbyPlacement", "assign_standby_tasks", "place_standby_tasks"]
@@ -106,20 +106,6 @@ def _freeze(
     return StandbyPlacement(frozen, notes, frozenset(untagged))
 
 
-Holders = dict[TaskId, ProcessId | tuple[ProcessId, ...]]
-"""Scratch: per target task, the clients holding it (actives now, replicas as placed); a task
-nobody holds has no entry, a task one client holds maps to it, others to a tuple: 100,000
-tasks held once each cost a dict entry a task, not a 216-byte set (issue 16). A pass copies
-one task's holders into a set (``_held_by``) while it places that task's replicas."""
-
-
-def _held_by(holding: Holders, task: TaskId) -> set[ProcessId]:
-    found = holding.get(task)
-    if found is None:
-        return set()
-    return set(found) if isinstance(found, tuple) else {found}
-
-
 def _holding(
     state: ApplicationState,
     active: Mapping[ProcessId, AbstractSet[TaskId]],
@@ -127,12 +113,11 @@ def _holding(
 ) -> Holders:
     """The holders of each target task before any replica is placed (``targets`` sorted)."""
     holding: Holders = {}
+    position = positions(targets)
     for pid in state.clients:
         for task in active.get(pid, ()):
-            i = bisect_left(targets, task)
-            if i < len(targets) and targets[i] == task:
-                found = holding.get(task)
-                holding[task] = pid if found is None else (*_held_by(holding, task), pid)
+            if position(task) is not None:
+                add_holder(holding, task, pid)
     return holding
 
 
@@ -231,7 +216,7 @@ def _place_by_tags(
     pending: dict[TaskId, int] = {}
     for task in targets:
         checkpoint()
-        task_holding = _held_by(holding, task)
+        task_holding = set(holders_of(holding, task))
         if not task_holding:
             pending[task] = replicas
             continue
@@ -247,7 +232,7 @@ def _place_by_tags(
             placed[chosen].append(task)
             task_holding.add(chosen)
             last, used, remaining = chosen, used + 1, remaining - 1
-        holding[task] = tuple(task_holding) if len(task_holding) > 1 else next(iter(task_holding))
+        set_holders(holding, task, task_holding)
         if remaining:
             pending[task] = remaining
     return pending
@@ -292,7 +277,7 @@ def _place_least_loaded(
     clients = len(placed)
     for task, replicas in pending:
         checkpoint()
-        task_holding = _held_by(holding, task)
+        task_holding = set(holders_of(holding, task))
         for _ in range(replicas):
             chosen = heap.poll(task_holding) if len(task_holding) < clients else None
             if chosen is None:

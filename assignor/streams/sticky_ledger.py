@@ -13,6 +13,7 @@ from collections.abc import Set as AbstractSet
 from itertools import chain
 
 from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.holders import Holders, add_holder, holders_of
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.result import TaskType
 
@@ -46,7 +47,8 @@ class ClientBook:
     (Kafka's ``TaskPairs``). Tasks never leave the book, so the pairs made are exactly the
     pairs some client holds both of: they are read from the holdings, not stored (Kafka's
     set of pairs grows with the square of the tasks per client: 50,000 tasks on 10 clients
-    made 125 million, 9 GB here; issue 16). Load is all tasks held per thread, as in Kafka's ``ClientState``.
+    made 125 million, 9 GB here; issue 16). Load is all tasks held per thread, as in Kafka's
+    ``ClientState``.
     Clients sit in a heap by ``(load, -threads, process order)`` (entries go stale when a client
     gets a task; its count tells) and the empty ones in a heap by process order, so the roomiest
     client is found without a scan of all clients.
@@ -61,8 +63,7 @@ class ClientBook:
         self.active: dict[ProcessId, dict[TaskId, None]] = {pid: {} for pid in state.clients}
         self.standby: dict[ProcessId, dict[TaskId, None]] = {pid: {} for pid in state.clients}
         self.tasks = {pid: _Held(self.active[pid], self.standby[pid]) for pid in state.clients}
-        # a task's holders: one client as itself, more as a tuple (a set a task: 216 bytes)
-        self._holders: dict[TaskId, ProcessId | tuple[ProcessId, ...]] = {}
+        self._holders: Holders = {}
         # per ordered pair of clients, how many tasks both hold (for ``has_new_pair``)
         self._common: dict[tuple[ProcessId, ProcessId], int] = {}
         self._key = {pid: process_key(pid) for pid in state.clients}
@@ -94,10 +95,7 @@ class ClientBook:
         return {pid: tasks.keys() for pid, tasks in which.items()}
 
     def holders(self, task: TaskId) -> AbstractSet[ProcessId]:
-        found = self._holders.get(task)
-        if found is None:
-            return frozenset()
-        return frozenset(found if isinstance(found, tuple) else (found,))
+        return frozenset(holders_of(self._holders, task))
 
     def under_quota(self, pid: ProcessId, quota: int) -> bool:
         return len(self.active[pid]) < self.capacity[pid] * quota
@@ -108,13 +106,7 @@ class ClientBook:
             if other != pid:
                 self._common[pid, other] = self._common.get((pid, other), 0) + 1
                 self._common[other, pid] = self._common.get((other, pid), 0) + 1
-        found = self._holders.get(task)
-        if found is None:
-            self._holders[task] = pid
-        elif isinstance(found, tuple):
-            self._holders[task] = (*found, pid)
-        else:
-            self._holders[task] = (found, pid)
+        add_holder(self._holders, task, pid)
         self._push(pid)
 
     def has_new_pair(self, task: TaskId, pid: ProcessId) -> bool:
@@ -122,12 +114,11 @@ class ClientBook:
         ``pid`` (other than ``task``) that no holder of ``task`` holds too. With one holder
         (the usual case) that is a count: ``pid`` holds a task the holder lacks."""
         holders = self.holders(task)
-        mine = len(self.tasks[pid])
         if pid in holders:
             return False
         if len(holders) <= 1:
             common = sum(self._common.get((pid, h), 0) for h in holders)
-            return common < mine
+            return common < len(self.tasks[pid])
         together = [self.tasks[h] for h in holders]
         return any(
             other != task and not any(other in held for held in together)

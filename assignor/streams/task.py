@@ -5,10 +5,13 @@ Here, not in ``model.py``, so ``task_table.py`` can store them without importing
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Self
 
-__all__ = ["TaskId", "TaskInfo", "TaskTopicPartition"]
+__all__ = ["TaskId", "TaskInfo", "TaskTopicPartition", "positions"]
 
 
 class TaskId(tuple[bytes, int, int]):
@@ -92,3 +95,16 @@ class TaskInfo:
     state_store_names: tuple[str, ...] = ()
     topic_partitions: tuple[TaskTopicPartition, ...] = ()
     changelog_end_offset_sum: int = 0
+
+
+def positions(tasks: Sequence[TaskId]) -> Callable[[TaskId], int | None]:
+    """Where a task sits in ``tasks``: by bisection when they are sorted (as the assignors
+    pass them), so 100,000 tasks need no index of their own; else by a dict."""
+    if all(a < b for a, b in pairwise(tasks)):
+
+        def position(task: TaskId) -> int | None:
+            i = bisect_left(tasks, task)
+            return i if i < len(tasks) and tasks[i] == task else None
+
+        return position
+    return {task: i for i, task in enumerate(tasks)}.get

@@ -15,12 +15,11 @@ same items.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import TypeVar, overload
 
-from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition
+from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition, positions
 
 __all__ = ["TaskTable", "TaskTableBuilder"]
 
@@ -38,6 +37,7 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         "_flags",
         "_ids",
         "_numbers",
+        "_position",
         "_rack_sets",
         "_racks",
         "_starts",
@@ -59,6 +59,7 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
     ) -> None:
         """Columns already in task order (``TaskTableBuilder.build`` makes them)."""
         self._ids, self._stateful, self._ends, self._stores = ids, stateful, ends, stores
+        self._position = positions(ids)  # by bisection: the ids are sorted
         self._starts = starts
         self._topics, self._numbers, self._flags, self._racks = partitions
         self._topic_names, self._rack_sets = names
@@ -83,11 +84,8 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
     # -- Mapping ---------------------------------------------------------------------------
 
     def _index(self, task: object) -> int:
-        ids = self._ids
-        if not isinstance(task, TaskId):
-            return -1
-        i = bisect_left(ids, task)
-        return i if i < len(ids) and ids[i] == task else -1
+        i = self._position(task) if isinstance(task, TaskId) else None
+        return -1 if i is None else i
 
     def __getitem__(self, task: TaskId) -> TaskInfo:
         i = self._index(task)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
+from collections.abc import Iterator
 from itertools import chain
 
 from kassign.assignor.ordering import process_key, sorted_processes
@@ -72,6 +73,11 @@ answer for 100,000 tasks is checked without a second object per task (issue 16).
 _Finding = tuple[AssignmentError, str] | None
 
 
+def _every(held: _Held, pid: ProcessId) -> Iterator[TaskId]:
+    """Every task the client holds, actives then standbys."""
+    return chain.from_iterable((*held[pid][0], *held[pid][1]))
+
+
 def _first_owners(held: _Held, clients: list[ProcessId]) -> dict[TaskId, ProcessId]:
     """Each active task's first client in process order."""
     owners: dict[TaskId, ProcessId] = {}
@@ -97,7 +103,7 @@ def _active_on_several_clients(
 
 def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
     for pid in clients:
-        tasks = list(chain.from_iterable((*held[pid][0], *held[pid][1])))
+        tasks = list(_every(held, pid))
         if len(set(tasks)) == len(tasks):
             continue
         counts = Counter(tasks)
@@ -141,8 +147,7 @@ def _unknown_client(state: ApplicationState, clients: list[ProcessId]) -> _Findi
 
 def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
     for pid in clients:
-        every = chain.from_iterable((*held[pid][0], *held[pid][1]))
-        unknown = [task for task in every if task not in state.tasks]
+        unknown = [task for task in _every(held, pid) if task not in state.tasks]
         if unknown:
             return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {min(unknown)}"
     return None

@@ -7,10 +7,11 @@ will bring its own beside this one, so the runtime never names a room's servicer
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, cast
 
 import grpc
-from kassign.server.calls import Unary, add_unary_service, record_quietly
+from kassign.assignor.errors import InvalidRequest
+from kassign.server.calls import Unary, add_unary_service, parse_request, record_quietly
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams.response_wire import WireResponse
 from kassign.server.streams.servicer import AssignObserver, NullObserver, TaskAssignmentServicer
@@ -38,7 +39,7 @@ class JournalingServicer(TaskAssignmentServicer):
         self, request: pb.AssignRequest | bytes, context: grpc.ServicerContext
     ) -> WireResponse:
         if isinstance(request, bytes):  # a malformed body is refused by Assign, not journaled
-            parsed: pb.AssignRequest | None = _parsed(request)
+            parsed = _parsed(request)  # its own copy: Assign parses again, to let go of it
             if parsed is not None:
                 record_quietly(self._journal.record, parsed)
             del parsed
@@ -49,8 +50,8 @@ class JournalingServicer(TaskAssignmentServicer):
 
 def _parsed(data: bytes) -> pb.AssignRequest | None:
     try:
-        return pb.AssignRequest.FromString(data)
-    except Exception:  # noqa: BLE001 - Assign refuses it, with the reason
+        return cast("pb.AssignRequest", parse_request(pb.AssignRequest, data))
+    except InvalidRequest:  # Assign refuses it, with the reason
         return None
 
 

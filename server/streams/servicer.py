@@ -125,8 +125,10 @@ def assign_request(
     """
     obs = observer or NullObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
-    given = isinstance(request, pb.AssignRequest)
-    message = request if isinstance(request, pb.AssignRequest) else _parse(request)
+    if isinstance(request, pb.AssignRequest):
+        message, given = request, True
+    else:
+        message, given = _parse(request), False
     del request
     now_ms = message.now_ms or (clock_ms or _wall_clock_ms)()
     cap = None if deadline is None else deadline.budget_cap_ms()

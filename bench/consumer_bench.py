@@ -18,11 +18,18 @@ but one: the sticky assignors' general builder, where the others take the constr
   kassign's answer (library, call and gRPC alike) equals Kafka's; partitions read across racks.
   ``rack-optimal`` has no Kafka counterpart: its ratios are to Kafka's cold ``range``.
 
-Round 1 is a fresh group. Round 2 (assignors that read ownership) is the next rebalance: every
-member owns what round 1 gave it, except 1% of the members, replaced by new ones.
+Scenarios (``--scenarios``): ``fresh``, a fresh group; ``replaced`` (assignors that read
+ownership), the next rebalance, every member owning what ``fresh`` gave it except 1% of them,
+replaced by new ones; ``leave``, the same with one member gone and none new (Kafka's large
+tests); ``extra``, the fresh group and one more member subscribed to one topic.
+
+Sizes are ``PxC`` (partitions x consumers, a topic per 1,000 partitions, at least ten) or
+``TxNxC``: Kafka's own large-test shapes, as franz-go's ``BenchmarkJava`` reproduces them, are
+``50x800x800``, ``50x1000x1000`` and ``500x2000x2000`` with ``--scenarios fresh,leave,extra``.
 
 Usage: ``python bench/consumer_bench.py [--sizes 1000x100,10000x1000,50000x1000]
-[--layouts racks,none,unequal] [--assignors range,sticky] [--repeats 3]``. Needs Java and Maven
+[--layouts racks,none,unequal] [--assignors range,sticky] [--scenarios fresh,replaced]
+[--repeats 3]``. Needs Java and Maven
 (``make test`` fetches Kafka's jars into ~/.m2). Nothing here asserts a time.
 """
 
@@ -48,7 +55,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import grpc
 from consumer_groups import (
     Cluster,
+    extra_member,
     kafka_line,
+    leave,
     make_cluster,
     make_members,
     next_round,
@@ -201,6 +210,23 @@ def measure(
     return Measured(line, result, kafka)
 
 
+SCENARIOS = {
+    "fresh": "a fresh group",
+    "replaced": "the next rebalance, 1% of the members replaced by new ones",
+    "leave": "the next rebalance, one member gone (Kafka's large tests)",
+    "extra": "a fresh group and one more member subscribed to one topic",
+}
+
+
+def parse_size(size: str) -> tuple[int, int, int | None]:
+    """``PxC`` (partitions x consumers, a topic per 1,000 partitions) or ``TxNxC`` (topics x
+    partitions per topic x consumers: Kafka's large-test shapes, e.g. 500x2000x2000)."""
+    parts = [int(x) for x in size.lower().split("x")]
+    if len(parts) == 3:
+        return parts[0] * parts[1], parts[2], parts[0]
+    return parts[0], parts[1], None
+
+
 def run(
     classpath: str,
     call: Callable[[bytes], bytes],
@@ -208,24 +234,43 @@ def run(
     layout: str,
     assignors: list[str],
     repeats: int,
+    scenarios: list[str],
 ) -> None:
-    partitions, consumers = (int(x) for x in size.lower().split("x"))
+    partitions, consumers, topics = parse_size(size)
     seed = partitions * 31 + consumers
     racks = layout != "none"
-    cluster = make_cluster(partitions, racks=racks, seed=seed)
+    cluster = make_cluster(partitions, racks=racks, seed=seed, topics=topics)
     members = make_members(cluster, consumers, racks=racks, equal=layout != "unequal", seed=seed)
-    print(f"{partitions:,} partitions x {consumers:,} consumers ({LAYOUTS[layout]})", flush=True)
+    shape = f"{len(cluster.replicas):,} topics, " if topics else ""
+    print(
+        f"{partitions:,} partitions ({shape}{LAYOUTS[layout]}) x {consumers:,} consumers",
+        flush=True,
+    )
     range_cold: float | None = None
     for name in sorted(assignors, key=lambda n: n not in KAFKA_ASSIGNORS):
-        group = members
-        for round_ in (1, 2) if name in READ_OWNERSHIP else (1,):
+        fresh: GroupAssignment | None = None
+        for scenario in scenarios:
+            if scenario in ("replaced", "leave") and name not in READ_OWNERSHIP:
+                continue
+            if scenario == "fresh":
+                group = members
+            elif scenario == "extra":
+                group = extra_member(cluster, members, racks=racks, seed=seed)
+            else:
+                if fresh is None:
+                    fresh = assign(name, consumer_group(members, cluster.topics()))
+                if scenario == "leave":
+                    group = leave(members, fresh, name)
+                else:
+                    group = next_round(members, fresh, name, seed)
             got = measure(
                 classpath, call, name, cluster, group, repeats=repeats, range_cold_ms=range_cold
             )
-            print(f"  {name:<18} {round_}  {got.line}", flush=True)
-            if name == "range" and got.kafka is not None:
-                range_cold = got.kafka.cold_ms
-            group = next_round(members, got.result, name, seed)
+            print(f"  {name:<18} {scenario:<8}  {got.line}", flush=True)
+            if scenario == "fresh":
+                fresh = got.result
+                if name == "range" and got.kafka is not None:
+                    range_cold = got.kafka.cold_ms
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -234,6 +279,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--assignors", default=",".join(ASSIGNORS))
     parser.add_argument("--layouts", default=",".join(LAYOUTS))
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--scenarios",
+        default="fresh,replaced",
+        help=f"comma-separated, of: {', '.join(f'{k} ({v})' for k, v in SCENARIOS.items())}",
+    )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so ``served`` stops its server
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -246,7 +296,15 @@ def main(argv: list[str] | None = None) -> None:
     with served() as call:
         for size in args.sizes.split(","):
             for layout in args.layouts.split(","):
-                run(classpath, call, size, layout, args.assignors.split(","), args.repeats)
+                run(
+                    classpath,
+                    call,
+                    size,
+                    layout,
+                    args.assignors.split(","),
+                    args.repeats,
+                    args.scenarios.split(","),
+                )
 
 
 if __name__ == "__main__":

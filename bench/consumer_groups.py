@@ -26,7 +26,16 @@ from kassign.kafka.consumer_user_data import encode_sticky_user_data
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["Cluster", "kafka_line", "make_cluster", "make_members", "next_round", "request_for"]
+__all__ = [
+    "Cluster",
+    "extra_member",
+    "kafka_line",
+    "leave",
+    "make_cluster",
+    "make_members",
+    "next_round",
+    "request_for",
+]
 
 RACKS = ("rack-a", "rack-b", "rack-c")
 BROKERS = 9
@@ -50,10 +59,12 @@ class Cluster:
         ]
 
 
-def make_cluster(partitions: int, *, racks: bool, seed: int) -> Cluster:
+def make_cluster(partitions: int, *, racks: bool, seed: int, topics: int | None = None) -> Cluster:
+    """``partitions`` over ``topics`` topics (by default one per 1,000 partitions, at least
+    ten), replication 3 on random brokers."""
     rng = random.Random(seed)
     brokers = tuple((b, RACKS[b % len(RACKS)] if racks else None) for b in range(BROKERS))
-    n_topics = max(10, partitions // TOPIC_PARTITIONS)
+    n_topics = topics or max(10, partitions // TOPIC_PARTITIONS)
     replicas = {
         f"topic-{t:03d}": tuple(
             tuple(rng.sample(range(BROKERS), REPLICATION)) for _ in range(partitions // n_topics)
@@ -83,13 +94,20 @@ def make_members(
 
 
 def next_round(
-    members: list[Member], result: GroupAssignment, assignor: str, seed: int
+    members: list[Member],
+    result: GroupAssignment,
+    assignor: str,
+    seed: int,
+    *,
+    replaced: float = REPLACED,
 ) -> list[Member]:
     """The rebalance after ``result``: members own what it gave them (generation 1; ``sticky``
-    through its userData), except 1% of them, replaced by new members that own nothing."""
+    through its userData), except a share of them (1%, at least one, unless ``replaced`` is
+    0), replaced by new members that own nothing."""
     rng = random.Random(seed)
     owned = result.partitions()
-    gone = set(rng.sample(range(len(members)), max(1, int(len(members) * REPLACED))))
+    count = max(1, int(len(members) * replaced)) if replaced else 0
+    gone = set(rng.sample(range(len(members)), count))
     after = []
     for i, m in enumerate(members):
         if i in gone:
@@ -99,6 +117,27 @@ def next_round(
         else:
             after.append(replace(m, generation=1, owned_partitions=owned[m.member_id]))
     return after
+
+
+def leave(members: list[Member], result: GroupAssignment, assignor: str) -> list[Member]:
+    """The rebalance after ``result`` when one member (the first to have joined) leaves:
+    the others own what it gave them (Kafka's large tests remove one consumer)."""
+    return next_round(members[1:], result, assignor, 0, replaced=0)
+
+
+def extra_member(
+    cluster: Cluster, members: list[Member], *, racks: bool, seed: int
+) -> list[Member]:
+    """A fresh group with one more member, subscribed to the first topic only: subscriptions
+    no longer equal (franz-go's large imbalanced benchmark, Kafka's unequal large test)."""
+    rng = random.Random(seed)
+    first = next(iter(cluster.replicas))
+    extra = Member(
+        member_id=f"consumer-extra-{rng.getrandbits(128):032x}",
+        topics=(first,),
+        rack_id=RACKS[0] if racks else None,
+    )
+    return [*members, extra]
 
 
 def _by_topic(partitions: Sequence[TopicPartition]) -> list[tuple[str, list[int]]]:

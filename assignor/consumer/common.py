@@ -11,8 +11,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import repeat
 
+import numpy as np
+import numpy.typing as npt
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import ConsumerGroup, Member
 from kassign.assignor.consumer.result import RackReason
@@ -23,6 +26,7 @@ __all__ = [
     "partitions_per_topic",
     "rack_reason",
     "subscribed_topics",
+    "subscription_matrix",
 ]
 
 
@@ -65,3 +69,18 @@ def rack_reason(
     if all(racks == every for racks in partitions):
         return RackReason.EVERY_RACK_HAS_EVERY_PARTITION
     return RackReason.SOME_RACK_LACKS_A_PARTITION
+
+
+def subscription_matrix(circle: Sequence[Member], names: Sequence[str]) -> npt.NDArray[np.bool_]:
+    """Whether the member at each place subscribes to each topic dealt: a row per distinct
+    topic list (members mostly share a few), a column past the last for topics not dealt."""
+    column = dict(zip(names, range(len(names)), strict=True))
+    rows: dict[tuple[str, ...], npt.NDArray[np.bool_]] = {}
+    subscribes = np.zeros((len(circle), len(names) + 1), dtype=bool)
+    for place, member in enumerate(circle):
+        row = rows.get(member.topics)
+        if row is None:
+            row = rows[member.topics] = np.zeros(len(names) + 1, dtype=bool)
+            row[list(map(column.get, member.topics, repeat(len(names))))] = True
+        subscribes[place] = row
+    return subscribes

@@ -20,7 +20,7 @@ it over. Which partitions change owner:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition, claims_on
 from kassign.assignor.consumer.result import GroupAssignment, group_assignment, moving_away
@@ -65,7 +65,7 @@ def cooperative_member_data(member: Member) -> MemberData:
 
 
 def _changing_owner(
-    group: ConsumerGroup, assignment: Mapping[str, list[TopicPartition]]
+    group: ConsumerGroup, assignment: Mapping[str, Sequence[TopicPartition]]
 ) -> dict[TopicPartition, str]:
     """General builder: partitions gained by a non-owner and lost by an owner -> new owner."""
     added: dict[TopicPartition, str] = {}

@@ -157,8 +157,9 @@ def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> Consum
         raise InvalidRequest("a group has at least one member", field="members")
     seen_ids: set[str] = set()
     seen_instances: set[str] = set()
+    checked: dict[int, tuple[str, ...]] = {}  # topic lists found sound, by identity
     for member in members:
-        _check_member(member, topic_map, seen_ids, seen_instances)
+        _check_member(member, topic_map, seen_ids, seen_instances, checked)
     return ConsumerGroup(members, dict(sorted(topic_map.items())))
 
 
@@ -172,7 +173,11 @@ def _check_topic_name(name: str, field: str, member: str | None) -> None:
 
 
 def _check_member(
-    member: Member, topics: Mapping[str, Topic], seen_ids: set[str], seen_instances: set[str]
+    member: Member,
+    topics: Mapping[str, Topic],
+    seen_ids: set[str],
+    seen_instances: set[str],
+    checked: dict[int, tuple[str, ...]],
 ) -> None:
     who = member.member_id
     if not who:
@@ -189,16 +194,24 @@ def _check_member(
                 f"group instance id {instance!r} used twice", field="group_instance_id", member=who
             )
         seen_instances.add(instance)
-    for topic in member.topics:
-        if topic not in topics:  # the metadata's names are checked already
-            _check_topic_name(topic, "topics", who)
-    if len(set(member.topics)) != len(member.topics):
-        raise InvalidRequest("a topic is subscribed twice", field="topics", member=who)
+    if id(member.topics) not in checked:
+        _check_topics(member, topics)
+        checked[id(member.topics)] = member.topics  # kept, so the id stays its own
     if not _INT32_MIN <= member.generation <= _INT32_MAX:
         raise InvalidRequest(
             f"generation {member.generation} is outside int32", field="generation", member=who
         )
     check_partitions(member.owned_partitions, topics, field="owned_partitions", member=who)
+
+
+def _check_topics(member: Member, topics: Mapping[str, Topic]) -> None:
+    """A subscription's topic names are legal and distinct. Members mostly share one topic
+    list object (the service's decoder keeps equal lists as one), checked once."""
+    for topic in member.topics:
+        if topic not in topics:  # the metadata's names are checked already
+            _check_topic_name(topic, "topics", member.member_id)
+    if len(set(member.topics)) != len(member.topics):
+        raise InvalidRequest("a topic is subscribed twice", field="topics", member=member.member_id)
 
 
 def check_partitions(

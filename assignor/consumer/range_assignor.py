@@ -18,14 +18,26 @@ partitions. If any topic does, before the plain ranges:
 
 What is left is then filled by plain ranges, each member up to its quota. Quotas never change:
 balance per topic comes first, co-partitioning second, rack locality third.
+
+When no topic needs rack matching (always, without racks), the plain ranges are laid out as
+partition ids (``columns``) for all topics at once: each topic's partitions in order, cut into
+its subscribers' quotas, no object per partition (issue 24).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kassign.assignor.consumer.common import member_order, partitions_per_topic, rack_reason
-from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
+import numpy as np
+import numpy.typing as npt
+from kassign.assignor.consumer.columns import Ids, PartitionSpace
+from kassign.assignor.consumer.common import (
+    member_order,
+    partitions_per_topic,
+    rack_reason,
+    subscription_matrix,
+)
+from kassign.assignor.consumer.model import ConsumerGroup, Member, Topic, TopicPartition
 from kassign.assignor.consumer.result import GroupAssignment, RackReason, group_assignment
 
 __all__ = ["NAME", "assign_range"]
@@ -98,6 +110,84 @@ class _TopicState:
 
 def assign_range(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``RangeAssignor.assign`` on ``group``."""
+    circle = member_order(group.members)
+    counts = partitions_per_topic(group)
+    subscribes = subscription_matrix(circle, list(counts))
+    subscribers = [np.flatnonzero(subscribes[:, i]) for i in range(len(counts))]
+    racks = _RackCodes.of(circle)
+    reasons = [
+        _topic_reason(group.topics[topic], racks.among(places))
+        for topic, places in zip(counts, subscribers, strict=True)
+    ]
+    if any(r.enables for r in reasons):
+        return _assign_rack_matched(group)
+    space = PartitionSpace.of(counts)
+    owner = _plain_owners(list(counts.values()), subscribers)
+    order = np.argsort(owner, kind="stable")  # by member; ids ascending within each
+    ends = np.cumsum(np.bincount(owner, minlength=len(circle)))
+    target = {
+        m.member_id: space.partitions(order[end - size : end])
+        for m, end, size in zip(
+            circle, ends.tolist(), np.diff(ends, prepend=0).tolist(), strict=True
+        )
+    }
+    reason = _most_telling(group, reasons)
+    claims = {m.member_id: m.owned_partitions for m in group.members}
+    return group_assignment(NAME, group, target, claims=claims, rack_reason=reason)
+
+
+@dataclass(frozen=True, slots=True)
+class _RackCodes:
+    """The members' racks as numbers (their places in member order), so that a topic's
+    subscribers' racks are found without a step per subscriber."""
+
+    names: list[str]
+    at: Ids  # per place, the rack's index in ``names``, -1 for none
+
+    @staticmethod
+    def of(circle: list[Member]) -> _RackCodes:
+        names = sorted({m.rack for m in circle if m.rack is not None})
+        code = {r: i for i, r in enumerate(names)}
+        at = [-1 if m.rack is None else code[m.rack] for m in circle]
+        return _RackCodes(names, np.array(at, dtype=np.int64))
+
+    def among(self, places: Ids) -> list[str]:
+        """The distinct racks of the members at ``places``."""
+        if not self.names:
+            return []
+        found = np.unique(self.at[places])
+        return [self.names[i] for i in found[found >= 0].tolist()]
+
+
+def _topic_reason(topic: Topic, racks: list[str]) -> RackReason:
+    """KIP-881's switch for one topic, over its subscribers' racks and its partitions'."""
+    if not racks:
+        return rack_reason((), ())
+    return rack_reason(racks, set(topic.partition_racks))
+
+
+def _plain_owners(counts: list[int], subscribers: list[npt.NDArray[np.int64]]) -> Ids:
+    """Each partition id's taker (its place in member order): a topic's ``n`` partitions in
+    order, its ``c`` subscribers taking ``n // c`` each and the first ``n % c`` one more."""
+    owners = [np.zeros(0, dtype=np.int64)]
+    for n, places in zip(counts, subscribers, strict=True):
+        c = len(places)
+        quotas = np.full(c, n // c, dtype=np.int64)
+        quotas[: n % c] += 1
+        owners.append(np.repeat(places, quotas))
+    return np.concatenate(owners)
+
+
+def _most_telling(group: ConsumerGroup, reasons: list[RackReason]) -> RackReason:
+    """The group's reason when no topic used racks (``_group_reason``)."""
+    if not reasons:
+        return rack_reason((m.rack for m in group.members if m.rack is not None), ())
+    order = list(RackReason)
+    return max(reasons, key=order.index)
+
+
+def _assign_rack_matched(group: ConsumerGroup) -> GroupAssignment:
+    """Some topic needs rack matching: the topics' passes, partition by partition."""
     ordered = [(m, frozenset(m.topics)) for m in member_order(group.members)]
     states = [
         _topic_state(group, ordered, topic, count)

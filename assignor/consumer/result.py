@@ -8,12 +8,27 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 
+import numpy as np
+from kassign.assignor.consumer.columns import (
+    AssignedColumns,
+    Ids,
+    PartitionList,
+    PartitionSpace,
+    replica_rack_sets,
+)
 from kassign.assignor.consumer.java_order import java_key
-from kassign.assignor.consumer.model import ConsumerGroup, Topic, TopicPartition, claims_on
+from kassign.assignor.consumer.model import (
+    ConsumerGroup,
+    Member,
+    OwnedPartitions,
+    Topic,
+    TopicPartition,
+    claims_on,
+)
 
 __all__ = [
     "AssignmentReport",
@@ -64,7 +79,7 @@ class MemberAssignment:
     """
 
     member_id: str
-    partitions: tuple[TopicPartition, ...]
+    partitions: Sequence[TopicPartition]  # a tuple, or ids (``PartitionList``)
     revoked: tuple[TopicPartition, ...] = ()
 
 
@@ -101,13 +116,17 @@ class AssignmentReport:
 
 @dataclass(frozen=True, slots=True)
 class GroupAssignment:
-    """The group's assignment: every member, in member-id order, and the report."""
+    """The group's assignment: every member, in member-id order, and the report.
+
+    ``columns``: the members' partitions as ids, when the assignor worked on ids (the
+    service's encoder reads them instead of the objects)."""
 
     assignor: str
     members: tuple[MemberAssignment, ...]
     report: AssignmentReport
+    columns: AssignedColumns | None = field(default=None, compare=False, repr=False)
 
-    def partitions(self) -> dict[str, tuple[TopicPartition, ...]]:
+    def partitions(self) -> dict[str, Sequence[TopicPartition]]:
         """Member id -> its partitions."""
         return {m.member_id: m.partitions for m in self.members}
 
@@ -138,6 +157,28 @@ def group_assignment(
     revoked = revoked or {}
     topics = group.topics
     claims = {m: claims_on(tps, topics) for m, tps in claims.items()}
+    space = _one_space(target)
+    if space is not None:
+        return _of_ids(
+            assignor,
+            group,
+            space,
+            target,  # type: ignore[arg-type]
+            claims=claims,
+            withheld=kept_back,
+            revoked=revoked,
+            report=AssignmentReport(
+                rack_aware=rack_reason.enables,
+                rack_reason=rack_reason,
+                moved_partitions=0,
+                cross_rack_partitions=0,
+                withheld_partitions=len(kept_back),
+                rack_status=rack_status,
+                solver_reason=solver_reason,
+                cross_rack_partitions_before=_cross_rack_claims(group, claims),
+            ),
+            cross_rack=cross_rack,
+        )
     assignments = []
     across = 0
     for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
@@ -158,6 +199,101 @@ def group_assignment(
         cross_rack_partitions_before=_cross_rack_claims(group, claims),
     )
     return GroupAssignment(assignor, tuple(assignments), report)
+
+
+def _one_space(target: Mapping[str, Collection[TopicPartition]]) -> PartitionSpace | None:
+    """The ``PartitionSpace`` of ``target``'s lists when every one is a ``PartitionList`` of
+    it (an assignor that worked on ids), else ``None``."""
+    spaces = {id(v.space): v.space for v in target.values() if isinstance(v, PartitionList)}
+    if len(spaces) != 1 or not all(isinstance(v, PartitionList) for v in target.values()):
+        return None
+    return next(iter(spaces.values()))
+
+
+def _of_ids(
+    assignor: str,
+    group: ConsumerGroup,
+    space: PartitionSpace,
+    target: Mapping[str, PartitionList],
+    *,
+    claims: Mapping[str, Collection[TopicPartition]],
+    withheld: frozenset[TopicPartition],
+    revoked: Mapping[str, Collection[TopicPartition]],
+    report: AssignmentReport,
+    cross_rack: int | None,
+) -> GroupAssignment:
+    """``group_assignment`` over ids: each list sorted and counted as numbers, the
+    ``TopicPartition``s left unmade (``PartitionList``), the same answer and report."""
+    ordered = sorted(group.members, key=lambda m: java_key(m.member_id))
+    held = np.sort(space.ids(sorted(withheld))) if withheld else None
+    lists: list[Ids] = []
+    for member in ordered:
+        mine = target.get(member.member_id)
+        ids = mine.ids if mine is not None else np.zeros(0, dtype=np.int64)
+        if held is not None and len(ids):
+            ids = ids[~np.isin(ids, held)]
+        lists.append(np.sort(ids))
+    columns = AssignedColumns.of(space, lists)
+    members = tuple(
+        MemberAssignment(
+            m.member_id, PartitionList(space, ids), tuple(sorted(revoked.get(m.member_id, ())))
+        )
+        for m, ids in zip(ordered, lists, strict=True)
+    )
+    across = cross_rack if cross_rack is not None else _cross_rack_ids(group, ordered, columns)
+    moved = _moved_ids(space, ordered, target, claims) if any(claims.values()) else 0
+    counted = replace(report, moved_partitions=moved, cross_rack_partitions=across)
+    return GroupAssignment(assignor, members, counted, columns)
+
+
+def _cross_rack_ids(group: ConsumerGroup, ordered: list[Member], columns: AssignedColumns) -> int:
+    """Assigned partitions whose member has a rack holding none of their replicas, counted
+    with a table of the distinct replica rack sets against the members' racks."""
+    racks = sorted({m.rack for m in ordered if m.rack is not None})
+    if not racks or not len(columns.ids):
+        return 0
+    rack_sets, set_of = replica_rack_sets(group.topics, columns.space)
+    index = {r: i for i, r in enumerate(racks)}
+    local = np.array([[r in s for r in racks] for s in rack_sets], dtype=bool)
+    rack_at = np.array([index.get(m.rack, -1) if m.rack else -1 for m in ordered], dtype=np.int64)
+    rack = rack_at[columns.owner()]
+    racked = rack >= 0
+    return int(np.count_nonzero(~local[set_of[columns.ids[racked]], rack[racked]]))
+
+
+def _moved_ids(
+    space: PartitionSpace,
+    ordered: list[Member],
+    target: Mapping[str, PartitionList],
+    claims: Mapping[str, Collection[TopicPartition]],
+) -> int:
+    """``_moved`` over ids: claimed partitions assigned at all, less those assigned to one of
+    their claimants (claims outside the space are never assigned)."""
+    place = {m.member_id: i for i, m in enumerate(ordered)}
+    owner = np.full(space.total, -1, dtype=np.int64)
+    for member, mine in target.items():
+        owner[mine.ids] = place[member]
+    claimed, claimant = [], []
+    for member, tps in claims.items():
+        within = _within(space, tps)
+        if len(within):
+            claimed.append(space.ids(within))
+            claimant.append(np.full(len(within), place.get(member, -2), dtype=np.int64))
+    if not claimed:
+        return 0
+    ids, by = np.concatenate(claimed), np.concatenate(claimant)
+    got = owner[ids]
+    return len(np.unique(ids[got >= 0])) - len(np.unique(ids[got == by]))
+
+
+def _within(space: PartitionSpace, tps: Collection[TopicPartition]) -> Sequence[TopicPartition]:
+    """The claims on the space's topics (compact claims dropped entry by entry)."""
+    if isinstance(tps, OwnedPartitions):
+        return tps.of_topics(space.index)
+    listed = list(tps)
+    if set(map(_TOPIC, listed)).issubset(space.index):
+        return listed
+    return [tp for tp in listed if tp.topic in space.index]
 
 
 def _local(partitions: list[TopicPartition], rack: str, topics: Mapping[str, Topic]) -> int:

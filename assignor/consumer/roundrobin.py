@@ -10,11 +10,15 @@ end up with many more than another (the sticky assignors balance that).
 from __future__ import annotations
 
 import itertools
-from itertools import chain, repeat
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
-from kassign.assignor.consumer.common import member_order, partitions_per_topic
+from kassign.assignor.consumer.common import (
+    member_order,
+    partitions_per_topic,
+    subscription_matrix,
+)
 from kassign.assignor.consumer.model import (
     ConsumerGroup,
     Member,
@@ -73,7 +77,7 @@ def _takers(circle: list[Member], counts: dict[str, int]) -> Places:
     the circle, ascending) from the first at or after the turn, and the turn moves past the
     last taker. Each partition's taker (its place in the circle), written down a topic at a
     time, the subscribers rotated and repeated: the partitions of ``counts`` laid end to end."""
-    subscribes = _subscriptions(circle, list(counts))
+    subscribes = subscription_matrix(circle, list(counts))
     takers = [np.zeros(0, dtype=np.int64)]
     turn = 0
     for topic_id, count in enumerate(counts.values()):
@@ -130,18 +134,3 @@ def _cross_rack(
     rack = place_rack[taker]
     racked = rack >= 0
     return int(np.count_nonzero(~local[sets[racked], rack[racked]]))
-
-
-def _subscriptions(circle: list[Member], names: list[str]) -> npt.NDArray[np.bool_]:
-    """Whether the member at each place subscribes to each topic dealt: a row per distinct
-    topic list (members mostly share a few), a column past the last for topics not dealt."""
-    column = dict(zip(names, range(len(names)), strict=True))
-    rows: dict[tuple[str, ...], npt.NDArray[np.bool_]] = {}
-    subscribes = np.zeros((len(circle), len(names) + 1), dtype=bool)
-    for place, member in enumerate(circle):
-        row = rows.get(member.topics)
-        if row is None:
-            row = rows[member.topics] = np.zeros(len(names) + 1, dtype=bool)
-            row[list(map(column.get, member.topics, repeat(len(names))))] = True
-        subscribes[place] = row
-    return subscribes

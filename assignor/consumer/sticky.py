@@ -27,6 +27,7 @@ import operator
 from collections.abc import Callable
 
 from kassign.assignor.consumer import sticky_constrained, sticky_general
+from kassign.assignor.consumer.columns import PartitionSpace
 from kassign.assignor.consumer.common import partitions_per_topic
 from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
@@ -93,7 +94,7 @@ def assign_sticky_partitions(
     """Kafka's ``AbstractStickyAssignor.assignPartitions``: settle claims, pick a builder."""
     topics = partitions_per_topic(group)
     members = member_hash_order(group)
-    rack = rack_info(group, topics)
+    rack = rack_info(group, PartitionSpace.of(topics))
     data = {m.member_id: member_data(m) for m in members}
     ownership = resolve_ownership(members, topics, data)
     if ownership.all_subscriptions_equal:

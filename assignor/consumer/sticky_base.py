@@ -22,6 +22,9 @@ import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+from kassign.assignor.consumer.columns import Ids, PartitionSpace, replica_rack_sets
 from kassign.assignor.consumer.common import rack_reason
 from kassign.assignor.consumer.java_order import hash_order, string_hash
 from kassign.assignor.consumer.model import (
@@ -46,6 +49,7 @@ __all__ = [
 ]
 
 _TOPIC = operator.itemgetter(0)
+_NONE: Ids = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,22 +65,38 @@ class MemberData:
 
 @dataclass(frozen=True, slots=True)
 class RackInfo:
-    """Kafka's ``RackInfo``: racks by member and by partition, empty unless rack mode is on.
+    """Kafka's ``RackInfo`` over the partitions' ids (``columns``): racks by member, and per
+    partition its replicas' racks, empty unless rack mode is on.
 
-    ``consumers_in_racks`` (per partition, the members whose rack holds a replica) is filled
-    whenever some member has a rack, rack mode or not, as in Kafka: the constrained builder
-    sorts by it either way (which changes nothing when rack mode is off).
+    ``counted`` (per partition id, the members whose rack holds a replica) is filled whenever
+    some member has a rack, rack mode or not, as in Kafka: the constrained builder sorts by it
+    either way (which changes nothing when rack mode is off).
     """
 
     reason: RackReason
     member_rack: Mapping[str, str]
-    partition_racks: Mapping[TopicPartition, frozenset[str]]
-    consumers_in_racks: Mapping[TopicPartition, int]
+    space: PartitionSpace
+    rack_sets: tuple[frozenset[str], ...]  # the distinct replica rack sets
+    set_of: Ids  # per partition id, its rack set's index; empty unless rack mode
+    counted: Ids  # per partition id; empty unless some member has a rack
+
+    def racks_of(self, tp: TopicPartition) -> frozenset[str]:
+        """The racks of ``tp``'s replicas (none outside rack mode)."""
+        return self.racks_of_id(self.space.id_of(tp)) if len(self.set_of) else frozenset()
+
+    def racks_of_id(self, partition: int) -> frozenset[str]:
+        return self.rack_sets[self.set_of[partition]] if len(self.set_of) else frozenset()
 
     def mismatch(self, member: str, tp: TopicPartition) -> bool:
         """The member has a rack (in rack mode) that holds no replica of ``tp``."""
         rack = self.member_rack.get(member)
-        return rack is not None and rack not in self.partition_racks.get(tp, frozenset())
+        return rack is not None and rack not in self.racks_of(tp)
+
+    def local_to(self, member: str) -> npt.NDArray[np.bool_]:
+        """Per rack set, whether ``member``'s rack is in it (every set for a member without
+        a rack: it misses none)."""
+        rack = self.member_rack.get(member)
+        return np.array([rack is None or rack in s for s in self.rack_sets], dtype=bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +114,7 @@ class StickyOutcome:
     """A builder's answer; ``transferring`` (partition -> new owner) only from the constrained
     builder, which tracks it, ``None`` from the general one (cooperative computes it then)."""
 
-    assignment: dict[str, list[TopicPartition]]
+    assignment: Mapping[str, Sequence[TopicPartition]]
     transferring: dict[TopicPartition, str] | None
     rack: RackInfo
 
@@ -110,28 +130,22 @@ def subscription_generation(member: Member) -> int:
     return member.generation if member.generation >= 0 else DEFAULT_GENERATION
 
 
-def rack_info(group: ConsumerGroup, topics: Mapping[str, int]) -> RackInfo:
+def rack_info(group: ConsumerGroup, space: PartitionSpace) -> RackInfo:
     """Rack mode for the whole group, over every subscribed partition."""
     racks = {m.member_id: m.rack for m in group.members if m.rack is not None}
     if not racks:  # no member has a rack: nothing to match or count
-        return RackInfo(rack_reason((), ()), {}, {}, {})
-    partitions = {
-        TopicPartition(t, p): group.topics[t].partition_racks[p]
-        for t, n in topics.items()
-        for p in range(n)
-    }
-    reason = rack_reason(racks.values(), partitions.values())
-    counted: dict[TopicPartition, int] = {}
-    if racks:
-        per_rack: dict[str, int] = {}
-        for r in racks.values():
-            per_rack[r] = per_rack.get(r, 0) + 1
-        # a few distinct rack sets serve tens of thousands of partitions: count each once
-        per_racks = {rs: sum(per_rack.get(r, 0) for r in rs) for rs in set(partitions.values())}
-        counted = {tp: per_racks[rs] for tp, rs in partitions.items()}
+        return RackInfo(rack_reason((), ()), {}, space, (), _NONE, _NONE)
+    rack_sets, set_of = replica_rack_sets(group.topics, space)
+    reason = rack_reason(racks.values(), rack_sets)
+    per_rack: dict[str, int] = {}
+    for r in racks.values():
+        per_rack[r] = per_rack.get(r, 0) + 1
+    # a few distinct rack sets serve tens of thousands of partitions: count each once
+    per_set = np.array([sum(per_rack.get(r, 0) for r in rs) for rs in rack_sets], dtype=np.int64)
+    counted: Ids = per_set[set_of] if len(set_of) else _NONE
     if not reason.enables:
-        return RackInfo(reason, {}, {}, counted)
-    return RackInfo(reason, racks, partitions, counted)
+        return RackInfo(reason, {}, space, (), _NONE, counted)
+    return RackInfo(reason, racks, space, rack_sets, set_of, counted)
 
 
 def resolve_ownership(
@@ -145,8 +159,11 @@ def resolve_ownership(
     first: frozenset[str] = frozenset()
     equal = True
     max_generation = DEFAULT_GENERATION
+    sets: dict[int, frozenset[str]] = {}  # members mostly share one topic list object
     for member in members:
-        subscribed = frozenset(member.topics)
+        subscribed = sets.get(id(member.topics))
+        if subscribed is None:
+            subscribed = sets[id(member.topics)] = frozenset(member.topics)
         if not first:
             first = subscribed
         elif equal and subscribed != first:

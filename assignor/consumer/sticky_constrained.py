@@ -18,84 +18,104 @@ or one more (the maximum), and exactly ``P % C`` members with the maximum:
 
 A partition given to a member other than the one that dropped it, or one claimed by several,
 is *transferring*: cooperative-sticky withholds it this round.
+
+Partitions are ids here (``columns``): a fresh group's partitions are dealt as slices of one
+array, and no ``TopicPartition`` is made for a partition nobody claimed (issue 24).
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, filterfalse
 
+import numpy as np
+from kassign.assignor.consumer.columns import Ids, PartitionSpace, concatenated
 from kassign.assignor.consumer.java_order import java_key
-from kassign.assignor.consumer.model import TopicPartition, topic_partitions
+from kassign.assignor.consumer.model import TopicPartition
 from kassign.assignor.consumer.sticky_base import Ownership, RackInfo, StickyOutcome
 from kassign.assignor.errors import InvalidAssignment
 
 __all__ = ["build"]
 
-_PARTITION_THEN_TOPIC = operator.itemgetter(1, 0)
-
 
 @dataclass(slots=True)
 class _Builder:
-    """Scratch state of one constrained assignment (Kafka's builder fields, one to one)."""
+    """Scratch state of one constrained assignment (Kafka's builder fields, one to one);
+    partitions are ids of ``space``, each member's kept as chunks of them and a count."""
 
     rack: RackInfo
-    several: frozenset[TopicPartition]
+    space: PartitionSpace
+    several: Ids
     min_quota: int
     max_quota: int
     expected_over: int
-    assignment: dict[str, list[TopicPartition]]
+    chunks: dict[str, list[Ids | list[int]]]
+    count: dict[str, int]
     over: int = 0
     under_min: list[str] = field(default_factory=list)
     at_min: list[str] = field(default_factory=list)
-    maybe_revoked: dict[TopicPartition, str] = field(default_factory=dict)
-    transferring: dict[TopicPartition, str] = field(default_factory=dict)
+    maybe_revoked: dict[int, str] = field(default_factory=dict)
+    transferring: dict[int, str] = field(default_factory=dict)
+
+    def give(self, member: str, partitions: Ids | list[int]) -> int:
+        self.chunks[member].append(partitions)
+        self.count[member] += len(partitions)
+        return self.count[member]
 
 
 def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> StickyOutcome:
-    """The constrained assignment of every partition of ``topics``."""
+    """The constrained assignment of every partition of ``topics`` (``rack.space``'s)."""
+    space = rack.space
     members = list(ownership.owned)
-    total = sum(topics.values())
+    total = space.total
+    several = np.sort(space.ids(sorted(ownership.claimed_by_several)))
     b = _Builder(
         rack=rack,
-        several=ownership.claimed_by_several,
+        space=space,
+        several=several,
         min_quota=total // len(members),
         max_quota=-(-total // len(members)),
         expected_over=total % len(members),
-        assignment={m: [] for m in members},
+        chunks={m: [] for m in members},
+        count=dict.fromkeys(members, 0),
     )
-    kept = _keep_owned(b, ownership.owned)
-    every = chain.from_iterable(topic_partitions(t, range(topics[t])) for t in sorted(topics))
-    unassigned = list(filterfalse(kept.__contains__, every) if kept else every)
+    taken = np.zeros(total, dtype=bool)
+    taken[_keep_owned(b, ownership.owned)] = True
+    unassigned = np.flatnonzero(~taken).astype(np.int64)
     b.under_min.sort(key=java_key)
     b.at_min.sort(key=java_key)
-    if rack.consumers_in_racks:
-        unassigned.sort(key=lambda tp: rack.consumers_in_racks.get(tp, 0))
+    if len(rack.counted):
+        unassigned = unassigned[np.argsort(rack.counted[unassigned], kind="stable")]
     if rack.member_rack:
         unassigned = _assign_rack_aware_round_robin(b, unassigned)
     _assign_round_robin(b, unassigned)
     _verify_unfilled(b)
-    return StickyOutcome(b.assignment, b.transferring, rack)
+    assignment: dict[str, Sequence[TopicPartition]] = {
+        m: space.partitions(concatenated(b.chunks[m])) for m in members
+    }
+    moving = np.fromiter(b.transferring, dtype=np.int64, count=len(b.transferring))
+    transferring = dict(zip(space.objects(moving), b.transferring.values(), strict=True))
+    return StickyOutcome(assignment, transferring, rack)
 
 
-def _keep_owned(b: _Builder, owned: Mapping[str, list[TopicPartition]]) -> set[TopicPartition]:
-    """Step 1: each member keeps what its claims and the quotas allow."""
-    kept: set[TopicPartition] = set()
+def _keep_owned(b: _Builder, owned: Mapping[str, list[TopicPartition]]) -> Ids:
+    """Step 1: each member keeps what its claims and the quotas allow; returns the kept."""
+    kept: list[Ids] = []
+    local: dict[str, np.ndarray] = {}  # per rack, whether it is in each replica rack set
     for member, claims in owned.items():
-        if member in b.rack.member_rack:
-            mine = []
-            for tp in claims:
-                if b.rack.mismatch(member, tp):
-                    b.maybe_revoked[tp] = member
-                else:
-                    mine.append(tp)
-        else:  # no rack to miss
-            mine = list(claims)
-        mine.sort(key=_PARTITION_THEN_TOPIC)
-        if b.several:
-            mine = [tp for tp in mine if tp not in b.several]
+        mine = b.space.ids(claims)
+        rack = b.rack.member_rack.get(member)
+        if rack is not None and len(mine):
+            if rack not in local:
+                local[rack] = b.rack.local_to(member)
+            fits = local[rack][b.rack.set_of[mine]]
+            b.maybe_revoked.update(dict.fromkeys(mine[~fits].tolist(), member))
+            mine = mine[fits]
+        if len(mine) > 1:  # by partition, then topic
+            topic = b.space.topic_of(mine)
+            mine = mine[np.lexsort((topic, mine - b.space.offsets[topic]))]
+        if len(b.several):
+            mine = mine[~np.isin(mine, b.several)]
         if len(mine) < b.min_quota:
             keep = mine
             b.under_min.append(member)
@@ -108,16 +128,15 @@ def _keep_owned(b: _Builder, owned: Mapping[str, list[TopicPartition]]) -> set[T
             keep = mine[: b.min_quota]
             if b.over < b.expected_over:
                 b.at_min.append(member)
-        for tp in mine[len(keep) :]:
-            b.maybe_revoked[tp] = member
-        b.assignment[member].extend(keep)
-        kept.update(keep)
-    return kept
+        b.maybe_revoked.update(dict.fromkeys(mine[len(keep) :].tolist(), member))
+        b.give(member, keep)
+        kept.append(keep)
+    return concatenated(kept)
 
 
-def _next_rack_member(b: _Builder, tp: TopicPartition, members: list[str], start: int) -> int:
+def _next_rack_member(b: _Builder, tp: int, members: list[str], start: int) -> int:
     """Index of the first of ``members``, from ``start`` round the list, on a rack of ``tp``."""
-    racks = b.rack.partition_racks.get(tp)
+    racks = b.rack.racks_of_id(tp)
     if not racks:
         return -1
     for i in range(len(members)):
@@ -127,18 +146,16 @@ def _next_rack_member(b: _Builder, tp: TopicPartition, members: list[str], start
     return -1
 
 
-def _assign_rack_aware_round_robin(
-    b: _Builder, unassigned: list[TopicPartition]
-) -> list[TopicPartition]:
+def _assign_rack_aware_round_robin(b: _Builder, unassigned: Ids) -> Ids:
     """Step 2: rack-local placements within the quotas; returns the partitions still unplaced."""
     left = []
     next_index = 0
-    for tp in unassigned:
+    for tp in unassigned.tolist():
         member = None
         index = _next_rack_member(b, tp, b.under_min, next_index)
         if index >= 0:
             member = b.under_min[index]
-            count = len(b.assignment[member]) + 1
+            count = b.count[member] + 1
             if count >= b.min_quota:
                 b.under_min.remove(member)
                 if count < b.max_quota and b.over < b.expected_over:
@@ -150,7 +167,7 @@ def _assign_rack_aware_round_robin(
             first = _next_rack_member(b, tp, b.at_min, 0)
             if first >= 0:
                 member = b.at_min[first]
-                if len(b.assignment[member]) + 1 == b.max_quota:
+                if b.count[member] + 1 == b.max_quota:
                     del b.at_min[first]
                     b.over += 1
                     if b.over == b.expected_over:
@@ -159,10 +176,10 @@ def _assign_rack_aware_round_robin(
             left.append(tp)
         else:
             _assign_new(b, tp, member)
-    return left
+    return np.array(left, dtype=np.int64)
 
 
-def _assign_round_robin(b: _Builder, unassigned: list[TopicPartition]) -> None:
+def _assign_round_robin(b: _Builder, unassigned: Ids) -> None:
     """Step 3: under-minimum members in turn (a cursor over the live list, as Kafka's
     iterator), then at-minimum ones first come first served.
 
@@ -179,7 +196,7 @@ def _assign_round_robin(b: _Builder, unassigned: list[TopicPartition]) -> None:
                 _deal_rounds(b, unassigned[i:end])
                 i, cursor = end, 0
                 continue
-        tp = unassigned[i]
+        tp = int(unassigned[i])
         i += 1
         from_cursor = True
         if cursor < len(b.under_min):
@@ -208,30 +225,39 @@ def _assign_round_robin(b: _Builder, unassigned: list[TopicPartition]) -> None:
 
 def _whole_rounds(b: _Builder, left: int) -> int:
     """Rounds of one partition per under-minimum member that leave all of them under it."""
-    top = max(len(b.assignment[m]) for m in b.under_min)
+    top = max(b.count[m] for m in b.under_min)
     return max(0, min(b.min_quota - 1 - top, left // len(b.under_min)))
 
 
-def _deal_rounds(b: _Builder, partitions: list[TopicPartition]) -> None:
+def _deal_rounds(b: _Builder, partitions: Ids) -> None:
     """Partition k to under-minimum member k mod their number; transferring as ``_assign_new``."""
-    flagged = b.several.union(b.maybe_revoked)
     step = len(b.under_min)
     for j, member in enumerate(b.under_min):
-        dealt = partitions[j::step]
-        b.assignment[member].extend(dealt)
-        for tp in flagged.intersection(dealt) if flagged else ():
-            previous = b.maybe_revoked.get(tp)
-            if (previous is not None and previous != member) or tp in b.several:
-                b.transferring[tp] = member
+        b.give(member, partitions[j::step])
+    if not b.maybe_revoked and not len(b.several):
+        return
+    flagged = np.union1d(b.several, np.fromiter(b.maybe_revoked, dtype=np.int64))
+    for k in np.flatnonzero(np.isin(partitions, flagged)).tolist():
+        _flag_transfer(b, int(partitions[k]), b.under_min[k % step])
 
 
-def _assign_new(b: _Builder, tp: TopicPartition, member: str) -> int:
-    mine = b.assignment[member]
-    mine.append(tp)
+def _assign_new(b: _Builder, tp: int, member: str) -> int:
+    count = b.give(member, [tp])
+    _flag_transfer(b, tp, member)
+    return count
+
+
+def _flag_transfer(b: _Builder, tp: int, member: str) -> None:
     previous = b.maybe_revoked.get(tp)
-    if (previous is not None and previous != member) or tp in b.several:
+    if (previous is not None and previous != member) or (
+        len(b.several) and _contains(b.several, tp)
+    ):
         b.transferring[tp] = member
-    return len(mine)
+
+
+def _contains(ordered: Ids, value: int) -> bool:
+    at = int(np.searchsorted(ordered, value))
+    return at < len(ordered) and int(ordered[at]) == value
 
 
 def _verify_unfilled(b: _Builder) -> None:
@@ -243,5 +269,5 @@ def _verify_unfilled(b: _Builder) -> None:
             "ILLEGAL_STATE", "members under the minimum quota but no partitions left"
         )
     for member in b.under_min:
-        if len(b.assignment[member]) != b.min_quota:
+        if b.count[member] != b.min_quota:
             raise InvalidAssignment("ILLEGAL_STATE", f"{member!r} did not reach the minimum quota")

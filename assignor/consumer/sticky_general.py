@@ -80,7 +80,7 @@ class _Lightest:
 
     def pick(self, tp: TopicPartition, *, rack_local: bool) -> str | None:
         b = self.b
-        racks = b.rack.partition_racks.get(tp, frozenset()) if rack_local else None
+        racks = b.rack.racks_of(tp) if rack_local else None
         heap = self.heaps.get((tp.topic, racks))
         if heap is None:
             heap = self.heaps[(tp.topic, racks)] = [

@@ -18,7 +18,7 @@ from kassign.assignor.consumer.common import partitions_per_topic, subscribed_to
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.decode import DecodedConsumerRequest
-from kassign.server.consumer.group_bytes import assignment_bytes, flat_partitions
+from kassign.server.consumer.group_bytes import assignment_bytes, flat_columns, flat_partitions
 from kassign.server.consumer.members_wire import members_wire
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import common_pb2
@@ -50,7 +50,12 @@ def encode_response(
     The members are written as wire bytes for the whole group and parsed in one call
     (``members_wire``: a message per partition added one by one costs several times more)."""
     members = assignment.members
-    flat = flat_partitions([m.partitions for m in members])
+    columns = assignment.columns
+    flat = (
+        flat_columns(columns)
+        if columns is not None
+        else flat_partitions([m.partitions for m in members])
+    )
     kafka = assignment_bytes(flat)
     if kafka is None:  # lists not sorted (never ``group_assignment``'s): one by one
         lists = [sorted(m.partitions) for m in members]

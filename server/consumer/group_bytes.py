@@ -24,9 +24,17 @@ from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
+from kassign.assignor.consumer.columns import AssignedColumns
 from kassign.kafka.buffer import Writer
 
-__all__ = ["FlatPartitions", "assignment_bytes", "by_key", "flat_partitions", "objects"]
+__all__ = [
+    "FlatPartitions",
+    "assignment_bytes",
+    "by_key",
+    "flat_columns",
+    "flat_partitions",
+    "objects",
+]
 
 _VERSION = 3
 _HEAD = struct.Struct(">hi").pack  # version, assignedPartitions count
@@ -79,6 +87,21 @@ def flat_partitions(lists: Sequence[Sequence[tuple[str, int]]]) -> FlatPartition
         starts=(ends - sizes).tolist(),
         ends=ends.tolist(),
         owner=np.repeat(np.arange(len(lists), dtype=np.int64), sizes),
+    )
+
+
+def flat_columns(columns: AssignedColumns) -> FlatPartitions:
+    """``flat_partitions`` of lists the assignor kept as ids: read as numbers, no object made."""
+    space, ids = columns.space, columns.ids
+    topic_ids = space.topic_of(ids)
+    ends = columns.ends
+    return FlatPartitions(
+        names=list(space.names),
+        topic_ids=topic_ids,
+        numbers=ids - space.offsets[topic_ids],
+        starts=np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]]).tolist()[: len(ends)],
+        ends=ends.tolist(),
+        owner=columns.owner(),
     )
 
 

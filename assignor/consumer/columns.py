@@ -1,0 +1,193 @@
+"""A group's partitions as numbers: an id per partition, member lists as arrays of ids.
+
+At a million partitions an object per partition costs more than Kafka's whole ``assign``
+(issue 24: building the ``TopicPartition``s alone took most of a fresh sticky assignment), so
+the assignors that can work on numbers do: every partition of the topics being assigned gets
+an id, its topic's offset (topics by name) plus its number. Ids ascend in (topic, partition)
+order, Kafka's ``TopicPartitionComparator``, so sorting ids sorts partitions.
+
+``PartitionList`` is a member's partitions kept as ids: a ``Sequence[TopicPartition]`` whose
+objects are made only when someone reads them (a test, an explanation); the service's encoder
+reads the ids (``AssignedColumns``) and never makes them.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, count, repeat
+from typing import overload
+
+import numpy as np
+import numpy.typing as npt
+from kassign.assignor.claims import OwnedPartitions, TopicPartition
+from kassign.assignor.consumer.model import Topic
+
+__all__ = [
+    "AssignedColumns",
+    "Ids",
+    "PartitionList",
+    "PartitionSpace",
+    "concatenated",
+    "replica_rack_sets",
+]
+
+Ids = npt.NDArray[np.int64]
+_TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
+_NO_IDS: Ids = np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class PartitionSpace:
+    """The ids of the partitions being assigned: ``names`` sorted, topic ``i``'s partitions
+    are ids ``offsets[i]`` to ``offsets[i + 1]`` (exclusive)."""
+
+    names: tuple[str, ...]
+    offsets: Ids
+    index: Mapping[str, int]
+
+    @staticmethod
+    def of(counts: Mapping[str, int]) -> PartitionSpace:
+        """The space of ``counts`` (topic -> partitions), whatever their order."""
+        names = tuple(sorted(counts))
+        sizes = np.fromiter((counts[t] for t in names), dtype=np.int64, count=len(names))
+        offsets = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        return PartitionSpace(names, offsets, dict(zip(names, range(len(names)), strict=True)))
+
+    @property
+    def total(self) -> int:
+        return int(self.offsets[-1])
+
+    def topic_of(self, ids: Ids) -> Ids:
+        """Each id's topic index."""
+        topics: Ids = np.searchsorted(self.offsets, ids, side="right") - 1
+        return topics
+
+    def id_of(self, tp: TopicPartition) -> int:
+        return int(self.offsets[self.index[tp.topic]]) + tp.partition
+
+    def ids(self, partitions: Sequence[TopicPartition]) -> Ids:
+        """The ids of ``partitions``, all of topics in the space; compact claims
+        (``OwnedPartitions``) and ``PartitionList``s are read as numbers."""
+        if isinstance(partitions, PartitionList) and partitions.space is self:
+            return partitions.ids
+        if isinstance(partitions, OwnedPartitions):
+            starts = [int(self.offsets[self.index[t]]) for t in partitions.topics]
+            base = np.repeat(
+                np.array(starts, dtype=np.int64), np.frombuffer(partitions.counts, dtype=np.int64)
+            )
+            return base + np.frombuffer(partitions.numbers, dtype=np.intc)
+        n = len(partitions)
+        topics = np.fromiter(
+            map(self.index.__getitem__, map(_TOPIC, partitions)), dtype=np.int64, count=n
+        )
+        numbers = np.fromiter(map(_PARTITION, partitions), dtype=np.int64, count=n)
+        found: Ids = self.offsets[topics] + numbers
+        return found
+
+    def objects(self, ids: Ids) -> list[TopicPartition]:
+        """``TopicPartition``s of ``ids``, one each."""
+        topics = self.topic_of(ids)
+        numbers = (ids - self.offsets[topics]).tolist()
+        named = map(self.names.__getitem__, topics.tolist())
+        return list(map(tuple.__new__, repeat(TopicPartition), zip(named, numbers, strict=True)))
+
+    def partitions(self, ids: Ids) -> PartitionList:
+        return PartitionList(self, ids)
+
+
+class PartitionList(Sequence[TopicPartition]):
+    """A member's partitions as ids of a ``PartitionSpace``, in the order given; equal to any
+    sequence of the same partitions in the same order. Objects are made once, when read."""
+
+    __slots__ = ("_objects", "ids", "space")
+
+    def __init__(self, space: PartitionSpace, ids: Ids) -> None:
+        self.space = space
+        self.ids = ids
+        self._objects: list[TopicPartition] | None = None
+
+    def _listed(self) -> list[TopicPartition]:
+        if self._objects is None:
+            self._objects = self.space.objects(self.ids)
+        return self._objects
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[TopicPartition]:
+        return iter(self._listed())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._listed()
+
+    @overload
+    def __getitem__(self, index: int) -> TopicPartition: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[TopicPartition]: ...
+
+    def __getitem__(self, index: int | slice) -> TopicPartition | list[TopicPartition]:
+        return self._listed()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        if isinstance(other, PartitionList) and other.space is self.space:
+            return bool(np.array_equal(self.ids, other.ids))
+        return len(self) == len(other) and all(map(operator.eq, self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"PartitionList({self._listed()!r})"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AssignedColumns:
+    """Every member's sorted partitions end to end, members in the answer's order: member
+    ``i``'s are ``ids[ends[i - 1]:ends[i]]`` (from 0 for the first)."""
+
+    space: PartitionSpace
+    ids: Ids
+    ends: Ids
+
+    @staticmethod
+    def of(space: PartitionSpace, lists: Sequence[Ids]) -> AssignedColumns:
+        sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        every = np.concatenate([_NO_IDS, *lists])
+        return AssignedColumns(space, every, np.cumsum(sizes))
+
+    def owner(self) -> Ids:
+        """Each id's place in the member list."""
+        sizes = np.diff(self.ends, prepend=0)
+        owners: Ids = np.repeat(np.arange(len(self.ends), dtype=np.int64), sizes)
+        return owners
+
+    def member(self, i: int) -> Ids:
+        start = int(self.ends[i - 1]) if i else 0
+        return self.ids[start : int(self.ends[i])]
+
+
+def concatenated(chunks: Sequence[Ids | Sequence[int]]) -> Ids:
+    """Chunks of ids (arrays, or lists of single ids) as one array, in order."""
+    if not chunks:
+        return _NO_IDS
+    return np.concatenate([np.asarray(c, dtype=np.int64) for c in chunks])
+
+
+def replica_rack_sets(
+    topics: Mapping[str, Topic], space: PartitionSpace
+) -> tuple[tuple[frozenset[str], ...], Ids]:
+    """The distinct replica rack sets of the space's partitions (a few serve them all), and
+    each id's index among them, in order of first appearance."""
+    every = chain.from_iterable(topics[t].partition_racks for t in space.names)
+    first: dict[frozenset[str], int] = {}
+    seen = np.fromiter(map(first.setdefault, every, count()), dtype=np.int64, count=space.total)
+    row = np.zeros(max(space.total, 1), dtype=np.int64)
+    row[list(first.values())] = np.arange(len(first), dtype=np.int64)
+    found: Ids = row[seen]
+    return tuple(first), found

@@ -1,0 +1,80 @@
+"""Partition ids (``columns``): the same partitions as the objects they stand for, and the same
+answers and bytes whether an assignor worked on ids or on objects."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kassign.assignor.claims import OwnedPartitions, TopicPartition
+from kassign.assignor.consumer import Member, Topic, assign, consumer_group
+from kassign.assignor.consumer.columns import AssignedColumns, PartitionList, PartitionSpace
+from kassign.server.consumer.group_bytes import assignment_bytes, flat_columns, flat_partitions
+
+counts = st.dictionaries(
+    st.sampled_from([f"t{i}" for i in range(8)]), st.integers(0, 40), min_size=1, max_size=6
+)
+
+
+@given(counts, st.data())
+def test_ids_stand_for_their_partitions(sizes: dict[str, int], data: st.DataObject) -> None:
+    space = PartitionSpace.of(sizes)
+    every = [TopicPartition(t, p) for t in sorted(sizes) for p in range(sizes[t])]
+    assert space.total == len(every)
+    assert space.objects(np.arange(space.total, dtype=np.int64)) == every  # ids ascend in order
+    if not every:
+        return
+    picked = data.draw(st.lists(st.sampled_from(every), unique=True))
+    ids = space.ids(picked)
+    assert space.objects(ids) == picked
+    assert [space.id_of(tp) for tp in picked] == ids.tolist()
+    listed = space.partitions(ids)
+    assert listed == tuple(picked) and tuple(picked) == listed and list(listed) == picked
+    assert hash(listed) == hash(tuple(picked)) and len(listed) == len(picked)
+    owned = OwnedPartitions.sorted_from(picked)
+    assert space.objects(space.ids(owned)) == list(owned)
+
+
+@given(counts, st.integers(1, 5), st.randoms(use_true_random=False))
+def test_flat_columns_write_the_bytes_objects_write(
+    sizes: dict[str, int], members: int, rng: random.Random
+) -> None:
+    space = PartitionSpace.of(sizes)
+    owner = np.array([rng.randrange(members) for _ in range(space.total)], dtype=np.int64)
+    lists = [np.flatnonzero(owner == m).astype(np.int64) for m in range(members)]
+    columns = AssignedColumns.of(space, lists)
+    objects = [space.objects(ids) for ids in lists]
+    assert [list(PartitionList(space, columns.member(m))) for m in range(members)] == objects
+    assert assignment_bytes(flat_columns(columns)) == assignment_bytes(flat_partitions(objects))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 4), st.integers(1, 60), st.integers(0, 2**16))
+def test_answers_on_ids_give_every_partition_once_sorted(
+    members: int, topics: int, partitions: int, seed: int
+) -> None:
+    """``range`` and the sticky assignors answer with ids: every partition once, each
+    member's sorted, the columns the encoder reads equal to the lists (Kafka's answers
+    themselves: tests/differential/consumer)."""
+    rng = np.random.default_rng(seed)
+    names = tuple(f"t{i}" for i in range(topics))
+    group = consumer_group(
+        [Member(member_id=f"m{rng.integers(1 << 30):x}-{i}", topics=names) for i in range(members)],
+        [Topic.without_racks(t, int(rng.integers(1, partitions + 1))) for t in names],
+    )
+    for name in ("range", "sticky", "cooperative-sticky"):
+        result = assign(name, group)
+        assert result.columns is not None
+        every = sorted(tp for m in result.members for tp in m.partitions)
+        assert every == sorted(
+            TopicPartition(t, p) for t in names for p in range(group.partition_count(t))
+        )
+        for i, m in enumerate(result.members):
+            assert list(m.partitions) == sorted(m.partitions)
+            assert space_objects(result.columns, i) == list(m.partitions)
+
+
+def space_objects(columns: AssignedColumns, i: int) -> list[TopicPartition]:
+    return columns.space.objects(columns.member(i))

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kassign.assignor.claims import OwnedPartitions
 from kassign.assignor.consumer import GroupAssignment, Member, Topic, TopicPartition
 from kassign.kafka.consumer_protocol import (
     ConsumerProtocolSubscription,
@@ -115,7 +116,9 @@ def next_round(
         elif assignor == "sticky":
             after.append(replace(m, generation=1, user_data=_sticky_user_data(owned[m.member_id])))
         else:
-            after.append(replace(m, generation=1, owned_partitions=owned[m.member_id]))
+            # as the service's decoder hands them over: compact, by topic
+            claims = OwnedPartitions.sorted_from(owned[m.member_id])
+            after.append(replace(m, generation=1, owned_partitions=claims))
     return after
 
 

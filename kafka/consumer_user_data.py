@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kassign.kafka.buffer import Reader, WireError, Writer
+from kassign.kafka.buffer import Reader, TopicPartitionRuns, WireError, Writer
 
 __all__ = [
     "StickyUserData",
     "decode_cooperative_generation",
     "decode_sticky_user_data",
+    "decode_sticky_user_data_runs",
     "encode_cooperative_generation",
     "encode_sticky_user_data",
 ]
@@ -38,22 +39,29 @@ class StickyUserData:
     generation: int | None
 
 
-def _read_partitions(r: Reader, names: dict[bytes, str] | None) -> tuple[tuple[str, int], ...]:
-    runs = r.topic_partition_runs("previous_assignment", "topic", lenient=True, names=names)
-    return tuple(runs.pairs())
+def _read_partitions(r: Reader, names: dict[bytes, str] | None) -> TopicPartitionRuns:
+    return r.topic_partition_runs("previous_assignment", "topic", lenient=True, names=names)
 
 
 def decode_sticky_user_data(data: bytes, names: dict[bytes, str] | None = None) -> StickyUserData:
     """v1, else v0, as ``StickyAssignor`` tries them; ``WireError`` when neither fits.
     ``names``: topic names already decoded, shared by a group's members
     (``Reader.topic_partitions``)."""
+    runs, generation = decode_sticky_user_data_runs(data, names)
+    return StickyUserData(tuple(runs.pairs()), generation)
+
+
+def decode_sticky_user_data_runs(
+    data: bytes, names: dict[bytes, str] | None = None
+) -> tuple[TopicPartitionRuns, int | None]:
+    """``decode_sticky_user_data`` with the partitions as read, entry by entry (a member's
+    previous assignment may hold tens of thousands: no tuple per partition)."""
     try:
         r = Reader(data)
-        partitions = _read_partitions(r, names)
-        return StickyUserData(partitions, r.int32("generation"))
+        runs = _read_partitions(r, names)
+        return runs, r.int32("generation")
     except WireError:
-        r = Reader(data)
-        return StickyUserData(_read_partitions(r, names), None)
+        return _read_partitions(Reader(data), names), None
 
 
 def _write_topic_assignment(w: Writer, group: tuple[str, Sequence[int]]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, count, repeat
 from typing import overload
 
@@ -46,6 +46,8 @@ class PartitionSpace:
     names: tuple[str, ...]
     offsets: Ids
     index: Mapping[str, int]
+    _claimed: dict[int, tuple[object, Ids]] = field(default_factory=dict, repr=False)
+    _entries: dict[tuple[str, ...], Ids] = field(default_factory=dict, repr=False)
 
     @staticmethod
     def of(counts: Mapping[str, int]) -> PartitionSpace:
@@ -69,22 +71,48 @@ class PartitionSpace:
         return int(self.offsets[self.index[tp.topic]]) + tp.partition
 
     def ids(self, partitions: Sequence[TopicPartition]) -> Ids:
-        """The ids of ``partitions``, all of topics in the space; compact claims
-        (``OwnedPartitions``) and ``PartitionList``s are read as numbers."""
+        """The ids of ``partitions``, all of topics in the space (``claimed`` drops others)."""
+        return self.claimed(partitions, within=False)
+
+    def claimed(self, partitions: Sequence[TopicPartition], *, within: bool = True) -> Ids:
+        """The ids of those of ``partitions`` on the space's topics, in their order; compact
+        claims (``OwnedPartitions``) and ``PartitionList``s are read as numbers. A member's
+        claims are read several times in one assignment: kept by object, for the space's
+        life (one call)."""
         if isinstance(partitions, PartitionList) and partitions.space is self:
             return partitions.ids
+        known = self._claimed.get(id(partitions))
+        if known is not None and known[0] is partitions:
+            return known[1]
         if isinstance(partitions, OwnedPartitions):
-            starts = [int(self.offsets[self.index[t]]) for t in partitions.topics]
-            base = np.repeat(
-                np.array(starts, dtype=np.int64), np.frombuffer(partitions.counts, dtype=np.int64)
+            found = self._owned_ids(partitions)
+        else:
+            listed = partitions
+            if within and not set(map(_TOPIC, partitions)).issubset(self.index):
+                listed = [tp for tp in partitions if tp.topic in self.index]
+            n = len(listed)
+            topics = np.fromiter(
+                map(self.index.__getitem__, map(_TOPIC, listed)), dtype=np.int64, count=n
             )
-            return base + np.frombuffer(partitions.numbers, dtype=np.intc)
-        n = len(partitions)
-        topics = np.fromiter(
-            map(self.index.__getitem__, map(_TOPIC, partitions)), dtype=np.int64, count=n
-        )
-        numbers = np.fromiter(map(_PARTITION, partitions), dtype=np.int64, count=n)
-        found: Ids = self.offsets[topics] + numbers
+            numbers = np.fromiter(map(_PARTITION, listed), dtype=np.int64, count=n)
+            found = self.offsets[topics] + numbers
+        self._claimed[id(partitions)] = (partitions, found)
+        return found
+
+    def _owned_ids(self, owned: OwnedPartitions) -> Ids:
+        """Compact claims as ids, entries of other topics dropped."""
+        topics = self._entries.get(owned.topics)  # members mostly own the same topics
+        if topics is None:
+            topics = self._entries[owned.topics] = np.fromiter(
+                map(self.index.get, owned.topics, repeat(-1)),
+                dtype=np.int64,
+                count=len(owned.topics),
+            )
+        counts = np.frombuffer(owned.counts, dtype=np.int64)
+        base = np.repeat(self.offsets[topics], counts)
+        found: Ids = base + np.frombuffer(owned.numbers, dtype=np.intc)
+        if topics.min(initial=0) < 0:
+            found = found[np.repeat(topics >= 0, counts)]
         return found
 
     def objects(self, ids: Ids) -> list[TopicPartition]:

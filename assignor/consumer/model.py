@@ -23,6 +23,7 @@ import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 from kassign.assignor.claims import (
@@ -49,6 +50,7 @@ __all__ = [
     "claims_on",
     "consumer_group",
     "distinct_claims",
+    "partition_counts",
     "shared_claims",
     "topic_partitions",
 ]
@@ -158,8 +160,9 @@ def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> Consum
     seen_ids: set[str] = set()
     seen_instances: set[str] = set()
     checked: dict[int, tuple[str, ...]] = {}  # topic lists found sound, by identity
+    counts = partition_counts(topic_map)
     for member in members:
-        _check_member(member, topic_map, seen_ids, seen_instances, checked)
+        _check_member(member, topic_map, seen_ids, seen_instances, checked, counts)
     return ConsumerGroup(members, dict(sorted(topic_map.items())))
 
 
@@ -178,6 +181,7 @@ def _check_member(
     seen_ids: set[str],
     seen_instances: set[str],
     checked: dict[int, tuple[str, ...]],
+    counts: Mapping[str, int],
 ) -> None:
     who = member.member_id
     if not who:
@@ -201,7 +205,9 @@ def _check_member(
         raise InvalidRequest(
             f"generation {member.generation} is outside int32", field="generation", member=who
         )
-    check_partitions(member.owned_partitions, topics, field="owned_partitions", member=who)
+    check_partitions(
+        member.owned_partitions, topics, field="owned_partitions", member=who, counts=counts
+    )
 
 
 def _check_topics(member: Member, topics: Mapping[str, Topic]) -> None:
@@ -220,15 +226,20 @@ def check_partitions(
     *,
     field: str,
     member: str,
+    counts: Mapping[str, int] | None = None,
 ) -> None:
     """Claimed partitions must have legal topic names, be distinct and, for topics in the
     metadata, exist there. Partitions of other topics are ignored by every assignor.
-    ``topics`` is a checked group's metadata (``consumer_group``): its names are legal.
+    ``topics`` is a checked group's metadata (``consumer_group``): its names are legal;
+    ``counts`` its partition counts by topic, when a caller checks many members' claims
+    (``partition_counts``, made once).
 
     The usual claim (distinct partitions of known topics, numbers under the smallest of their
     topics' counts) is recognised with set and min/max passes; anything else is walked
     partition by partition, which finds the first fault in claim order."""
-    if isinstance(partitions, OwnedPartitions) and _runs_plainly_valid(partitions, topics):
+    if isinstance(partitions, OwnedPartitions) and _runs_plainly_valid(
+        partitions, topics, counts or partition_counts(topics)
+    ):
         return
     claimed = tuple(partitions)
     if not claimed or _plainly_valid(claimed, topics):
@@ -248,15 +259,26 @@ def check_partitions(
             )
 
 
-def _runs_plainly_valid(claimed: OwnedPartitions, topics: Mapping[str, Topic]) -> bool:
+def partition_counts(topics: Mapping[str, Topic]) -> dict[str, int]:
+    """Each topic's partition count."""
+    return {name: topic.partitions for name, topic in topics.items()}
+
+
+def _runs_plainly_valid(
+    claimed: OwnedPartitions, topics: Mapping[str, Topic], counts: Mapping[str, int]
+) -> bool:
     """``_plainly_valid`` for compact claims, as numbers, without an object per partition;
     claims of topics outside the metadata need legal names and distinct numbers."""
-    if not all(t in topics or _legal_topic_name(t) for t in set(claimed.topics)):
+    named = set(claimed.topics)
+    if not named.issubset(topics) and not all(t in topics or _legal_topic_name(t) for t in named):
         return False
     if not claimed.numbers:
         return True
-    limits = [topics[t].partitions if t in topics else _INT32_MAX for t in claimed.topics]
-    bound = np.repeat(np.array(limits, np.int64), np.frombuffer(claimed.counts, dtype=np.int64))
+    entries = len(claimed.topics)
+    limits = np.fromiter(
+        map(counts.get, claimed.topics, repeat(_INT32_MAX)), dtype=np.int64, count=entries
+    )
+    bound = np.repeat(limits, np.frombuffer(claimed.counts, dtype=np.int64))
     numbers = np.frombuffer(claimed.numbers, dtype=np.intc)
     if numbers.min() < 0 or np.any(numbers >= bound):
         return False

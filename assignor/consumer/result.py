@@ -24,7 +24,6 @@ from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import (
     ConsumerGroup,
     Member,
-    OwnedPartitions,
     Topic,
     TopicPartition,
     claims_on,
@@ -275,25 +274,22 @@ def _moved_ids(
         owner[mine.ids] = place[member]
     claimed, claimant = [], []
     for member, tps in claims.items():
-        within = _within(space, tps)
+        within = space.claimed(tps if isinstance(tps, Sequence) else tuple(tps))
         if len(within):
-            claimed.append(space.ids(within))
+            claimed.append(within)
             claimant.append(np.full(len(within), place.get(member, -2), dtype=np.int64))
     if not claimed:
         return 0
     ids, by = np.concatenate(claimed), np.concatenate(claimant)
     got = owner[ids]
-    return len(np.unique(ids[got >= 0])) - len(np.unique(ids[got == by]))
+    return _distinct(space, ids[got >= 0]) - _distinct(space, ids[got == by])
 
 
-def _within(space: PartitionSpace, tps: Collection[TopicPartition]) -> Sequence[TopicPartition]:
-    """The claims on the space's topics (compact claims dropped entry by entry)."""
-    if isinstance(tps, OwnedPartitions):
-        return tps.of_topics(space.index)
-    listed = list(tps)
-    if set(map(_TOPIC, listed)).issubset(space.index):
-        return listed
-    return [tp for tp in listed if tp.topic in space.index]
+def _distinct(space: PartitionSpace, ids: Ids) -> int:
+    """How many distinct ids (marked in a table of the space: no sort, no hash)."""
+    seen = np.zeros(space.total, dtype=bool)
+    seen[ids] = True
+    return int(np.count_nonzero(seen))
 
 
 def _local(partitions: list[TopicPartition], rack: str, topics: Mapping[str, Topic]) -> int:
@@ -343,6 +339,9 @@ def moving_away(
 ) -> dict[str, tuple[TopicPartition, ...]]:
     """Per member, the partitions it reports owning that ``target`` gives to another member
     (set differences first: most members keep all they own, and a fresh group owns nothing)."""
+    space = _one_space(target)
+    if space is not None:
+        return _moving_away_ids(group, space, target)  # type: ignore[arg-type]
     lost: dict[str, set[TopicPartition]] = {}
     for m in group.members:
         if m.owned_partitions:
@@ -357,4 +356,25 @@ def moving_away(
         moving[m.member_id] = (
             tuple(tp for tp in m.owned_partitions if tp in gone and tp in assigned) if gone else ()
         )
+    return moving
+
+
+def _moving_away_ids(
+    group: ConsumerGroup, space: PartitionSpace, target: Mapping[str, PartitionList]
+) -> dict[str, tuple[TopicPartition, ...]]:
+    """``moving_away`` over ids: a claim outside the space is never assigned, so never moves;
+    the moving ones keep their claim order."""
+    place = {m: i for i, m in enumerate(target)}
+    owner = np.full(space.total, -1, dtype=np.int64)
+    for member, mine in target.items():
+        owner[mine.ids] = place[member]
+    moving: dict[str, tuple[TopicPartition, ...]] = {}
+    for m in group.members:
+        ids = space.claimed(m.owned_partitions) if m.owned_partitions else None
+        if ids is None or not len(ids):
+            moving[m.member_id] = ()
+            continue
+        got = owner[ids]
+        away = ids[(got >= 0) & (got != place.get(m.member_id, -2))]
+        moving[m.member_id] = tuple(space.objects(away)) if len(away) else ()
     return moving

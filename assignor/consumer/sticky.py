@@ -24,7 +24,7 @@ the same topics and the general one otherwise.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from kassign.assignor.consumer import sticky_constrained, sticky_general
 from kassign.assignor.consumer.columns import PartitionSpace
@@ -33,8 +33,9 @@ from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     ConsumerGroup,
     Member,
-    as_topic_partitions,
+    OwnedPartitions,
     check_partitions,
+    partition_counts,
 )
 from kassign.assignor.consumer.result import GroupAssignment, group_assignment
 from kassign.assignor.consumer.sticky_base import (
@@ -45,7 +46,7 @@ from kassign.assignor.consumer.sticky_base import (
     resolve_ownership,
 )
 from kassign.kafka.buffer import WireError
-from kassign.kafka.consumer_user_data import decode_sticky_user_data
+from kassign.kafka.consumer_user_data import decode_sticky_user_data_runs
 
 __all__ = ["NAME", "assign_sticky", "assign_sticky_partitions", "sticky_member_data"]
 
@@ -57,7 +58,10 @@ _TOPIC = operator.itemgetter(0)
 def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``StickyAssignor.assign`` on ``group``."""
     names: dict[bytes, str] = {}  # topic names met in the members' userData, decoded once
-    data = {m.member_id: sticky_member_data(group, m, names=names) for m in group.members}
+    counts = partition_counts(group.topics)
+    data = {
+        m.member_id: sticky_member_data(group, m, names=names, counts=counts) for m in group.members
+    }
     outcome = assign_sticky_partitions(group, lambda m: data[m.member_id])
     claims = {m: d.partitions for m, d in data.items()}
     return group_assignment(
@@ -66,26 +70,29 @@ def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
 
 
 def sticky_member_data(
-    group: ConsumerGroup, member: Member, *, names: dict[bytes, str] | None = None
+    group: ConsumerGroup,
+    member: Member,
+    *,
+    names: dict[bytes, str] | None = None,
+    counts: Mapping[str, int] | None = None,
 ) -> MemberData:
     """The member's previous assignment as ``StickyAssignor`` decodes its userData.
 
     Decoded partitions of topics in the metadata must exist there and be distinct
     (``InvalidRequest`` otherwise: Kafka would assign such a partition twice). ``names``:
-    topic names already decoded (``decode_sticky_user_data``), shared by a group's members.
+    topic names already decoded (``decode_sticky_user_data``), shared by a group's members;
+    ``counts``: the metadata's partition counts (``partition_counts``), likewise.
     """
     if not member.user_data:
         return MemberData((), None)
     try:
-        decoded = decode_sticky_user_data(member.user_data, names)
+        runs, generation = decode_sticky_user_data_runs(member.user_data, names)
     except WireError:
         return MemberData((), DEFAULT_GENERATION)
-    partitions = as_topic_partitions(decoded.partitions)
-    topics = group.topics
-    unknown = not set(map(_TOPIC, partitions)).issubset(topics)
-    known = [tp for tp in partitions if tp.topic in topics] if unknown else partitions
-    check_partitions(known, group.topics, field="user_data", member=member.member_id)
-    return MemberData(partitions, decoded.generation)
+    partitions = OwnedPartitions.of_entries(runs.topics, runs.counts, runs.numbers)
+    known = partitions.of_topics(group.topics)  # claims of other topics: ignored, unchecked
+    check_partitions(known, group.topics, field="user_data", member=member.member_id, counts=counts)
+    return MemberData(partitions, generation)
 
 
 def assign_sticky_partitions(

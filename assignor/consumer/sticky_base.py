@@ -104,7 +104,7 @@ class Ownership:
     """Claims after settling: each member's kept partitions (members in Kafka's map order)."""
 
     all_subscriptions_equal: bool
-    owned: dict[str, list[TopicPartition]]
+    owned: Mapping[str, Sequence[TopicPartition]]
     claimed_by_several: frozenset[TopicPartition]
     max_generation: int
 
@@ -172,6 +172,7 @@ def resolve_ownership(
         if generation is not None:
             max_generation = max(max_generation, generation)
     claims = [data[m.member_id].partitions for m in members]
+    owned: Mapping[str, Sequence[TopicPartition]]
     if distinct_claims(claims):
         # nobody claims a partition another claims: every claim on an assigned topic stands
         owned = {m.member_id: _assigned(c, topics) for m, c in zip(members, claims, strict=True)}
@@ -184,11 +185,13 @@ def resolve_ownership(
     return Ownership(equal, owned, frozenset(several), max_generation)
 
 
-def _assigned(claims: Sequence[TopicPartition], topics: Mapping[str, int]) -> list[TopicPartition]:
-    """The claims on topics being assigned, in claim order (compact claims of other topics are
-    passed over without an object per partition)."""
+def _assigned(
+    claims: Sequence[TopicPartition], topics: Mapping[str, int]
+) -> Sequence[TopicPartition]:
+    """The claims on topics being assigned, in claim order (compact claims stay compact, those
+    of other topics passed over without an object per partition)."""
     if isinstance(claims, OwnedPartitions):
-        return list(claims.of_topics(topics))
+        return claims.of_topics(topics)
     if set(map(_TOPIC, claims)).issubset(topics):
         return list(claims)
     return [tp for tp in claims if tp.topic in topics]

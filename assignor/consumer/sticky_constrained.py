@@ -98,7 +98,7 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
     return StickyOutcome(assignment, transferring, rack)
 
 
-def _keep_owned(b: _Builder, owned: Mapping[str, list[TopicPartition]]) -> Ids:
+def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> Ids:
     """Step 1: each member keeps what its claims and the quotas allow; returns the kept."""
     kept: list[Ids] = []
     local: dict[str, np.ndarray] = {}  # per rack, whether it is in each replica rack set

@@ -20,7 +20,8 @@ is ``clients/java``'s test classpath (``mvn process-test-classes dependency:buil
 ``make java`` first, for ~/.m2). Nothing here asserts a time.
 
 Usage: ``python bench/plugin_bench.py [--sizes small,medium,large] [--streams 1000x100,10000x1000]
-[--assignors sticky,cooperative-sticky,range] [--repeats 3] [--warmup 2] [--main-classes DIR]``;
+[--assignors sticky,cooperative-sticky,range] [--repeats 3] [--warmup 2] [--main-classes DIR]
+[--jvm=-XX:StartFlightRecording=filename=bench.jfr]``;
 ``--sizes`` also takes explicit shapes (``5x200x50``); ``--streams ''`` leaves Streams out;
 ``--main-classes`` times another build's plug-ins (a copy of its ``clients/java/target/classes``)
 with this bench, for a before/after.
@@ -138,6 +139,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--heap", default="8g", help="the JVM's -Xmx")
     parser.add_argument(
+        "--jvm",
+        action="append",
+        default=[],
+        help="another JVM option, e.g. --jvm=-XX:StartFlightRecording=filename=bench.jfr (repeatable)",
+    )
+    parser.add_argument(
         "--main-classes",
         type=Path,
         help="the plug-ins' classes of another build (a copy of its clients/java/target/classes),"
@@ -158,7 +165,8 @@ def main(argv: list[str] | None = None) -> None:
         # the tests' SLF4J provider prints: INFO and WARN off on both sides (Kafka's sticky logs
         # the whole assignment at INFO); fallbacks are read from the plug-ins' metrics
         quiet = "-Dkassign.testlog.level=ERROR"
-        command = ["java", f"-Xmx{args.heap}", quiet, "-cp", cp, MAIN_CLASS, "--target", target]
+        command = ["java", f"-Xmx{args.heap}", quiet, *args.jvm, "-cp", cp, MAIN_CLASS]
+        command += ["--target", target]
         command += ["--consumer", ",".join(shapes), "--streams", args.streams]
         command += ["--assignors", args.assignors, "--repeats", str(args.repeats)]
         command += ["--warmup", str(args.warmup)]

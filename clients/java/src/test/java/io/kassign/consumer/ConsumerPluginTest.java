@@ -253,4 +253,28 @@ final class ConsumerPluginTest {
         raises(InvalidAnswer.class, () -> ResponseToGroup.convert(response(answer("m1", List.of(tp("t", 1)), true),
                 answer("m2", List.of(tp("t", 0)), true)), group, TWO, RebalanceProtocol.COOPERATIVE));
     }
+
+    @Test
+    @DisplayName("answer: the bytes of every ConsumerProtocolAssignment version read as Kafka reads them, user data "
+            + "included; bytes cut short are refused")
+    void answerBytesVersions() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(), 1),
+                "m2", member(List.of("t"), "b", List.of(), 1));
+        final ConsumerMemberAssignment m2 = answer("m2", List.of(), true);
+        final List<TopicPartition> both = List.of(tp("t", 0), tp("t", 1));
+        for (short version = 0; version <= 3; version++) {
+            final ByteBuffer encoded = ConsumerProtocol.serializeAssignment(new Assignment(both, bytes(9, 8)), version);
+            final ConsumerMemberAssignment m1 = answer("m1", both, false).toBuilder()
+                    .setAssignment(ByteString.copyFrom(encoded)).build();
+            final Assignment read = ResponseToGroup.convert(response(m1, m2), group, TWO, RebalanceProtocol.EAGER)
+                    .groupAssignment().get("m1");
+            final Assignment kafka = ConsumerProtocol.deserializeAssignment(m1.getAssignment().asReadOnlyByteBuffer());
+            equal(kafka.partitions(), read.partitions(), "partitions, version " + version);
+            equal(kafka.userData(), read.userData(), "user data, version " + version);
+            final ConsumerMemberAssignment cut = m1.toBuilder()
+                    .setAssignment(m1.getAssignment().substring(0, m1.getAssignment().size() - 3)).build();
+            raises(RuntimeException.class, () -> ResponseToGroup.convert(response(cut, m2), group, TWO,
+                    RebalanceProtocol.EAGER));
+        }
+    }
 }

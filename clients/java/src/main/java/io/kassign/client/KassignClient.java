@@ -86,7 +86,18 @@ public final class KassignClient implements AutoCloseable {
      * @throws KassignException with the last status when the call fails
      */
     public AssignResponse assign(final AssignRequest request) {
-        return call(remaining -> stub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request));
+        return assign(request, deadline);
+    }
+
+    /**
+     * As {@link #assign(AssignRequest)}, bounded by {@code bound} instead of the client's deadline:
+     * for a caller whose own deadline started before the call (a plug-in whose deadline covers
+     * building the request and converting the answer too). A bound of zero or less fails at once.
+     *
+     * @throws KassignException with the last status when the call fails
+     */
+    public AssignResponse assign(final AssignRequest request, final Duration bound) {
+        return call(bound, remaining -> stub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request));
     }
 
     /**
@@ -96,12 +107,22 @@ public final class KassignClient implements AutoCloseable {
      * @throws KassignException with the last status when the call fails
      */
     public ConsumerAssignResponse assignConsumers(final ConsumerAssignRequest request) {
-        return call(remaining -> consumerStub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request));
+        return assignConsumers(request, deadline);
     }
 
-    /** One call with the deadline and retry discipline; {@code attempt} gets the nanoseconds left. */
-    private <R> R call(final Function<Long, R> attempt) {
-        final long deadlineNanos = System.nanoTime() + deadline.toNanos();
+    /**
+     * As {@link #assignConsumers(ConsumerAssignRequest)}, bounded by {@code bound} instead of the
+     * client's deadline (see {@link #assign(AssignRequest, Duration)}).
+     *
+     * @throws KassignException with the last status when the call fails
+     */
+    public ConsumerAssignResponse assignConsumers(final ConsumerAssignRequest request, final Duration bound) {
+        return call(bound, remaining -> consumerStub.withDeadlineAfter(remaining, TimeUnit.NANOSECONDS).assign(request));
+    }
+
+    /** One call within {@code bound}, retries included; {@code attempt} gets the nanoseconds left. */
+    private <R> R call(final Duration bound, final Function<Long, R> attempt) {
+        final long deadlineNanos = System.nanoTime() + bound.toNanos();
         if (waitForReady && channel.getState(true) == ConnectivityState.TRANSIENT_FAILURE) {
             channel.resetConnectBackoff(); // reconnect now, not when the channel's backoff ends
         }
@@ -109,7 +130,7 @@ public final class KassignClient implements AutoCloseable {
             final long remaining = deadlineNanos - System.nanoTime();
             if (remaining <= 0) {
                 throw new KassignException(Status.DEADLINE_EXCEEDED.withDescription(
-                        "deadline of " + deadline.toMillis() + " ms spent before attempt " + n), n - 1, null);
+                        "deadline of " + bound.toMillis() + " ms spent before attempt " + n), n - 1, null);
             }
             try {
                 return attempt.apply(remaining);

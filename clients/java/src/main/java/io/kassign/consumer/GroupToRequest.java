@@ -9,9 +9,12 @@ import io.kassign.v1.ConsumerTopic;
 import io.kassign.v1.MemberSubscription;
 import io.kassign.v1.PartitionReplicas;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.RebalanceProtocol;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
@@ -35,15 +38,19 @@ final class GroupToRequest {
         final ConsumerAssignRequest.Builder request = ConsumerAssignRequest.newBuilder()
                 .setGroupId(settings.groupId())
                 .setAssignor(settings.assignor());
-        final TreeSet<String> topics = new TreeSet<>();
+        // Every member usually lists the same topics: a hash set, sorted once, not a tree set per member.
+        final Set<String> subscribed = new HashSet<>();
         for (final Map.Entry<String, Subscription> member : group.groupSubscription().entrySet()) {
             request.addMembers(member(member.getKey(), member.getValue()));
-            topics.addAll(member.getValue().topics());
+            subscribed.addAll(member.getValue().topics());
         }
+        final List<String> topics = new ArrayList<>(subscribed);
+        Collections.sort(topics);
+        final Map<List<String>, PartitionReplicas> replicas = new HashMap<>();
         for (final String topic : topics) {
             // A topic missing from the metadata has no partitions to assign (Kafka's assignors skip it too).
             if (cluster.partitionCountForTopic(topic) != null) {
-                request.addTopics(topic(cluster, topic));
+                request.addTopics(topic(cluster, topic, replicas));
             }
         }
         final ConsumerAssignOptions.Builder options = ConsumerAssignOptions.newBuilder()
@@ -78,6 +85,14 @@ final class GroupToRequest {
 
     /** partitions[i] is partition i; one the metadata does not list has no known replica. */
     static ConsumerTopic topic(final Cluster cluster, final String topic) {
+        return topic(cluster, topic, new HashMap<>());
+    }
+
+    /**
+     * As above, sharing one PartitionReplicas message per distinct rack list through {@code made}
+     * (a large cluster has a million partitions but few rack lists; the messages are immutable).
+     */
+    static ConsumerTopic topic(final Cluster cluster, final String topic, final Map<List<String>, PartitionReplicas> made) {
         final int count = cluster.partitionCountForTopic(topic);
         final List<PartitionReplicas> partitions = new ArrayList<>(count);
         for (int p = 0; p < count; p++) {
@@ -85,7 +100,8 @@ final class GroupToRequest {
         }
         for (final PartitionInfo info : cluster.partitionsForTopic(topic)) {
             if (info.partition() >= 0 && info.partition() < count) {
-                partitions.set(info.partition(), PartitionReplicas.newBuilder().addAllRackIds(racks(info)).build());
+                partitions.set(info.partition(), made.computeIfAbsent(racks(info),
+                        racks -> PartitionReplicas.newBuilder().addAllRackIds(racks).build()));
             }
         }
         return ConsumerTopic.newBuilder().setName(topic).addAllPartitions(partitions).build();

@@ -1,6 +1,8 @@
 package io.kassign.consumer;
 
+import io.kassign.client.KassignClient;
 import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
@@ -26,6 +28,10 @@ import org.slf4j.LoggerFactory;
  * ({@link GroupToRequest}), with the rebalance protocol this consumer uses ({@link RebalanceProtocols});
  * checks the answer and hands Kafka each member's assignment bytes ({@link ResponseToGroup}); one INFO
  * line says {@code kassign assigned ...}.
+ *
+ * <p>{@code kassign.deadline.ms} bounds the whole {@code assign()}, not only the call ({@link Deadline}):
+ * the call gets what building the request left, and the answer is used only if it was checked and
+ * converted within the deadline too.
  *
  * <p>The service must never break a rebalance. On any failure (unreachable, deadline, an error
  * status, an answer Kafka would reject or that breaks the cooperative protocol, any exception, a
@@ -91,15 +97,19 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
         final ConsumerSettings current = settings;
         final RebalanceProtocol used = protocol;
         final long started = System.nanoTime();
+        final Deadline deadline = Deadline.after(current.connection().deadline(), started);
         try {
             final ConsumerAssignRequest request = GroupToRequest.convert(metadata, groupSubscription, current, used);
+            final KassignClient client = SharedClients.of(current.connection());
+            deadline.check("before the call");
             final ConsumerAssignResponse response;
             try {
-                response = SharedClients.of(current.connection()).assignConsumers(request);
+                response = client.assignConsumers(request, deadline.remaining());
             } finally {
                 metrics.call(elapsedMs(started));
             }
-            final GroupAssignment assignment = ResponseToGroup.convert(response, groupSubscription, metadata, used);
+            final GroupAssignment assignment = ResponseToGroup.convert(response, groupSubscription, metadata, used,
+                    deadline);
             metrics.assigned();
             LOG.info("kassign assigned group {}: {} partitions to {} members in {} ms ({}, {}; {})", current.groupId(),
                     response.getReport().getPartitions(), groupSubscription.groupSubscription().size(),

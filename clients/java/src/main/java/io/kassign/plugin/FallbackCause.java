@@ -10,7 +10,7 @@ import io.kassign.client.KassignException;
 public enum FallbackCause {
     /** The service could not be reached, after the retries. */
     UNAVAILABLE,
-    /** {@code kassign.deadline.ms} passed before an answer came. */
+    /** {@code kassign.deadline.ms} passed before an answer came, or before it was converted ({@link Deadline}). */
     DEADLINE_EXCEEDED,
     /** The service answered with another gRPC error status (INVALID_ARGUMENT, INTERNAL, ...). */
     ERROR_STATUS,
@@ -34,6 +34,9 @@ public enum FallbackCause {
         if (failure instanceof InvalidAnswer) {
             return INVALID_ANSWER;
         }
+        if (failure instanceof Deadline.Passed) {
+            return DEADLINE_EXCEEDED;
+        }
         if (failure instanceof LinkageError) {
             return LINKAGE_ERROR;
         }
@@ -47,6 +50,9 @@ public enum FallbackCause {
         }
         if (failure instanceof InvalidAnswer) {
             return "invalid answer: " + failure.getMessage();
+        }
+        if (failure instanceof Deadline.Passed) {
+            return "DEADLINE_EXCEEDED: " + failure.getMessage();
         }
         return failure.toString();
     }

@@ -3,6 +3,7 @@ package io.kassign.streams;
 import io.kassign.client.KassignClient;
 import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Connection;
+import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
@@ -28,9 +29,11 @@ import org.slf4j.LoggerFactory;
  * <p>Set {@code task.assignor.class=io.kassign.streams.KassignTaskAssignor} and the
  * {@code kassign.*} keys of {@link AssignorSettings} in the Streams configuration. Each rebalance
  * the group leader turns its {@link ApplicationState} into an AssignRequest ({@link StateToRequest}),
- * calls the service within {@code kassign.deadline.ms}, checks the answer with Kafka's own
- * validation, and returns it with the follow-up rebalance deadlines the service chose
- * ({@link ResponseToAssignment}); one INFO line says {@code kassign assigned ...}.
+ * calls the service, checks the answer with Kafka's own validation, and returns it with the
+ * follow-up rebalance deadlines the service chose ({@link ResponseToAssignment}); one INFO line says
+ * {@code kassign assigned ...}. {@code kassign.deadline.ms} bounds all of that, not only the call
+ * ({@link Deadline}): the call gets what building the request left, and an answer checked after the
+ * deadline is not used.
  *
  * <p>The service must never break a rebalance. On any failure (unreachable, deadline, an error
  * status, an answer Kafka would reject, any exception, a LinkageError or other Error) the
@@ -80,12 +83,15 @@ public final class KassignTaskAssignor implements TaskAssignor {
         final AssignorSettings current = settings;
         final Instant now = clock.instant();
         final long started = System.nanoTime();
+        final Deadline deadline = Deadline.after(current.deadline(), started);
         try {
             final Map<ProcessId, KafkaStreamsState> clients = applicationState.kafkaStreamsStates(true);
-            final AssignRequest request = StateToRequest.convert(applicationState, clients, current, now);
+            final AssignRequest request = StateToRequest.convert(applicationState, clients, current, now, deadline);
+            final KassignClient client = client(current);
+            deadline.check("before the call");
             final AssignResponse response;
             try {
-                response = client(current).assign(request);
+                response = client.assign(request, deadline.remaining());
             } finally {
                 metrics.call(elapsedMs(started));
             }
@@ -95,6 +101,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
             if (error != AssignmentError.NONE) {
                 throw new ResponseToAssignment.InvalidResponse("Kafka's validation says " + error);
             }
+            deadline.check("while checking the answer");
             metrics.assigned();
             LOG.info("kassign assigned group {}: {} tasks to {} clients in {} ms ({})", current.groupId(),
                     applicationState.allTasks().size(), clients.size(), elapsedMs(started),

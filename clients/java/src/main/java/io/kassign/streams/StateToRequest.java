@@ -4,13 +4,14 @@ import io.kassign.client.ClientSpec;
 import io.kassign.client.RequestBuilder;
 import io.kassign.client.TaskIds;
 import io.kassign.client.TaskSpec;
+import io.kassign.plugin.Deadline;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.RackAwareStrategy;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -61,28 +62,111 @@ final class StateToRequest {
 
     static AssignRequest convert(final ApplicationState state, final Map<ProcessId, KafkaStreamsState> clients,
                                  final AssignorSettings settings, final Instant now) {
-        final Map<TaskId, TaskInfo> tasks = sortedTasks(state.allTasks());
-        final Map<TaskId, Long> endOffsetSums = endOffsetSums(tasks, clients);
+        return convert(state, clients, settings, now, null);
+    }
+
+    /** As above, checking {@code deadline} (when not null) once per client. */
+    static AssignRequest convert(final ApplicationState state, final Map<ProcessId, KafkaStreamsState> clients,
+                                 final AssignorSettings settings, final Instant now, final Deadline deadline) {
+        final Tasks tasks = new Tasks(state.allTasks());
+        final Map<ProcessId, KafkaStreamsState> sorted = new TreeMap<>(clients);
+        final Map<ProcessId, long[]> lags = new HashMap<>();
+        for (final KafkaStreamsState client : sorted.values()) {
+            check(deadline);
+            lags.put(client.processId(), tasks.lags(client));
+        }
+        final long[] endOffsetSums = endOffsetSums(tasks.size(), lags.values());
         final RequestBuilder request = RequestBuilder.forGroup(settings.groupId()).nowMs(now.toEpochMilli());
         configs(request, state.assignmentConfigs(), settings);
-        final String[] topics = sourceTopics(tasks);
-        tasks.forEach((id, info) -> request.task(task(info, endOffsetSums.getOrDefault(id, 0L))));
-        for (final KafkaStreamsState client : new TreeMap<>(clients).values()) {
-            request.client(client(client, tasks, endOffsetSums, topics));
+        final String[] topics = sourceTopics(tasks.infos);
+        for (int i = 0; i < tasks.size(); i++) {
+            request.task(task(tasks.infos[i], endOffsetSums[i]));
+        }
+        for (final KafkaStreamsState client : sorted.values()) {
+            check(deadline);
+            request.client(client(client, tasks, lags.get(client.processId()), endOffsetSums, topics));
         }
         return request.build();
     }
 
-    /** The largest known lag per stateful task: the end offset sum the lags are measured against. */
-    static Map<TaskId, Long> endOffsetSums(final Map<TaskId, TaskInfo> tasks,
-                                           final Map<ProcessId, KafkaStreamsState> clients) {
-        final Map<TaskId, Long> sums = new HashMap<>();
-        for (final KafkaStreamsState client : clients.values()) {
+    private static void check(final Deadline deadline) {
+        if (deadline != null) {
+            deadline.check("while building the request");
+        }
+    }
+
+    /**
+     * The application's tasks in TASK_ORDER, each known by its position: a large application has
+     * 10,000 tasks and 1,000 clients, so what is asked per client and task (its lag, whether it ran
+     * there) is read from arrays indexed by position, each of Kafka's maps and sets read once.
+     */
+    static final class Tasks {
+        /** A lag Kafka did not give (the client has no state for the task, or Kafka gave null). */
+        static final long ABSENT = Long.MIN_VALUE;
+
+        final TaskId[] ids;
+        final TaskInfo[] infos;
+        private final Map<TaskId, Integer> positions;
+
+        Tasks(final Map<TaskId, TaskInfo> all) {
+            final Map<TaskId, TaskInfo> sorted = new TreeMap<>(TASK_ORDER);
+            sorted.putAll(all);
+            ids = sorted.keySet().toArray(TaskId[]::new);
+            infos = sorted.values().toArray(TaskInfo[]::new);
+            positions = new HashMap<>(2 * ids.length);
+            for (int i = 0; i < ids.length; i++) {
+                positions.put(ids[i], i);
+            }
+        }
+
+        int size() {
+            return ids.length;
+        }
+
+        /** Position of {@code task}, or -1 for a task not in the application. */
+        int position(final TaskId task) {
+            final Integer i = positions.get(task);
+            return i == null ? -1 : i;
+        }
+
+        /** The client's lag per task position ({@link #ABSENT} where Kafka gave none): one read of its map. */
+        long[] lags(final KafkaStreamsState client) {
+            final long[] lags = new long[ids.length];
+            Arrays.fill(lags, ABSENT);
             client.statefulTasksToLagSums().forEach((task, lag) -> {
-                if (tasks.containsKey(task) && lag != null && lag >= 0) {
-                    sums.merge(task, lag, Math::max);
+                final int i = position(task);
+                if (i >= 0 && lag != null) {
+                    lags[i] = lag;
                 }
             });
+            return lags;
+        }
+
+        /** Which task positions {@code tasks} holds. */
+        boolean[] marked(final Set<TaskId> tasks) {
+            final boolean[] marked = new boolean[ids.length];
+            for (final TaskId task : tasks) {
+                final int i = position(task);
+                if (i >= 0) {
+                    marked[i] = true;
+                }
+            }
+            return marked;
+        }
+    }
+
+    /**
+     * The largest known lag per task position, 0 where no client knows one: the end offset sum the
+     * lags are measured against (used for stateful tasks only).
+     */
+    static long[] endOffsetSums(final int tasks, final Iterable<long[]> lagsByClient) {
+        final long[] sums = new long[tasks];
+        for (final long[] lags : lagsByClient) {
+            for (int i = 0; i < tasks; i++) {
+                if (lags[i] >= 0 && lags[i] > sums[i]) {
+                    sums[i] = lags[i];
+                }
+            }
         }
         return sums;
     }
@@ -99,8 +183,8 @@ final class StateToRequest {
         return info.isStateful() ? spec.changelogEndOffsetSum(endOffsetSum) : spec;
     }
 
-    private static ClientSpec client(final KafkaStreamsState state, final Map<TaskId, TaskInfo> tasks,
-                                     final Map<TaskId, Long> endOffsetSums, final String[] topics) {
+    private static ClientSpec client(final KafkaStreamsState state, final Tasks tasks, final long[] lags,
+                                     final long[] endOffsetSums, final String[] topics) {
         final ClientSpec spec = ClientSpec.process(state.processId().id()).topics(topics);
         final List<String> consumers = new ArrayList<>(state.consumerClientIds());
         if (consumers.isEmpty()) {
@@ -113,24 +197,22 @@ final class StateToRequest {
         new TreeMap<>(state.clientTags()).forEach(spec::tag);
 
         final Map<TaskId, String> reporter = reporters(state, consumers);
-        final Set<TaskId> previousActive = new HashSet<>(state.previousActiveTasks());
-        final Map<TaskId, Long> lags = state.statefulTasksToLagSums();
-        for (final TaskId task : tasks.keySet()) {
-            final Long offsetSum = offsetSum(task, tasks.get(task), previousActive.contains(task),
-                    state.previousStandbyTasks().contains(task), lags.get(task), endOffsetSums.getOrDefault(task, 0L));
+        final boolean[] previousActive = tasks.marked(state.previousActiveTasks());
+        final boolean[] previousStandby = tasks.marked(state.previousStandbyTasks());
+        for (int i = 0; i < tasks.size(); i++) {
+            final Long offsetSum = offsetSum(tasks.ids[i], tasks.infos[i], previousActive[i], previousStandby[i],
+                    lags[i] == Tasks.ABSENT ? null : lags[i], endOffsetSums[i]);
             if (offsetSum != null) {
-                spec.offsetSum(reporter.get(task), taskId(task), offsetSum);
+                spec.offsetSum(reporter.get(tasks.ids[i]), taskId(tasks.ids[i]), offsetSum);
             }
         }
-        final TreeSet<TaskId> activesInOrder = new TreeSet<>(TASK_ORDER);
-        activesInOrder.addAll(previousActive);
-        for (final TaskId task : activesInOrder) {
-            final TaskInfo info = tasks.get(task);
-            final String owner = reporter.get(task);
-            if (info == null || owner == null) {
+        // previous actives in TASK_ORDER; one no longer in the application is left out
+        for (int i = 0; i < tasks.size(); i++) {
+            final String owner = previousActive[i] ? reporter.get(tasks.ids[i]) : null;
+            if (owner == null) {
                 continue;
             }
-            for (final TaskTopicPartition partition : info.topicPartitions()) {
+            for (final TaskTopicPartition partition : tasks.infos[i].topicPartitions()) {
                 if (partition.isSource()) {
                     spec.ownedPartition(owner, partition.topicPartition().topic(), partition.topicPartition().partition());
                 }
@@ -195,9 +277,9 @@ final class StateToRequest {
         };
     }
 
-    private static String[] sourceTopics(final Map<TaskId, TaskInfo> tasks) {
+    private static String[] sourceTopics(final TaskInfo[] tasks) {
         final TreeSet<String> topics = new TreeSet<>();
-        for (final TaskInfo info : tasks.values()) {
+        for (final TaskInfo info : tasks) {
             for (final TaskTopicPartition partition : info.topicPartitions()) {
                 if (partition.isSource()) {
                     topics.add(partition.topicPartition().topic());
@@ -205,12 +287,6 @@ final class StateToRequest {
             }
         }
         return topics.toArray(String[]::new);
-    }
-
-    private static Map<TaskId, TaskInfo> sortedTasks(final Map<TaskId, TaskInfo> tasks) {
-        final Map<TaskId, TaskInfo> sorted = new TreeMap<>(TASK_ORDER);
-        sorted.putAll(tasks);
-        return sorted;
     }
 
     static io.kassign.v1.TaskId taskId(final TaskId task) {

@@ -214,4 +214,67 @@ final class ConsumerPluginTest {
         equal(2, ResponseToGroup.convert(withheld, group, TWO, RebalanceProtocol.COOPERATIVE).groupAssignment().size(),
                 "revoked first, handed over next round: accepted");
     }
+
+    /** m1's answer listing {@code listed} with the bytes of {@code inBytes}. */
+    private static ConsumerMemberAssignment mixed(final List<TopicPartition> listed, final List<TopicPartition> inBytes) {
+        return answer("m1", listed, false).toBuilder().setAssignment(ByteString.copyFrom(
+                ConsumerProtocol.serializeAssignment(new Assignment(inBytes)))).build();
+    }
+
+    @Test
+    @DisplayName("answer: bytes holding the listed partitions in another order are used as the member reads them; "
+            + "bytes or lists repeating a partition are refused")
+    void answerBytesOrder() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(), 1),
+                "m2", member(List.of("t"), "b", List.of(), 1));
+        final ConsumerMemberAssignment m2 = answer("m2", List.of(), true);
+        final GroupAssignment result = ResponseToGroup.convert(response(mixed(List.of(tp("t", 0), tp("t", 1)),
+                List.of(tp("t", 1), tp("t", 0))), m2), group, TWO, RebalanceProtocol.EAGER);
+        equal(List.of(tp("t", 1), tp("t", 0)), result.groupAssignment().get("m1").partitions(), "the bytes' order");
+        for (final ConsumerMemberAssignment bad : List.of(
+                mixed(List.of(tp("t", 0), tp("t", 1)), List.of(tp("t", 0), tp("t", 0))),
+                mixed(List.of(tp("t", 0), tp("t", 0)), List.of(tp("t", 0), tp("t", 1))),
+                mixed(List.of(tp("t", 0), tp("t", 0)), List.of(tp("t", 0), tp("t", 0))),
+                mixed(List.of(tp("t", 0)), List.of(tp("t", 0), tp("t", 1))))) {
+            raises(InvalidAnswer.class, () -> ResponseToGroup.convert(response(bad, m2), group, TWO,
+                    RebalanceProtocol.EAGER));
+        }
+    }
+
+    @Test
+    @DisplayName("answer under COOPERATIVE: a partition two members claim (a stale generation) may go to either")
+    void cooperativeSharedClaim() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(tp("t", 0)), 3),
+                "m2", member(List.of("t"), "b", List.of(tp("t", 0), tp("t", 1)), 2));
+        ResponseToGroup.convert(response(answer("m1", List.of(tp("t", 0)), true), answer("m2", List.of(tp("t", 1)),
+                true)), group, TWO, RebalanceProtocol.COOPERATIVE);
+        ResponseToGroup.convert(response(answer("m1", List.of(), true), answer("m2", List.of(tp("t", 0), tp("t", 1)),
+                true)), group, TWO, RebalanceProtocol.COOPERATIVE);
+        raises(InvalidAnswer.class, () -> ResponseToGroup.convert(response(answer("m1", List.of(tp("t", 1)), true),
+                answer("m2", List.of(tp("t", 0)), true)), group, TWO, RebalanceProtocol.COOPERATIVE));
+    }
+
+    @Test
+    @DisplayName("answer: the bytes of every ConsumerProtocolAssignment version read as Kafka reads them, user data "
+            + "included; bytes cut short are refused")
+    void answerBytesVersions() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(), 1),
+                "m2", member(List.of("t"), "b", List.of(), 1));
+        final ConsumerMemberAssignment m2 = answer("m2", List.of(), true);
+        final List<TopicPartition> both = List.of(tp("t", 0), tp("t", 1));
+        for (short version = 0; version <= 3; version++) {
+            final ByteBuffer encoded = ConsumerProtocol.serializeAssignment(new Assignment(both, bytes(9, 8)), version);
+            final ConsumerMemberAssignment m1 = answer("m1", both, false).toBuilder()
+                    .setAssignment(ByteString.copyFrom(encoded)).build();
+            final Assignment read = ResponseToGroup.convert(response(m1, m2), group, TWO, RebalanceProtocol.EAGER)
+                    .groupAssignment().get("m1");
+            final Assignment kafka = ConsumerProtocol.deserializeAssignment(m1.getAssignment().asReadOnlyByteBuffer());
+            equal(kafka.partitions(), read.partitions(), "partitions, version " + version);
+            equal(kafka.userData(), read.userData(), "user data, version " + version);
+            final ConsumerMemberAssignment cut = m1.toBuilder()
+                    .setAssignment(m1.getAssignment().substring(0, m1.getAssignment().size() - 3)).build();
+            raises(RuntimeException.class, () -> ResponseToGroup.convert(response(cut, m2), group, TWO,
+                    RebalanceProtocol.EAGER));
+        }
+    }
 }

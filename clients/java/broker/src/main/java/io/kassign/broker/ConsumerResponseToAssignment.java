@@ -5,10 +5,10 @@ import io.kassign.plugin.InvalidAnswer;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
@@ -28,54 +28,88 @@ final class ConsumerResponseToAssignment {
     private ConsumerResponseToAssignment() {
     }
 
+    /**
+     * One topic of the request as the checks see it: who holds each partition (position of the
+     * member in the answer + 1; 0 for none) and how many are held. Why arrays and not maps of boxed
+     * partitions: a large group's answer lists a million partitions, each looked at once; the
+     * answer lists each member's partitions by topic, so a topic is looked up once per run.
+     */
+    private static final class Held {
+        final Uuid id;
+        final int[] holder;
+        int given;
+
+        Held(final Uuid id, final int count) {
+            this.id = id;
+            this.holder = new int[count];
+        }
+    }
+
     static GroupAssignment convert(final ConsumerAssignResponse response, final GroupSpec group, final Topics topics) {
         final Map<String, MemberAssignment> result = new HashMap<>();
-        final Map<Uuid, Map<Integer, String>> owner = new HashMap<>();
+        final String[] ids = new String[response.getMembersCount() + 1];
+        final Map<String, Held> held = new HashMap<>();
+        topics.ids().forEach((name, id) -> held.put(name, new Held(id, topics.partitions().get(id))));
         for (final ConsumerMemberAssignment member : response.getMembersList()) {
             final String id = member.getMemberId();
             if (!group.memberIds().contains(id)) {
                 throw new InvalidAnswer("the service assigned partitions to unknown member " + id);
             }
-            final Set<Uuid> subscribed = group.memberSubscription(id).subscribedTopicIds();
-            final Map<Uuid, Set<Integer>> partitions = new TreeMap<>();
-            for (final io.kassign.v1.TopicPartition tp : member.getPartitionsList()) {
-                final Uuid topic = topics.ids().get(tp.getTopic());
-                if (topic == null || !topics.has(topic, tp.getPartition()) || !subscribed.contains(topic)) {
-                    throw new InvalidAnswer("the service gave member " + id + " partition " + tp.getTopic() + "-"
-                            + tp.getPartition() + ", not of a topic it subscribes to in the metadata");
-                }
-                final String other = owner.computeIfAbsent(topic, t -> new HashMap<>()).put(tp.getPartition(), id);
-                if (other != null) {
-                    throw new InvalidAnswer("the service gave partition " + tp.getTopic() + "-" + tp.getPartition()
-                            + " to both " + other + " and " + id);
-                }
-                if (group.isPartitionAssignable(topic, tp.getPartition())) {
-                    partitions.computeIfAbsent(topic, t -> new TreeSet<>()).add(tp.getPartition());
-                }
-            }
-            if (result.put(id, new MemberAssignmentImpl(partitions)) != null) {
+            if (result.containsKey(id)) {
                 throw new InvalidAnswer("the service listed member " + id + " twice");
             }
+            final int me = result.size() + 1;
+            ids[me] = id;
+            final Set<Uuid> subscribed = group.memberSubscription(id).subscribedTopicIds();
+            final Map<Uuid, Set<Integer>> partitions = new HashMap<>();
+            String lastName = null;
+            Held topic = null;
+            Set<Integer> assigned = null;
+            for (final io.kassign.v1.TopicPartition tp : member.getPartitionsList()) {
+                if (!tp.getTopic().equals(lastName)) {
+                    lastName = tp.getTopic();
+                    topic = held.get(lastName);
+                    if (topic != null && !subscribed.contains(topic.id)) {
+                        topic = null;
+                    }
+                    assigned = topic == null ? null : partitions.computeIfAbsent(topic.id, t -> new HashSet<>());
+                }
+                final int p = tp.getPartition();
+                if (topic == null || p < 0 || p >= topic.holder.length) {
+                    throw new InvalidAnswer("the service gave member " + id + " partition " + tp.getTopic() + "-"
+                            + p + ", not of a topic it subscribes to in the metadata");
+                }
+                if (topic.holder[p] != 0) {
+                    throw new InvalidAnswer("the service gave partition " + tp.getTopic() + "-" + p
+                            + " to both " + ids[topic.holder[p]] + " and " + id);
+                }
+                topic.holder[p] = me;
+                topic.given++;
+                if (group.isPartitionAssignable(topic.id, p)) {
+                    assigned.add(p);
+                }
+            }
+            partitions.values().removeIf(Set::isEmpty);
+            result.put(id, new MemberAssignmentImpl(partitions));
         }
         for (final String id : group.memberIds()) {
             if (!result.containsKey(id)) {
                 throw new InvalidAnswer("the service left out member " + id);
             }
         }
-        checkComplete(group, topics, owner);
+        checkComplete(group, held);
         return new GroupAssignment(result);
     }
 
     /** Every partition of every subscribed topic in the metadata has an owner. */
-    private static void checkComplete(final GroupSpec group, final Topics topics,
-                                      final Map<Uuid, Map<Integer, String>> owner) {
-        topics.partitions().forEach((topic, count) -> {
-            final int given = owner.getOrDefault(topic, Map.of()).size();
-            if (given != count) {
-                throw new InvalidAnswer("the service assigned " + given + " of the " + count + " partitions of topic "
-                        + topic + " (subscribed by " + subscribers(group, topic) + " members)");
+    private static void checkComplete(final GroupSpec group, final Map<String, Held> held) {
+        for (final Held topic : new TreeMap<>(held).values()) {
+            if (topic.given != topic.holder.length) {
+                throw new InvalidAnswer("the service assigned " + topic.given + " of the " + topic.holder.length
+                        + " partitions of topic " + topic.id + " (subscribed by " + subscribers(group, topic.id)
+                        + " members)");
             }
-        });
+        }
     }
 
     private static long subscribers(final GroupSpec group, final Uuid topic) {

@@ -9,6 +9,7 @@ import io.kassign.v1.PartitionReplicas;
 import io.kassign.v1.RebalanceProtocol;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -83,7 +84,8 @@ final class GroupSpecToConsumerRequest {
         for (final String member : new TreeSet<>(group.memberIds())) {
             request.addMembers(member(group, member, topics));
         }
-        topics.partitions().forEach((id, count) -> request.addTopics(topic(describer, id, count)));
+        final Map<Set<String>, PartitionReplicas> replicas = new HashMap<>();
+        topics.partitions().forEach((id, count) -> request.addTopics(topic(describer, id, count, replicas)));
         return request.setOptions(ConsumerAssignOptions.newBuilder()
                         .setProtocol(RebalanceProtocol.REBALANCE_PROTOCOL_EAGER)
                         .setSolverTimeBudgetMs(settings.timeBudgetMs()))
@@ -112,12 +114,16 @@ final class GroupSpecToConsumerRequest {
         return sent.setSubscription(s).build();
     }
 
-    /** partitions[i] is partition i, with the racks holding a replica of it, sorted. */
-    private static ConsumerTopic topic(final SubscribedTopicDescriber describer, final Uuid id, final int count) {
+    /**
+     * partitions[i] is partition i, with the racks holding a replica of it, sorted; one message per
+     * distinct rack set, shared through {@code made} (a million partitions, a few rack sets).
+     */
+    private static ConsumerTopic topic(final SubscribedTopicDescriber describer, final Uuid id, final int count,
+                                       final Map<Set<String>, PartitionReplicas> made) {
         final List<PartitionReplicas> partitions = new ArrayList<>(count);
         for (int p = 0; p < count; p++) {
-            partitions.add(PartitionReplicas.newBuilder()
-                    .addAllRackIds(new TreeSet<>(describer.racksForPartition(id, p))).build());
+            partitions.add(made.computeIfAbsent(new TreeSet<>(describer.racksForPartition(id, p)),
+                    racks -> PartitionReplicas.newBuilder().addAllRackIds(racks).build()));
         }
         return ConsumerTopic.newBuilder().setName(name(id)).addAllPartitions(partitions).build();
     }

@@ -122,7 +122,7 @@ def best_ms(run: Callable[[], T], repeats: int) -> tuple[float, T]:
 def whole_call(data: bytes) -> bytes:
     """The service's call in this process: request bytes in, response bytes out."""
     request = cpb.ConsumerAssignRequest.FromString(data)
-    return assign_consumer_request(request).response.SerializeToString()
+    return assign_consumer_request(request).wire.SerializeToString()
 
 
 def response_partitions(data: bytes) -> Partitions:

@@ -163,7 +163,7 @@ def _answer(kind: str, data: bytes) -> int:
         from kassign.server.consumer.servicer import assign_consumer_request
 
         request = cpb.ConsumerAssignRequest.FromString(data)
-        return len(assign_consumer_request(request).response.SerializeToString())
+        return len(assign_consumer_request(request).wire.SerializeToString())
     from kassign.server.streams.servicer import assign_request
 
     # as the servicer calls it: the bytes, parsed and let go of once decoded, and the answer's

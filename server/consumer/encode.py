@@ -20,11 +20,13 @@ from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.decode import DecodedConsumerRequest
 from kassign.server.consumer.group_bytes import assignment_bytes, flat_columns, flat_partitions
 from kassign.server.consumer.members_wire import members_wire
+from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = [
+    "ConsumerWireResponse",
     "Timings",
     "canonical_bytes",
     "encode_response",
@@ -44,11 +46,13 @@ _NOTED_TOPICS = 10
 
 def encode_response(
     decoded: DecodedConsumerRequest, assignment: GroupAssignment
-) -> cpb.ConsumerAssignResponse:
-    """The response, timings left at zero (``set_timings`` fills them once the call is done).
+) -> ConsumerWireResponse:
+    """The response, timings left at zero (``set_timings`` fills them in the head once the
+    call is done).
 
-    The members are written as wire bytes for the whole group and parsed in one call
-    (``members_wire``: a message per partition added one by one costs several times more)."""
+    The members are written as wire bytes for the whole group (``members_wire``: a message
+    per partition added one by one costs several times more) and sent as they are
+    (``ConsumerWireResponse``)."""
     members = assignment.members
     columns = assignment.columns
     flat = (
@@ -62,9 +66,9 @@ def encode_response(
         flat, encoder = flat_partitions(lists), AssignmentEncoder()
         kafka = [encoder.encode(partitions) for partitions in lists]
     revoked = [sorted(m.revoked) for m in members]
-    response = cpb.ConsumerAssignResponse(report=_report(decoded, assignment))
-    response.MergeFromString(members_wire([m.member_id for m in members], flat, revoked, kafka))
-    return response
+    head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment))
+    wire = members_wire([m.member_id for m in members], flat, revoked, kafka)
+    return ConsumerWireResponse(wire, head)
 
 
 def _report(

@@ -11,6 +11,7 @@ from typing import Protocol
 
 import grpc
 from kassign.server.calls import Unary, add_unary_service, record_quietly
+from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.consumer.servicer import (
     ConsumerAssignmentServicer,
     ConsumerObserver,
@@ -45,7 +46,7 @@ class _JournalingServicer(ConsumerAssignmentServicer):
 
     def Assign(
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
-    ) -> cpb.ConsumerAssignResponse:
+    ) -> ConsumerWireResponse:
         record_quietly(self._journal.record, request)
         return super().Assign(request, context)
 

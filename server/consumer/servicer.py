@@ -23,6 +23,7 @@ from kassign.server.calls import Deadline, PhaseClock, status_on_error
 from kassign.server.consumer import encode
 from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request, located
 from kassign.server.consumer.explain import add_consumer_explanation
+from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.v1 import consumer_pb2 as cpb
 from kassign.v1 import consumer_pb2_grpc
@@ -44,11 +45,19 @@ its solver (``kassign.assignor.timing``; ``rack-optimal`` does not, so its solve
 
 @dataclass(frozen=True, slots=True)
 class ConsumerOutcome:
-    """Everything one call produced, for observers, the CLI and tests."""
+    """Everything one call produced, for observers, the CLI and tests.
+
+    ``wire`` is what the servicer sends (its members as bytes, ``response_wire.py``);
+    ``response`` builds the whole message from it, for callers that read the members.
+    """
 
     decoded: DecodedConsumerRequest
     assignment: GroupAssignment
-    response: cpb.ConsumerAssignResponse
+    wire: ConsumerWireResponse
+
+    @property
+    def response(self) -> cpb.ConsumerAssignResponse:
+        return self.wire.message()
 
 
 @runtime_checkable
@@ -99,9 +108,9 @@ def assign_consumer_request(
     if cap is not None and cap / 1000.0 < decoded.options.time_budget_s:
         decoded = replace(decoded, options=replace(decoded.options, time_budget_s=cap / 1000.0))
     assignment = clock.run("assign", lambda: _assign(decoded))
-    response = clock.run("encode", lambda: _encode(request, decoded, assignment))
-    encode.set_timings(response, encode.Timings(clock.seconds["assign"], clock.total()))
-    outcome = ConsumerOutcome(decoded, assignment, response)
+    wire = clock.run("encode", lambda: _encode(request, decoded, assignment))
+    encode.set_timings(wire.head, encode.Timings(clock.seconds["assign"], clock.total()))
+    outcome = ConsumerOutcome(decoded, assignment, wire)
     obs.on_success(request, outcome)
     return outcome
 
@@ -110,13 +119,13 @@ def _encode(
     request: cpb.ConsumerAssignRequest,
     decoded: DecodedConsumerRequest,
     assignment: GroupAssignment,
-) -> cpb.ConsumerAssignResponse:
+) -> ConsumerWireResponse:
     """The response; with ``request.explain`` (opt-in, issue 17) its explanation too."""
-    response = encode.encode_response(decoded, assignment)
+    wire = encode.encode_response(decoded, assignment)
     if request.explain:
         explanation = explain_consumer(decoded.group, assignment)
-        add_consumer_explanation(response, explanation)
-    return response
+        add_consumer_explanation(wire.head, explanation)
+    return wire
 
 
 def _assign(decoded: DecodedConsumerRequest) -> GroupAssignment:
@@ -136,9 +145,9 @@ class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServ
 
     def Assign(
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
-    ) -> cpb.ConsumerAssignResponse:
+    ) -> ConsumerWireResponse:
         with status_on_error(self._observer.on_error, context):
             return assign_consumer_request(
                 request, observer=self._observer, deadline=Deadline(context), limits=self._limits
-            ).response
+            ).wire
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

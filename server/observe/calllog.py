@@ -149,7 +149,7 @@ class ConsumerCallLog(NullConsumerObserver):
 
     def on_success(self, request: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None:
         if log.isEnabledFor(logging.INFO):
-            log.info("%s", describe_consumer(request.group_id, outcome.response))
+            log.info("%s", describe_consumer(request.group_id, outcome.wire.head))
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
         if isinstance(error, InvalidRequest) or code is grpc.StatusCode.FAILED_PRECONDITION:

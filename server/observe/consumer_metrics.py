@@ -124,7 +124,7 @@ class ConsumerMetrics:
         self._phases.seen.append((phase, seconds))
 
     def on_success(self, request: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None:
-        report = outcome.response.report
+        report = outcome.wire.report
         assignor = report.assignor
         self._flush(assignor)
         self.assignments.labels(assignor, str(report.kafka_rack_aware).lower()).inc()

@@ -18,6 +18,7 @@ from kassign.server.consumer import encode
 from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request
 from kassign.server.consumer.group_bytes import flat_partitions
 from kassign.server.consumer.members_wire import members_wire
+from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
 
 from tests.server.consumer.requests import ALL_ASSIGNORS, racked_group
@@ -80,6 +81,7 @@ def test_responses_are_those_built_one_by_one(assignor: str) -> None:
     assignment = assign(decoded.assignor, decoded.group, decoded.options)
     reversed_lists = dataclasses.replace(
         assignment,
+        columns=None,  # the lists as given, not the ids the assignor kept
         members=tuple(
             dataclasses.replace(m, partitions=m.partitions[::-1], revoked=m.revoked[::-1])
             for m in assignment.members
@@ -88,3 +90,16 @@ def test_responses_are_those_built_one_by_one(assignor: str) -> None:
     for answer in (assignment, reversed_lists):
         now = encode.encode_response(decoded, answer).SerializeToString(deterministic=True)
         assert now == _one_by_one(decoded, answer)
+
+
+@pytest.mark.parametrize("assignor", ALL_ASSIGNORS)
+def test_wire_response_is_the_message_serialised(assignor: str) -> None:
+    """What the servicer sends (members as bytes, then the head) is the whole message's
+    serialisation, explanation and timings included; ``message()`` reads it back."""
+    request = racked_group(assignor)
+    request.explain = True
+    wire = assign_consumer_request(request).wire
+    message = wire.message()
+    assert message.members and message.HasField("explanation")
+    assert wire.SerializeToString() == message.SerializeToString()
+    assert cpb.ConsumerAssignResponse.FromString(wire.SerializeToString()) == message

@@ -16,16 +16,38 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import TypeVar, overload
 
 from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition, positions
 
-__all__ = ["TaskTable", "TaskTableBuilder"]
+__all__ = ["CHANGELOG", "SOURCE", "PartitionColumns", "TaskTable", "TaskTableBuilder"]
 
 _T = TypeVar("_T")
-_SOURCE, _CHANGELOG = 1, 2
+SOURCE, CHANGELOG = 1, 2
+"""A partition row's flags: read as a source, written as a changelog (both for a reused topic)."""
+_SOURCE, _CHANGELOG = SOURCE, CHANGELOG
 _NO_RACKS: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionColumns:
+    """Every task's partitions as columns, the table's own arrays (no copy): task ``i``'s rows
+    are ``starts[i]`` to ``starts[i + 1]``; per row its topic (index into ``topic_names``),
+    number, flags (``SOURCE | CHANGELOG``) and replica racks (index into ``rack_sets``).
+
+    Why: a per-task pass that needs only flags and racks (the rack-aware costs) reads these
+    as arrays instead of building a ``TaskInfo`` per task.
+    """
+
+    starts: array[int]
+    topics: array[int]
+    numbers: array[int]
+    flags: bytes
+    racks: array[int]
+    topic_names: tuple[str, ...]
+    rack_sets: tuple[frozenset[str], ...]
 
 
 class TaskTable(Mapping[TaskId, TaskInfo]):
@@ -153,6 +175,39 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
             partitions,
             self._ends[i],
         )
+
+    def partition_columns(self) -> PartitionColumns:
+        """The partition columns, shared (the table is read-only)."""
+        return PartitionColumns(
+            self._starts,
+            self._topics,
+            self._numbers,
+            self._flags,
+            self._racks,
+            self._topic_names,
+            self._rack_sets,
+        )
+
+    def rows_of(self, tasks: Sequence[TaskId]) -> list[int]:
+        """Each task's position in the table, -1 for one it does not hold.
+
+        The table's own order (the common case: every task, or every stateful one of a
+        topology of stateful tasks) is recognised without a lookup; a few tasks are found by
+        bisection, many by one index of the table built for this call (a dict of every task
+        costs less than bisecting each of them, and is let go when the call returns).
+        """
+        ids = self._ids
+        if len(tasks) == len(ids) and (tasks is ids or tuple(tasks) == ids):
+            return list(range(len(ids)))
+        if len(tasks) * 8 < len(ids):
+            return [self._index(t) for t in tasks]
+        index = dict(zip(ids, range(len(ids))))
+        return [index.get(t, -1) for t in tasks]
+
+    def is_stateful(self, task: TaskId) -> bool:
+        """Whether the table holds ``task`` and it is stateful (no ``TaskInfo`` built)."""
+        i = self._index(task)
+        return i >= 0 and bool(self._stateful[i])
 
     def stateful_ids(self, stateful: bool = True) -> tuple[TaskId, ...]:
         """The stateful (or stateless) tasks, in task order."""

@@ -158,14 +158,14 @@ def exchange_roles(
     clients = list(state.clients)
     owner = {t: pid for pid, ts in active.items() for t in ts}
     pairs = sorted(
-        (t.sort_key, t, pid)
+        (t, pid)
         for pid, ts in standby.items()
         for t in ts
         if t in owner and (t, pid) not in fixed and (may_lead is None or may_lead(t, pid))
     )
     if not pairs:
         return "no standby may take its active's role"
-    found = _Candidates.of(state, owner, [(t, pid) for _, t, pid in pairs])
+    found = _Candidates.of(state, owner, pairs)
     tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
     if isinstance(tables, str):
         return tables
@@ -230,7 +230,7 @@ def relocate_actives(
             holders.setdefault(t, []).append(pid)
     keeps = _spread_keeper(state)
     pairs = sorted(
-        (t.sort_key, index[pid], t, pid)
+        (t, index[pid], pid)
         for t, candidates in eligible.items()
         if t in owner
         for pid in candidates
@@ -240,7 +240,7 @@ def relocate_actives(
     )
     if not pairs:
         return "no other eligible client"
-    found = _Candidates.of(state, owner, [(p[2], p[3]) for p in pairs])
+    found = _Candidates.of(state, owner, [(t, pid) for t, _, pid in pairs])
     tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE,))
     if isinstance(tables, str):
         return tables
@@ -270,22 +270,21 @@ def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assign
     """Kafka's built-in measure of an assignment (sources of actives, changelogs of standbys,
     each partition with no replica in its client's rack); ``None`` where racks cannot say."""
     tasks = sorted(
-        {t for ts in active.values() for t in ts} | {t for ts in standby.values() for t in ts},
-        key=lambda t: t.sort_key,
+        {t for ts in active.values() for t in ts} | {t for ts in standby.values() for t in ts}
     )
     if not tasks:
         return 0
     tables = _tables(state, tasks, 1, (TaskType.ACTIVE, TaskType.STANDBY))
     if isinstance(tables, str):
         return None
-    client_rack, (active_miss, standby_miss) = tables
-    row = {t: i for i, t in enumerate(tasks)}
+    client_rack, misses = tables
+    row = dict(zip(tasks, range(len(tasks))))
     index = {pid: i for i, pid in enumerate(state.clients)}
     total = 0
-    for assignment, miss in ((active, active_miss), (standby, standby_miss)):
+    for assignment, miss in zip((active, standby), misses, strict=True):
         for pid, ts in assignment.items():
-            rack = client_rack[index[pid]]
-            total += sum(int(miss[row[t], rack]) for t in ts)
+            rows = np.fromiter(map(row.__getitem__, ts), np.int64, len(ts))
+            total += int(miss[rows, client_rack[index[pid]]].sum())
     return total
 
 
@@ -333,7 +332,7 @@ class _Candidates:
     ) -> _Candidates:
         """``pairs`` of (task, target client); each task's source is its ``owner``."""
         index = {pid: i for i, pid in enumerate(state.clients)}
-        tasks = sorted({t for t, _ in pairs}, key=lambda t: t.sort_key)
+        tasks = sorted({t for t, _ in pairs})  # TaskId's own order is Kafka's
         row = {t: i for i, t in enumerate(tasks)}
         return _Candidates(
             state,

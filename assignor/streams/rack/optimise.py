@@ -97,7 +97,7 @@ def optimize_active_tasks(
     """
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, assignment)
-    ordered = sorted(set(tasks), key=lambda t: t.sort_key)
+    ordered = sorted(set(tasks))  # TaskId's own order is Kafka's
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not ordered:
         return result, Diagnostics()
     clients = list(state.clients)
@@ -164,7 +164,7 @@ def optimize_standby_tasks(
     """
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, standby)
-    ordered = sorted({t for ts in result.values() for t in ts}, key=lambda t: t.sort_key)
+    ordered = sorted({t for ts in result.values() for t in ts})  # TaskId's own order is Kafka's
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not ordered:
         return result, Diagnostics()
     clients = list(state.clients)
@@ -272,16 +272,16 @@ def _solve_loose(
 ) -> tuple[tuple[np.ndarray, np.ndarray], bool, int]:
     """The lock-and-resolve rounds; also whether any task had to be locked, and arcs spent."""
     locked = False
+    given: np.ndarray | None = None  # the input's diversity, the same every round
     for round_ in range(_LOOSE_ROUNDS + 1):
         if problem.loose is not None and round_ == _LOOSE_ROUNDS:
             problem = replace(problem, loose=None)
         solved, spent = _solve_standbys_once(state, problem, n_racks, spent)
         if problem.loose is None:
             break
-        dropped = np.any(
-            diversity(problem, *solved) < diversity(problem, problem.rep_task, problem.rep_client),
-            axis=1,
-        )
+        if given is None:
+            given = diversity(problem, problem.rep_task, problem.rep_client)
+        dropped = np.any(diversity(problem, *solved) < given, axis=1)
         if not dropped.any():
             break
         locked = True

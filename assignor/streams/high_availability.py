@@ -119,12 +119,10 @@ class _Layout:
     def from_map(
         self, assignment: Mapping[ProcessId, AbstractSet[TaskId]], tasks: Sequence[TaskId]
     ) -> _Holdings:
-        position = positions(tasks)  # by bisection: ``tasks`` are the layout's, sorted
-        numbers = self.numbers
-        return [
-            _compact(numbers[_found(position(t))] for t in assignment.get(c, ()))
-            for c in self.clients
-        ]
+        # One index for the call, let go after it (bisecting each task cost more: issue 24);
+        # its values are the layout's shared ints (issue 16).
+        number = dict(zip(tasks, self.numbers, strict=True))
+        return [_compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
 
     def named(
         self, holdings: Sequence[AbstractSet[int]], tasks: Sequence[TaskId]
@@ -166,12 +164,6 @@ def _compact(items: Iterable[int]) -> set[int]:
     dict, whose size it takes up front, not grown one insert at a time (which can leave it
     four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
     return set(dict.fromkeys(items))
-
-
-def _found(index: int | None) -> int:
-    if index is None:
-        raise KeyError("a task outside the layout")
-    return index
 
 
 def assign_high_availability(state: ApplicationState) -> TaskAssignment:

@@ -48,7 +48,7 @@ from kassign.assignor.streams.movement import (
 from kassign.assignor.streams.rack import (
     CostPhase,
     exchange_roles,
-    measured_cost,
+    measured_holdings_cost,
     relocate_actives,
     trim_actives,
     trim_standbys,
@@ -274,12 +274,8 @@ def _measured(
     the movements' change to both figures keeps "before -> after" the optimisation's effect
     while "after" stays the answer's real cost (it once read below zero without it).
     """
-    before = measured_cost(
-        state, layout.to_map(phases[0], layout.stateful), layout.to_map(phases[1], layout.stateful)
-    )
-    after = measured_cost(
-        state, layout.to_map(moved[0], layout.stateful), layout.to_map(moved[1], layout.stateful)
-    )
+    before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
+    after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
     if before is None or after is None:
         return joint
     change = after - before

@@ -17,7 +17,7 @@ imported here, on the first rack-aware call, so a request without a strategy nev
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,7 @@ __all__ = [
     "CostPhase",
     "exchange_roles",
     "measured_cost",
+    "measured_holdings_cost",
     "optimize_active_tasks",
     "optimize_standby_tasks",
     "relocate_actives",
@@ -184,6 +185,20 @@ def measured_cost(state: ApplicationState, active: _Assignment, standby: _Assign
     from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
 
     return joint.cross_rack_cost(state, active, standby)
+
+
+def measured_holdings_cost(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    active: Sequence[Iterable[int]],
+    standby: Sequence[Iterable[int]],
+    clients: Sequence[ProcessId],
+) -> int | None:
+    """``measured_cost`` of holdings given as positions in ``tasks`` per client of ``clients``
+    (``joint.holdings_cost``): no map of task ids built to measure them."""
+    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+
+    return joint.holdings_cost(state, tasks, active, standby, clients)
 
 
 def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessId]]:

@@ -21,7 +21,7 @@ is made that does not strictly lower the cost, and among the best sets the one w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -43,6 +43,7 @@ __all__ = [
     "RoleProblem",
     "cross_rack_cost",
     "exchange_roles",
+    "holdings_cost",
     "relocate_actives",
     "solve_exchanges",
 ]
@@ -286,6 +287,37 @@ def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assign
             rows = np.fromiter(map(row.__getitem__, ts), np.int64, len(ts))
             total += int(miss[rows, client_rack[index[pid]]].sum())
     return total
+
+
+def holdings_cost(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    active: Sequence[Iterable[int]],
+    standby: Sequence[Iterable[int]],
+    clients: Sequence[ProcessId],
+) -> int | None:
+    """``cross_rack_cost`` of holdings given as positions in ``tasks``, per client of
+    ``clients``: the same figure without naming every task and client first (issue 24: the
+    assignor measured its phases through two maps of task ids each)."""
+    held = [[np.fromiter(h, np.int64) for h in holdings] for holdings in (active, standby)]
+    used = np.unique(np.concatenate([a for kind in held for a in kind] + [np.zeros(0, np.int64)]))
+    if not used.size:
+        return 0
+    tables = _tables(
+        state, [tasks[i] for i in used.tolist()], 1, (TaskType.ACTIVE, TaskType.STANDBY)
+    )
+    if isinstance(tables, str):
+        return None
+    client_rack, misses = tables
+    row = np.full(len(tasks), -1, np.int64)
+    row[used] = np.arange(used.size)
+    index = {pid: i for i, pid in enumerate(state.clients)}
+    rack = [int(client_rack[index[pid]]) for pid in clients]
+    return sum(
+        int(miss[row[a], rack[c]].sum())
+        for kind, miss in zip(held, misses, strict=True)
+        for c, a in enumerate(kind)
+    )
 
 
 def _spread_keeper(

@@ -169,10 +169,8 @@ def optimize_standby_tasks(
         return result, Diagnostics()
     clients = list(state.clients)
     index = {pid: i for i, pid in enumerate(clients)}
-    task_of = {t: i for i, t in enumerate(ordered)}
     active_of = active_owners(ordered, active, index)
-    reps = sorted((task_of[t], index[p]) for p, ts in result.items() for t in ts)
-    rep_task, rep_client = (np.array(col, np.int64) for col in zip(*reps, strict=True))
+    rep_task, rep_client = _replicas(ordered, result, index)
     if np.any(active_of[rep_task] == rep_client):
         raise InvalidAssignment("INVALID_STANDBY_TASK", "a standby sits on its active's client")
     costs = rack_costs(
@@ -222,6 +220,24 @@ def optimize_standby_tasks(
         cross_rack_cost_after=after,
         notes=(note,),
     )
+
+
+def _replicas(
+    ordered: Sequence[TaskId],
+    standby: Mapping[ProcessId, AbstractSet[TaskId]],
+    index: Mapping[ProcessId, int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every standby as (task position in ``ordered``, client index), sorted by task then
+    client: per client one array, not a tuple per replica (issue 24)."""
+    task_of = dict(zip(ordered, range(len(ordered))))
+    tasks = [
+        np.fromiter(map(task_of.__getitem__, ts), np.int64, len(ts)) for ts in standby.values()
+    ]
+    clients = [np.full(len(ts), index[p], np.int64) for p, ts in standby.items()]
+    rep_task = np.concatenate([*tasks, np.zeros(0, np.int64)])
+    rep_client = np.concatenate([*clients, np.zeros(0, np.int64)])
+    order = np.lexsort((rep_client, rep_task))
+    return rep_task[order], rep_client[order]
 
 
 def _fixed(

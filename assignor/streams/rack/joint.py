@@ -312,12 +312,13 @@ def holdings_cost(
     row = np.full(len(tasks), -1, np.int64)
     row[used] = np.arange(used.size)
     index = {pid: i for i, pid in enumerate(state.clients)}
-    rack = [int(client_rack[index[pid]]) for pid in clients]
-    return sum(
-        int(miss[row[a], rack[c]].sum())
-        for kind, miss in zip(held, misses, strict=True)
-        for c, a in enumerate(kind)
-    )
+    rack = client_rack[np.array([index[pid] for pid in clients], np.int64)]
+    total = 0
+    for kind, miss in zip(held, misses, strict=True):  # one gather per kind, not per client
+        sizes = np.array([a.size for a in kind], np.int64)
+        rows = row[np.concatenate([*kind, np.zeros(0, np.int64)])]
+        total += int(miss[rows, np.repeat(rack[: sizes.size], sizes)].sum())
+    return total
 
 
 def _spread_keeper(

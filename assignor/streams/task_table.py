@@ -16,38 +16,17 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import TypeVar, overload
 
 from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition, positions
+from kassign.assignor.streams.task_columns import CHANGELOG, SOURCE, PartitionColumns
 
-__all__ = ["CHANGELOG", "SOURCE", "PartitionColumns", "TaskTable", "TaskTableBuilder"]
+__all__ = ["TaskTable", "TaskTableBuilder"]
 
 _T = TypeVar("_T")
-SOURCE, CHANGELOG = 1, 2
-"""A partition row's flags: read as a source, written as a changelog (both for a reused topic)."""
 _SOURCE, _CHANGELOG = SOURCE, CHANGELOG
 _NO_RACKS: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionColumns:
-    """Every task's partitions as columns, the table's own arrays (no copy): task ``i``'s rows
-    are ``starts[i]`` to ``starts[i + 1]``; per row its topic (index into ``topic_names``),
-    number, flags (``SOURCE | CHANGELOG``) and replica racks (index into ``rack_sets``).
-
-    Why: a per-task pass that needs only flags and racks (the rack-aware costs) reads these
-    as arrays instead of building a ``TaskInfo`` per task.
-    """
-
-    starts: array[int]
-    topics: array[int]
-    numbers: array[int]
-    flags: bytes
-    racks: array[int]
-    topic_names: tuple[str, ...]
-    rack_sets: tuple[frozenset[str], ...]
 
 
 class TaskTable(Mapping[TaskId, TaskInfo]):

@@ -12,7 +12,8 @@ imported here, on the first rack-aware call, so a request without a strategy nev
 - ``optimise``: the two optimisations, their time budget and fallback;
 - ``problems``: the group as arrays (clients, tasks, racks, costs) for the two graphs;
 - ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``;
-- ``joint``: actives and standbys together, exchanging which replica of a task is active.
+- ``joint``: actives and standbys together, exchanging which replica of a task is active;
+- ``measure``: Kafka's built-in cross-rack measure of an assignment, and the miss tables.
 """
 
 from __future__ import annotations
@@ -181,10 +182,10 @@ def relocate_actives(
 
 
 def measured_cost(state: ApplicationState, active: _Assignment, standby: _Assignment) -> int | None:
-    """The built-in cross-rack cost of a whole assignment (``joint.cross_rack_cost``)."""
-    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+    """The built-in cross-rack cost of a whole assignment (``measure.cross_rack_cost``)."""
+    from kassign.assignor.streams.rack import measure  # numpy, on the first rack-aware call
 
-    return joint.cross_rack_cost(state, active, standby)
+    return measure.cross_rack_cost(state, active, standby)
 
 
 def measured_holdings_cost(
@@ -195,10 +196,10 @@ def measured_holdings_cost(
     clients: Sequence[ProcessId],
 ) -> int | None:
     """``measured_cost`` of holdings given as positions in ``tasks`` per client of ``clients``
-    (``joint.holdings_cost``): no map of task ids built to measure them."""
-    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+    (``measure.holdings_cost``): no map of task ids built to measure them."""
+    from kassign.assignor.streams.rack import measure  # numpy, on the first rack-aware call
 
-    return joint.holdings_cost(state, tasks, active, standby, clients)
+    return measure.holdings_cost(state, tasks, active, standby, clients)
 
 
 def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessId]]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from kassign.assignor.streams.model import AssignmentConfigs, TaskTopicPartition
 from kassign.assignor.streams.result import TaskType
-from kassign.assignor.streams.task_table import CHANGELOG, SOURCE
+from kassign.assignor.streams.task_columns import CHANGELOG, SOURCE
 
 __all__ = ["CostModel", "CostPhase", "PartitionFilter", "counted_partitions", "resolve_costs"]
 

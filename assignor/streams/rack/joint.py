@@ -21,7 +21,7 @@ is made that does not strictly lower the cost, and among the best sets the one w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -33,17 +33,15 @@ from kassign.assignor.streams.model import (
     RackAwareStrategy,
     TaskId,
 )
-from kassign.assignor.streams.rack.costs import CostModel
-from kassign.assignor.streams.rack.problems import rack_costs, room_arrays
+from kassign.assignor.streams.rack.measure import miss_tables
+from kassign.assignor.streams.rack.problems import room_arrays
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
 
 __all__ = [
     "Exchange",
     "RoleProblem",
-    "cross_rack_cost",
     "exchange_roles",
-    "holdings_cost",
     "relocate_actives",
     "solve_exchanges",
 ]
@@ -167,7 +165,7 @@ def exchange_roles(
     if not pairs:
         return "no standby may take its active's role"
     found = _Candidates.of(state, owner, pairs)
-    tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
+    tables = miss_tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss, standby_miss) = tables
@@ -242,7 +240,7 @@ def relocate_actives(
     if not pairs:
         return "no other eligible client"
     found = _Candidates.of(state, owner, [(t, pid) for t, _, pid in pairs])
-    tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE,))
+    tables = miss_tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE,))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss,) = tables
@@ -265,60 +263,6 @@ def relocate_actives(
         int(chosen.size),
         int((before - after)[chosen].sum()),
     )
-
-
-def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assignment) -> int | None:
-    """Kafka's built-in measure of an assignment (sources of actives, changelogs of standbys,
-    each partition with no replica in its client's rack); ``None`` where racks cannot say."""
-    tasks = sorted(
-        {t for ts in active.values() for t in ts} | {t for ts in standby.values() for t in ts}
-    )
-    if not tasks:
-        return 0
-    tables = _tables(state, tasks, 1, (TaskType.ACTIVE, TaskType.STANDBY))
-    if isinstance(tables, str):
-        return None
-    client_rack, misses = tables
-    row = dict(zip(tasks, range(len(tasks))))
-    index = {pid: i for i, pid in enumerate(state.clients)}
-    total = 0
-    for assignment, miss in zip((active, standby), misses, strict=True):
-        for pid, ts in assignment.items():
-            rows = np.fromiter(map(row.__getitem__, ts), np.int64, len(ts))
-            total += int(miss[rows, client_rack[index[pid]]].sum())
-    return total
-
-
-def holdings_cost(
-    state: ApplicationState,
-    tasks: Sequence[TaskId],
-    active: Sequence[Iterable[int]],
-    standby: Sequence[Iterable[int]],
-    clients: Sequence[ProcessId],
-) -> int | None:
-    """``cross_rack_cost`` of holdings given as positions in ``tasks``, per client of
-    ``clients``: the same figure without naming every task and client first (issue 24: the
-    assignor measured its phases through two maps of task ids each)."""
-    held = [[np.fromiter(h, np.int64) for h in holdings] for holdings in (active, standby)]
-    used = np.unique(np.concatenate([a for kind in held for a in kind] + [np.zeros(0, np.int64)]))
-    if not used.size:
-        return 0
-    tables = _tables(
-        state, [tasks[i] for i in used.tolist()], 1, (TaskType.ACTIVE, TaskType.STANDBY)
-    )
-    if isinstance(tables, str):
-        return None
-    client_rack, misses = tables
-    row = np.full(len(tasks), -1, np.int64)
-    row[used] = np.arange(used.size)
-    index = {pid: i for i, pid in enumerate(state.clients)}
-    rack = client_rack[np.array([index[pid] for pid in clients], np.int64)]
-    total = 0
-    for kind, miss in zip(held, misses, strict=True):  # one gather per kind, not per client
-        sizes = np.array([a.size for a in kind], np.int64)
-        rows = row[np.concatenate([*kind, np.zeros(0, np.int64)])]
-        total += int(miss[rows, np.repeat(rack[: sizes.size], sizes)].sum())
-    return total
 
 
 def _spread_keeper(
@@ -433,30 +377,6 @@ class _Candidates:
         returns = np.array([clients[b] in o for b, o in zip(self.target.tolist(), owned)], np.int64)
         cost: IntArray = non_overlap_cost * (leaves - returns)
         return cost
-
-
-def _tables(
-    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, kinds: tuple[TaskType, ...]
-) -> tuple[IntArray, list[IntArray]] | str:
-    """Each client's rack index and, per kind, ``misses[t, r]`` under the built-in model."""
-    tables = []
-    racks: list[str] = []
-    for kind in kinds:
-        costs = rack_costs(
-            state,
-            tasks,
-            traffic_cost,
-            cost_model=CostModel.BUILT_IN,
-            task_type=kind,
-            allow_uniform=True,
-        )
-        if isinstance(costs, str):
-            return costs
-        racks, misses = costs
-        tables.append(misses)
-    rack_of = {r: i for i, r in enumerate(racks)}
-    client_rack = np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64)
-    return client_rack, tables
 
 
 def _subtopology_room(

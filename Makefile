@@ -16,7 +16,7 @@ NAMESPACE := kafka assignor server pipeline cli
 # browser tests of the pages kassign writes (tests/browser).
 APT_PACKAGES := prometheus openjdk-17-jdk-headless maven docker-compose openssl chromium chromium-driver
 
-.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean client-dist client-deps
+.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean client-dist client-deps bench-check
 
 setup: $(VENV)/.installed
 
@@ -123,6 +123,14 @@ pytest: setup system-deps java ghz client-deps
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
 
 test: setup system-deps java lint pytest
+
+# The benches' regression guard (bench/check.py), outside `make test`: each bench listed here
+# measures its guarded lines (ratios of two times from the same run, so the machine's noise
+# cancels) and fails on a line more than 1.5x worse than its record in bench/baselines/.
+# `$(PY) bench/<bench>.py --record` rewrites a bench's records after an intended change.
+BENCH_CHECKS := bench/rack_aware_bench.py
+bench-check: setup
+	@status=0; for b in $(BENCH_CHECKS); do $(PY) $$b --check || status=1; done; exit $$status
 
 clean:
 	rm -rf $(VENV) gen build clients/java/target clients/java/broker/target

@@ -11,8 +11,15 @@ a ``zone`` tag per client) it prints:
   in-process); at 50,000 x 2,000 it would have 100M arcs and is skipped;
 - the cross-rack cost (topic partitions read from another rack) before and after optimisation.
 
+Each size also gives the lines ``bench/check.py`` guards, every one a ratio of two CPU times
+from the same run (so the machine's speed and load cancel): HA ``none`` over a fixed reference
+workload (``reference_workload``), HA with each strategy over its own solve alone, and the
+solve over the reference.
+
 Usage: ``python bench/rack_aware_bench.py [--sizes 1000x100,10000x1000,50000x2000]
-[--dense-limit-s 120]``. Nothing here asserts a time: it reports.
+[--dense-limit-s 120]`` reports; ``--check`` measures the guarded sizes (``CHECK_SIZES``, no
+dense solve) and compares each line with ``bench/baselines/rack_aware.json``, exiting 1 on a
+line more than 1.5x worse (``make bench-check``); ``--record`` rewrites those records.
 """
 
 from __future__ import annotations
@@ -27,8 +34,10 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
+from check import Line, run_check
 from kassign.assignor.streams import api
 from kassign.assignor.streams.model import (
     ApplicationState,
@@ -50,6 +59,9 @@ from kassign.assignor.streams.rack.active_flow import (
 from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
 from kassign.assignor.streams.rack.optimise import active_problem
 
+BENCH = "rack_aware"
+CHECK_SIZES = "1000x100,10000x1000"
+"""The sizes ``--check`` guards: a few seconds each; 100,000 x 5,000 (a minute) only reports."""
 RACKS = ("rack-a", "rack-b", "rack-c")
 SUBTOPOLOGIES = 10
 DENSE_ARC_CAP = 20_000_000
@@ -134,6 +146,24 @@ def round_robin_start(state: ApplicationState) -> dict[uuid.UUID, frozenset[Task
     return {p: frozenset(ts) for p, ts in buckets.items()}
 
 
+def compact_solve_cpu(state: ApplicationState, repeats: int) -> float:
+    """Best CPU time of the stateful-active compact solve from a balanced start."""
+    traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
+    problem = active_problem(
+        state,
+        list(state.tasks),
+        round_robin_start(state),
+        traffic_cost=traffic,
+        non_overlap_cost=overlap,
+    )
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.process_time()
+        solve_active_compact(problem)
+        best = min(best, time.process_time() - started)
+    return best
+
+
 def solve_comparison(state: ApplicationState, limit_s: float) -> str:
     """Stateful-active solve on both graphs from one balanced start; the ratio uses CPU time."""
     traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
@@ -167,19 +197,70 @@ def solve_comparison(state: ApplicationState, limit_s: float) -> str:
     )
 
 
-def run(size: str, limit_s: float) -> None:
+def reference_workload() -> None:
+    """A fixed piece of Python model work (task ids hashed, sorted, indexed, gathered into
+    sets): what the assignors mostly do, so a slower or busier machine slows both sides."""
+    ids = [TaskId(i % 16, i) for i in range(60_000)]
+    index = {t: i for i, t in enumerate(ids)}
+    ordered = sorted(ids, reverse=True)
+    total = sum(index[t] for t in ordered)
+    held = [frozenset(ordered[k::50]) for k in range(50)]
+    assert total > 0 and sum(map(len, held)) == len(ids)
+
+
+def reference_cpu(repeats: int = 5) -> float:
+    """Best CPU time of ``reference_workload``."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.process_time()
+        reference_workload()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def size_lines(
+    size: str, e2e: dict[str, float], solves: dict[str, float], ref: float
+) -> list[Line]:
+    """The guarded ratios of one size, from CPU times measured in this run."""
+    lines = [
+        Line(f"{size} high_availability none", e2e["none"] / ref, "reference workload"),
+    ]
+    for strategy in ("min_traffic", "balance_subtopology"):
+        lines.append(
+            Line(
+                f"{size} high_availability {strategy}",
+                e2e[strategy] / solves[strategy],
+                "its compact solve alone",
+            )
+        )
+    lines.append(
+        Line(f"{size} compact solve min_traffic", solves["min_traffic"] / ref, "reference workload")
+    )
+    return lines
+
+
+def run(size: str, limit_s: float | None) -> list[Line]:
+    """Print one size's figures (the dense comparison unless ``limit_s`` is ``None``); its lines."""
     n_tasks, n_clients = (int(x) for x in size.lower().split("x"))
-    repeats = 3 if n_tasks <= 10_000 else 1
+    repeats = 10 if n_tasks <= 1_000 else 3 if n_tasks <= 10_000 else 1
     print(
         f"{n_tasks:,} tasks x {n_clients:,} clients (3 racks, 2 partitions/task, RF 2, 1 standby, tags)"
     )
+    ref = reference_cpu()
+    e2e: dict[str, float] = {}
+    solves: dict[str, float] = {}
     for strategy in RackAwareStrategy:
         state = make_state(n_tasks, n_clients, strategy)
         seconds, cpu, result = timed_assign(state, repeats)
+        e2e[strategy.value] = cpu
         diag = result.diagnostics  # type: ignore[attr-defined]
         extra = ""
         if strategy is not RackAwareStrategy.NONE:
+            solves[strategy.value] = compact_solve_cpu(
+                state, 3 * repeats if n_tasks <= 1_000 else repeats
+            )
             extra = (
+                f" | {cpu / solves[strategy.value]:5.1f}x its solve"
                 f" | cross-rack partitions {diag.cross_rack_cost_before:,} -> {diag.cross_rack_cost_after:,}"
                 f" | {diag.rack_optimisation}"
             )
@@ -187,23 +268,39 @@ def run(size: str, limit_s: float) -> None:
             f"  end to end, high_availability, {strategy.value:<19} "
             f"{seconds * 1000:8.1f} ms wall {cpu * 1000:8.1f} ms cpu{extra}"
         )
-    for strategy in (RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY):
-        print(solve_comparison(make_state(n_tasks, n_clients, strategy), limit_s))
+    if limit_s is not None:
+        for strategy in (RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY):
+            print(solve_comparison(make_state(n_tasks, n_clients, strategy), limit_s))
+    ref = min(ref, reference_cpu())
+    print(f"  reference workload {ref * 1000:.1f} ms cpu")
+    return size_lines(size, e2e, solves, ref)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000x100,10000x1000,50000x2000")
+    parser.add_argument("--sizes", default=None)
     parser.add_argument("--dense-limit-s", type=float, default=120.0)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="compare with bench/baselines")
+    mode.add_argument("--record", action="store_true", help="rewrite bench/baselines")
     args = parser.parse_args(argv)
+    guarded = args.check or args.record
+    sizes = args.sizes or (CHECK_SIZES if guarded else "1000x100,10000x1000,50000x2000")
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"machine: {os.cpu_count()} cores, load average {load} (wall times include waiting for a core)"
     )
-    for size in args.sizes.split(","):
-        run(size, args.dense_limit_s)
+    if not guarded:
+        for size in sizes.split(","):
+            run(size, args.dense_limit_s)
+        return 0
+    return run_check(
+        BENCH,
+        lambda: [line for size in sizes.split(",") for line in run(size, None)],
+        record=args.record,
+    )
 
 
 if __name__ == "__main__":
     np.set_printoptions(linewidth=120)
-    main()
+    sys.exit(main())

@@ -48,7 +48,7 @@ from kassign.assignor.streams.movement import (
 from kassign.assignor.streams.rack import (
     CostPhase,
     exchange_roles,
-    measured_cost,
+    measured_holdings_cost,
     relocate_actives,
     trim_actives,
     trim_standbys,
@@ -119,12 +119,10 @@ class _Layout:
     def from_map(
         self, assignment: Mapping[ProcessId, AbstractSet[TaskId]], tasks: Sequence[TaskId]
     ) -> _Holdings:
-        position = positions(tasks)  # by bisection: ``tasks`` are the layout's, sorted
-        numbers = self.numbers
-        return [
-            _compact(numbers[_found(position(t))] for t in assignment.get(c, ()))
-            for c in self.clients
-        ]
+        # One index for the call, let go after it (bisecting each task cost more: issue 24);
+        # its values are the layout's shared ints (issue 16).
+        number = dict(zip(tasks, self.numbers, strict=True))
+        return [_compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
 
     def named(
         self, holdings: Sequence[AbstractSet[int]], tasks: Sequence[TaskId]
@@ -166,12 +164,6 @@ def _compact(items: Iterable[int]) -> set[int]:
     dict, whose size it takes up front, not grown one insert at a time (which can leave it
     four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
     return set(dict.fromkeys(items))
-
-
-def _found(index: int | None) -> int:
-    if index is None:
-        raise KeyError("a task outside the layout")
-    return index
 
 
 def assign_high_availability(state: ApplicationState) -> TaskAssignment:
@@ -282,12 +274,8 @@ def _measured(
     the movements' change to both figures keeps "before -> after" the optimisation's effect
     while "after" stays the answer's real cost (it once read below zero without it).
     """
-    before = measured_cost(
-        state, layout.to_map(phases[0], layout.stateful), layout.to_map(phases[1], layout.stateful)
-    )
-    after = measured_cost(
-        state, layout.to_map(moved[0], layout.stateful), layout.to_map(moved[1], layout.stateful)
-    )
+    before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
+    after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
     if before is None or after is None:
         return joint
     change = after - before

@@ -20,11 +20,12 @@ from itertools import pairwise
 from typing import TypeVar, overload
 
 from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition, positions
+from kassign.assignor.streams.task_columns import CHANGELOG, SOURCE, PartitionColumns
 
 __all__ = ["TaskTable", "TaskTableBuilder"]
 
 _T = TypeVar("_T")
-_SOURCE, _CHANGELOG = 1, 2
+_SOURCE, _CHANGELOG = SOURCE, CHANGELOG
 _NO_RACKS: frozenset[str] = frozenset()
 
 
@@ -153,6 +154,39 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
             partitions,
             self._ends[i],
         )
+
+    def partition_columns(self) -> PartitionColumns:
+        """The partition columns, shared (the table is read-only)."""
+        return PartitionColumns(
+            self._starts,
+            self._topics,
+            self._numbers,
+            self._flags,
+            self._racks,
+            self._topic_names,
+            self._rack_sets,
+        )
+
+    def rows_of(self, tasks: Sequence[TaskId]) -> list[int]:
+        """Each task's position in the table, -1 for one it does not hold.
+
+        The table's own order (the common case: every task, or every stateful one of a
+        topology of stateful tasks) is recognised without a lookup; a few tasks are found by
+        bisection, many by one index of the table built for this call (a dict of every task
+        costs less than bisecting each of them, and is let go when the call returns).
+        """
+        ids = self._ids
+        if len(tasks) == len(ids) and (tasks is ids or tuple(tasks) == ids):
+            return list(range(len(ids)))
+        if len(tasks) * 8 < len(ids):
+            return [self._index(t) for t in tasks]
+        index = dict(zip(ids, range(len(ids))))
+        return [index.get(t, -1) for t in tasks]
+
+    def is_stateful(self, task: TaskId) -> bool:
+        """Whether the table holds ``task`` and it is stateful (no ``TaskInfo`` built)."""
+        i = self._index(task)
+        return i >= 0 and bool(self._stateful[i])
 
     def stateful_ids(self, stateful: bool = True) -> tuple[TaskId, ...]:
         """The stateful (or stateless) tasks, in task order."""

@@ -12,12 +12,13 @@ imported here, on the first rack-aware call, so a request without a strategy nev
 - ``optimise``: the two optimisations, their time budget and fallback;
 - ``problems``: the group as arrays (clients, tasks, racks, costs) for the two graphs;
 - ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``;
-- ``joint``: actives and standbys together, exchanging which replica of a task is active.
+- ``joint``: actives and standbys together, exchanging which replica of a task is active;
+- ``measure``: Kafka's built-in cross-rack measure of an assignment, and the miss tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ __all__ = [
     "CostPhase",
     "exchange_roles",
     "measured_cost",
+    "measured_holdings_cost",
     "optimize_active_tasks",
     "optimize_standby_tasks",
     "relocate_actives",
@@ -180,10 +182,24 @@ def relocate_actives(
 
 
 def measured_cost(state: ApplicationState, active: _Assignment, standby: _Assignment) -> int | None:
-    """The built-in cross-rack cost of a whole assignment (``joint.cross_rack_cost``)."""
-    from kassign.assignor.streams.rack import joint  # the solver, on the first rack-aware call
+    """The built-in cross-rack cost of a whole assignment (``measure.cross_rack_cost``)."""
+    from kassign.assignor.streams.rack import measure  # numpy, on the first rack-aware call
 
-    return joint.cross_rack_cost(state, active, standby)
+    return measure.cross_rack_cost(state, active, standby)
+
+
+def measured_holdings_cost(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    active: Sequence[Iterable[int]],
+    standby: Sequence[Iterable[int]],
+    clients: Sequence[ProcessId],
+) -> int | None:
+    """``measured_cost`` of holdings given as positions in ``tasks`` per client of ``clients``
+    (``measure.holdings_cost``): no map of task ids built to measure them."""
+    from kassign.assignor.streams.rack import measure  # numpy, on the first rack-aware call
+
+    return measure.holdings_cost(state, tasks, active, standby, clients)
 
 
 def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessId]]:

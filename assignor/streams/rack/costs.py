@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from dataclasses import dataclass
 
 from kassign.assignor.streams.model import AssignmentConfigs, TaskTopicPartition
 from kassign.assignor.streams.result import TaskType
+from kassign.assignor.streams.task_columns import CHANGELOG, SOURCE
 
 __all__ = ["CostModel", "CostPhase", "PartitionFilter", "counted_partitions", "resolve_costs"]
 
-PartitionFilter = Callable[[TaskTopicPartition], bool]
-"""Whether a task's partition costs ``traffic_cost`` when it has no replica in the client's rack."""
+
+@dataclass(frozen=True, slots=True)
+class PartitionFilter:
+    """Whether a task's partition costs ``traffic_cost`` when it has no replica in the client's rack.
+
+    ``mask``: the partition flags that count (``task_table.SOURCE | CHANGELOG``), 0 for every
+    partition. A value rather than a function, so a pass over the task table's columns can
+    apply it to every partition at once; calling it tests one ``TaskTopicPartition``.
+    """
+
+    mask: int
+
+    def __call__(self, tp: TaskTopicPartition) -> bool:
+        if not self.mask:
+            return True
+        flags = (SOURCE if tp.is_source else 0) | (CHANGELOG if tp.is_changelog else 0)
+        return bool(flags & self.mask)
 
 
 class CostModel(enum.Enum):
@@ -30,23 +46,18 @@ class CostModel(enum.Enum):
     TASK_ASSIGNMENT_UTILS = "task_assignment_utils"
 
 
-def _is_source(tp: TaskTopicPartition) -> bool:
-    return tp.is_source
-
-
-def _is_changelog(tp: TaskTopicPartition) -> bool:
-    return tp.is_changelog
-
-
-def _every(tp: TaskTopicPartition) -> bool:
-    return True
+_SOURCES, _CHANGELOGS, _EVERY = (
+    PartitionFilter(SOURCE),
+    PartitionFilter(CHANGELOG),
+    PartitionFilter(0),
+)
 
 
 def counted_partitions(model: CostModel, task_type: TaskType) -> PartitionFilter:
     """The partitions ``model`` counts for a ``task_type`` task (standbys: changelogs in both)."""
     if task_type is TaskType.STANDBY:
-        return _is_changelog
-    return _is_source if model is CostModel.BUILT_IN else _every
+        return _CHANGELOGS
+    return _SOURCES if model is CostModel.BUILT_IN else _EVERY
 
 
 class CostPhase(enum.Enum):

@@ -33,15 +33,14 @@ from kassign.assignor.streams.model import (
     RackAwareStrategy,
     TaskId,
 )
-from kassign.assignor.streams.rack.costs import CostModel
-from kassign.assignor.streams.rack.problems import rack_costs, room_arrays
+from kassign.assignor.streams.rack.measure import miss_tables
+from kassign.assignor.streams.rack.problems import room_arrays
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
 
 __all__ = [
     "Exchange",
     "RoleProblem",
-    "cross_rack_cost",
     "exchange_roles",
     "relocate_actives",
     "solve_exchanges",
@@ -158,15 +157,15 @@ def exchange_roles(
     clients = list(state.clients)
     owner = {t: pid for pid, ts in active.items() for t in ts}
     pairs = sorted(
-        (t.sort_key, t, pid)
+        (t, pid)
         for pid, ts in standby.items()
         for t in ts
         if t in owner and (t, pid) not in fixed and (may_lead is None or may_lead(t, pid))
     )
     if not pairs:
         return "no standby may take its active's role"
-    found = _Candidates.of(state, owner, [(t, pid) for _, t, pid in pairs])
-    tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
+    found = _Candidates.of(state, owner, pairs)
+    tables = miss_tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss, standby_miss) = tables
@@ -230,7 +229,7 @@ def relocate_actives(
             holders.setdefault(t, []).append(pid)
     keeps = _spread_keeper(state)
     pairs = sorted(
-        (t.sort_key, index[pid], t, pid)
+        (t, index[pid], pid)
         for t, candidates in eligible.items()
         if t in owner
         for pid in candidates
@@ -240,8 +239,8 @@ def relocate_actives(
     )
     if not pairs:
         return "no other eligible client"
-    found = _Candidates.of(state, owner, [(p[2], p[3]) for p in pairs])
-    tables = _tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE,))
+    found = _Candidates.of(state, owner, [(t, pid) for t, _, pid in pairs])
+    tables = miss_tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE,))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss,) = tables
@@ -264,29 +263,6 @@ def relocate_actives(
         int(chosen.size),
         int((before - after)[chosen].sum()),
     )
-
-
-def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assignment) -> int | None:
-    """Kafka's built-in measure of an assignment (sources of actives, changelogs of standbys,
-    each partition with no replica in its client's rack); ``None`` where racks cannot say."""
-    tasks = sorted(
-        {t for ts in active.values() for t in ts} | {t for ts in standby.values() for t in ts},
-        key=lambda t: t.sort_key,
-    )
-    if not tasks:
-        return 0
-    tables = _tables(state, tasks, 1, (TaskType.ACTIVE, TaskType.STANDBY))
-    if isinstance(tables, str):
-        return None
-    client_rack, (active_miss, standby_miss) = tables
-    row = {t: i for i, t in enumerate(tasks)}
-    index = {pid: i for i, pid in enumerate(state.clients)}
-    total = 0
-    for assignment, miss in ((active, active_miss), (standby, standby_miss)):
-        for pid, ts in assignment.items():
-            rack = client_rack[index[pid]]
-            total += sum(int(miss[row[t], rack]) for t in ts)
-    return total
 
 
 def _spread_keeper(
@@ -333,7 +309,7 @@ class _Candidates:
     ) -> _Candidates:
         """``pairs`` of (task, target client); each task's source is its ``owner``."""
         index = {pid: i for i, pid in enumerate(state.clients)}
-        tasks = sorted({t for t, _ in pairs}, key=lambda t: t.sort_key)
+        tasks = sorted({t for t, _ in pairs})  # TaskId's own order is Kafka's
         row = {t: i for i, t in enumerate(tasks)}
         return _Candidates(
             state,
@@ -401,30 +377,6 @@ class _Candidates:
         returns = np.array([clients[b] in o for b, o in zip(self.target.tolist(), owned)], np.int64)
         cost: IntArray = non_overlap_cost * (leaves - returns)
         return cost
-
-
-def _tables(
-    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, kinds: tuple[TaskType, ...]
-) -> tuple[IntArray, list[IntArray]] | str:
-    """Each client's rack index and, per kind, ``misses[t, r]`` under the built-in model."""
-    tables = []
-    racks: list[str] = []
-    for kind in kinds:
-        costs = rack_costs(
-            state,
-            tasks,
-            traffic_cost,
-            cost_model=CostModel.BUILT_IN,
-            task_type=kind,
-            allow_uniform=True,
-        )
-        if isinstance(costs, str):
-            return costs
-        racks, misses = costs
-        tables.append(misses)
-    rack_of = {r: i for i, r in enumerate(racks)}
-    client_rack = np.array([rack_of[str(c.rack_id)] for c in state.clients.values()], np.int64)
-    return client_rack, tables
 
 
 def _subtopology_room(

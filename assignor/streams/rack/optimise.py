@@ -97,7 +97,7 @@ def optimize_active_tasks(
     """
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, assignment)
-    ordered = sorted(set(tasks), key=lambda t: t.sort_key)
+    ordered = sorted(set(tasks))  # TaskId's own order is Kafka's
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not ordered:
         return result, Diagnostics()
     clients = list(state.clients)
@@ -164,15 +164,13 @@ def optimize_standby_tasks(
     """
     _check_costs(traffic_cost, non_overlap_cost)
     result = every_client(state, standby)
-    ordered = sorted({t for ts in result.values() for t in ts}, key=lambda t: t.sort_key)
+    ordered = sorted({t for ts in result.values() for t in ts})  # TaskId's own order is Kafka's
     if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not ordered:
         return result, Diagnostics()
     clients = list(state.clients)
     index = {pid: i for i, pid in enumerate(clients)}
-    task_of = {t: i for i, t in enumerate(ordered)}
     active_of = active_owners(ordered, active, index)
-    reps = sorted((task_of[t], index[p]) for p, ts in result.items() for t in ts)
-    rep_task, rep_client = (np.array(col, np.int64) for col in zip(*reps, strict=True))
+    rep_task, rep_client = _replicas(ordered, result, index)
     if np.any(active_of[rep_task] == rep_client):
         raise InvalidAssignment("INVALID_STANDBY_TASK", "a standby sits on its active's client")
     costs = rack_costs(
@@ -224,6 +222,24 @@ def optimize_standby_tasks(
     )
 
 
+def _replicas(
+    ordered: Sequence[TaskId],
+    standby: Mapping[ProcessId, AbstractSet[TaskId]],
+    index: Mapping[ProcessId, int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every standby as (task position in ``ordered``, client index), sorted by task then
+    client: per client one array, not a tuple per replica (issue 24)."""
+    task_of = dict(zip(ordered, range(len(ordered))))
+    tasks = [
+        np.fromiter(map(task_of.__getitem__, ts), np.int64, len(ts)) for ts in standby.values()
+    ]
+    clients = [np.full(len(ts), index[p], np.int64) for p, ts in standby.items()]
+    rep_task = np.concatenate([*tasks, np.zeros(0, np.int64)])
+    rep_client = np.concatenate([*clients, np.zeros(0, np.int64)])
+    order = np.lexsort((rep_client, rep_task))
+    return rep_task[order], rep_client[order]
+
+
 def _fixed(
     fixed: AbstractSet[tuple[TaskId, ProcessId]],
     ordered: Sequence[TaskId],
@@ -272,16 +288,16 @@ def _solve_loose(
 ) -> tuple[tuple[np.ndarray, np.ndarray], bool, int]:
     """The lock-and-resolve rounds; also whether any task had to be locked, and arcs spent."""
     locked = False
+    given: np.ndarray | None = None  # the input's diversity, the same every round
     for round_ in range(_LOOSE_ROUNDS + 1):
         if problem.loose is not None and round_ == _LOOSE_ROUNDS:
             problem = replace(problem, loose=None)
         solved, spent = _solve_standbys_once(state, problem, n_racks, spent)
         if problem.loose is None:
             break
-        dropped = np.any(
-            diversity(problem, *solved) < diversity(problem, problem.rep_task, problem.rep_client),
-            axis=1,
-        )
+        if given is None:
+            given = diversity(problem, problem.rep_task, problem.rep_client)
+        dropped = np.any(diversity(problem, *solved) < given, axis=1)
         if not dropped.any():
             break
         locked = True

@@ -18,6 +18,7 @@ from kassign.assignor.streams.model import (
     ProcessId,
     RackAwareStrategy,
     TaskId,
+    TaskTable,
 )
 from kassign.assignor.streams.rack.active_flow import ActiveProblem
 from kassign.assignor.streams.rack.costs import CostModel, PartitionFilter, counted_partitions
@@ -40,6 +41,7 @@ __all__ = [
     "owners",
     "rack_costs",
     "tag_classes",
+    "task_table",
 ]
 
 Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
@@ -58,7 +60,7 @@ def active_problem(
 
     ``cost_model`` defaults to the built-in assignors' one, whose solve the benchmark measures.
     """
-    ordered = sorted(set(tasks), key=lambda t: t.sort_key)
+    ordered = sorted(set(tasks))  # TaskId's own order is Kafka's
     index = {pid: i for i, pid in enumerate(state.clients)}
     start = owners(ordered, every_client(state, assignment), index)
     racks = sorted({str(c.rack_id) for c in state.clients.values()})
@@ -159,10 +161,10 @@ def holds_state(
     """Whether client ``clients[i]`` (index in state order) has local state of ``tasks[i]``:
     the task is stateful and the client ran it or kept a standby of it (its previous tasks,
     KIP-441). A stateless task has no state anywhere."""
-    pids = list(state.clients)
+    pids, table = list(state.clients), task_table(state)
     return np.array(
         [
-            state.tasks[t].stateful and t in state.clients[pids[c]].previous_tasks
+            table.is_stateful(t) and t in state.clients[pids[c]].previous_tasks
             for t, c in zip(tasks, clients.tolist())
         ],
         np.bool_,
@@ -257,28 +259,53 @@ def misses_per_rack(
     required: PartitionFilter,
 ) -> np.ndarray | str:
     """``misses[t, r]``: ``counted`` partitions of task ``t`` with no replica in rack ``r`` (the
-    cost model's choice); a string names a ``required`` partition with unknown racks."""
-    rack_sets: dict[frozenset[str], int] = {}
-    rows: list[int] = []
-    sets: list[int] = []
-    for i, t in enumerate(tasks):
-        info = state.tasks.get(t)
-        if info is None:
-            raise InvalidAssignment("UNKNOWN_TASK_ID", f"task {t} is not in the topology")
-        for tp in info.topic_partitions:
-            if not (required(tp) or counted(tp)):
-                continue
-            if not tp.rack_ids:
-                return f"partition {tp.topic}-{tp.partition} of task {t} has no known replica racks"
-            if not counted(tp):
-                continue
-            rows.append(i)
-            sets.append(rack_sets.setdefault(tp.rack_ids, len(rack_sets)))
-    table = np.array([[r not in s for r in racks] for s in rack_sets], np.int64)
+    cost model's choice); a string names a ``required`` partition with unknown racks.
+
+    Read from the task table's partition columns as arrays: no ``TaskInfo`` per task (that
+    per-task read was most of a 10,000-task rack-aware call, issue 24).
+    """
+    table = task_table(state)
+    rows = np.array(table.rows_of(tasks), np.int64)
+    if np.any(rows < 0):
+        unknown = tasks[int(np.flatnonzero(rows < 0)[0])]
+        raise InvalidAssignment("UNKNOWN_TASK_ID", f"task {unknown} is not in the topology")
+    cols = table.partition_columns()
+    starts = np.frombuffer(cols.starts, np.int64)
+    first, sizes = starts[rows], starts[rows + 1] - starts[rows]
+    task = np.repeat(np.arange(len(tasks)), sizes)  # each partition row's task, in task order
+    part = np.arange(task.size) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
+    flags = np.frombuffer(cols.flags, np.uint8)[part]
+    rack_set = np.frombuffer(cols.racks, np.int32)[part].astype(np.int64)
+    counts, needed = _kept(flags, counted), _kept(flags, required)
+    unknown_racks = np.array([not s for s in cols.rack_sets], np.bool_)[rack_set]
+    blind = np.flatnonzero((counts | needed) & unknown_racks)
+    if blind.size:
+        k = int(blind[0])
+        p, t = int(part[k]), tasks[int(task[k])]
+        topic = cols.topic_names[cols.topics[p]]
+        return f"partition {topic}-{cols.numbers[p]} of task {t} has no known replica racks"
+    miss = np.array([[r not in s for r in racks] for s in cols.rack_sets], np.int64)
+    miss = miss.reshape(len(cols.rack_sets), len(racks))[rack_set[counts]]
+    owner = task[counts]
     out = np.zeros((len(tasks), len(racks)), np.int64)
-    if rows:
-        np.add.at(out, np.array(rows), table.reshape(len(rack_sets), len(racks))[np.array(sets)])
+    for r in range(len(racks)):
+        out[:, r] = np.bincount(owner, weights=miss[:, r], minlength=len(tasks))
     return out
+
+
+def _kept(flags: np.ndarray, keep: PartitionFilter) -> np.ndarray:
+    """Which partition rows ``keep`` counts, from their flags."""
+    if not keep.mask:
+        return np.ones(flags.size, np.bool_)
+    kept: np.ndarray = (flags & keep.mask) != 0
+    return kept
+
+
+def task_table(state: ApplicationState) -> TaskTable:
+    """The state's tasks as a ``TaskTable`` (a state built from a plain mapping gets one)."""
+    if isinstance(state.tasks, TaskTable):
+        return state.tasks
+    return TaskTable.of(state.tasks.values())
 
 
 def tag_classes(state: ApplicationState, clients: list[ProcessId]) -> tuple[np.ndarray, np.ndarray]:
@@ -323,14 +350,25 @@ def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) ->
 
 
 def diversity(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> np.ndarray:
-    """Per task and tag key, how many distinct set values its replicas (active included) have."""
+    """Per task and tag key, how many distinct set values its replicas (active included) have.
+
+    Counted on a (task, value) table of flags when the tag values are few (``np.unique``'s sort
+    was a tenth of a 100,000-task call: the loose rounds ask for this again and again); by
+    sorting the pairs when many values would make that table large.
+    """
     t_n, width = p.active_client.size, p.class_values.shape[1]
     with_active = np.flatnonzero(p.active_client >= 0)
     all_t = np.concatenate([tasks, with_active])
     vals = p.class_values[p.client_class[np.concatenate([clients, p.active_client[with_active]])]]
     out = np.zeros((t_n, width), np.int64)
     span = int(vals.max(initial=0)) + 1
+    few = t_n * span <= 8 * all_t.size + 4096
     for k in range(width):
+        if few:
+            seen = np.zeros((t_n, span), np.bool_)
+            seen[all_t, vals[:, k]] = True
+            out[:, k] = seen[:, 1:].sum(axis=1)
+            continue
         present = vals[:, k] > 0
         keyed = np.unique(all_t[present] * span + vals[present, k])
         out[:, k] = np.bincount(keyed // span, minlength=t_n)

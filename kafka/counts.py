@@ -76,6 +76,31 @@ def _after_strings(data: Bytes, at: int, count: int) -> int:
     return at
 
 
+def _uniform_entries(data: Bytes, at: int, entries: int) -> int | None:
+    """The partitions of ``entries`` owned entries from ``at`` when all have the first one's
+    shape (topic names of one length, one partition count: a member owning a partition or
+    two of each topic), checked at once by strided slices of their length and count fields;
+    ``None`` otherwise, or when they do not fit (then they are walked one by one)."""
+    size, count = _int(_I16, data, at), None
+    if entries < 2 or size is None or size < 0:
+        return None
+    count = _int(_I32, data, at + 2 + size)
+    if count is None or count < 0:
+        return None
+    stride = 2 + size + 4 + 4 * count
+    end = at + entries * stride
+    if end > len(data):
+        return None
+    sizes, counts = _I16.pack(size), _I32.pack(count)
+    for i, expected in enumerate(sizes):
+        if bytes(data[at + i : end : stride]) != bytes((expected,)) * entries:
+            return None
+    for i, expected in enumerate(counts):
+        if bytes(data[at + 2 + size + i : end : stride]) != bytes((expected,)) * entries:
+            return None
+    return entries * count
+
+
 def subscription_counts(data: Bytes, *, topics_stop: int, owned_stop: int) -> SubscriptionCounts:
     """Counts of ``data`` (a ConsumerProtocolSubscription v0-3). Past ``topics_stop`` topics
     nothing else is counted; the owned entries are walked until they or their partitions pass
@@ -96,6 +121,9 @@ def subscription_counts(data: Bytes, *, topics_stop: int, owned_stop: int) -> Su
     if entries is None:
         return SubscriptionCounts(topics, 0, 0, user_data)
     at += 4
+    uniform = _uniform_entries(data, at, entries) if entries <= owned_stop else None
+    if uniform is not None and uniform <= owned_stop:
+        return SubscriptionCounts(topics, entries, uniform, user_data)
     partitions = 0
     for entry in range(entries):
         at = _after_string(data, at)

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kassign.kafka.consumer_protocol import (
     ConsumerProtocolSubscription,
+    OwnedTopicPartitions,
     decode_consumer_subscription,
     encode_consumer_subscription,
 )
@@ -61,6 +62,37 @@ def test_a_walk_stops_past_its_limit() -> None:
     entries = (1000).to_bytes(4, "big") + b"\x00\x01t\x00\x00\x00\x01\x00\x00\x00\x07" * 1000
     counts = subscription_counts(head + entries, topics_stop=10, owned_stop=10)
     assert counts.owned_entries == 1000 and 10 < counts.owned_partitions < 1000
+
+
+@given(
+    st.integers(2, 60),
+    st.integers(0, 3),
+    st.integers(1, 12),
+    st.none() | st.tuples(st.integers(0, 59), st.booleans()),
+)
+def test_owned_entries_of_one_shape_are_counted_as_walked(
+    entries: int, count: int, size: int, odd: tuple[int, bool] | None
+) -> None:
+    """Owned entries whose names share a length and whose partition counts are equal are
+    checked at once (strided slices); one entry of another shape, anywhere, sends the count
+    back to the walk: both agree with the decoder."""
+    owned = [
+        OwnedTopicPartitions(f"{i:03d}".ljust(size, "t")[:size], tuple(range(count)))
+        for i in range(entries)
+    ]
+    if odd is not None:
+        at, longer = odd[0] % entries, odd[1]
+        topic, partitions = owned[at]
+        owned[at] = (
+            OwnedTopicPartitions(topic + "x", partitions)
+            if longer
+            else (OwnedTopicPartitions(topic, (*partitions, 99)))
+        )
+    sub = ConsumerProtocolSubscription(version=3, topics=("a",), owned_partitions=tuple(owned))
+    data = encode_consumer_subscription(sub)
+    counts = subscription_counts(data, topics_stop=EVERYTHING, owned_stop=EVERYTHING)
+    assert counts.owned_entries == entries
+    assert counts.owned_partitions == sum(len(o.partitions) for o in owned)
 
 
 @given(

@@ -151,7 +151,9 @@ def served() -> Iterator[Callable[[bytes], bytes]]:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("kassign serve did not start")
                 time.sleep(0.1)
-            with grpc.insecure_channel(f"127.0.0.1:{port_file.read_text().strip()}") as channel:
+            target = f"127.0.0.1:{port_file.read_text().strip()}"
+            unlimited = [("grpc.max_receive_message_length", -1)]  # a 1M-partition answer
+            with grpc.insecure_channel(target, options=unlimited) as channel:
                 grpc.channel_ready_future(channel).result(timeout=30)
                 method: Callable[..., bytes] = channel.unary_unary(
                     "/kassign.v1.ConsumerAssignmentService/Assign",

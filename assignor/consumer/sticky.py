@@ -34,6 +34,7 @@ from kassign.assignor.consumer.model import (
     ConsumerGroup,
     Member,
     OwnedPartitions,
+    check_claims,
     check_partitions,
     partition_counts,
 )
@@ -58,10 +59,10 @@ _TOPIC = operator.itemgetter(0)
 def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``StickyAssignor.assign`` on ``group``."""
     names: dict[bytes, str] = {}  # topic names met in the members' userData, decoded once
-    counts = partition_counts(group.topics)
-    data = {
-        m.member_id: sticky_member_data(group, m, names=names, counts=counts) for m in group.members
-    }
+    decoded = {m.member_id: _decoded(m, names) for m in group.members}
+    known = [(m, claims.of_topics(group.topics)) for m, (claims, _) in decoded.items()]
+    check_claims(known, group.topics, field="user_data", counts=partition_counts(group.topics))
+    data = {m: MemberData(claims, generation) for m, (claims, generation) in decoded.items()}
     outcome = assign_sticky_partitions(group, lambda m: data[m.member_id])
     claims = {m: d.partitions for m, d in data.items()}
     return group_assignment(
@@ -83,16 +84,22 @@ def sticky_member_data(
     topic names already decoded (``decode_sticky_user_data``), shared by a group's members;
     ``counts``: the metadata's partition counts (``partition_counts``), likewise.
     """
-    if not member.user_data:
-        return MemberData((), None)
-    try:
-        runs, generation = decode_sticky_user_data_runs(member.user_data, names)
-    except WireError:
-        return MemberData((), DEFAULT_GENERATION)
-    partitions = OwnedPartitions.of_entries(runs.topics, runs.counts, runs.numbers)
+    partitions, generation = _decoded(member, names)
     known = partitions.of_topics(group.topics)  # claims of other topics: ignored, unchecked
     check_partitions(known, group.topics, field="user_data", member=member.member_id, counts=counts)
     return MemberData(partitions, generation)
+
+
+def _decoded(member: Member, names: dict[bytes, str] | None) -> tuple[OwnedPartitions, int | None]:
+    """The member's userData as ``StickyAssignor`` reads it (partitions, generation), unchecked:
+    none or empty, nothing and no generation; bytes that fit neither layout, nothing and -1."""
+    if not member.user_data:
+        return OwnedPartitions(), None
+    try:
+        runs, generation = decode_sticky_user_data_runs(member.user_data, names)
+    except WireError:
+        return OwnedPartitions(), DEFAULT_GENERATION
+    return OwnedPartitions.of_entries(runs.topics, runs.counts, runs.numbers), generation
 
 
 def assign_sticky_partitions(

@@ -31,6 +31,7 @@ import grpc
 from google.protobuf import descriptor_pool
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from kassign.assignor import flow
 from kassign.server.consumer import service as consumer
 from kassign.server.consumer.service import ConsumerRequestJournal
 from kassign.server.consumer.servicer import ConsumerObserver
@@ -44,6 +45,7 @@ from kassign.server.runtime.admission import (
     LoadObserver,
     saturation_health,
 )
+from kassign.server.runtime.solver import HelperSolver
 from kassign.server.runtime.tls import ServerTls, server_credentials
 from kassign.server.streams import service as streams
 from kassign.server.streams.service import SERVICE_NAME, RequestJournal
@@ -290,8 +292,14 @@ def run_process(
     health_servicer: health.HealthServicer | None = None,
     load_observer: LoadObserver | None = None,
 ) -> None:
-    """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace."""
+    """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace.
+
+    Large min-cost flow solves go to a helper process (``kassign.server.runtime.solver``), so
+    health and small calls are answered while one runs."""
     _tune_gc()
+    solver = HelperSolver()
+    solver.start()
+    flow.use_runner(solver)
     journal, consumer_journal = _open_journals(config)
     health_servicer = health_servicer or health.HealthServicer()
     server, port = create_server(
@@ -318,6 +326,7 @@ def run_process(
     for opened in (journal, consumer_journal):
         if opened is not None:
             opened.close()
+    solver.stop()
     log.info("kassign stopped")
 
 

@@ -10,7 +10,9 @@ order, so the flows are the ones an in-process solve gives. Smaller graphs solve
 they take a few ms, less than the trip.
 
 The arrays travel through shared memory, not a pipe: pickling a 900,000-arc graph (29 MB) held
-the GIL for 200 ms here, while numpy's copies into and out of a shared block release it.
+the GIL for 200 ms here, while numpy's copies into and out of a shared block release it. The
+block (40 bytes an arc) is reserved before it is written; where ``/dev/shm`` has no room for it
+the graph is solved here, as before.
 
 One helper: solves from several calls take turns, as they did on the GIL, so a worker still uses
 one core for them. A helper that dies (killed, out of memory) fails its solve with
@@ -23,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import multiprocessing
+import os
 import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -99,9 +102,10 @@ class HelperSolver:
     def __call__(self, graph: flow.FlowGraph) -> flow.Outcome:
         if graph.num_arcs < self.offload_arcs:
             return flow.optimal_flows(graph)
+        block = _reserved(8 * (5 * graph.num_arcs + graph.num_nodes))
+        if block is None:  # no room in /dev/shm: here, holding the GIL, as before
+            return flow.optimal_flows(graph)
         pool = self._helper()
-        nodes, arcs = graph.num_nodes, graph.num_arcs
-        block = SharedMemory(create=True, size=8 * (5 * arcs + nodes))
         try:
             return _offloaded(pool, block, graph)
         except BrokenProcessPool as exc:
@@ -129,6 +133,23 @@ class HelperSolver:
                     initializer=_die_with_parent,
                 )
             return self._pool
+
+
+def _reserved(size: int) -> SharedMemory | None:
+    """A shared block of ``size`` bytes with its pages reserved, or ``None`` when there is no
+    room: ``/dev/shm`` is 64 MB in a default container, and writing past a tmpfs's room would
+    kill the worker with SIGBUS where ``posix_fallocate`` fails with ENOSPC."""
+    try:
+        block = SharedMemory(create=True, size=size)
+    except OSError:
+        return None
+    try:
+        os.posix_fallocate(getattr(block, "_fd"), 0, size)  # noqa: B009 - private in typeshed
+    except (OSError, AttributeError):
+        block.close()
+        block.unlink()
+        return None
+    return block
 
 
 def _offloaded(

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from kassign.assignor import flow
 from kassign.assignor.errors import SolverError
+from kassign.server.runtime import solver
 from kassign.server.runtime.solver import HelperSolver
 
 
@@ -71,3 +72,11 @@ def test_a_lost_helper_fails_its_solve_and_is_replaced(helper: HelperSolver) -> 
             flow.solve(graph)
     assert err.value.status == "HELPER_LOST"
     assert np.array_equal(flow.solve(graph).flows, flow.optimal_flows(graph)[1])
+
+
+def test_a_block_without_room_is_refused_and_the_graph_solved_here() -> None:
+    assert solver._reserved(1 << 50) is None  # far beyond /dev/shm: ENOSPC, never SIGBUS
+    block = solver._reserved(1 << 16)
+    assert block is not None
+    block.close()
+    block.unlink()

@@ -14,6 +14,9 @@ the GIL for 200 ms here, while numpy's copies into and out of a shared block rel
 block (40 bytes an arc) is reserved before it is written; where ``/dev/shm`` has no room for it
 the graph is solved here, as before.
 
+As with any ``spawn``, the helper imports the program's main module: it must guard its entry
+point (``kassign``'s command and ``python -m kassign.cli`` do).
+
 One helper: solves from several calls take turns, as they did on the GIL, so a worker still uses
 one core for them. A helper that dies (killed, out of memory) fails its solve with
 ``SolverError`` (the rack optimiser's fallback) and is replaced for the next one. It gets SIGTERM

@@ -8,7 +8,10 @@ arrays plus supplies; this module owns everything solver-shaped about them:
   ``set_nodes_supplies`` call, flows read in one ``flows`` call (no per-arc Python loop);
 - costs, capacities and supplies are range-checked *before* the solver sees them, so it can never
   overflow (``InvalidRequest`` for a malformed graph, ``SolverError`` for one out of range);
-- any status but ``OPTIMAL`` raises ``SolverError`` naming the status.
+- any status but ``OPTIMAL`` raises ``SolverError`` naming the status;
+- where the solve runs is the process's choice (``use_runner``): OR-Tools holds the GIL for the
+  whole solve, so a server hands large graphs to a helper process (``kassign.server.runtime
+  .solver``) and its other threads (health) keep running. The library alone solves in-process.
 
 Determinism: OR-Tools is deterministic for a given arc order; callers add arcs in a documented
 sorted order, so the same input always yields the same flows.
@@ -16,8 +19,9 @@ sorted order, so the same input always yields the same flows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -32,8 +36,12 @@ __all__ = [
     "FlowSolution",
     "IntArray",
     "NodeLayout",
+    "Outcome",
+    "Runner",
     "layout",
+    "optimal_flows",
     "solve",
+    "use_runner",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -155,9 +163,15 @@ def _check(graph: FlowGraph) -> None:
         raise SolverError("BAD_COST_RANGE", "sum of capacity x cost could overflow int64")
 
 
-def solve(graph: FlowGraph) -> FlowSolution:
-    """Solve ``graph`` to optimality; any other outcome raises ``SolverError``."""
-    _check(graph)
+Outcome: TypeAlias = tuple[str, IntArray, int]
+"""The solver's status name, the flow on every arc and the total cost: plain values, so a
+helper process can send them back (an exception's arguments may not survive the trip)."""
+Runner: TypeAlias = Callable[[FlowGraph], Outcome]
+"""Where a checked graph is solved: ``optimal_flows`` here, or a helper process."""
+
+
+def optimal_flows(graph: FlowGraph) -> Outcome:
+    """OR-Tools on a graph ``_check`` accepted, in this process (it holds the GIL throughout)."""
     smcf = min_cost_flow.SimpleMinCostFlow()
     arcs = smcf.add_arcs_with_capacity_and_unit_cost(
         graph.tails, graph.heads, graph.capacities, graph.unit_costs
@@ -165,11 +179,30 @@ def solve(graph: FlowGraph) -> FlowSolution:
     if graph.num_nodes:
         smcf.set_nodes_supplies(np.arange(graph.num_nodes, dtype=np.int64), graph.supplies)
     status = smcf.solve()
+    name = str(getattr(status, "name", status))
     if status != smcf.OPTIMAL:
-        raise SolverError(
-            getattr(status, "name", str(status)), "min-cost flow not solved to optimality"
-        )
+        return name, np.zeros(0, np.int64), 0
     flows = (
         np.asarray(smcf.flows(arcs), dtype=np.int64) if graph.num_arcs else np.zeros(0, np.int64)
     )
-    return FlowSolution(flows, int(smcf.optimal_cost()))
+    return name, flows, int(smcf.optimal_cost())
+
+
+_runner: Runner = optimal_flows
+
+
+def use_runner(runner: Runner) -> Runner:
+    """Solve from now on with ``runner`` (once, at a serving process's start); returns the one
+    it replaces, so a test can put it back."""
+    global _runner
+    previous, _runner = _runner, runner
+    return previous
+
+
+def solve(graph: FlowGraph) -> FlowSolution:
+    """Solve ``graph`` to optimality; any other outcome raises ``SolverError``."""
+    _check(graph)
+    status, flows, cost = _runner(graph)
+    if status != "OPTIMAL":
+        raise SolverError(status, "min-cost flow not solved to optimality")
+    return FlowSolution(flows, cost)

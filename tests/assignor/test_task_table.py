@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pickle
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.streams import task_table
 from kassign.assignor.streams.model import TaskId, TaskInfo, TaskTopicPartition
 from kassign.assignor.streams.task_table import TaskTable, TaskTableBuilder
 
@@ -52,11 +55,26 @@ def _infos(draw: st.DrawFn) -> list[TaskInfo]:
     ]
 
 
+@contextmanager
+def _small_table(size: int) -> Iterator[None]:
+    """Tables built inside take the small-table path up to ``size`` tasks (0: never)."""
+    kept = task_table.SMALL_TABLE
+    task_table.SMALL_TABLE = size
+    try:
+        yield
+    finally:
+        task_table.SMALL_TABLE = kept
+
+
 @settings(max_examples=200, deadline=None)
-@given(_infos(), st.randoms(use_true_random=False))
-def test_reads_like_the_dict_it_replaces(infos: list[TaskInfo], rng: random.Random) -> None:
+@given(_infos(), st.randoms(use_true_random=False), st.sampled_from((0, 1024)))
+def test_reads_like_the_dict_it_replaces(
+    infos: list[TaskInfo], rng: random.Random, small: int
+) -> None:
+    """Both ways a table looks up: by bisection (large) and by hash, keeping its ``TaskInfo``."""
     rng.shuffle(infos)
-    table = TaskTable.of(infos)
+    with _small_table(small):
+        table = TaskTable.of(infos)
     expected = {t.id: t for t in sorted(infos, key=lambda t: t.id)}
     assert table == expected
     assert list(table) == list(expected)
@@ -78,8 +96,10 @@ def test_reads_like_the_dict_it_replaces(infos: list[TaskInfo], rng: random.Rand
     assert pickle.loads(pickle.dumps(table)) == expected
 
 
-def test_absent_keys_are_absent() -> None:
-    table = TaskTable.of([TaskInfo(TaskId(0, 1), True, changelog_end_offset_sum=7)])
+@pytest.mark.parametrize("small", [0, 1024])
+def test_absent_keys_are_absent(small: int) -> None:
+    with _small_table(small):
+        table = TaskTable.of([TaskInfo(TaskId(0, 1), True, changelog_end_offset_sum=7)])
     for missing in (TaskId(0, 0), TaskId(0, 2), TaskId(0, 1, "named"), "0_1", (0, 1), None):
         assert missing not in table
         assert table.get(missing) is None  # type: ignore[call-overload]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import random
 import re
 import signal
 import socket
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from kassign.v1.assignment_pb2 import AssignRequest
+from kassign.v1.assignment_pb2 import RACK_AWARE_STRATEGY_MIN_TRAFFIC, AssignRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "ghz" / "data"
@@ -103,6 +104,27 @@ def heavy_request(*, tasks: int, clients: int, standbys: int) -> AssignRequest:
     shape = make_data.Group("heavy", 10, tasks // 10, clients, 1, seed=16)
     request: AssignRequest = make_data.build_request(shape)
     request.configs.num_standby_replicas = standbys
+    return request
+
+
+def rack_heavy_request(*, tasks: int, clients: int) -> AssignRequest:
+    """A valid group whose KIP-925 ``min_traffic`` solves dominate: every client in a rack of
+    its own and every partition's replicas in two of them, so each active-task graph has about
+    ``tasks / 2 x clients`` arcs (6,000 x 300: two solves of about 1.4 s each on one core; the
+    3 racks of ``heavy_request`` give graphs that solve in milliseconds). Seeded."""
+    request = heavy_request(tasks=tasks, clients=clients, standbys=0)
+    racks = [f"rack-{i}" for i in range(clients)]
+    rng = random.Random(24)
+    rack_of: dict[str, str] = {}
+    for member in request.members:
+        process = member.subscription.info.process_id
+        member.subscription.rack_id = rack_of.setdefault(process, racks[len(rack_of)])
+    for task in request.tasks:
+        for tp in task.topic_partitions:
+            del tp.rack_ids[:]
+            tp.rack_ids.extend(sorted(rng.sample(racks, 2)))
+    request.configs.rack_aware_strategy = RACK_AWARE_STRATEGY_MIN_TRAFFIC
+    request.configs.assignment_time_budget_ms = 120_000  # the solves must run, not be skipped
     return request
 
 

@@ -52,11 +52,12 @@ def test_a_short_run_prints_the_share_of_the_baseline() -> None:
         check=True,
     )
     row = re.search(
-        r"^touch\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%$",
+        r"^touch\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%\s+([\d.]+)x$",
         result.stdout,
         re.MULTILINE,
     )
     assert row is not None, result.stdout
-    health_rps, _, group_rps, _, share = map(float, row.groups())
+    health_rps, _, group_rps, _, share, versus_touch = map(float, row.groups())
     assert health_rps > 0 and group_rps > 0
     assert abs(share - 100 * group_rps / health_rps) < 0.1
+    assert versus_touch == 1.0  # each mode's CPU per call against touch's

@@ -284,13 +284,25 @@ def misses_per_rack(
         p, t = int(part[k]), tasks[int(task[k])]
         topic = cols.topic_names[cols.topics[p]]
         return f"partition {topic}-{cols.numbers[p]} of task {t} has no known replica racks"
-    miss = np.array([[r not in s for r in racks] for s in cols.rack_sets], np.int64)
-    miss = miss.reshape(len(cols.rack_sets), len(racks))[rack_set[counts]]
+    miss = _missing(cols.rack_sets, racks)[rack_set[counts]]
     owner = task[counts]
     out = np.zeros((len(tasks), len(racks)), np.int64)
     for r in range(len(racks)):
         out[:, r] = np.bincount(owner, weights=miss[:, r], minlength=len(tasks))
     return out
+
+
+def _missing(rack_sets: Sequence[frozenset[str]], racks: list[str]) -> np.ndarray:
+    """``table[s, r]``: 1 when rack ``r`` holds no replica in set ``s``, filled by whole-array
+    steps (a Python list of sets x racks held a serving worker's GIL for 100-250 ms at 300
+    racks, so its health checks waited)."""
+    position = {r: i for i, r in enumerate(racks)}
+    table = np.ones((len(rack_sets), len(racks)), np.int64)
+    cells = [(k, position[r]) for k, s in enumerate(rack_sets) for r in s if r in position]
+    if cells:
+        set_index, rack_index = np.array(cells, np.int64).T
+        table[set_index, rack_index] = 0
+    return table
 
 
 def _kept(flags: np.ndarray, keep: PartitionFilter) -> np.ndarray:

@@ -1,0 +1,82 @@
+"""The serving process's solver: large graphs in a helper process, the same flows as here."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from kassign.assignor import flow
+from kassign.assignor.errors import SolverError
+from kassign.server.runtime import solver
+from kassign.server.runtime.solver import HelperSolver
+
+
+@pytest.fixture
+def helper() -> Iterator[HelperSolver]:
+    """A helper that takes every graph (``offload_arcs`` 1), ``flow.solve``'s runner meanwhile."""
+    solver = HelperSolver(offload_arcs=1)
+    solver.start()
+    previous = flow.use_runner(solver)
+    try:
+        yield solver
+    finally:
+        flow.use_runner(previous)
+        solver.stop()
+
+
+def _tied_assignment(n: int, seed: int) -> flow.FlowGraph:
+    """n workers x n tasks with many equal costs: the arc order decides between optima."""
+    cost = np.random.default_rng(seed).integers(0, 3, size=(n, n))
+    lay = flow.layout(("worker", n), ("task", n))
+    tails = np.repeat(np.arange(n), n)
+    heads = lay.start("task") + np.tile(np.arange(n), n)
+    supplies = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64)])
+    return flow.FlowGraph.of(lay.num_nodes, [(tails, heads, 1, cost.ravel())], supplies)
+
+
+def test_the_helper_gives_the_flows_an_in_process_solve_gives(helper: HelperSolver) -> None:
+    for seed in range(3):
+        graph = _tied_assignment(60, seed)
+        here = flow.optimal_flows(graph)
+        solved = flow.solve(graph)
+        assert here[0] == "OPTIMAL" and solved.cost == here[2]
+        assert np.array_equal(solved.flows, here[1])
+
+
+def test_a_status_other_than_optimal_comes_back_as_the_solver_error(helper: HelperSolver) -> None:
+    with pytest.raises(SolverError) as err:
+        flow.solve(flow.FlowGraph.of(2, [([0], [1], [1], [0])], [2, -2]))
+    assert err.value.status == "INFEASIBLE"
+
+
+def test_small_graphs_stay_in_this_process() -> None:
+    solver = HelperSolver()  # never started: a small graph must not need it
+    graph = _tied_assignment(5, 0)
+    assert graph.num_arcs < solver.offload_arcs
+    assert solver(graph)[0] == "OPTIMAL"
+    assert solver._pool is None
+
+
+def test_a_lost_helper_fails_its_solve_and_is_replaced(helper: HelperSolver) -> None:
+    graph = _tied_assignment(20, 1)
+    flow.solve(graph)
+    pool = helper._pool
+    assert pool is not None
+    for pid in list(pool._processes):  # type: ignore[attr-defined]
+        os.kill(pid, signal.SIGKILL)
+    with pytest.raises(SolverError) as err:
+        for _ in range(2):  # the kill may land before the pool notices
+            flow.solve(graph)
+    assert err.value.status == "HELPER_LOST"
+    assert np.array_equal(flow.solve(graph).flows, flow.optimal_flows(graph)[1])
+
+
+def test_a_block_without_room_is_refused_and_the_graph_solved_here() -> None:
+    assert solver._reserved(1 << 50) is None  # far beyond /dev/shm: ENOSPC, never SIGBUS
+    block = solver._reserved(1 << 16)
+    assert block is not None
+    block.close()
+    block.unlink()

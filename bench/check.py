@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ __all__ = [
     "TOLERANCE",
     "Line",
     "Verdict",
+    "best_cpu",
     "best_of",
     "compare",
     "load_records",
@@ -113,6 +115,16 @@ def write_records(bench: str, lines: Sequence[Line], folder: Path = BASELINES) -
     }
     path.write_text(json.dumps(data, indent=2) + "\n")
     return path
+
+
+def best_cpu(run: Callable[[], object], repeats: int) -> float:
+    """Best CPU seconds of ``run()`` over ``repeats`` runs: the least a neighbour added."""
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.process_time()
+        run()
+        best = min(best, time.process_time() - started)
+    return best
 
 
 def best_of(runs: Sequence[Sequence[Line]]) -> list[Line]:

@@ -18,13 +18,12 @@ import argparse
 import gc
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from check import Line, run_check
+from check import Line, best_cpu, run_check
 from consumer_groups import (
     Cluster,
     extra_member,
@@ -51,16 +50,6 @@ def reference_workload() -> None:
     ordered = sorted(pairs, key=lambda p: (p[1] % 97, p[0]))
     groups = [frozenset(ordered[k::40]) for k in range(40)]
     assert sum(index[p] for p in ordered) > 0 and sum(map(len, groups)) == len(pairs)
-
-
-def cpu(run: Callable[[], object], repeats: int) -> float:
-    """Best CPU seconds of ``run()`` over ``repeats`` runs."""
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.process_time()
-        run()
-        best = min(best, time.process_time() - started)
-    return best
 
 
 Members = Callable[[str], list[Member]]
@@ -91,7 +80,7 @@ def measure(sizes: str, repeats: int = 3) -> list[Line]:
     gc.freeze()  # as ``kassign serve`` runs (server/runtime/app.py)
     gc.set_threshold(50_000, 20, 100)
     raw: list[Line] = []
-    ref = cpu(reference_workload, 5)
+    ref = best_cpu(reference_workload, 5)
     for size in sizes.split(","):
         for layout in LAYOUTS:
             cluster, groups = scenarios(size, layout)
@@ -101,7 +90,7 @@ def measure(sizes: str, repeats: int = 3) -> list[Line]:
                         continue  # range reads no ownership: the same as fresh
                     shape = f"{size} {layout} {scenario} {name}"
                     raw += _lines(shape, cluster, name, members_for(name), repeats)
-    ref = min(ref, cpu(reference_workload, 5))
+    ref = min(ref, best_cpu(reference_workload, 5))
     print(f"reference workload {ref * 1000:.1f} ms cpu")
     return [Line(line.name, line.ratio / ref, "reference workload") for line in raw]
 
@@ -112,8 +101,8 @@ def _lines(
     """CPU seconds of the library and of the call (the caller divides by the reference)."""
     group = consumer_group(members, cluster.topics())
     data = request_for(cluster, members, name).SerializeToString()
-    library = cpu(lambda: assign(name, group), repeats)
-    call = cpu(
+    library = best_cpu(lambda: assign(name, group), repeats)
+    call = best_cpu(
         lambda: assign_consumer_request(
             cpb.ConsumerAssignRequest.FromString(data)
         ).wire.SerializeToString(),

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from check import Line, run_check
+from check import Line, best_cpu, run_check
 from kassign.assignor.streams import api
 from kassign.assignor.streams.model import (
     ApplicationState,
@@ -210,12 +210,7 @@ def reference_workload() -> None:
 
 def reference_cpu(repeats: int = 5) -> float:
     """Best CPU time of ``reference_workload``."""
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.process_time()
-        reference_workload()
-        best = min(best, time.process_time() - started)
-    return best
+    return best_cpu(reference_workload, repeats)
 
 
 def size_lines(

@@ -491,7 +491,9 @@ def _standbys(
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
     rack_aware = _rack_aware(state)
-    indexed = place_standby_indexed(state, layout.clients, active, layout.stateful)
+    indexed = place_standby_indexed(
+        state, layout.clients, active, layout.stateful, numbers=layout.numbers
+    )
     placed = [_compact(ts) for ts in indexed.placed]
     diagnostics = Diagnostics(notes=indexed.notes)
     # only a trace reads the placement by id (issue 16: not held on otherwise)

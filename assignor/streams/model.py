@@ -154,7 +154,7 @@ class ApplicationState:
             return self.tasks.end_offset_sum(task)
         return self.tasks[task].changelog_end_offset_sum
 
-    def end_offset_sums_of(self, tasks: Sequence[TaskId]) -> list[int]:
+    def end_offset_sums_of(self, tasks: Sequence[TaskId]) -> Sequence[int]:
         """``end_offset_sum`` of each of ``tasks``, read in one pass over the table."""
         if isinstance(self.tasks, TaskTable):
             return self.tasks.end_offset_sums_of(tasks)

@@ -20,7 +20,7 @@ high-availability assignor).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -114,11 +114,13 @@ def place_standby_indexed(
     targets: Sequence[TaskId],
     *,
     counts: Sequence[int] | None = None,
+    numbers: Sequence[int] | None = None,
 ) -> IndexedPlacement:
     """Standbys of ``targets`` (sorted) given each client's actives as positions in them.
 
     ``clients`` are ``state``'s clients in process order (ranks); ``counts`` the load each
-    starts from (default: its actives given).
+    starts from (default: its actives given); ``numbers`` the int objects to list for the
+    positions (a caller's shared ints, issue 16: not one more int per task placed).
     """
     replicas = state.configs.num_standby_replicas
     placed: list[list[int]] = [[] for _ in clients]
@@ -131,11 +133,12 @@ def place_standby_indexed(
     loads = [len(a) for a in active] if counts is None else counts
     heap = picker(capacities, loads, groups)
     untagged: list[tuple[int, int]] = []
-    pending: Sequence[tuple[int, int]]
+    tasks = range(len(targets)) if numbers is None else numbers
+    pending: Iterable[tuple[int, int]]
     if layout.tag_aware:
-        pending = _place_by_tags(len(targets), replicas, layout, groups, holding, heap, placed)
-    else:
-        pending = [(t, replicas) for t in range(len(targets))]
+        pending = _place_by_tags(tasks, replicas, layout, groups, holding, heap, placed)
+    else:  # a generator: not a pair per task held at once
+        pending = ((t, replicas) for t in tasks)
     short = _place_least_loaded(pending, holding, heap, placed, untagged, layout.tag_aware)
     del holding, heap, pending  # scratch, gone before the answer is built (issue 16)
     notes = layout.notes
@@ -171,7 +174,7 @@ def _kept(holders: set[int]) -> _Held:
 
 
 def _place_by_tags(
-    tasks: int,
+    tasks: Iterable[int],
     replicas: int,
     layout: TagLayout,
     groups: TagGroups,
@@ -189,7 +192,7 @@ def _place_by_tags(
     eligible = Eligible(groups)
     group = groups.group
     pending: list[tuple[int, int]] = []
-    for task in range(tasks):
+    for task in tasks:
         checkpoint()
         found = holding[task]
         if found is None:
@@ -246,7 +249,7 @@ class _Bars:
 
 
 def _place_least_loaded(
-    pending: Sequence[tuple[int, int]],
+    pending: Iterable[tuple[int, int]],
     holding: list[_Held],
     heap: Picker,
     placed: list[list[int]],

@@ -25,7 +25,7 @@ and the same input gives the same output: the assignment converges and then stay
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
@@ -37,7 +37,6 @@ from kassign.assignor.streams.model import (
     ProcessId,
     RackAwareStrategy,
     TaskId,
-    positions,
 )
 from kassign.assignor.streams.movement import (
     ActiveMoves,
@@ -60,7 +59,7 @@ from kassign.assignor.streams.result import (
     followup_deadline,
     task_assignment,
 )
-from kassign.assignor.streams.standby import place_standby_tasks
+from kassign.assignor.streams.standby import named_placement, place_standby_indexed
 from kassign.assignor.streams.tags import tag_layout
 from kassign.assignor.streams.trace import Trace
 from kassign.assignor.streams.trace_ha import HaPhases, StandbyPhases, ha_trace
@@ -124,46 +123,21 @@ class _Layout:
         number = dict(zip(tasks, self.numbers, strict=True))
         return [_compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
 
-    def named(
-        self, holdings: Sequence[AbstractSet[int]], tasks: Sequence[TaskId]
-    ) -> dict[ProcessId, AbstractSet[TaskId]]:
-        """``to_map`` as views over the holdings: no set of task ids per client (issue 16)."""
-        position = positions(tasks)
-        return {
-            c: _Named(ts, tasks, position) for c, ts in zip(self.clients, holdings, strict=True)
-        }
-
-
-class _Named(AbstractSet[TaskId]):
-    """A client's holdings (positions in ``tasks``) read as task ids."""
-
-    __slots__ = ("_held", "_position", "_tasks")
-
-    def __init__(
-        self,
-        held: AbstractSet[int],
-        tasks: Sequence[TaskId],
-        position: Callable[[TaskId], int | None],
-    ) -> None:
-        self._held, self._tasks, self._position = held, tasks, position
-
-    def __contains__(self, task: object) -> bool:
-        i = self._position(task) if isinstance(task, TaskId) else None
-        return i is not None and i in self._held
-
-    def __iter__(self) -> Iterator[TaskId]:
-        tasks = self._tasks
-        return (tasks[i] for i in self._held)
-
-    def __len__(self) -> int:
-        return len(self._held)
-
 
 def _compact(items: Iterable[int]) -> set[int]:
     """A set of ``items`` in the smallest table Python gives a set of its size: built through a
     dict, whose size it takes up front, not grown one insert at a time (which can leave it
     four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
     return set(dict.fromkeys(items))
+
+
+def _settled(
+    held: _Holdings, balanced: Sequence[list[int]], before: Sequence[list[int]]
+) -> _Holdings:
+    """Each client's holdings after balancing: the set ``balance_over_threads`` kept for a
+    client it left as it was (most of them, and every one of a fresh group), a compact set of
+    the new list for the others (issue 24: not a second set of every task)."""
+    return [h if b == a else _compact(b) for h, b, a in zip(held, balanced, before, strict=True)]
 
 
 def assign_high_availability(state: ApplicationState) -> TaskAssignment:
@@ -216,10 +190,11 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     deadline = followup_deadline(state.now_ms, interval) if movements else None
     assignment = task_assignment(
         (
-            KafkaStreamsAssignment.of(
+            _client_assignment(
                 client,
-                [layout.stateful[t] for t in final_active[i]] + list(stateless[client]),
-                [layout.stateful[t] for t in final_standby[i]],
+                layout.stateful,
+                (final_active[i], final_standby[i]),
+                stateless[client],
                 deadline,
             )
             for i, client in enumerate(layout.clients)
@@ -237,6 +212,21 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     return assignment, ha_trace(
         state, phases, clients=layout.clients, stateful=layout.stateful, index=index
     )
+
+
+def _client_assignment(
+    client: ProcessId,
+    stateful: Sequence[TaskId],
+    held: tuple[AbstractSet[int], AbstractSet[int]],
+    stateless: AbstractSet[TaskId],
+    deadline: int | None,
+) -> KafkaStreamsAssignment:
+    """``KafkaStreamsAssignment.of`` from positions: ``stateful`` is sorted, so sorting the
+    positions sorts the ids (ints compare faster than ``TaskId`` tuples; issue 24)."""
+    active, standby = (tuple(map(stateful.__getitem__, sorted(ts))) for ts in held)
+    if stateless:
+        active = tuple(sorted(active + tuple(stateless)))
+    return KafkaStreamsAssignment(client, active, standby, deadline)
 
 
 def _warmups(moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
@@ -289,7 +279,7 @@ def _measured(
 def _catch_up_index(state: ApplicationState, layout: _Layout) -> CatchUpIndex:
     return CatchUpIndex(
         layout.stateful,
-        (state.end_offset_sum(t) for t in layout.stateful),
+        state.end_offset_sums_of(layout.stateful),
         client_lags=[state.clients[c].task_lags for c in layout.clients],
         acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
     )
@@ -470,13 +460,11 @@ def _stateful_actives(
     """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back); the
     guess before rack optimisation comes third (for an explanation)."""
     guess = round_robin(len(layout.stateful), len(layout.clients), layout.numbers)
+    held = [_compact(g) for g in guess]
     balanced = balance_over_threads(
-        guess,
-        [len(g) for g in guess],
-        capacities=layout.capacities,
-        held=[_compact(g) for g in guess],
+        guess, [len(g) for g in guess], capacities=layout.capacities, held=held
     )
-    active = [_compact(ts) for ts in balanced]
+    active = _settled(held, balanced, guess)
     if not _rack_aware(state) or not layout.stateful:
         return active, Diagnostics(), active
     optimised, diagnostics = trim_actives(
@@ -502,13 +490,15 @@ def _standbys(
     two steps' holdings come third (for an explanation: with ``keep``)."""
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
-    rack_aware = _rack_aware(state)  # the rack pass reads the actives by id, many times
-    active_map = (layout.to_map if rack_aware else layout.named)(active, layout.stateful)
-    placement = place_standby_tasks(state, active_map, tasks=layout.stateful)
-    placed = layout.from_map(placement.standby, layout.stateful)
-    diagnostics = Diagnostics(notes=placement.notes)
-    kept = placement if keep else None  # only a trace reads it (issue 16: not held on)
-    del placement
+    rack_aware = _rack_aware(state)
+    indexed = place_standby_indexed(
+        state, layout.clients, active, layout.stateful, numbers=layout.numbers
+    )
+    placed = [_compact(ts) for ts in indexed.placed]
+    diagnostics = Diagnostics(notes=indexed.notes)
+    # only a trace reads the placement by id (issue 16: not held on otherwise)
+    kept = named_placement(state, layout.clients, layout.stateful, indexed) if keep else None
+    del indexed
     movable = [sorted(s) for s in placed]
     counts = [len(a) + len(s) for a, s in zip(active, placed, strict=True)]
     balanced = balance_over_threads(
@@ -519,11 +509,12 @@ def _standbys(
         fixed=active,
         allowed=_standby_move_allowed(state, layout),
     )
+    standby = _settled(placed, balanced, movable)
     del movable, placed
-    standby = [_compact(ts) for ts in balanced]
     phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
     if not rack_aware:
         return standby, diagnostics, phases
+    active_map = layout.to_map(active, layout.stateful)  # the rack pass reads it many times
     optimised, rack_diagnostics = trim_standbys(
         state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY
     )

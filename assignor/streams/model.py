@@ -8,7 +8,7 @@ order, consumers by member id), so iterating one is deterministic.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
@@ -153,6 +153,12 @@ class ApplicationState:
         if isinstance(self.tasks, TaskTable):
             return self.tasks.end_offset_sum(task)
         return self.tasks[task].changelog_end_offset_sum
+
+    def end_offset_sums_of(self, tasks: Sequence[TaskId]) -> Sequence[int]:
+        """``end_offset_sum`` of each of ``tasks``, read in one pass over the table."""
+        if isinstance(self.tasks, TaskTable):
+            return self.tasks.end_offset_sums_of(tasks)
+        return [self.tasks[t].changelog_end_offset_sum for t in tasks]
 
 
 def application_state(

@@ -12,29 +12,35 @@ Two policies, chosen by ``tags.tag_layout``:
   that changes the answer). Never a failure: a task may end up with fewer standbys only when
   there are not enough clients, and a note says so.
 
-This is a hot path (10,000 tasks x 1,000 clients): one heap keyed by ``(load, process order)``
-holds every client once; a poll pops past the few ineligible clients and pushes them back. A
-per-exclusion count of eligible clients says beforehand whether a poll can succeed, so a task
-that tags cannot place costs no scan of all clients.
+This is a hot path (100,000 tasks x 5,000 clients): the passes run over task positions and
+client ranks (``standby_heap``), and the task ids and process ids are read only to translate
+the answer. ``place_standby_indexed`` is that core for callers that hold positions already (the
+high-availability assignor).
 """
 
 from __future__ import annotations
 
-import heapq
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
-from kassign.assignor.streams.holders import Holders, add_holder, holders_of, set_holders
-from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId, positions
-from kassign.assignor.streams.tags import TagLayout, exclude_used_values, is_excluded, tag_layout
+from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.standby_heap import Eligible, Picker, TagGroups, picker
+from kassign.assignor.streams.tags import TagLayout, tag_layout
 
-__all__ = ["StandbyPlacement", "assign_standby_tasks", "place_standby_tasks"]
+__all__ = [
+    "IndexedPlacement",
+    "StandbyPlacement",
+    "assign_standby_tasks",
+    "named_placement",
+    "place_standby_indexed",
+    "place_standby_tasks",
+]
 
-_HeapEntry = tuple[float, tuple[int, int], ProcessId]
+_Held = int | tuple[int, ...] | None
+"""A task's holders by rank: one client as itself (most tasks), more as a tuple (issue 16)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +54,16 @@ class StandbyPlacement:
     standby: Mapping[ProcessId, frozenset[TaskId]]
     notes: tuple[str, ...] = ()
     untagged: frozenset[tuple[TaskId, ProcessId]] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedPlacement:
+    """``StandbyPlacement`` over positions: per client rank, the task positions it received (in
+    placement order); ``untagged`` as ``(position, rank)``."""
+
+    placed: Sequence[Sequence[int]]
+    notes: tuple[str, ...]
+    untagged: Sequence[tuple[int, int]]
 
 
 def assign_standby_tasks(
@@ -67,217 +83,187 @@ def place_standby_tasks(
 
     Loads start from the actives given; a client never receives a standby of a task it holds.
     """
-    replicas = state.configs.num_standby_replicas
     targets = tuple(sorted(state.stateful_tasks if tasks is None else tasks))
-    placed: dict[ProcessId, list[TaskId]] = {pid: [] for pid in state.clients}
+    clients = tuple(sorted(state.clients, key=process_key))
+    position = {task: i for i, task in enumerate(targets)}
+    held = [[position[t] for t in active.get(c, ()) if t in position] for c in clients]
+    counts = [len(active.get(c, ())) for c in clients]
+    indexed = place_standby_indexed(state, clients, held, targets, counts=counts)
+    return named_placement(state, clients, targets, indexed)
+
+
+def named_placement(
+    state: ApplicationState,
+    clients: Sequence[ProcessId],
+    targets: Sequence[TaskId],
+    indexed: IndexedPlacement,
+) -> StandbyPlacement:
+    """``indexed`` read as task and process ids, every client of ``state`` in its order."""
+    by_client = dict(zip(clients, indexed.placed, strict=True))
+    standby = {  # sized up front, not grown (issue 16)
+        pid: frozenset(dict.fromkeys([targets[t] for t in by_client[pid]])) for pid in state.clients
+    }
+    untagged = frozenset((targets[t], clients[c]) for t, c in indexed.untagged)
+    return StandbyPlacement(standby, indexed.notes, untagged)
+
+
+def place_standby_indexed(
+    state: ApplicationState,
+    clients: Sequence[ProcessId],
+    active: Sequence[Collection[int]],
+    targets: Sequence[TaskId],
+    *,
+    counts: Sequence[int] | None = None,
+    numbers: Sequence[int] | None = None,
+) -> IndexedPlacement:
+    """Standbys of ``targets`` (sorted) given each client's actives as positions in them.
+
+    ``clients`` are ``state``'s clients in process order (ranks); ``counts`` the load each
+    starts from (default: its actives given); ``numbers`` the int objects to list for the
+    positions (a caller's shared ints, issue 16: not one more int per task placed).
+    """
+    replicas = state.configs.num_standby_replicas
+    placed: list[list[int]] = [[] for _ in clients]
     layout = tag_layout(state)
-    if replicas <= 0 or not targets or not state.clients:
-        return _freeze(placed, layout.notes)
-    holding = _holding(state, active, targets)
-    heap = _LeastLoaded(state, active, layout.values)
-    untagged: list[tuple[TaskId, ProcessId]] | None = None
-    pending: Iterable[tuple[TaskId, int]]
+    if replicas <= 0 or not targets or not clients:
+        return IndexedPlacement(placed, layout.notes, ())
+    holding = _holding(active, len(targets))
+    groups = TagGroups.of([layout.values[c] for c in clients], len(layout.keys))
+    capacities = [max(1, state.clients[c].num_threads) for c in clients]
+    loads = [len(a) for a in active] if counts is None else counts
+    heap = picker(capacities, loads, groups)
+    untagged: list[tuple[int, int]] = []
+    tasks = range(len(targets)) if numbers is None else numbers
+    pending: Iterable[tuple[int, int]]
     if layout.tag_aware:
-        pending = sorted(_place_by_tags(targets, replicas, layout, holding, heap, placed).items())
-        untagged = []
-    else:
-        pending = ((task, replicas) for task in targets)
-    short = _place_least_loaded(pending, holding, heap, placed, untagged)
-    del holding, heap, pending  # scratch, gone before the answer is frozen (issue 16)
+        pending = _place_by_tags(tasks, replicas, layout, groups, holding, heap, placed)
+    else:  # a generator: not a pair per task held at once
+        pending = ((t, replicas) for t in tasks)
+    short = _place_least_loaded(pending, holding, heap, placed, untagged, layout.tag_aware)
+    del holding, heap, pending  # scratch, gone before the answer is built (issue 16)
     notes = layout.notes
     if short:
-        first = ", ".join(str(t) for t in short[:5])
+        first = ", ".join(str(targets[t]) for t in short[:5])
         notes += (
             f"{len(short)} task(s) got fewer than {replicas} standby replica(s): "
             + f"not enough clients (first: {first})",
         )
-    return _freeze(placed, notes, untagged or ())
+    return IndexedPlacement(placed, notes, untagged)
 
 
-def _freeze(
-    placed: Mapping[ProcessId, list[TaskId]],
-    notes: tuple[str, ...],
-    untagged: Sequence[tuple[TaskId, ProcessId]] = (),
-) -> StandbyPlacement:
-    frozen = {}
-    for pid, tasks in placed.items():  # each emptied once copied: one client's tasks twice
-        frozen[pid] = frozenset(dict.fromkeys(tasks))  # sized up front, not grown (issue 16)
-        tasks.clear()
-    return StandbyPlacement(frozen, notes, frozenset(untagged))
-
-
-def _holding(
-    state: ApplicationState,
-    active: Mapping[ProcessId, AbstractSet[TaskId]],
-    targets: Sequence[TaskId],
-) -> Holders:
-    """The holders of each target task before any replica is placed (``targets`` sorted)."""
-    holding: Holders = {}
-    position = positions(targets)
-    for pid in state.clients:
-        for task in active.get(pid, ()):
-            if position(task) is not None:
-                add_holder(holding, task, pid)
+def _holding(active: Sequence[Collection[int]], tasks: int) -> list[_Held]:
+    """The holders (ranks) of each target before any replica is placed."""
+    holding: list[_Held] = [None] * tasks
+    for rank, held in enumerate(active):
+        for t in held:
+            found = holding[t]
+            holding[t] = rank if found is None else (*_holders(found), rank)
     return holding
 
 
-class _LeastLoaded:
-    """Scratch: clients by ``(assigned / threads, process order)``, grouped by tag values.
+def _holders(found: _Held) -> tuple[int, ...]:
+    if found is None:
+        return ()
+    return found if isinstance(found, tuple) else (found,)
 
-    Kafka's ``ConstrainedPrioritySet`` with the load it re-reads on every offer. Each group of
-    clients sharing all tag values has its own heap, and a heap of groups is keyed by each
-    group's best client, so a poll skips a barred group in one step however many clients it
-    holds (a zone of idle clients barred for a task costs one pop, not one per client). Only the
-    client that got a replica changes load; it alone is pushed back with its new key.
-    """
 
-    def __init__(
-        self,
-        state: ApplicationState,
-        active: Mapping[ProcessId, AbstractSet[TaskId]],
-        groups: Mapping[ProcessId, tuple[str | None, ...]],
-    ) -> None:
-        self._capacity = {pid: max(1, c.num_threads) for pid, c in state.clients.items()}
-        self._count = {pid: len(active.get(pid, ())) for pid in state.clients}
-        labels = sorted(set(groups.values()), key=lambda g: tuple((v is None, v or "") for v in g))
-        self._labels = labels
-        number = {label: n for n, label in enumerate(labels)}
-        self._group = {pid: number[groups[pid]] for pid in state.clients}
-        self._members: list[list[_HeapEntry]] = [[] for _ in labels]
-        for pid in state.clients:
-            entry = (self._count[pid] / self._capacity[pid], process_key(pid), pid)
-            self._members[self._group[pid]].append(entry)
-        self._listed: list[tuple[float, tuple[int, int]] | None] = [None] * len(labels)
-        self._tops: list[tuple[tuple[float, tuple[int, int]], int]] = []
-        for gid, members in enumerate(self._members):
-            heapq.heapify(members)
-            self._list(gid)
-
-    def _list(self, gid: int) -> None:
-        """Put group ``gid`` in the heap of groups under its best client's key (if changed)."""
-        members = self._members[gid]
-        key = (members[0][0], members[0][1]) if members else None
-        if key is not None and key != self._listed[gid]:
-            heapq.heappush(self._tops, (key, gid))
-        self._listed[gid] = key
-
-    def poll(
-        self,
-        holding: AbstractSet[ProcessId],
-        barred: Callable[[tuple[str | None, ...]], bool] | None = None,
-    ) -> ProcessId | None:
-        """Give a replica to the least loaded client outside ``holding`` in a group not ``barred``."""
-        touched: list[int] = []
-        stashed: list[tuple[int, _HeapEntry]] = []
-        chosen: _HeapEntry | None = None
-        while self._tops:
-            key, gid = heapq.heappop(self._tops)
-            if self._listed[gid] != key:
-                continue  # stale: the group's best client changed since
-            self._listed[gid] = None
-            touched.append(gid)
-            if barred is not None and barred(self._labels[gid]):
-                continue
-            members = self._members[gid]
-            if members[0][2] in holding:  # set holders aside, re-list under the next best
-                while members and members[0][2] in holding:
-                    stashed.append((gid, heapq.heappop(members)))
-                self._list(gid)
-                continue
-            chosen = heapq.heappop(members)
-            break
-        for gid, entry in stashed:
-            heapq.heappush(self._members[gid], entry)
-        if chosen is not None:
-            pid = chosen[2]
-            self._count[pid] += 1
-            load = self._count[pid] / self._capacity[pid]
-            heapq.heappush(self._members[self._group[pid]], (load, chosen[1], pid))
-        for gid in touched:
-            self._list(gid)
-        return None if chosen is None else chosen[2]
+def _kept(holders: set[int]) -> _Held:
+    if len(holders) > 1:
+        return tuple(holders)
+    return next(iter(holders)) if holders else None
 
 
 def _place_by_tags(
-    targets: Sequence[TaskId],
+    tasks: Iterable[int],
     replicas: int,
     layout: TagLayout,
-    holding: Holders,
-    heap: _LeastLoaded,
-    placed: dict[ProcessId, list[TaskId]],
-) -> dict[TaskId, int]:
+    groups: TagGroups,
+    holding: list[_Held],
+    heap: Picker,
+    placed: list[list[int]],
+) -> list[tuple[int, int]]:
     """KIP-708 pass: each replica on a client differing from the task's holders on every key.
 
     A key stops constraining once the task occupies as many clients as the key has values
-    (``exclude_used_values``). Returns, per task, the replicas tags could not place.
+    (``tags.exclude_used_values``, here one group bitmask per key). Returns, in task order, the
+    replicas tags could not place.
     """
-    values = layout.values
-    eligible = _EligibleCount(layout)
-    pending: dict[TaskId, int] = {}
-    for task in targets:
+    bars = _Bars(layout.distinct, groups)
+    eligible = Eligible(groups)
+    group = groups.group
+    pending: list[tuple[int, int]] = []
+    for task in tasks:
         checkpoint()
-        task_holding = set(holders_of(holding, task))
-        if not task_holding:
-            pending[task] = replicas
+        found = holding[task]
+        if found is None:
+            pending.append((task, replicas))
             continue
-        excluded: dict[int, set[str]] = {}
-        last, used, remaining = min(task_holding, key=process_key), 1, replicas
+        task_holding = {found} if isinstance(found, int) else set(found)
+        last, used, remaining = min(task_holding), 1, replicas
+        bar = bars.none
         while remaining > 0:
-            exclude_used_values(excluded, values[last], used, layout.distinct)
-            if eligible.available(excluded, task_holding) <= 0:
+            bar, barred = bars.after(bar, group[last], used)
+            if eligible.available(barred, task_holding) <= 0:
                 break
-            chosen = heap.poll(task_holding, _barring(excluded))
+            chosen = heap.poll(task_holding, barred)
             if chosen is None:
                 break
             placed[chosen].append(task)
             task_holding.add(chosen)
             last, used, remaining = chosen, used + 1, remaining - 1
-        set_holders(holding, task, task_holding)
-        if remaining:
-            pending[task] = remaining
+        if remaining:  # only the least-loaded pass reads the holders again
+            holding[task] = _kept(task_holding)
+            pending.append((task, remaining))
     return pending
 
 
-def _barring(excluded: Mapping[int, set[str]]) -> Callable[[tuple[str | None, ...]], bool]:
-    """The poll filter of one replica: groups on a barred tag value."""
-    return lambda group: is_excluded(group, excluded)
+class _Bars:
+    """``tags.exclude_used_values`` over group bitmasks, one bitmask per tag key, cached.
 
-
-class _EligibleCount:
-    """Scratch: how many clients an exclusion leaves, counted per tag-value group and cached.
-
-    Lets the tag pass skip a poll that would scan every client only to find none.
+    A task's bars after a replica lands depend only on its bars before, the receiving
+    client's group and how many clients the task occupies: a few combinations, so each is
+    worked out once (issue 24: per task, this was a loop over keys and values).
     """
 
-    def __init__(self, layout: TagLayout) -> None:
-        self._values = layout.values
-        self._groups = Counter(layout.values.values())
-        self._cache: dict[tuple[tuple[int, frozenset[str]], ...], int] = {}
+    def __init__(self, distinct: Sequence[int], groups: TagGroups) -> None:
+        self._distinct, self._groups = distinct, groups
+        self.none: tuple[int, ...] = (0,) * len(distinct)
+        self._cache: dict[tuple[tuple[int, ...], int, int], tuple[tuple[int, ...], int]] = {}
 
-    def available(self, excluded: Mapping[int, set[str]], holding: AbstractSet[ProcessId]) -> int:
-        signature = tuple(sorted((i, frozenset(v)) for i, v in excluded.items() if v))
-        total = self._cache.get(signature)
-        if total is None:
-            total = sum(n for vals, n in self._groups.items() if not is_excluded(vals, excluded))
-            self._cache[signature] = total
-        return total - sum(1 for pid in holding if not is_excluded(self._values[pid], excluded))
+    def after(self, bars: tuple[int, ...], group: int, used: int) -> tuple[tuple[int, ...], int]:
+        """The bars once a client of ``group`` holds the task on ``used`` clients, and their
+        union (the groups barred)."""
+        key = (bars, group, used)
+        found = self._cache.get(key)
+        if found is None:
+            masks, values = self._groups.masks, self._groups.values[group]
+            new = tuple(
+                bar if v < 0 else 0 if self._distinct[k] <= used else bar | masks[k][v]
+                for k, (bar, v) in enumerate(zip(bars, values, strict=True))
+            )
+            union = 0
+            for bar in new:
+                union |= bar
+            found = self._cache[key] = (new, union)
+        return found
 
 
 def _place_least_loaded(
-    pending: Iterable[tuple[TaskId, int]],
-    holding: Holders,
-    heap: _LeastLoaded,
-    placed: dict[ProcessId, list[TaskId]],
-    untagged: list[tuple[TaskId, ProcessId]] | None,
-) -> list[TaskId]:
+    pending: Iterable[tuple[int, int]],
+    holding: list[_Held],
+    heap: Picker,
+    placed: list[list[int]],
+    untagged: list[tuple[int, int]],
+    tagged: bool,
+) -> list[int]:
     """Place each pending task's remaining replicas least-loaded, ``pending`` in task order
-    (task, replicas); return the tasks left short. ``untagged``, when given (tags
-    configured), receives each replica placed."""
-    short: list[TaskId] = []
+    (position, replicas); return the tasks left short. With tags configured, ``untagged``
+    receives each replica placed."""
+    short: list[int] = []
     clients = len(placed)
     for task, replicas in pending:
         checkpoint()
-        task_holding = set(holders_of(holding, task))
+        task_holding = set(_holders(holding[task]))
         for _ in range(replicas):
             chosen = heap.poll(task_holding) if len(task_holding) < clients else None
             if chosen is None:
@@ -285,6 +271,6 @@ def _place_least_loaded(
                 break
             placed[chosen].append(task)
             task_holding.add(chosen)
-            if untagged is not None:
+            if tagged:
                 untagged.append((task, chosen))
     return short

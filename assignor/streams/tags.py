@@ -115,19 +115,20 @@ def rack_tag_mismatches(state: ApplicationState) -> tuple[str, ...]:
     assignment goes on with the tags; the notes say what was ignored.
     """
     configured = state.configs.rack_aware_assignment_tags
-    racked = [(pid, state.clients[pid]) for pid in sorted_processes(state.clients)]
-    racked = [(pid, c) for pid, c in racked if c.rack_id]
-    if not configured or not racked:
+    if not configured or not any(c.rack_id for c in state.clients.values()):
         return ()
     if RACK_TAG not in configured:
         return (
             f"clients report rack ids but rack_aware_assignment_tags {list(configured)} has no "
             + f"'{RACK_TAG}' key: standbys follow the tags, rack ids are ignored for standbys",
         )
+    clients = state.clients  # sorted only for the note: most groups have no disagreement
+    odd = [
+        pid for pid, c in clients.items() if c.rack_id and c.client_tags.get(RACK_TAG) != c.rack_id
+    ]
     differing = [
-        f"{pid} (rack {c.rack_id!r}, tag {c.client_tags.get(RACK_TAG)!r})"
-        for pid, c in racked
-        if c.client_tags.get(RACK_TAG) != c.rack_id
+        f"{pid} (rack {clients[pid].rack_id!r}, tag {clients[pid].client_tags.get(RACK_TAG)!r})"
+        for pid in sorted_processes(odd)
     ]
     if not differing:
         return ()

@@ -39,7 +39,6 @@ import argparse
 import json
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -73,6 +72,7 @@ from kassign.assignor.consumer import (
 )
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
+from serving import kassign_serve
 
 from tests.differential.maven import ROOT, maven_classpath, run_java
 
@@ -136,34 +136,15 @@ def response_partitions(data: bytes) -> Partitions:
 @contextmanager
 def served() -> Iterator[Callable[[bytes], bytes]]:
     """``kassign serve`` with one worker on loopback, and a call that sends it request bytes."""
-    with tempfile.TemporaryDirectory() as work:
-        port_file = Path(work) / "port"
-        server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "kassign"), "serve", "--host", "127.0.0.1"]
-            + ["--port", "0", "--port-file", str(port_file), "--workers", "1"]
-            + ["--metrics-port", "-1"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+    unlimited = [("grpc.max_receive_message_length", -1)]  # a 1M-partition answer
+    with kassign_serve() as target, grpc.insecure_channel(target, options=unlimited) as channel:
+        grpc.channel_ready_future(channel).result(timeout=30)
+        method: Callable[..., bytes] = channel.unary_unary(
+            "/kassign.v1.ConsumerAssignmentService/Assign",
+            request_serializer=None,
+            response_deserializer=None,
         )
-        try:
-            deadline = time.monotonic() + 60
-            while not (port_file.exists() and port_file.read_text().strip()):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("kassign serve did not start")
-                time.sleep(0.1)
-            target = f"127.0.0.1:{port_file.read_text().strip()}"
-            unlimited = [("grpc.max_receive_message_length", -1)]  # a 1M-partition answer
-            with grpc.insecure_channel(target, options=unlimited) as channel:
-                grpc.channel_ready_future(channel).result(timeout=30)
-                method: Callable[..., bytes] = channel.unary_unary(
-                    "/kassign.v1.ConsumerAssignmentService/Assign",
-                    request_serializer=None,
-                    response_deserializer=None,
-                )
-                yield lambda data: bytes(method(data, timeout=120))
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        yield lambda data: bytes(method(data, timeout=120))
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +265,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--scenarios",
         default="fresh,replaced",
-        help=f"comma-separated, of: {', '.join(f'{k} ({v})' for k, v in SCENARIOS.items())}",
+        help="comma-separated, of: "  # argparse formats help with %: 1%% is "1%"
+        + ", ".join(f"{k} ({v})" for k, v in SCENARIOS.items()).replace("%", "%%"),
     )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so ``served`` stops its server

@@ -36,13 +36,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from serving import kassign_serve
 
 from tests.differential.maven import ROOT
 
@@ -83,30 +83,6 @@ def classpath(log: Path, main_classes: Path | None) -> str:
     main = main_classes or PROJECT / "target" / "classes"
     classes = [str(PROJECT / "target" / "test-classes"), str(main)]
     return os.pathsep.join(classes + swapped + deps)
-
-
-@contextmanager
-def served() -> Iterator[str]:
-    """``kassign serve`` with one worker on loopback; yields its target."""
-    with tempfile.TemporaryDirectory() as work:
-        port_file = Path(work) / "port"
-        server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "kassign"), "serve", "--host", "127.0.0.1"]
-            + ["--port", "0", "--port-file", str(port_file), "--workers", "1"]
-            + ["--metrics-port", "-1"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            deadline = time.monotonic() + 60
-            while not (port_file.exists() and port_file.read_text().strip()):
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("kassign serve did not start")
-                time.sleep(0.1)
-            yield f"127.0.0.1:{port_file.read_text().strip()}"
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
 
 
 def describe(line: dict[str, Any]) -> str:
@@ -161,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     with tempfile.TemporaryDirectory() as work:
         cp = classpath(Path(work) / "mvn.log", args.main_classes)
-    with served() as target:
+    with kassign_serve() as target:
         # the tests' SLF4J provider prints: INFO and WARN off on both sides (Kafka's sticky logs
         # the whole assignment at INFO); fallbacks are read from the plug-ins' metrics
         quiet = "-Dkassign.testlog.level=ERROR"

@@ -1,0 +1,37 @@
+"""``kassign serve`` for a bench: one worker on loopback, started and stopped around a run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["kassign_serve"]
+
+
+@contextmanager
+def kassign_serve() -> Iterator[str]:
+    """``kassign serve`` with one worker on loopback, metrics off; yields its target."""
+    with tempfile.TemporaryDirectory() as work:
+        port_file = Path(work) / "port"
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "kassign"), "serve", "--host", "127.0.0.1"]
+            + ["--port", "0", "--port-file", str(port_file), "--workers", "1"]
+            + ["--metrics-port", "-1"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not (port_file.exists() and port_file.read_text().strip()):
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("kassign serve did not start")
+                time.sleep(0.1)
+            yield f"127.0.0.1:{port_file.read_text().strip()}"
+        finally:
+            server.terminate()
+            server.wait(timeout=30)

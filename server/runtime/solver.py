@@ -49,10 +49,14 @@ about 5-15 ms, the trip (pickled arrays both ways) about 1 ms; below it the solv
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:
-    """The helper's initializer: SIGTERM when the worker that started it is gone."""
+def _die_with_parent(parent: int) -> None:
+    """The helper's initializer: SIGTERM when the worker that started it is gone. A worker
+    that ended before this ran (the helper takes a second or two to start) has already
+    handed it to init, which the signal never follows: then it ends here."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def _columns(block: SharedMemory, nodes: int, arcs: int) -> list[flow.IntArray]:
@@ -134,6 +138,7 @@ class HelperSolver:
                     max_workers=1,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_die_with_parent,
+                    initargs=(os.getpid(),),
                 )
             return self._pool
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import time
+import uuid
 from collections.abc import Iterator
 
 import numpy as np
@@ -80,3 +84,40 @@ def test_a_block_without_room_is_refused_and_the_graph_solved_here() -> None:
     assert block is not None
     block.close()
     block.unlink()
+
+
+def _marked(marker: str) -> list[int]:
+    """Processes whose environment carries ``marker`` (a helper inherits its parent's)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as env:
+                    if marker.encode() in env.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc (Linux)")
+def test_a_helper_whose_worker_ends_before_it_starts_ends_too() -> None:
+    """The parent-death signal is set by the helper once it runs; a worker gone before that
+    (killed while its helper still imports) left the helper to init for good (issue 24: such
+    helpers were found alive after the suite). It now notices and ends."""
+    marker = f"KASSIGN_HELPER_TEST={uuid.uuid4().hex}"
+    key, value = marker.split("=")
+    script = (
+        "import os\n"
+        "from kassign.server.runtime.solver import HelperSolver\n"
+        "HelperSolver().start()\n"
+        "os._exit(0)\n"  # before the helper has imported anything
+    )
+    subprocess.run([sys.executable, "-c", script], env={**os.environ, key: value}, check=True)
+    deadline = time.monotonic() + 30  # a helper takes a second or two to start, more when busy
+    while _marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = _marked(marker)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"helper processes outlived their worker: {left}"

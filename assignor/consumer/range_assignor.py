@@ -179,7 +179,8 @@ def _plain_owners(counts: list[int], subscribers: list[npt.NDArray[np.int64]]) -
 
 
 def _most_telling(group: ConsumerGroup, reasons: list[RackReason]) -> RackReason:
-    """The group's reason when no topic used racks (``_group_reason``)."""
+    """The most telling of the topics' reasons (``RackReason``'s order), or with no topic the
+    members' racks' alone."""
     if not reasons:
         return rack_reason((m.rack for m in group.members if m.rack is not None), ())
     order = list(RackReason)
@@ -288,7 +289,4 @@ def _assign_co_partitioned(
 
 def _group_reason(group: ConsumerGroup, states: list[_TopicState]) -> RackReason:
     """On if any topic used racks; otherwise the most telling topic's reason (``RackReason``)."""
-    if not states:
-        return rack_reason((m.rack for m in group.members if m.rack is not None), ())
-    order = list(RackReason)
-    return max((s.reason for s in states), key=order.index)
+    return _most_telling(group, [s.reason for s in states])

@@ -9,8 +9,9 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import repeat
+from typing import NamedTuple
 
 import numpy as np
 from kassign.assignor.consumer.columns import (
@@ -157,47 +158,54 @@ def group_assignment(
     topics = group.topics
     claims = {m: claims_on(tps, topics) for m, tps in claims.items()}
     space = _one_space(target)
-    if space is not None:
-        return _of_ids(
-            assignor,
-            group,
-            space,
-            target,  # type: ignore[arg-type]
-            claims=claims,
-            withheld=kept_back,
-            revoked=revoked,
-            report=AssignmentReport(
-                rack_aware=rack_reason.enables,
-                rack_reason=rack_reason,
-                moved_partitions=0,
-                cross_rack_partitions=0,
-                withheld_partitions=len(kept_back),
-                rack_status=rack_status,
-                solver_reason=solver_reason,
-                cross_rack_partitions_before=_cross_rack_claims(group, claims),
-            ),
-            cross_rack=cross_rack,
-        )
+    listed = (
+        _of_ids(group, space, target, claims, kept_back, revoked, cross_rack)  # type: ignore[arg-type]
+        if space is not None
+        else _of_objects(group, target, claims, kept_back, revoked, cross_rack)
+    )
+    report = AssignmentReport(
+        rack_aware=rack_reason.enables,
+        rack_reason=rack_reason,
+        moved_partitions=listed.moved,
+        cross_rack_partitions=listed.across,
+        withheld_partitions=len(kept_back),
+        rack_status=rack_status,
+        solver_reason=solver_reason,
+        cross_rack_partitions_before=_cross_rack_claims(group, claims),
+    )
+    return GroupAssignment(assignor, listed.members, report, listed.columns)
+
+
+class _Listed(NamedTuple):
+    """The members' frozen lists (and their ids, when the assignor gave ids), and the two
+    figures counted on them."""
+
+    members: tuple[MemberAssignment, ...]
+    columns: AssignedColumns | None
+    moved: int
+    across: int
+
+
+def _of_objects(
+    group: ConsumerGroup,
+    target: Mapping[str, Collection[TopicPartition]],
+    claims: Mapping[str, Collection[TopicPartition]],
+    kept_back: frozenset[TopicPartition],
+    revoked: Mapping[str, Collection[TopicPartition]],
+    cross_rack: int | None,
+) -> _Listed:
+    """Each list sorted, withheld partitions dropped, counted on the objects."""
     assignments = []
     across = 0
     for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
         mine = target.get(member.member_id, ())
         mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
         if member.rack is not None and cross_rack is None:
-            across += len(mine) - _local(mine, member.rack, topics)
+            across += len(mine) - _local(mine, member.rack, group.topics)
         gone = tuple(sorted(revoked.get(member.member_id, ())))
         assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
-    report = AssignmentReport(
-        rack_aware=rack_reason.enables,
-        rack_reason=rack_reason,
-        moved_partitions=_moved(claims, target),
-        cross_rack_partitions=across if cross_rack is None else cross_rack,
-        withheld_partitions=len(kept_back),
-        rack_status=rack_status,
-        solver_reason=solver_reason,
-        cross_rack_partitions_before=_cross_rack_claims(group, claims),
-    )
-    return GroupAssignment(assignor, tuple(assignments), report)
+    counted = across if cross_rack is None else cross_rack
+    return _Listed(tuple(assignments), None, _moved(claims, target), counted)
 
 
 def _one_space(target: Mapping[str, Collection[TopicPartition]]) -> PartitionSpace | None:
@@ -210,21 +218,18 @@ def _one_space(target: Mapping[str, Collection[TopicPartition]]) -> PartitionSpa
 
 
 def _of_ids(
-    assignor: str,
     group: ConsumerGroup,
     space: PartitionSpace,
     target: Mapping[str, PartitionList],
-    *,
     claims: Mapping[str, Collection[TopicPartition]],
-    withheld: frozenset[TopicPartition],
+    kept_back: frozenset[TopicPartition],
     revoked: Mapping[str, Collection[TopicPartition]],
-    report: AssignmentReport,
     cross_rack: int | None,
-) -> GroupAssignment:
-    """``group_assignment`` over ids: each list sorted and counted as numbers, the
-    ``TopicPartition``s left unmade (``PartitionList``), the same answer and report."""
+) -> _Listed:
+    """``_of_objects`` over ids: each list sorted and counted as numbers, the
+    ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
     ordered = sorted(group.members, key=lambda m: java_key(m.member_id))
-    held = np.sort(space.ids(sorted(withheld))) if withheld else None
+    held = np.sort(space.ids(sorted(kept_back))) if kept_back else None
     lists: list[Ids] = []
     for member in ordered:
         mine = target.get(member.member_id)
@@ -241,8 +246,7 @@ def _of_ids(
     )
     across = cross_rack if cross_rack is not None else _cross_rack_ids(group, ordered, columns)
     moved = _moved_ids(space, ordered, target, claims) if any(claims.values()) else 0
-    counted = replace(report, moved_partitions=moved, cross_rack_partitions=across)
-    return GroupAssignment(assignor, members, counted, columns)
+    return _Listed(members, columns, moved, across)
 
 
 def _cross_rack_ids(group: ConsumerGroup, ordered: list[Member], columns: AssignedColumns) -> int:

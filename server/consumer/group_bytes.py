@@ -99,7 +99,7 @@ def flat_columns(columns: AssignedColumns) -> FlatPartitions:
         names=list(space.names),
         topic_ids=topic_ids,
         numbers=ids - space.offsets[topic_ids],
-        starts=np.concatenate([np.zeros(1, dtype=np.int64), ends[:-1]]).tolist()[: len(ends)],
+        starts=(ends - np.diff(ends, prepend=0)).tolist(),
         ends=ends.tolist(),
         owner=columns.owner(),
     )

@@ -17,7 +17,9 @@ The process model, in order (it matters: gRPC must not exist before the fork):
    all have exited.
 
 Workers sit in their own process group, so a terminal's Ctrl-C reaches the parent only and each
-worker gets exactly one SIGTERM; on Linux a worker also gets SIGTERM if the parent dies.
+worker gets exactly one SIGTERM; on Linux a worker also gets SIGTERM if the parent dies, and one
+forked by a parent already dead exits at once. A stopped (SIGSTOPped) worker whose parent dies is
+in an orphaned process group, which the kernel sends SIGHUP and SIGCONT: it ends too.
 """
 
 from __future__ import annotations
@@ -116,11 +118,22 @@ def _bound_reuseport(host: str, port: int) -> socket.socket:
     raise OSError(f"cannot reserve {host}:{port}")  # pragma: no cover - the loop returns or raises
 
 
-def _worker_main(config: ServerConfig, index: int, lost: LostSlots) -> int:
-    """Runs in a forked worker: multiprocess metrics, then the ordinary serving loop."""
-    os.setpgid(0, 0)
+def _orphaned_at_birth(parent: int) -> bool:
+    """Sets the parent-death signal, then whether the parent died before it was set: a
+    supervisor SIGKILLed just after forking a replacement left that worker serving on with
+    parent 1 (issue 27), since a signal asked for after the parent's death never comes."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    return os.getppid() != parent
+
+
+def _worker_main(config: ServerConfig, index: int, lost: LostSlots, parent: int) -> int:
+    """Runs in a forked worker: multiprocess metrics, then the ordinary serving loop. The stop
+    signals are still blocked from the fork (``Supervisor._spawn``), so one sent before the
+    handlers below are reset waits for them instead of running the parent's handler here."""
+    os.setpgid(0, 0)
+    if _orphaned_at_birth(parent):
+        return 0
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's forwarding handler is not ours
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
@@ -168,6 +181,7 @@ def _fork_worker(
 ) -> int:
     """A worker process; ``metrics`` is the parent's endpoint, which a replacement worker forked
     after it started would otherwise keep listening (and the port taken) after the parent."""
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
@@ -175,7 +189,7 @@ def _fork_worker(
     try:
         if metrics is not None:
             metrics.socket.close()
-        code = _worker_main(config, index, lost)
+        code = _worker_main(config, index, lost, parent)
     except BaseException:
         log.exception("worker %d failed", index)
     finally:

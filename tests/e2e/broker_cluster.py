@@ -19,6 +19,7 @@ rack-local reads.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -28,7 +29,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.e2e.harness import ROOT, Cluster, Kassign, Processes, start_cluster, start_kassign
+from tests.e2e.harness import (
+    ROOT,
+    Cluster,
+    Kassign,
+    Processes,
+    start_cluster,
+    start_kassign,
+    wait_until,
+)
+from tests.ops.serving import alive, listening_sockets
 
 BROKER_JAR = ROOT / "clients" / "java" / "broker" / "target" / "kassign-broker.jar"
 RACKS = ("rack-a", "rack-b", "rack-c")  # of brokers 1, 2, 3
@@ -82,11 +92,23 @@ def pause(kassign: Kassign) -> None:
 
 
 def kill(kassign: Kassign) -> None:
-    """SIGKILL to its workers (paused ones too) and the supervisor: connections refused."""
-    for pid in workers(kassign):
-        os.kill(pid, signal.SIGKILL)
+    """SIGKILL to the supervisor, then to its workers (paused ones too); returns once none is
+    left and nothing listens on the port: connections refused. The supervisor goes first: a
+    worker killed before it was replaced at once, and a replacement forked as the supervisor
+    died once served on with parent 1 and answered this test's next join (issue 27)."""
     kassign.proc.kill()
     kassign.proc.wait(timeout=30)
+    for pid in workers(kassign):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    wait_until(
+        f"kassign's workers gone and port {kassign.port} closed",
+        lambda: (
+            (not any(map(alive, workers(kassign))) and not listening_sockets(kassign.port)) or None
+        ),
+        10,
+        lambda: [kassign.log],
+    )
 
 
 @contextmanager

@@ -128,6 +128,27 @@ def rack_heavy_request(*, tasks: int, clients: int) -> AssignRequest:
     return request
 
 
+def listening_sockets(port: int) -> set[str]:
+    """The ``socket:[inode]`` names of TCP sockets listening on ``port`` (from /proc/net), as
+    a process's /proc/PID/fd links name them."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # LISTEN
+                inodes.add(f"socket:[{fields[9]}]")
+    return inodes
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, or a pid no longer there, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
 def free_port() -> int:
     """A port free right now on 127.0.0.1 (for Prometheus, which cannot report its own)."""
     with socket.socket() as s:

@@ -16,7 +16,7 @@ from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.ops.serving import DATA, Served, kassign_serve
+from tests.ops.serving import DATA, Served, kassign_serve, listening_sockets
 
 pytestmark = pytest.mark.slow
 
@@ -108,12 +108,7 @@ def _wait_for_log(served: Served, text: str, count: int = 1) -> None:
 
 def _listens_on(pid: int, port: int) -> bool:
     """Whether process ``pid`` holds a listening TCP socket on ``port`` (from /proc)."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # LISTEN
-                inodes.add(f"socket:[{fields[9]}]")
+    inodes = listening_sockets(port)
     fds = Path(f"/proc/{pid}/fd")
     return any(os.readlink(fd) in inodes for fd in fds.iterdir())
 

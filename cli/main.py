@@ -274,8 +274,8 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument(
         "--metrics-host",
-        default="0.0.0.0",
-        help="address the metrics endpoint binds (default: %(default)s, every IPv4 address)",
+        help="address the metrics endpoint binds (default: --host's; its [::] as 0.0.0.0,"
+        " every IPv4 address)",
     )
     tls.add_server_arguments(p)
     _add_limit_options(p)

@@ -5,12 +5,14 @@ The process model, in order (it matters: gRPC must not exist before the fork):
 
 1. The parent makes a fresh ``PROMETHEUS_MULTIPROC_DIR`` and reserves the port with a socket
    bound (not listening) with ``SO_REUSEPORT``, so port 0 means one port for every worker.
-2. It forks N workers before any gRPC server or channel exists. Each worker switches
-   prometheus_client to multiprocess values, builds its metrics, and serves the port with
-   ``grpc.so_reuseport`` (the kernel spreads *connections* over the workers, not requests).
-3. The parent serves ``/metrics`` with ``MultiProcessCollector`` (every worker's files, summed)
-   and its own ``PoolCollector`` (process metrics of each process, build info, the worker pool),
-   and leaves the workers to ``kassign.server.runtime.supervisor``: it forwards SIGTERM/SIGINT to
+2. It serves ``/metrics`` with ``MultiProcessCollector`` (every worker's files, summed) and its
+   own ``PoolCollector`` (process metrics of each process, build info, the worker pool); a
+   metrics port it cannot bind stops start-up here, before any worker exists.
+3. It forks N workers before any gRPC server or channel exists. Each worker closes the metrics
+   socket it inherited, switches prometheus_client to multiprocess values, builds its metrics,
+   and serves the port with ``grpc.so_reuseport`` (the kernel spreads *connections* over the
+   workers, not requests).
+4. It leaves the workers to ``kassign.server.runtime.supervisor``: it forwards SIGTERM/SIGINT to
    them as SIGTERM (a second signal forwards a second SIGTERM: stop at once), marks each worker
    dead as it exits, replaces one that exits while the service is up, gives up a slot that keeps
    failing (``kassign.server.runtime.slots`` tells the workers' health service), and returns when
@@ -49,7 +51,7 @@ from kassign.server.runtime.supervisor import STOP_SIGNALS, Supervisor
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-__all__ = ["PortInUse", "reserve_port", "serve_workers"]
+__all__ = ["MetricsUnavailable", "PortInUse", "metrics_host_for", "reserve_port", "serve_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,11 @@ _PR_SET_PDEATHSIG = 1
 class PortInUse(OSError):
     """Another socket holds the port: with ``SO_REUSEPORT`` a second ``kassign serve`` would
     silently share it and split the connections, so that takes ``--join``."""
+
+
+class MetricsUnavailable(OSError):
+    """The metrics port cannot be bound: start-up stops rather than serve unseen by Prometheus
+    (its alerts would call a live service absent)."""
 
 
 def check_port_free(host: str, port: int) -> None:
@@ -179,8 +186,8 @@ def _worker_main(config: ServerConfig, index: int, lost: LostSlots, parent: int)
 def _fork_worker(
     config: ServerConfig, index: int, lost: LostSlots, metrics: WSGIServer | None = None
 ) -> int:
-    """A worker process; ``metrics`` is the parent's endpoint, which a replacement worker forked
-    after it started would otherwise keep listening (and the port taken) after the parent."""
+    """A worker process; ``metrics`` is the parent's endpoint, which a worker would otherwise
+    keep listening (and the port taken) after the parent."""
     parent = os.getpid()
     pid = os.fork()
     if pid:
@@ -215,11 +222,23 @@ def _start_metrics_server(
     registry.register(PoolCollector(pool, version=version()))
     try:
         server = serve_metrics(registry, port=port, host=host)
-    except OSError as exc:  # serving assignments matters more than exporting metrics
-        log.error("metrics endpoint %s:%d unavailable, serving without it: %s", host, port, exc)
-        return None
+    except OSError as exc:  # a service whose alerts cannot see it is not started quietly
+        raise MetricsUnavailable(
+            exc.errno,
+            f"the metrics endpoint cannot bind {host}:{port} ({exc.strerror or exc}); choose"
+            " another --metrics-port (0 picks a free one) or --metrics-host, or -1 to serve"
+            " without metrics",
+        ) from exc
     log.info("metrics on http://%s:%d/metrics", host, server.server_port)
     return server
+
+
+def metrics_host_for(host: str) -> str:
+    """Where ``/metrics`` binds when ``--metrics-host`` is not given: the gRPC ``host``, so
+    ``--host 127.0.0.1`` keeps both private; its wildcard ``[::]`` becomes ``0.0.0.0`` (every
+    IPv4 address, as before: an IPv6 socket fails on hosts without IPv6)."""
+    name = host.strip("[]")
+    return "0.0.0.0" if name in ("", "::", "0.0.0.0") else name
 
 
 def _mark_dead(pid: int, multiproc_dir: str) -> None:
@@ -234,13 +253,15 @@ def serve_workers(
     *,
     workers: int,
     metrics_port: int,
-    metrics_host: str = "0.0.0.0",
+    metrics_host: str | None = None,
     join: bool = False,
 ) -> int:
     """Serve with ``workers`` processes until SIGTERM/SIGINT; 0 when every worker exited cleanly.
 
-    ``metrics_port`` -1 turns the metrics endpoint off; 0 picks a free port. ``join``: share a
-    port another ``kassign serve`` already serves (``SO_REUSEPORT``); otherwise that is refused.
+    ``metrics_port`` -1 turns the metrics endpoint off; 0 picks a free port; one that cannot be
+    bound raises ``MetricsUnavailable`` before any worker starts. ``metrics_host`` None: follow
+    ``config.host`` (``metrics_host_for``). ``join``: share a port another ``kassign serve``
+    already serves (``SO_REUSEPORT``); otherwise that is refused.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
@@ -259,10 +280,17 @@ def serve_workers(
                 on_exit=lambda pid: _mark_dead(pid, multiproc_dir),
                 on_lost=lost.lose,
             )
+            # Before the workers: a port that cannot be bound stops start-up, and every worker
+            # closes the endpoint's socket it inherits (``_fork_worker``).
+            metrics = _start_metrics_server(
+                multiproc_dir,
+                metrics_host_for(config.host) if metrics_host is None else metrics_host,
+                metrics_port,
+                supervisor,
+            )
             supervisor.install_signal_handlers()
             supervisor.start(workers)
             log.info("kassign: %d worker(s) on port %d", workers, port)
-            metrics = _start_metrics_server(multiproc_dir, metrics_host, metrics_port, supervisor)
             failed = supervisor.wait()
     finally:
         if supervisor is not None:

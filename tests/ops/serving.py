@@ -51,8 +51,11 @@ def _wait_for(predicate, timeout: float, proc: subprocess.Popen[bytes], log: Pat
 
 
 @contextmanager
-def kassign_serve(tmp_path: Path, *args: str, workers: int = 2) -> Iterator[Served]:
-    """``kassign serve`` on 127.0.0.1 with ``workers`` processes; SIGKILLed if still up at exit."""
+def kassign_serve(
+    tmp_path: Path, *args: str, workers: int = 2, metrics_host: str | None = "127.0.0.1"
+) -> Iterator[Served]:
+    """``kassign serve`` on 127.0.0.1 with ``workers`` processes; SIGKILLed if still up at exit.
+    ``metrics_host`` None leaves ``--metrics-host`` to its default."""
     port_file = tmp_path / "port"
     log = tmp_path / "serve.log"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
@@ -73,8 +76,7 @@ def kassign_serve(tmp_path: Path, *args: str, workers: int = 2) -> Iterator[Serv
                 str(workers),
                 "--metrics-port",
                 "0",
-                "--metrics-host",
-                "127.0.0.1",
+                *(() if metrics_host is None else ("--metrics-host", metrics_host)),
                 *args,
             ],
             cwd=ROOT,
@@ -138,6 +140,17 @@ def listening_sockets(port: int) -> set[str]:
             if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # LISTEN
                 inodes.add(f"socket:[{fields[9]}]")
     return inodes
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The IPv4 addresses TCP sockets listen on at ``port`` (``0.0.0.0``: every one)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, _, at = local.partition(":")
+        if state == "0A" and int(at, 16) == port:
+            found.add(socket.inet_ntoa(int(address, 16).to_bytes(4, "little")))
+    return found
 
 
 def alive(pid: int) -> bool:

@@ -8,6 +8,7 @@ through ``SO_REUSEPORT``, splitting the connections with the first.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import tomllib
@@ -15,8 +16,9 @@ from pathlib import Path
 
 import pytest
 from kassign.server.runtime.cores import cgroup_cpu_limit, usable_cores
+from kassign.server.runtime.workers import metrics_host_for
 
-from tests.ops.serving import ROOT, kassign_serve
+from tests.ops.serving import ROOT, kassign_serve, listening_addresses
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "gen")])}
 
@@ -108,3 +110,36 @@ def test_version_is_the_distributions() -> None:
         check=True,
     ).stdout
     assert out.strip() == f"kassign {pyproject['project']['version']}"
+
+
+def test_the_metrics_host_follows_the_grpc_host() -> None:
+    assert metrics_host_for("127.0.0.1") == "127.0.0.1"
+    assert metrics_host_for("[::1]") == "::1"
+    assert metrics_host_for("localhost") == "localhost"
+    assert metrics_host_for("[::]") == metrics_host_for("0.0.0.0") == "0.0.0.0"
+
+
+@pytest.mark.slow
+def test_serving_on_loopback_keeps_the_metrics_on_loopback(tmp_path: Path) -> None:
+    """Issue 27: ``--host 127.0.0.1`` still exposed /metrics on every interface."""
+    with kassign_serve(tmp_path, workers=1, metrics_host=None) as served:
+        assert listening_addresses(served.metrics_port) == {"127.0.0.1"}
+        assert "kassign_build_info" in served.metrics_text()
+
+
+@pytest.mark.slow
+def test_a_taken_metrics_port_stops_start_up_with_a_clear_error(tmp_path: Path) -> None:
+    """Issue 27: kassign served without metrics, so every alert but 'absent' went blind."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = subprocess.run(
+            [sys.executable, "-m", "kassign.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+             "--metrics-port", str(port), "--port-file", str(tmp_path / "port")],
+            check=False, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert refused.returncode != 0
+    assert f"cannot bind 127.0.0.1:{port}" in refused.stderr, refused.stderr
+    assert "--metrics-port" in refused.stderr
+    assert "worker 0" not in refused.stderr  # refused before any worker started

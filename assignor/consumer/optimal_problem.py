@@ -96,7 +96,8 @@ def build_problems(group: ConsumerGroup, options: AssignOptions) -> list[Problem
 
 
 def _co_partitioned(options: AssignOptions, topics: Mapping[str, int]) -> list[tuple[str, ...]]:
-    """The sets to keep together, restricted to assigned topics; a topic may be in one set."""
+    """The sets to keep together; a topic may be in one set, and must be assigned (read by a
+    member and in the metadata): a set naming one that is not was once silently dropped."""
     seen: set[str] = set()
     sets = []
     for i, topic_set in enumerate(options.co_partitioned):
@@ -106,10 +107,14 @@ def _co_partitioned(options: AssignOptions, topics: Mapping[str, int]) -> list[t
                     f"topic {topic!r} is in two co-partitioned sets",
                     field=f"options.co_partitioned[{i}]",
                 )
+            if topic not in topics:
+                raise InvalidRequest(
+                    f"co-partitioned topic {topic!r} is read by no member, or not in the metadata",
+                    field=f"options.co_partitioned[{i}]",
+                )
             seen.add(topic)
-        assigned = tuple(sorted(t for t in topic_set if t in topics))
-        if len(assigned) > 1:
-            sets.append(assigned)
+        if len(topic_set) > 1:
+            sets.append(tuple(sorted(topic_set)))
     return sets
 
 

@@ -128,6 +128,21 @@ def _partition(
     )
 
 
+def _refuse_repeats(partitions: Sequence[Partition], task_field: str) -> None:
+    """A topic partition listed twice in one task (issue 27: it was merged silently, whichever
+    of its flags and racks won)."""
+    if len({(topic, partition) for topic, partition, *_ in partitions}) == len(partitions):
+        return
+    seen: set[tuple[str, int]] = set()
+    for j, (topic, partition, *_) in enumerate(partitions):
+        if (topic, partition) in seen:
+            raise InvalidRequest(
+                f"{topic}-{partition} is listed twice",
+                field=f"{task_field}.topic_partitions[{j}]",
+            )
+        seen.add((topic, partition))
+
+
 def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
     """Every task once; every source partition feeding exactly one task."""
     shared = _Shared()
@@ -150,6 +165,8 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
             _partition(tp, field, j, shared)
             for j, tp in enumerate(fields.get("topic_partitions", ()))
         ]
+        if len(partitions) > 1:
+            _refuse_repeats(partitions, field)
         task = decode_task_id(raw_id, f"{field}.id", numbers=shared.numbers)
         for topic, partition, is_source, _, _ in partitions:
             if not is_source:

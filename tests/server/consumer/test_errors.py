@@ -189,6 +189,12 @@ CASES: dict[str, tuple[str, Edit, str, str | None]] = {
         "options.co_partitioned[1]",
         None,
     ),
+    "a co-partitioned topic nobody reads": (
+        "rack-optimal",
+        _co_partitioned("orders", "unread"),
+        "options.co_partitioned[0]",
+        None,
+    ),
     "co-partitioned topics nobody reads together": (
         "rack-optimal",
         lambda r: (_audit_only(r), _co_partitioned("orders", "audit")(r)),

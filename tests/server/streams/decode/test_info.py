@@ -77,3 +77,12 @@ def test_future_version_names_its_latest_supported_version() -> None:
     data = b"\x00\x00\x00\x0c\x00\x00\x00\x0d" + bytes(30)
     m = pb.MemberSubscription(member_id="a", subscription=pb.ConsumerSubscription(info_bytes=data))
     assert "version 12 (latest supported 13)" in str(invalid(request(m)))
+
+
+def test_a_topic_partition_listed_twice_in_one_task_is_refused() -> None:
+    """Issue 27: it was merged silently, whichever copy's flags and racks won."""
+    twice = task(0, 0)
+    twice.topic_partitions.add(topic="changelog-0", partition=0, is_changelog=True)
+    twice.topic_partitions.add(topic="in-0", partition=0, is_source=False, rack_ids=["r1"])
+    err = invalid(request(member("a"), tasks=[task(0, 1), twice]))
+    assert err.field == "tasks[1].topic_partitions[2]" and "in-0-0 is listed twice" in str(err)

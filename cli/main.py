@@ -27,6 +27,7 @@ from kassign.assignor.errors import InvalidRequest
 from kassign.server import limits
 from kassign.server.runtime import app, tls
 from kassign.server.runtime.cores import usable_cores
+from kassign.server.runtime.heartbeat import DEFAULT_TIMEOUT_SECONDS
 from kassign.server.status import to_status
 from kassign.server.version import version
 from kassign.v1 import assignment_pb2 as pb
@@ -267,6 +268,14 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="seconds the calls on an aged connection get to finish (default: --grace's value)",
     )
     p.add_argument(
+        "--worker-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="a worker that answers no probe of its own for this long is killed and replaced;"
+        " 0: never (default: %(default)s)",
+    )
+    p.add_argument(
         "--metrics-port",
         type=int,
         default=9464,
@@ -353,6 +362,7 @@ def _run_serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         metrics_host=args.metrics_host,
         join=args.join,
+        worker_timeout=args.worker_timeout,
     )
 
 

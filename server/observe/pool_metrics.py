@@ -11,7 +11,9 @@ supervisor (nothing is stored, so nothing goes stale):
   ``process="worker-<slot>"`` (``sum`` over them is the service's);
 - ``kassign_build_info{version, python_version}`` 1;
 - ``kassign_workers_configured``, ``kassign_workers_live``, ``kassign_workers_lost`` (slots given up
-  for good), ``kassign_worker_restarts_total`` (workers forked to replace one that exited).
+  for good), ``kassign_worker_restarts_total`` (workers forked to replace one that exited),
+  ``kassign_workers_hung_total`` (workers killed for answering no probe of their own, then
+  replaced: ``kassign.server.runtime.heartbeat``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class WorkerPool(Protocol):
 
     configured: int
     restarts: int
+    hung: int
     lost: list[int]
 
     def live(self) -> Mapping[int, int]:
@@ -92,4 +95,10 @@ class PoolCollector(Collector):
             "kassign_worker_restarts",
             "Workers forked to replace one that exited while serving.",
             pool.restarts,
+        )
+        yield CounterMetricFamily(
+            "kassign_workers_hung",
+            "Workers killed (then replaced) for answering no probe of their own within"
+            " --worker-timeout.",
+            pool.hung,
         )

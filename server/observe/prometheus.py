@@ -37,6 +37,7 @@ from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.streams.moves import MoveCounts, move_counts
 from kassign.server.interceptors import Handler as _Handler
 from kassign.server.interceptors import WrappingInterceptor
+from kassign.server.runtime.heartbeat import SELF_PROBE
 from kassign.server.streams.response_wire import WireResponse
 from kassign.v1 import assignment_pb2 as pb
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
@@ -201,6 +202,9 @@ class _Method:
         return (self.grpc_type, self.service, self.method)
 
 
+HEALTH_CHECK_METHOD = "/grpc.health.v1.Health/Check"
+
+
 class MetricsInterceptor(WrappingInterceptor):
     """Wraps every handler the server resolves so each call is counted and timed.
 
@@ -211,6 +215,20 @@ class MetricsInterceptor(WrappingInterceptor):
     def __init__(self, metrics: GrpcMetrics) -> None:
         super().__init__()
         self._metrics = metrics
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], _Handler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> _Handler | None:
+        """A worker's probe of itself (``SELF_PROBE``, every half second) is no caller's call:
+        counted, it would swamp the health checks operators read."""
+        if (
+            handler_call_details.method == HEALTH_CHECK_METHOD
+            and SELF_PROBE in handler_call_details.invocation_metadata
+        ):
+            return continuation(handler_call_details)
+        return super().intercept_service(continuation, handler_call_details)
 
     def wrap(self, name: str, handler: _Handler) -> _Handler:
         method = _Method.of(name, handler)

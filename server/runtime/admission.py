@@ -25,8 +25,8 @@ from enum import Enum
 from typing import Any, Protocol
 
 import grpc
-from grpc_health.v1 import health, health_pb2
 from kassign.server.interceptors import Handler, WrappingInterceptor
+from kassign.server.runtime.readiness import Readiness
 
 __all__ = [
     "DEFAULT_MAX_QUEUE",
@@ -191,13 +191,10 @@ def _abort_gone(context: grpc.ServicerContext) -> None:
     context.abort(grpc.StatusCode.CANCELLED, "the caller left while queued")
 
 
-def saturation_health(
-    servicer: health.HealthServicer, services: Iterable[str]
-) -> Callable[[Load], None]:
-    """``on_load`` for a health service: ``services`` NOT_SERVING while saturated, else SERVING.
+def saturation_health(readiness: Readiness, services: Iterable[str]) -> Callable[[Load], None]:
+    """``on_load`` for a health service: ``services`` held NOT_SERVING while saturated.
 
-    Only on a change, and logged, so an operator sees when shedding starts and stops. A servicer
-    in graceful shutdown ignores ``set``, so a draining worker stays NOT_SERVING.
+    Only on a change, and logged, so an operator sees when shedding starts and stops.
     """
     names = tuple(services)
     saturated = False
@@ -215,12 +212,6 @@ def saturation_health(
             )
         else:
             log.info("no longer saturated: %d computing, %d queued", load.computing, load.queued)
-        status = (
-            health_pb2.HealthCheckResponse.NOT_SERVING
-            if saturated
-            else health_pb2.HealthCheckResponse.SERVING
-        )
-        for name in names:
-            servicer.set(name, status)
+        readiness.hold("saturated", names, saturated)
 
     return on_load

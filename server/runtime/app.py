@@ -46,6 +46,7 @@ from kassign.server.runtime.admission import (
     LoadObserver,
     saturation_health,
 )
+from kassign.server.runtime.readiness import Readiness
 from kassign.server.runtime.solver import HelperSolver
 from kassign.server.runtime.tls import ServerTls, server_credentials
 from kassign.server.streams import service as streams
@@ -103,6 +104,7 @@ class ServerConfig:
     reflection: bool = True
     extra_options: tuple[tuple[str, int | str], ...] = field(default=())
     limits: RequestLimits = DEFAULT_LIMITS  # per request; answer_bytes is max_message_bytes
+    probe_path: Path | None = None  # a worker's private Unix socket, for its own probe
 
 
 def channel_options(max_message_bytes: int) -> list[tuple[str, int]]:
@@ -151,18 +153,22 @@ def create_server(
     health_servicer: health.HealthServicer | None = None,
     interceptors: Sequence[grpc.ServerInterceptor] = (),
     load_observer: LoadObserver | None = None,
+    readiness: Readiness | None = None,
 ) -> tuple[grpc.Server, int]:
     """A started-ready (not started) server with both assignment services, health and reflection.
 
     ``observer`` and ``journal`` serve the Streams room, ``consumer_observer`` and
     ``consumer_journal`` the consumer room; ``interceptors`` wrap every call of every service
     (``kassign.server.observe.prometheus.MetricsInterceptor``); ``load_observer`` hears of the
-    queue and of shed calls (``kassign.server.observe.prometheus.LoadMetrics``).
+    queue and of shed calls (``kassign.server.observe.prometheus.LoadMetrics``); ``readiness``
+    votes on ``health_servicer``'s statuses (one is made if not given). ``config.probe_path``
+    set: the server also listens there (a Unix socket), for the worker's own probe.
     """
     options = channel_options(config.max_message_bytes)
     options.append(("grpc.so_reuseport", 1 if config.reuse_port else 0))
     health_servicer = health_servicer or health.HealthServicer()
-    admission = _admission(config, health_servicer, load_observer or _NoLoadObserver())
+    readiness = readiness or Readiness(health_servicer)
+    admission = _admission(config, readiness, load_observer or _NoLoadObserver())
     threads = config.max_workers + config.max_queue + RESERVED_THREADS
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kassign"),
@@ -203,6 +209,8 @@ def create_server(
         raise OSError(f"cannot listen on {address}: {exc}") from exc
     if port == 0:
         raise OSError(f"cannot listen on {address}")
+    if config.probe_path is not None and not server.add_insecure_port(f"unix:{config.probe_path}"):
+        raise OSError(f"cannot listen on unix:{config.probe_path}")
     return server, port
 
 
@@ -219,11 +227,11 @@ class _NoLoadObserver:
 
 
 def _admission(
-    config: ServerConfig, health_servicer: health.HealthServicer, observer: LoadObserver
+    config: ServerConfig, readiness: Readiness, observer: LoadObserver
 ) -> AdmissionInterceptor:
     """The gate of the assignment services; while saturated, they and ``""`` are NOT_SERVING
     (a readiness probe's question), ``kassign.workers`` (liveness) is left alone."""
-    on_health = saturation_health(health_servicer, ("", *ASSIGNMENT_SERVICES))
+    on_health = saturation_health(readiness, ("", *ASSIGNMENT_SERVICES))
 
     def on_load(load: Load) -> None:
         observer.on_load(load)
@@ -303,11 +311,14 @@ def run_process(
     interceptors: Sequence[grpc.ServerInterceptor] = (),
     health_servicer: health.HealthServicer | None = None,
     load_observer: LoadObserver | None = None,
+    readiness: Readiness | None = None,
+    on_started: Callable[[], object] = lambda: None,
 ) -> None:
     """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace.
 
     Large min-cost flow solves go to a helper process (``kassign.server.runtime.solver``), so
-    health and small calls are answered while one runs."""
+    health and small calls are answered while one runs. ``on_started`` runs once the server
+    answers (a forked worker starts probing itself there)."""
     _tune_gc()
     _tune_switching()
     solver = HelperSolver()
@@ -324,6 +335,7 @@ def run_process(
         health_servicer=health_servicer,
         interceptors=interceptors,
         load_observer=load_observer,
+        readiness=readiness,
     )
 
     def stop(now: bool) -> None:
@@ -335,6 +347,7 @@ def run_process(
     log.info("kassign serving on %s:%d (pid %d)", config.host, port, os.getpid())
     if config.port_file is not None:
         _write_port_file(config.port_file, port)
+    on_started()
     server.wait_for_termination()
     for opened in (journal, consumer_journal):
         if opened is not None:

@@ -74,6 +74,7 @@ class Supervisor:
     failed: int = 0  # workers that exited with an error
     configured: int = 0  # slots asked for by start()
     restarts: int = 0  # workers forked to replace one that exited while serving
+    hung: int = 0  # workers killed for answering no probe (``heartbeat.Watchdog``)
     lost: list[int] = field(default_factory=list)  # slots given up, in the order they were
     _first_signal: float | None = None
 
@@ -103,6 +104,22 @@ class Supervisor:
     def live(self) -> dict[int, int]:
         """Live workers' pids by slot index; safe to call from another thread (the metrics')."""
         return {slot.index: pid for pid, slot in dict(self.slots).items()}
+
+    def started(self, pid: int) -> float | None:
+        """When live worker ``pid`` was forked (``clock``'s time); None if it is not live."""
+        slot = self.slots.get(pid)
+        return None if slot is None else slot.started
+
+    def kill_unresponsive(self, pid: int) -> bool:
+        """SIGKILL to a live worker that stopped answering; ``wait`` reaps and replaces it like
+        any worker that died. Whether it was sent (not once stopping, not to a worker gone)."""
+        if self.stopping or pid not in self.slots:
+            return False
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            self.hung += 1
+            return True
+        return False
 
     def stop(self) -> None:
         """SIGTERM to every live worker; none is replaced from now on."""

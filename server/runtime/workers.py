@@ -37,6 +37,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kassign.server.runtime.app import (
@@ -45,6 +46,13 @@ from kassign.server.runtime.app import (
     ServerConfig,
     run_process,
 )
+from kassign.server.runtime.heartbeat import (
+    DEFAULT_TIMEOUT_SECONDS,
+    Heartbeats,
+    Watchdog,
+    keep_probing,
+)
+from kassign.server.runtime.readiness import Readiness
 from kassign.server.runtime.slots import LostSlots, report_lost_slots
 from kassign.server.runtime.supervisor import STOP_SIGNALS, Supervisor
 
@@ -134,7 +142,9 @@ def _orphaned_at_birth(parent: int) -> bool:
     return os.getppid() != parent
 
 
-def _worker_main(config: ServerConfig, index: int, lost: LostSlots, parent: int) -> int:
+def _worker_main(
+    config: ServerConfig, index: int, lost: LostSlots, beats: Heartbeats | None, parent: int
+) -> int:
     """Runs in a forked worker: multiprocess metrics, then the ordinary serving loop. The stop
     signals are still blocked from the fork (``Supervisor._spawn``), so one sent before the
     handlers below are reset waits for them instead of running the parent's handler here."""
@@ -170,8 +180,12 @@ def _worker_main(config: ServerConfig, index: int, lost: LostSlots, parent: int)
     load_metrics = LoadMetrics(registry)
     load_metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
     health_servicer = health.HealthServicer()
+    readiness = Readiness(health_servicer)
     report_lost_slots(lost, health_servicer)
     log.info("worker %d (pid %d) starting", index, os.getpid())
+    probe_path = Path(os.environ[MULTIPROC_ENV]) / f"probe-{os.getpid()}.sock"
+    if beats is not None:
+        config = replace(config, probe_path=probe_path)
     run_process(
         config,
         observer=observer,
@@ -179,12 +193,18 @@ def _worker_main(config: ServerConfig, index: int, lost: LostSlots, parent: int)
         interceptors=(MetricsInterceptor(grpc_metrics),),
         health_servicer=health_servicer,
         load_observer=load_metrics,
+        readiness=readiness,
+        on_started=lambda: beats and keep_probing(beats, index, probe_path, readiness),
     )
     return 0
 
 
 def _fork_worker(
-    config: ServerConfig, index: int, lost: LostSlots, metrics: WSGIServer | None = None
+    config: ServerConfig,
+    index: int,
+    lost: LostSlots,
+    metrics: WSGIServer | None = None,
+    beats: Heartbeats | None = None,
 ) -> int:
     """A worker process; ``metrics`` is the parent's endpoint, which a worker would otherwise
     keep listening (and the port taken) after the parent."""
@@ -196,7 +216,7 @@ def _fork_worker(
     try:
         if metrics is not None:
             metrics.socket.close()
-        code = _worker_main(config, index, lost, parent)
+        code = _worker_main(config, index, lost, beats, parent)
     except BaseException:
         log.exception("worker %d failed", index)
     finally:
@@ -255,13 +275,16 @@ def serve_workers(
     metrics_port: int,
     metrics_host: str | None = None,
     join: bool = False,
+    worker_timeout: float = DEFAULT_TIMEOUT_SECONDS,
 ) -> int:
     """Serve with ``workers`` processes until SIGTERM/SIGINT; 0 when every worker exited cleanly.
 
     ``metrics_port`` -1 turns the metrics endpoint off; 0 picks a free port; one that cannot be
     bound raises ``MetricsUnavailable`` before any worker starts. ``metrics_host`` None: follow
     ``config.host`` (``metrics_host_for``). ``join``: share a port another ``kassign serve``
-    already serves (``SO_REUSEPORT``); otherwise that is refused.
+    already serves (``SO_REUSEPORT``); otherwise that is refused. ``worker_timeout`` seconds
+    without an answer to its own probe and a worker is killed and replaced
+    (``kassign.server.runtime.heartbeat``); 0 turns that off.
     """
     if workers < 1:
         raise ValueError(f"workers must be at least 1, not {workers}")
@@ -275,8 +298,9 @@ def serve_workers(
         with reserve_port(config.host, config.port) as port:
             worker_config = replace(config, port=port, reuse_port=True)
             lost = LostSlots(workers)
+            beats = Heartbeats(workers) if worker_timeout > 0 else None
             supervisor = Supervisor(
-                fork=lambda index: _fork_worker(worker_config, index, lost, metrics),
+                fork=lambda index: _fork_worker(worker_config, index, lost, metrics, beats),
                 on_exit=lambda pid: _mark_dead(pid, multiproc_dir),
                 on_lost=lost.lose,
             )
@@ -291,6 +315,8 @@ def serve_workers(
             supervisor.install_signal_handlers()
             supervisor.start(workers)
             log.info("kassign: %d worker(s) on port %d", workers, port)
+            if beats is not None:
+                Watchdog(beats, supervisor, timeout=worker_timeout).run()
             failed = supervisor.wait()
     finally:
         if supervisor is not None:

@@ -34,7 +34,7 @@ def test_every_serve_option_has_help_that_states_its_default() -> None:
     missing = [a.option_strings[0] for a in options if not a.help or "default" not in a.help]
     assert missing == []
     text = " ".join(_serve_parser().format_help().split())
-    for shown in ("(default: [::], every address)", "(default: 50051)", "(default: 0.0.0.0,"):
+    for shown in ("(default: [::], every address)", "(default: 50051)", "(default: --host's;"):
         assert shown in text
 
 

@@ -9,8 +9,9 @@ callers gave up. Now (``kassign.server.runtime.admission``, ``kassign.assignor.i
    third slot and are answered well within their 2 s deadlines;
 2. a third heavy call takes the last slot, a fourth waits in line, and the worker is saturated:
    health says NOT_SERVING for the server (readiness) and SERVING for ``kassign.workers``
-   (liveness), the queue depth is 1, and a fifth heavy call is shed with RESOURCE_EXHAUSTED
-   at once;
+   (liveness), the queue depth is 1, and a burst of ``SHED`` more heavy calls is shed with
+   RESOURCE_EXHAUSTED at once, each within a second (issue 27 saw 2.4 s when solves held the
+   GIL in the worker);
 3. every heavy call ends DEADLINE_EXCEEDED, and the worker's CPU time after the last deadline
    stays near zero: the work stopped inside standby placement instead of running on;
 4. throughout, every health check is answered within its 2 s deadline.
@@ -51,6 +52,7 @@ pytestmark = pytest.mark.slow
 SERVE_ARGS = ("--max-workers", "3", "--max-queue", "1")
 HEAVY_DEADLINE = 4.0
 SMALL_DEADLINE = 2.0
+SHED = 8  # heavy calls sent at once to a saturated worker
 HEALTH_DEADLINE = 2.0
 CPU_AFTER_DEADLINE_LIMIT = 1.0
 SOLVE_HEALTH_LIMIT = 0.1
@@ -143,7 +145,7 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
     with (
         kassign_serve(tmp_path, *SERVE_ARGS, workers=1) as served,
         grpc.insecure_channel(served.target) as channel,
-        ThreadPoolExecutor(8) as pool,
+        ThreadPoolExecutor(16) as pool,
     ):
         (pid,) = {int(p) for p in STARTING.findall(served.log.read_text())}
         stub = assignment_pb2_grpc.TaskAssignmentServiceStub(channel)
@@ -167,7 +169,7 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
         time.sleep(0.3)
         heavy_calls.append(send(heavy, HEAVY_DEADLINE))
         wait_for_queue(1)
-        shed = send(heavy, HEAVY_DEADLINE).result()
+        shed = [call.result() for call in [send(heavy, HEAVY_DEADLINE) for _ in range(SHED)]]
         saturated_health = {s: watch.check(s)[1] for s in ("", WORKERS_SERVICE)}
         # 3. every heavy call ends at its deadline; then the worker idles
         heavy_answers = [call.result() for call in heavy_calls]
@@ -187,7 +189,7 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
 
     print(
         f"small calls: {[round(a.seconds, 3) for a in small_answers]} s;"
-        f" shed after {shed.seconds:.3f} s; heavy calls ended after"
+        f" {SHED} shed after {[round(a.seconds, 3) for a in shed]} s; heavy calls ended after"
         f" {[round(a.seconds, 2) for a in heavy_answers]} s;"
         f" worker CPU in the 2 s after the last deadline: {cpu_after:.2f} s;"
         f" slowest of {len(watch.answers)} health checks:"
@@ -195,14 +197,15 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
     )
     assert [a.code for a in small_answers] == [grpc.StatusCode.OK] * 4
     assert all(a.seconds < SMALL_DEADLINE for a in small_answers)
-    assert shed.code == grpc.StatusCode.RESOURCE_EXHAUSTED and shed.seconds < 1.0
+    assert [a.code for a in shed] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * SHED
+    assert max(a.seconds for a in shed) < 1.0  # refused at once, every one of a burst
     assert saturated_health == {"": NOT_SERVING, WORKERS_SERVICE: SERVING}
     assert [a.code for a in heavy_answers] == [grpc.StatusCode.DEADLINE_EXCEEDED] * 4
     assert cpu_after < CPU_AFTER_DEADLINE_LIMIT
     assert watch.answers and all(a.code == grpc.StatusCode.OK for _, a, _ in watch.answers)
     assert all(status == SERVING for s, _, status in watch.answers if s == WORKERS_SERVICE)
     assert after_health == SERVING and late_small.code == grpc.StatusCode.OK
-    assert shed_total == 1
+    assert shed_total == SHED
 
 
 def test_health_answers_within_100_ms_while_a_worker_solves(tmp_path: Path) -> None:

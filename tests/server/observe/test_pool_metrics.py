@@ -32,6 +32,7 @@ PROCESS_FAMILIES = {
 class Pool:
     configured: int
     restarts: int = 0
+    hung: int = 0
     lost: list[int] = field(default_factory=list)
     workers: dict[int, int] = field(default_factory=dict)
 
@@ -92,11 +93,11 @@ def test_a_worker_that_is_gone_has_no_process_series() -> None:
 @pytest.mark.parametrize(
     ("pool", "expected"),
     [
-        (Pool(configured=3, workers={0: 1, 1: 2, 2: 3}), (3, 3, 0, 0)),
-        (Pool(configured=3, restarts=4, lost=[1], workers={0: 1, 2: 3}), (3, 2, 1, 4)),
+        (Pool(configured=3, workers={0: 1, 1: 2, 2: 3}), (3, 3, 0, 0, 0)),
+        (Pool(configured=3, restarts=4, hung=2, lost=[1], workers={0: 1, 2: 3}), (3, 2, 1, 4, 2)),
     ],
 )
-def test_pool_gauges_and_restarts(pool: Pool, expected: tuple[int, int, int, int]) -> None:
+def test_pool_gauges_and_restarts(pool: Pool, expected: tuple[int, ...]) -> None:
     pool.workers = {index: os.getpid() for index in pool.workers}  # a live pid for /proc
     metrics = scrape(pool)
     got = tuple(
@@ -106,6 +107,7 @@ def test_pool_gauges_and_restarts(pool: Pool, expected: tuple[int, int, int, int
             "kassign_workers_live",
             "kassign_workers_lost",
             "kassign_worker_restarts",
+            "kassign_workers_hung",
         )
     )
     assert got == expected

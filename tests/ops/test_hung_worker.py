@@ -1,0 +1,84 @@
+"""A worker that stops answering is noticed, killed and replaced (issue 27).
+
+With one worker SIGSTOPped for 10 s, 4 of 7 new connections timed out while health said SERVING:
+the kernel kept handing the stopped worker its share of connections, and the parent only knew
+whether its workers had exited.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from kassign.server.runtime.heartbeat import PROBE_SECONDS
+
+from tests.ops.serving import Served, alive, kassign_serve
+from tests.ops.test_workers import worker_pids
+
+pytestmark = pytest.mark.slow
+
+TIMEOUT = 2.0  # --worker-timeout
+
+
+def _check(served: Served) -> int | None:
+    """The whole server's status on a fresh connection (so any worker may take it); None if no
+    answer within a second."""
+    with grpc.insecure_channel(
+        served.target, options=[("grpc.use_local_subchannel_pool", 1)]
+    ) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=1
+            )
+        except grpc.RpcError:
+            return None
+    status: int = reply.status
+    return status
+
+
+def test_a_stopped_worker_is_killed_and_replaced_and_readiness_recovers(tmp_path: Path) -> None:
+    with kassign_serve(tmp_path, "--worker-timeout", str(TIMEOUT), workers=2) as served:
+        victim = min(int(pid) for pid in worker_pids(served))
+        time.sleep(2 * PROBE_SECONDS)  # past its first probe: no start-up allowance left
+        os.kill(victim, signal.SIGSTOP)
+        stopped = time.monotonic()
+        while alive(victim):
+            assert time.monotonic() - stopped < 30, served.log.read_text()
+            time.sleep(0.05)
+        noticed = time.monotonic() - stopped
+        log = served.log.read_text()
+        assert f"(pid {victim}) answered no probe" in log
+        assert f"worker pid {victim} exited with -9; replacing worker" in log
+        # the timeout, two looks half a second apart, and scheduling on a busy machine
+        assert TIMEOUT <= noticed < TIMEOUT + 8, noticed
+        deadline = time.monotonic() + 60
+        while served.log.read_text().count("kassign serving on") < 3:
+            assert time.monotonic() < deadline, served.log.read_text()
+            time.sleep(0.05)
+        # once the replacement has answered its first probe, every connection is answered SERVING
+        deadline = time.monotonic() + 15
+        while [_check(served) for _ in range(8)] != [health_pb2.HealthCheckResponse.SERVING] * 8:
+            assert time.monotonic() < deadline, served.log.read_text()
+        assert "kassign_workers_hung_total 1.0" in served.metrics_text()
+
+
+def test_a_busy_worker_is_not_taken_for_a_hung_one(tmp_path: Path) -> None:
+    """Its probe is answered between the steps of a long computation (a 1 ms switch
+    interval), so a worker computing for several timeouts in a row is left alone."""
+    from kassign.v1 import assignment_pb2_grpc
+
+    from tests.ops.serving import heavy_request
+
+    request = heavy_request(tasks=4_000, clients=60, standbys=20)
+    with kassign_serve(tmp_path, "--worker-timeout", "1", workers=1) as served:
+        with grpc.insecure_channel(served.target) as channel:
+            started = time.monotonic()
+            assignment_pb2_grpc.TaskAssignmentServiceStub(channel).Assign(request, timeout=300)
+            took = time.monotonic() - started
+        assert "answered no probe" not in served.log.read_text()
+        assert took > 3, f"the call took {took:.1f} s, too short to show anything"

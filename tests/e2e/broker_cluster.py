@@ -74,9 +74,12 @@ class BrokerCluster:
     def start_kassign_again(self, name: str) -> Kassign:
         """A new ``kassign serve`` on the first one's port (under ``work/name``): the brokers'
         ``kassign.target`` is fixed. The old one must be gone."""
-        return start_kassign(self.work / name, self.procs, port=self.kassign.port)
+        return start_kassign(self.work / name, self.procs, *KASSIGN_ARGS, port=self.kassign.port)
 
 
+KASSIGN_ARGS = ("--worker-timeout", "0")
+"""The tests ``pause`` kassign to play a hung service; its own watchdog would replace the paused
+worker within seconds (tests/ops/test_hung_worker.py is where that is tested)."""
 WORKER_LINE = re.compile(r"worker \d+ \(pid (\d+)\) starting")
 
 
@@ -125,7 +128,7 @@ def broker_cluster(
     shutil.copyfile(BROKER_JAR, jar)
     procs = Processes()
     try:
-        kassign = start_kassign(work / "kassign", procs)
+        kassign = start_kassign(work / "kassign", procs, *KASSIGN_ARGS)
         settings = {**broker_settings(kassign.target), **(extra or {})}
         cluster = start_cluster(
             work / "cluster", f"{broker_classpath}:{jar}", procs, RACKS, extra=settings

@@ -9,6 +9,9 @@ KassignError
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 __all__ = [
     "Interrupted",
     "InvalidAssignment",
@@ -16,6 +19,7 @@ __all__ = [
     "KassignError",
     "SolverError",
     "invalid_request_text",
+    "unknown_name",
 ]
 
 
@@ -62,3 +66,17 @@ class SolverError(KassignError):
 class Interrupted(KassignError):
     """The caller stopped the work (its caller left): raised by the check a caller hands to
     ``kassign.assignor.interrupt.checked``, never by the library itself."""
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> str:
+    """ "unknown assignor 'rack_optimal'; did you mean 'rack-optimal'? (known: ...)": each name
+    has one spelling (Streams' assignors take ``_``, consumer ones ``-``, as Kafka's do), so the
+    other spelling, another case or a near miss is answered with the one meant."""
+    names = sorted(known)
+    folded = {n.replace("_", "-").lower(): n for n in names}
+    meant = folded.get(name.replace("_", "-").lower())
+    if meant is None:
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.75)
+        meant = close[0] if close else None
+    hint = f"; did you mean {meant!r}?" if meant is not None else ""
+    return f"unknown {kind} {name!r}{hint} (known: {', '.join(names)})"

@@ -31,7 +31,7 @@ from kassign.cli.explain_streams import group_view
 from kassign.cli.explain_text import client_story, group_summary, task_story
 from kassign.cli.journal_entry import EntryError, read_entry
 from kassign.cli.main import KINDS
-from kassign.server.runtime import tls
+from kassign.server.runtime import failures, tls
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 
@@ -86,7 +86,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         " rack_aware_assignment_tags key a client carries)",
     )
     p.add_argument(
-        "--target", metavar="HOST:PORT", help="ask this service (default: compute locally)"
+        "--target",
+        type=failures.target,
+        metavar="HOST:PORT",
+        help="ask this service (default: compute locally)",
     )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds, with --target")
     p.add_argument("--assignment-time-budget-ms", type=int, default=5_000)
@@ -189,7 +192,10 @@ def run_explain(args: argparse.Namespace) -> int:
         print(f"kassign: {exc}\n{_KIND_HINT[args.kind]}", file=sys.stderr)
         return EXIT_INVALID
     except KassignCallError as exc:
-        print(f"kassign: call failed: {exc}", file=sys.stderr)
+        said = failures.describe(
+            exc.code, exc.details, target=args.target, secure=tls.client_tls(args) is not None
+        )
+        print(f"kassign: call failed: {said}", file=sys.stderr)
         return EXIT_INVALID if exc.code.name == "INVALID_ARGUMENT" else EXIT_FAILED
     shown = other or first
     problem = _check_names(shown.view, args)

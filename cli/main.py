@@ -25,7 +25,7 @@ from typing import TypeVar
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
 from kassign.server import limits
-from kassign.server.runtime import app, tls
+from kassign.server.runtime import app, failures, tls
 from kassign.server.runtime.cores import usable_cores
 from kassign.server.runtime.heartbeat import DEFAULT_TIMEOUT_SECONDS
 from kassign.server.status import to_status
@@ -98,6 +98,8 @@ def parse_json(text: str, message: _M) -> _M:
     try:
         return json_format.ParseDict(data, message)
     except json_format.ParseError as exc:
+        if other_kind := _other_kind_hint(str(exc), message):
+            raise json_format.ParseError(f"{exc}\n{other_kind}") from exc
         found = _INVALID_ENUM.search(str(exc))
         if found is None:
             raise
@@ -107,6 +109,25 @@ def parse_json(text: str, message: _M) -> _M:
         if enum.full_name == pb.RackAwareStrategy.DESCRIPTOR.full_name:
             hint += f" (or Kafka's {', '.join(KAFKA_STRATEGIES)})"
         raise json_format.ParseError(f"{exc}{hint}") from exc
+
+
+_UNKNOWN_FIELD = re.compile(r'has no field named "(\w+)"')
+
+
+def _other_kind_hint(error: str, message: pb.AssignRequest | cpb.ConsumerAssignRequest) -> str:
+    """A field the request has no room for, but the other kind of request has: the file is
+    most likely that kind (a consumer request sent without ``--kind consumer``, say)."""
+    found = _UNKNOWN_FIELD.search(error)
+    if found is None:
+        return ""
+    consumer = isinstance(message, cpb.ConsumerAssignRequest)
+    other = (pb.AssignRequest if consumer else cpb.ConsumerAssignRequest).DESCRIPTOR
+    name = found.group(1)
+    if not any(name in (f.name, f.json_name) for f in other.fields):
+        return ""
+    if consumer:
+        return f"({name!r} is a Kafka Streams AssignRequest's field: drop --kind consumer)"
+    return f"({name!r} is a ConsumerAssignRequest's field: pass --kind consumer)"
 
 
 Request = pb.AssignRequest | cpb.ConsumerAssignRequest
@@ -404,8 +425,19 @@ def _run_assign(args: argparse.Namespace) -> int:
 def _add_call(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("call", help="ask a running kassign service")
     _add_output_options(p)
-    p.add_argument("--target", default=f"localhost:{app.DEFAULT_PORT}", help="HOST:PORT")
+    p.add_argument(
+        "--target",
+        type=failures.target,
+        default=f"localhost:{app.DEFAULT_PORT}",
+        help="HOST:PORT (default: %(default)s)",
+    )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds")
+    p.add_argument(
+        "--max-message-mb",
+        type=int,
+        default=app.DEFAULT_MAX_MESSAGE_BYTES >> 20,
+        help="largest request or answer this client sends or takes, MiB (default: %(default)s)",
+    )
     tls.add_client_arguments(p)
     p.set_defaults(func=_run_call)
 
@@ -418,7 +450,9 @@ def _run_call(args: argparse.Namespace) -> int:
     credentials = tls.client_tls(args)
     response: Response
     try:
-        with KassignClient(args.target, credentials=credentials) as client:
+        with KassignClient(
+            args.target, credentials=credentials, max_message_bytes=args.max_message_mb << 20
+        ) as client:
             if isinstance(request, cpb.ConsumerAssignRequest):
                 response = client.consumer_assign(request, timeout=args.timeout)
             else:
@@ -427,8 +461,10 @@ def _run_call(args: argparse.Namespace) -> int:
         print(f"kassign: invalid request: {exc.details}", file=sys.stderr)
         return EXIT_INVALID
     except KassignCallError as exc:
-        hint = tls.unavailable_hint(exc.code, exc.details, secure=credentials is not None)
-        print(f"kassign: call failed: {exc}{hint}", file=sys.stderr)
+        said = failures.describe(
+            exc.code, exc.details, target=args.target, secure=credentials is not None
+        )
+        print(f"kassign: call failed: {said}", file=sys.stderr)
         return EXIT_FAILED
     write_response(
         response, fmt=args.format, timings=args.timings, reasons=args.explain or args.verbose

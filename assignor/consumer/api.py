@@ -15,7 +15,7 @@ from kassign.assignor.consumer import (
 )
 from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup
 from kassign.assignor.consumer.result import GroupAssignment
-from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.errors import InvalidRequest, unknown_name
 
 __all__ = ["ASSIGNORS", "KAFKA_ASSIGNORS", "ConsumerAssignor", "assign"]
 
@@ -64,6 +64,5 @@ def assign(
     """Run the assignor called ``name``; an unknown name is the caller's error."""
     assignor = ASSIGNORS.get(name)
     if assignor is None:
-        known = ", ".join(sorted(ASSIGNORS))
-        raise InvalidRequest(f"unknown assignor {name!r} (known: {known})", field="assignor")
+        raise InvalidRequest(unknown_name("assignor", name, ASSIGNORS), field="assignor")
     return assignor(group, options)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from importlib.metadata import entry_points
 from typing import Protocol, runtime_checkable
 
-from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest, KassignError, unknown_name
 from kassign.assignor.streams.explain import Explanation, explain
 from kassign.assignor.streams.model import ApplicationState
 from kassign.assignor.streams.result import Diagnostics, MemberAssignment, TaskAssignment
@@ -89,9 +89,8 @@ def get_assignor(name: str) -> TaskAssignor:
         return _registered[name]()
     spec = _BUILT_INS.get(name) or _entry_point_specs().get(name)
     if spec is None:
-        known = ", ".join(registered_names())
         raise InvalidRequest(
-            f"unknown assignor {name!r} (known: {known})", field="configs.assignor"
+            unknown_name("assignor", name, registered_names()), field="configs.assignor"
         )
     return _load(spec)()
 

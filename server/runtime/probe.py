@@ -10,7 +10,7 @@ import argparse
 import sys
 
 import grpc
-from kassign.server.runtime import tls
+from kassign.server.runtime import failures, tls
 
 __all__ = ["add_parser", "check"]
 
@@ -53,8 +53,8 @@ def _run(args: argparse.Namespace) -> int:
         )
     except grpc.RpcError as exc:
         code, details = exc.code(), exc.details() or ""
-        hint = tls.unavailable_hint(code, details, secure=credentials is not None)
-        print(f"kassign health: {args.target}: {code.name}: {details}{hint}", file=sys.stderr)
+        said = failures.describe(code, details, target=args.target, secure=credentials is not None)
+        print(f"kassign health: {args.target}: {said}", file=sys.stderr)
         return EXIT_NOT_SERVING
     print(f"{args.target}: {status}")
     return EXIT_SERVING if status == "SERVING" else EXIT_NOT_SERVING
@@ -64,7 +64,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p = subparsers.add_parser(
         "health", help="check a running server's gRPC health (exit 0: serving)"
     )
-    p.add_argument("--target", default="127.0.0.1:50051", help="HOST:PORT")
+    p.add_argument(
+        "--target",
+        type=failures.target,
+        default=f"127.0.0.1:{failures.DEFAULT_TARGET_PORT}",
+        help="HOST:PORT (default: %(default)s)",
+    )
     p.add_argument("--service", default="", help="service name; empty: the whole server")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds")
     tls.add_client_arguments(p)

@@ -139,17 +139,3 @@ def client_tls(args: argparse.Namespace) -> grpc.ChannelCredentials | None:
     if not (args.tls or args.ca_file or args.client_cert or args.client_key):
         return None
     return channel_credentials(ClientTls(args.ca_file, args.client_cert, args.client_key))
-
-
-_REFUSED = ("connection refused", "name resolution", "dns resolution", "no address")
-
-
-def unavailable_hint(code: grpc.StatusCode, details: str, *, secure: bool) -> str:
-    """A hint for an ``UNAVAILABLE`` that reached a server speaking the other protocol: a
-    plaintext call to a TLS port sees only "Socket closed", a TLS call to a plaintext port a
-    handshake failure. Nothing when no server answered at all (refused, unresolvable)."""
-    if code != grpc.StatusCode.UNAVAILABLE or any(r in details.lower() for r in _REFUSED):
-        return ""
-    if secure:
-        return " (hint: if the server does not use TLS, call it without --tls/--ca-file)"
-    return " (hint: if the server uses TLS, pass --tls or --ca-file PEM)"

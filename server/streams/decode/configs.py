@@ -7,7 +7,7 @@ has none but a huge value could only be a mistake (standby replicas, time budget
 
 from __future__ import annotations
 
-from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.errors import InvalidRequest, unknown_name
 from kassign.assignor.streams.api import registered_names
 from kassign.assignor.streams.model import MAX_RACK_COST, AssignmentConfigs, RackAwareStrategy
 from kassign.v1 import assignment_pb2 as pb
@@ -57,7 +57,7 @@ def _assignor(configs: pb.AssignmentConfigs) -> str:
     name = configs.assignor if configs.HasField("assignor") else "high_availability"
     known = registered_names()
     if name not in known:
-        raise _bad("assignor", f"unknown assignor {name!r}; known: {', '.join(known)}")
+        raise _bad("assignor", unknown_name("assignor", name, known))
     return name
 
 

@@ -15,18 +15,33 @@ NAMESPACE := kafka assignor server pipeline cli
 # file (no engine runs here), openssl for TLS test certs, Chromium and its driver for the
 # browser tests of the pages kassign writes (tests/browser).
 APT_PACKAGES := prometheus openjdk-17-jdk-headless maven docker-compose openssl chromium chromium-driver
+# What `make java` needs of them: the JDK and Maven, not the browser or Prometheus.
+JAVA_APT_PACKAGES := openjdk-17-jdk-headless maven
+# What serving needs, and no more (`make run`): the image's pins, a subset of requirements.lock
+# (deploy/requirements-runtime.txt; requirements-build.txt for `make gen` and the install).
+SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.txt
 
-.PHONY: setup run test pytest system-deps java ghz ghz-missing lint gen clean client-dist client-deps bench-check
+.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing lint gen clean client-dist client-deps bench-check
 
-setup: $(VENV)/.installed
+# Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
+setup: $(VENV)/.installed $(VENV)/.deps
 
-$(VENV)/.deps: requirements.lock
+serve-setup: $(VENV)/.installed
+
+$(VENV)/.serve-deps: $(SERVE_REQUIREMENTS)
+	@echo "make: installing what kassign serve needs (gRPC, OR-Tools, numpy; about 300 MB) into $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet $(foreach r,$(SERVE_REQUIREMENTS),-r $(r))
+	touch $@
+
+$(VENV)/.deps: requirements.lock $(VENV)/.serve-deps
+	@echo "make: installing the tests', lint's and the pipeline's tools (requirements.lock:" \
+		"PySpark, pytest, mypy, Selenium, ...; about 1 GB more) into $(VENV)"
 	$(PIP) install --quiet -r requirements.lock
 	touch $@
 
-$(GEN)/.stamp: $(VENV)/.deps $(PROTO_SRC)
+$(GEN)/.stamp: $(VENV)/.serve-deps $(PROTO_SRC)
 	mkdir -p $(GEN)
 	$(PY) -m grpc_tools.protoc -Iproto --python_out=gen --pyi_out=gen --grpc_python_out=gen $(PROTO_SRC)
 	touch gen/kassign/__init__.py $(GEN)/__init__.py
@@ -35,7 +50,7 @@ $(GEN)/.stamp: $(VENV)/.deps $(PROTO_SRC)
 
 gen: $(GEN)/.stamp
 
-$(VENV)/.installed: $(VENV)/.deps $(GEN)/.stamp pyproject.toml
+$(VENV)/.installed: $(VENV)/.serve-deps $(GEN)/.stamp pyproject.toml
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
@@ -43,22 +58,29 @@ $(VENV)/.installed: $(VENV)/.deps $(GEN)/.stamp pyproject.toml
 HOST ?= 127.0.0.1
 PORT ?= 50051
 ARGS ?=
-run: setup
+run: serve-setup
 	$(VENV)/bin/kassign serve --host $(HOST) --port $(PORT) --metrics-host $(HOST) $(ARGS)
 
 # Installs only what is missing, so a developer's second run does not touch apt.
-system-deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
-		echo "installing Debian packages:$$missing"; \
+		echo "make: installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+endef
+
+system-deps:
+	$(call apt_install,$(APT_PACKAGES))
+
+java-deps:
+	$(call apt_install,$(JAVA_APT_PACKAGES))
 
 # Two Maven builds. The client: protoc, compile, the JUnit tests against Kafka 3.8.1 and 4.3.1
-# (some start .venv/bin/kassign serve, hence setup), clients/java/target/kassign-client.jar
+# (some start .venv/bin/kassign serve, hence serve-setup), clients/java/target/kassign-client.jar
 # (shaded), into ~/.m2. Then the broker plug-ins on Kafka 4.4.0, which include that jar:
 # clients/java/broker/target/kassign-broker.jar.
-java: system-deps setup
+java: java-deps serve-setup
 	mvn -B -q -Dstyle.color=never -f clients/java/pom.xml install
 	mvn -B -q -Dstyle.color=never -f clients/java/broker/pom.xml install
 

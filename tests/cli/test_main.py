@@ -66,6 +66,22 @@ def test_table_lists_each_client_with_rack_and_tasks(
     assert "active" in out and "standby" in out and "assignor high_availability" in out
 
 
+def test_table_shows_warm_ups_as_warm_ups_not_standbys(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: KIP-441 warm-ups were listed (and counted) as standbys. The answer carries
+    them among the standbys, as Kafka's wire does; the explanation tells them apart."""
+    code, out, _ = _run(capsys, "assign", str(ROOT / "examples" / "kip441-scale-out.json"),
+                        "--format", "table")  # fmt: skip
+    assert code == 0
+    assert out.splitlines()[0].split()[4:6] == ["STANDBY", "WARM-UP"]
+    newcomer = next(
+        line
+        for line in out.splitlines()
+        if line.startswith("0" * 8 + "-") and line.split()[0].endswith("03")
+    )
+    assert newcomer.split()[3:6] == ["0", "0", "2"]  # active, standby, warm-up
+    assert "    warm-up  0_1 0_2" in out
+
+
 def test_table_shows_follow_up_deadlines_as_utc_times(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 17: the table printed raw epoch milliseconds."""
     example = ROOT / "examples" / "kip441-scale-out.json"

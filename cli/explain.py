@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
+from kassign.cli import configs
 from kassign.cli.explain_consumer import ExplanationMissing, consumer_view
 from kassign.cli.explain_diff import diff_lines
 from kassign.cli.explain_model import GroupView
 from kassign.cli.explain_streams import group_view
 from kassign.cli.explain_text import client_story, group_summary, task_story
 from kassign.cli.journal_entry import EntryError, read_entry
-from kassign.cli.main import KINDS
+from kassign.cli.main import KINDS, with_configs
 from kassign.server.runtime import failures, tls
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -93,6 +94,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds, with --target")
     p.add_argument("--assignment-time-budget-ms", type=int, default=5_000)
+    configs.add_config_option(p)
     tls.add_client_arguments(p)
     p.set_defaults(func=run_explain)
 
@@ -154,10 +156,12 @@ def _client(args: argparse.Namespace) -> KassignClient:
 def answer(spec: str, args: argparse.Namespace) -> Answer:
     """Read the request ``spec`` names, answer it (locally, or by ``args.target``), tell it."""
     if args.kind == "consumer":
+        if args.config:
+            raise json_format.ParseError("--config sets a Kafka Streams request's configs")
         where, consumer = read_entry(spec, cpb.ConsumerAssignRequest, group=args.group)
         return Answer(where, _consumer(consumer, args))
     where, streams = read_entry(spec, pb.AssignRequest, group=args.group)
-    return Answer(where, _streams(streams, args))
+    return Answer(where, _streams(with_configs(streams, args.config), args))
 
 
 def _story(view: GroupView, args: argparse.Namespace) -> list[str]:

@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
+from kassign.cli import configs
 from kassign.server import limits
 from kassign.server.runtime import app, failures, tls
 from kassign.server.runtime.cores import usable_cores
@@ -98,8 +99,8 @@ def parse_json(text: str, message: _M) -> _M:
     try:
         return json_format.ParseDict(data, message)
     except json_format.ParseError as exc:
-        if other_kind := _other_kind_hint(str(exc), message):
-            raise json_format.ParseError(f"{exc}\n{other_kind}") from exc
+        if hint := _kafka_name_hint(str(exc)) or _other_kind_hint(str(exc), message):
+            raise json_format.ParseError(f"{exc}\n{hint}") from exc
         found = _INVALID_ENUM.search(str(exc))
         if found is None:
             raise
@@ -111,7 +112,12 @@ def parse_json(text: str, message: _M) -> _M:
         raise json_format.ParseError(f"{exc}{hint}") from exc
 
 
-_UNKNOWN_FIELD = re.compile(r'has no field named "(\w+)"')
+_UNKNOWN_FIELD = re.compile(r'has no field named "([\w.]+)"')
+
+
+def _kafka_name_hint(error: str) -> str:
+    found = _UNKNOWN_FIELD.search(error)
+    return configs.kafka_name_hint(found.group(1)) if found else ""
 
 
 def _other_kind_hint(error: str, message: pb.AssignRequest | cpb.ConsumerAssignRequest) -> str:
@@ -134,8 +140,24 @@ Request = pb.AssignRequest | cpb.ConsumerAssignRequest
 Response = pb.AssignResponse | cpb.ConsumerAssignResponse
 
 
-def _read(source: str, kind: str) -> Request:
-    return read_consumer_request(source) if kind == "consumer" else read_request(source)
+def _read(source: str, kind: str, config: Sequence[str] = ()) -> Request:
+    if kind == "consumer":
+        if config:
+            raise json_format.ParseError("--config sets a Kafka Streams request's configs")
+        return read_consumer_request(source)
+    return with_configs(read_request(source), config)
+
+
+def with_configs(request: pb.AssignRequest, config: Sequence[str]) -> pb.AssignRequest:
+    """``request`` with ``--config KEY=VALUE`` pairs over its configs (a list given replaces
+    the request's)."""
+    if config:
+        patch = parse_json(json.dumps(configs.config_patch(config)), pb.AssignRequest())
+        for field, _ in patch.configs.ListFields():
+            if field.is_repeated:
+                request.configs.ClearField(field.name)
+        request.configs.MergeFrom(patch.configs)
+    return request
 
 
 def _explain_if_asked(request: Request, args: argparse.Namespace) -> None:
@@ -182,6 +204,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         default="streams",
         help="streams: Kafka Streams task assignment (default); consumer: a plain consumer group",
     )
+    configs.add_config_option(parser)
     parser.add_argument("--format", choices=("json", "table"), default="json")
     parser.add_argument(
         "-v",
@@ -405,7 +428,7 @@ def _assign_locally(request: Request, budget_ms: int | None) -> Response:
 
 
 def _run_assign(args: argparse.Namespace) -> int:
-    request = _read(args.request, args.kind)
+    request = _read(args.request, args.kind, args.config)
     _explain_if_asked(request, args)
     try:
         response = _assign_locally(request, args.assignment_time_budget_ms or None)
@@ -445,7 +468,7 @@ def _add_call(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _run_call(args: argparse.Namespace) -> int:
     from kassign_client import KassignCallError, KassignClient, KassignInvalidRequest
 
-    request = _read(args.request, args.kind)
+    request = _read(args.request, args.kind, args.config)
     _explain_if_asked(request, args)
     credentials = tls.client_tls(args)
     response: Response

@@ -68,7 +68,8 @@ def _client_rows(response: pb.AssignResponse) -> list[str]:
     warm = _warm_ups(response)
     for client in response.clients:
         followup = deadline_text(client.followup_rebalance_deadline_ms)
-        standbys, warm_ups = [], []
+        standbys: list[pb.TaskId] = []
+        warm_ups: list[pb.TaskId] = []
         for task in client.standby_tasks:
             is_warm_up = (client.process_id, task_name(task)) in warm
             (warm_ups if is_warm_up else standbys).append(task)

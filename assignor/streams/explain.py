@@ -242,8 +242,19 @@ class _Context:
         return all(a != b for theirs in others for a, b in zip(mine, theirs, strict=False))
 
     def _source_text(self, task: TaskId, source: ProcessId | None, *, stateful: bool) -> str:
+        """Where the task came from: a client named only if it really held the task before
+        this rebalance (issue 27: "taken from ...003 (lag 1000000)" named a client that an
+        earlier step of this assignment had put it on, and that never ran it)."""
         if source is None:
             return ""
+        owner = self.state.clients.get(source)
+        held = owner is not None and (
+            task in owner.previous_active_tasks
+            or task in owner.previous_standby_tasks
+            or task in owner.task_lags
+        )
+        if not held:
+            return "; balanced away from where an earlier step of this assignment put it"
         if not stateful:
             return f"; taken from {source}"
         return f"; taken from {source} (lag {_lag_text(self._lag(task, source))})"

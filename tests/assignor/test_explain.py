@@ -7,6 +7,7 @@ for an explanation never changes the assignment, and it explains every replica, 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
@@ -240,6 +241,24 @@ def _check_explains_every_replica(state: ApplicationState) -> None:
     assert (
         moved == moves.stateful_actives + moves.stateless_actives + moves.standbys + moves.warmups
     )
+    _check_sources_held_the_task(state, explanation)
+
+
+_TAKEN_FROM = re.compile(r"taken from (\S+)")
+
+
+def _check_sources_held_the_task(state: ApplicationState, explanation: Explanation) -> None:
+    """Issue 27: "taken from ...003 (lag 1000000)" named a client that never ran the task (an
+    earlier step of the assignment had put it there). A named source held it before."""
+    for story in explanation.tasks:
+        for placement in story.placements:
+            for named in _TAKEN_FROM.findall(placement.reason):
+                source = next(c for pid, c in state.clients.items() if str(pid) == named)
+                assert (
+                    story.task in source.previous_active_tasks
+                    or story.task in source.previous_standby_tasks
+                    or story.task in source.task_lags
+                ), (story.task, placement.reason)
 
 
 ASSIGNORS = st.sampled_from(["high_availability", "sticky"])

@@ -20,7 +20,7 @@ def general_assignment(
     set_of: bytes,
     set_has: list[bool],
     racks: int,
-    checkpoint: Callable[[], None],
+    checkpoint: Callable[[], object],
     java_set_order: bool = True,
 ) -> tuple[bytes, list[int], list[int], tuple[int, int] | None]:
     """Kafka's ``GeneralAssignmentBuilder`` over numbers, without the GIL: (partition ids of

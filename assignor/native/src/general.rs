@@ -79,7 +79,9 @@ pub struct Output {
     pub null_pointer: Option<(u32, u32)>, // (partition, previous owner) where Kafka throws
 }
 
-/// `interrupt.checkpoint()` every few milliseconds, with the GIL taken back for the call.
+/// `interrupt.checkpoint()` every 20 ms at most (`CHECK_EVERY_SECONDS`: checking more often
+/// would change nothing), with the GIL taken back for the call: a busy Python thread can make
+/// each wait a switch interval (5 ms).
 pub struct Checkpoint {
     call: Py<PyAny>,
     next: Instant,
@@ -100,7 +102,7 @@ impl Checkpoint {
         if !self.steps.is_multiple_of(1024) || Instant::now() < self.next {
             return Ok(());
         }
-        self.next = Instant::now() + Duration::from_millis(5);
+        self.next = Instant::now() + Duration::from_millis(20);
         Python::attach(|py| self.call.call0(py).map(drop))
     }
 }

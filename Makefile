@@ -24,9 +24,9 @@ SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.
 .PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing lint gen clean client-dist client-deps bench-check
 
 # Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
-setup: $(VENV)/.installed $(VENV)/.deps
+setup: $(VENV)/.installed $(VENV)/.native $(VENV)/.deps
 
-serve-setup: $(VENV)/.installed
+serve-setup: $(VENV)/.installed $(VENV)/.native
 
 $(VENV)/.serve-deps: $(SERVE_REQUIREMENTS)
 	@echo "make: installing what kassign serve needs (gRPC, OR-Tools, numpy; about 300 MB) into $(VENV)"
@@ -52,6 +52,23 @@ gen: $(GEN)/.stamp
 
 $(VENV)/.installed: $(VENV)/.serve-deps $(GEN)/.stamp pyproject.toml
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# kassign's compiled core (assignor/native: the sticky assignors' general builder in Rust through
+# PyO3, module kassign_native), built from its source by maturin (deploy/requirements-build.txt) with cargo
+# into the venv. Cargo.lock pins its crates (pyo3 only): once fetched into ~/.cargo, a rebuild
+# reads no index. Its build directory is build/native; the stamp rebuilds it only when its
+# sources change. Cargo is looked for on PATH, then in ~/.cargo/bin (rustup's default).
+NATIVE       := assignor/native
+NATIVE_SRC   := $(addprefix $(NATIVE)/,Cargo.toml Cargo.lock pyproject.toml kassign_native.pyi) \
+	$(wildcard $(NATIVE)/src/*.rs)
+CARGO        ?= $(shell command -v cargo || { test -x $(HOME)/.cargo/bin/cargo && echo $(HOME)/.cargo/bin/cargo; })
+
+$(VENV)/.native: $(VENV)/.serve-deps $(NATIVE_SRC)
+	@test -n "$(CARGO)" || { echo "make setup: no Rust toolchain (neither 'cargo' on PATH nor" \
+		"~/.cargo/bin/cargo); kassign_native is built from assignor/native with cargo" >&2; exit 1; }
+	PATH="$(abspath $(VENV)/bin):$(dir $(CARGO)):$$PATH" CARGO_TARGET_DIR=$(abspath build/native) \
+		$(PIP) install --quiet --no-deps --no-build-isolation --force-reinstall ./$(NATIVE)
 	touch $@
 
 # `make run HOST=0.0.0.0 PORT=6000 ARGS="--workers 2"`: where to serve, and any other serve flag.

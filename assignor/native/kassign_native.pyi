@@ -1,0 +1,30 @@
+"""kassign's compiled core (Rust, ``assignor/native/src``); called by
+``kassign.assignor.consumer.sticky_general``, which documents the algorithm."""
+
+from collections.abc import Callable
+
+def general_assignment(
+    *,
+    offsets: list[int],
+    topic_hashes: list[int],
+    rank: list[int],
+    subscription_sets: list[list[int]],
+    subscription_of: list[int],
+    owned_order: list[int],
+    owned: bytes,
+    owned_ends: list[int],
+    previous_generation: list[int | None],
+    previous: bytes,
+    previous_ends: list[int],
+    member_rack: list[int],
+    set_of: bytes,
+    set_has: list[bool],
+    racks: int,
+    checkpoint: Callable[[], object],
+    java_set_order: bool = True,
+) -> tuple[bytes, list[int], list[int], tuple[int, int] | None]:
+    """Kafka's ``GeneralAssignmentBuilder`` over numbers, without the GIL: (partition ids of
+    every member end to end, each member's end, the answer's member order, and
+    ``(partition, member)`` where Kafka throws ``NullPointerException``, else ``None``).
+    ``java_set_order=False`` moves back a movement set's smallest partition instead of the
+    first in Java's hash order (tests: that order must still decide some groups)."""

@@ -1,0 +1,129 @@
+//! kassign's compiled core: the sticky assignors' general builder (Kafka's
+//! `AbstractStickyAssignor.GeneralAssignmentBuilder`), over partition and member numbers.
+//!
+//! Python (`kassign.assignor.consumer.sticky_general`) turns the group into numbers and back;
+//! this computes, without the GIL. The module docstring there states the algorithm; the
+//! comments here say where Java's orders decide the answer.
+
+mod general;
+mod hash_table;
+mod lists;
+mod movements;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// Native-endian `int64` values of `bytes` (numpy's `tobytes()`), as unsigned 32-bit numbers.
+fn ids(raw: &[u8], what: &str) -> PyResult<Vec<u32>> {
+    if !raw.len().is_multiple_of(8) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: not a multiple of 8 bytes"
+        )));
+    }
+    raw.chunks_exact(8)
+        .map(|c| {
+            let v = i64::from_ne_bytes(c.try_into().expect("8 bytes"));
+            u32::try_from(v).map_err(|_| PyValueError::new_err(format!("{what}: {v} out of range")))
+        })
+        .collect()
+}
+
+fn spans(ends: &[u32], total: usize, what: &str) -> PyResult<()> {
+    let mut last = 0;
+    for &e in ends {
+        if e < last || e as usize > total {
+            return Err(PyValueError::new_err(format!("{what}: bad ends")));
+        }
+        last = e;
+    }
+    Ok(())
+}
+
+/// The general assignment; see `sticky_general.build` for the meaning of each argument.
+/// Returns (ids, ends, member order, null-pointer) where member `i`'s partitions are
+/// `ids[ends[i-1]:ends[i]]` and null-pointer is `(partition, member)` when Kafka would throw.
+#[pyfunction]
+#[pyo3(signature = (
+    offsets, topic_hashes, rank, subscription_sets, subscription_of, owned_order,
+    owned, owned_ends, previous_generation, previous, previous_ends,
+    member_rack, set_of, set_has, racks, checkpoint, java_set_order = true
+))]
+#[allow(clippy::too_many_arguments)]
+fn general_assignment<'py>(
+    py: Python<'py>,
+    offsets: Vec<u32>,
+    topic_hashes: Vec<u32>,
+    rank: Vec<u32>,
+    subscription_sets: Vec<Vec<u32>>,
+    subscription_of: Vec<u32>,
+    owned_order: Vec<u32>,
+    owned: &[u8],
+    owned_ends: Vec<u32>,
+    previous_generation: Vec<Option<i64>>,
+    previous: &[u8],
+    previous_ends: Vec<u32>,
+    member_rack: Vec<i64>,
+    set_of: &[u8],
+    set_has: Vec<bool>,
+    racks: usize,
+    checkpoint: Py<PyAny>,
+    java_set_order: bool,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<u32>, Option<(u32, u32)>)> {
+    let n = rank.len();
+    let topics = topic_hashes.len();
+    if offsets.len() != topics + 1
+        || subscription_of.len() != n
+        || owned_order.len() != n
+        || owned_ends.len() != n
+        || previous_generation.len() != n
+        || previous_ends.len() != n
+        || member_rack.len() != n
+    {
+        return Err(PyValueError::new_err(
+            "general_assignment: lengths disagree",
+        ));
+    }
+    let owned = ids(owned, "owned")?;
+    let previous = ids(previous, "previous")?;
+    let set_of = ids(set_of, "set_of")?;
+    spans(&owned_ends, owned.len(), "owned")?;
+    spans(&previous_ends, previous.len(), "previous")?;
+    let total = *offsets.last().unwrap_or(&0);
+    let input = general::Input {
+        offsets,
+        topic_hashes,
+        rank,
+        subscription_sets,
+        subscription_of,
+        owned_order,
+        owned,
+        owned_ends,
+        previous_generation,
+        previous,
+        previous_ends,
+        member_rack,
+        set_of,
+        set_has,
+        racks,
+        java_set_order,
+    };
+    input.check(total).map_err(PyValueError::new_err)?;
+    let out = py.detach(|| general::build(&input, &mut general::Checkpoint::new(checkpoint)))?;
+    let mut bytes = Vec::with_capacity(out.ids.len() * 8);
+    for id in &out.ids {
+        bytes.extend_from_slice(&i64::from(*id).to_ne_bytes());
+    }
+    Ok((
+        PyBytes::new(py, &bytes),
+        out.ends,
+        out.order,
+        out.null_pointer,
+    ))
+}
+
+#[pymodule]
+fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(general_assignment, m)?)?;
+    Ok(())
+}

@@ -44,6 +44,7 @@ __all__ = [
     "StickyOutcome",
     "member_hash_order",
     "rack_info",
+    "rack_numbers",
     "resolve_ownership",
     "subscription_generation",
 ]
@@ -97,6 +98,22 @@ class RackInfo:
         a rack: it misses none)."""
         rack = self.member_rack.get(member)
         return np.array([rack is None or rack in s for s in self.rack_sets], dtype=bool)
+
+
+def rack_numbers(
+    rack: RackInfo, member_ids: Sequence[str]
+) -> tuple[list[int], bytes, list[bool], int]:
+    """Rack mode as numbers for the compiled core: per member its rack's number or -1, per
+    partition its replica rack set (``rack.set_of``, int64 bytes), per (set, rack) whether the
+    set holds the rack, the racks' count. Outside rack mode: no rack, no set."""
+    if not rack.member_rack:
+        return [-1] * len(member_ids), b"", [], 0
+    names = sorted(set(rack.member_rack.values()))
+    number = {r: i for i, r in enumerate(names)}
+    of = rack.member_rack
+    member_rack = [number[of[m]] if m in of else -1 for m in member_ids]
+    set_has = [r in s for s in rack.rack_sets for r in names]
+    return member_rack, np.asarray(rack.set_of, dtype=np.int64).tobytes(), set_has, len(names)
 
 
 @dataclass(frozen=True, slots=True)

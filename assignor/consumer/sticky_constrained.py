@@ -20,19 +20,22 @@ A partition given to a member other than the one that dropped it, or one claimed
 is *transferring*: cooperative-sticky withholds it this round.
 
 Partitions are ids here (``columns``): a fresh group's partitions are dealt as slices of one
-array, and no ``TopicPartition`` is made for a partition nobody claimed (issue 24).
+array, and no ``TopicPartition`` is made for a partition nobody claimed (issue 24). Step 2, a
+step per partition that no array step reproduces, runs in the compiled core
+(``kassign_native.rack_round_robin``, ``assignor/native/src/constrained.rs``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import kassign_native
 import numpy as np
 from kassign.assignor.consumer.columns import Ids, PartitionSpace, concatenated
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import TopicPartition
-from kassign.assignor.consumer.sticky_base import Ownership, RackInfo, StickyOutcome
+from kassign.assignor.consumer.sticky_base import Ownership, RackInfo, StickyOutcome, rack_numbers
 from kassign.assignor.errors import InvalidAssignment
 
 __all__ = ["build"]
@@ -134,49 +137,42 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
     return concatenated(kept)
 
 
-def _next_rack_member(b: _Builder, tp: int, members: list[str], start: int) -> int:
-    """Index of the first of ``members``, from ``start`` round the list, on a rack of ``tp``."""
-    racks = b.rack.racks_of_id(tp)
-    if not racks:
-        return -1
-    for i in range(len(members)):
-        index = (start + i) % len(members)
-        if b.rack.member_rack.get(members[index]) in racks:
-            return index
-    return -1
-
-
 def _assign_rack_aware_round_robin(b: _Builder, unassigned: Ids) -> Ids:
-    """Step 2: rack-local placements within the quotas; returns the partitions still unplaced."""
-    left = []
-    next_index = 0
-    for tp in unassigned.tolist():
-        member = None
-        index = _next_rack_member(b, tp, b.under_min, next_index)
-        if index >= 0:
-            member = b.under_min[index]
-            count = b.count[member] + 1
-            if count >= b.min_quota:
-                b.under_min.remove(member)
-                if count < b.max_quota and b.over < b.expected_over:
-                    b.at_min.append(member)
-            else:
-                index += 1
-            next_index = index % len(b.under_min) if b.under_min else 0
-        elif b.at_min:
-            first = _next_rack_member(b, tp, b.at_min, 0)
-            if first >= 0:
-                member = b.at_min[first]
-                if b.count[member] + 1 == b.max_quota:
-                    del b.at_min[first]
-                    b.over += 1
-                    if b.over == b.expected_over:
-                        b.at_min.clear()
-        if member is None:
-            left.append(tp)
-        else:
-            _assign_new(b, tp, member)
-    return np.array(left, dtype=np.int64)
+    """Step 2: rack-local placements within the quotas; returns the partitions still unplaced.
+
+    A step per partition, each reading the cursor and lists the one before left: it runs in
+    the compiled core (``kassign_native.rack_round_robin``, issue 24: 25 us a partition in
+    Python, most of a rack-aware group's call), which hands back each partition's member."""
+    if not len(b.rack.set_of):  # no replica racks: no partition is local to anyone
+        return unassigned
+    members = list(b.count)
+    number = {m: i for i, m in enumerate(members)}
+    member_rack, set_of, set_has, racks = rack_numbers(b.rack, members)
+    dealt, under_min, at_min, b.over = kassign_native.rack_round_robin(
+        unassigned=np.ascontiguousarray(unassigned, dtype=np.int64).tobytes(),
+        under_min=[number[m] for m in b.under_min],
+        at_min=[number[m] for m in b.at_min],
+        counts=[b.count[m] for m in members],
+        min_quota=b.min_quota,
+        max_quota=b.max_quota,
+        over=b.over,
+        expected_over=b.expected_over,
+        member_rack=member_rack,
+        set_of=set_of,
+        set_has=set_has,
+        racks=racks,
+    )
+    b.under_min = [members[i] for i in under_min]
+    b.at_min = [members[i] for i in at_min]
+    to = np.frombuffer(dealt, dtype=np.int64)
+    placed = to >= 0
+    taken, by = unassigned[placed], to[placed]
+    order = np.argsort(by, kind="stable")  # each member's partitions in the order dealt
+    bounds = np.searchsorted(by[order], np.arange(len(members) + 1))
+    for i in np.flatnonzero(np.diff(bounds)).tolist():
+        b.give(members[i], taken[order[bounds[i] : bounds[i + 1]]])
+    _flag_transfers(b, taken, lambda k: members[int(by[k])])
+    return unassigned[~placed]
 
 
 def _assign_round_robin(b: _Builder, unassigned: Ids) -> None:
@@ -234,17 +230,23 @@ def _deal_rounds(b: _Builder, partitions: Ids) -> None:
     step = len(b.under_min)
     for j, member in enumerate(b.under_min):
         b.give(member, partitions[j::step])
-    if not b.maybe_revoked and not len(b.several):
-        return
-    flagged = np.union1d(b.several, np.fromiter(b.maybe_revoked, dtype=np.int64))
-    for k in np.flatnonzero(np.isin(partitions, flagged)).tolist():
-        _flag_transfer(b, int(partitions[k]), b.under_min[k % step])
+    _flag_transfers(b, partitions, lambda k: b.under_min[k % step])
 
 
 def _assign_new(b: _Builder, tp: int, member: str) -> int:
     count = b.give(member, [tp])
     _flag_transfer(b, tp, member)
     return count
+
+
+def _flag_transfers(b: _Builder, partitions: Ids, member_of: Callable[[int], str]) -> None:
+    """``_flag_transfer`` for each partition ``k`` of ``partitions`` given to ``member_of(k)``,
+    in order, where one may apply (a partition revoked from another, or claimed by several)."""
+    if not b.maybe_revoked and not len(b.several):
+        return
+    flagged = np.union1d(b.several, np.fromiter(b.maybe_revoked, dtype=np.int64))
+    for k in np.flatnonzero(np.isin(partitions, flagged)).tolist():
+        _flag_transfer(b, int(partitions[k]), member_of(k))
 
 
 def _flag_transfer(b: _Builder, tp: int, member: str) -> None:

@@ -42,6 +42,7 @@ from kassign.assignor.consumer.sticky_base import (
     Ownership,
     RackInfo,
     StickyOutcome,
+    rack_numbers,
 )
 from kassign.assignor.errors import InvalidAssignment
 from kassign.assignor.interrupt import checkpoint
@@ -76,7 +77,7 @@ def build(
         _NO_IDS if g is None else _ids(space, data[m.member_id].partitions)
         for m, g in zip(members, generations, strict=True)
     ]
-    member_rack, set_of, set_has, racks = _racks(members, rack)
+    member_rack, set_of, set_has, racks = rack_numbers(rack, [m.member_id for m in members])
     ids, ends, order, null_pointer = kassign_native.general_assignment(
         offsets=space.offsets.tolist(),
         topic_hashes=[string_hash(t) for t in space.names],
@@ -148,17 +149,3 @@ def _previous_generations(
         else:
             found.append(None)
     return found
-
-
-def _racks(members: list[Member], rack: RackInfo) -> tuple[list[int], bytes, list[bool], int]:
-    """Rack mode as numbers: per member its rack's number or -1, per partition its replica
-    rack set (``rack.set_of``), per (set, rack) whether the set holds the rack, the racks'
-    count. Outside rack mode: no rack, no set."""
-    if not rack.member_rack:
-        return [-1] * len(members), b"", [], 0
-    names = sorted(set(rack.member_rack.values()))
-    number = {r: i for i, r in enumerate(names)}
-    of = rack.member_rack
-    member_rack = [number[of[m.member_id]] if m.member_id in of else -1 for m in members]
-    set_has = [r in s for s in rack.rack_sets for r in names]
-    return member_rack, np.asarray(rack.set_of, dtype=np.int64).tobytes(), set_has, len(names)

@@ -28,3 +28,21 @@ def general_assignment(
     ``(partition, member)`` where Kafka throws ``NullPointerException``, else ``None``).
     ``java_set_order=False`` moves back a movement set's smallest partition instead of the
     first in Java's hash order (tests: that order must still decide some groups)."""
+
+def rack_round_robin(
+    unassigned: bytes,
+    under_min: list[int],
+    at_min: list[int],
+    counts: list[int],
+    min_quota: int,
+    max_quota: int,
+    over: int,
+    expected_over: int,
+    member_rack: list[int],
+    set_of: bytes,
+    set_has: list[bool],
+    racks: int,
+) -> tuple[bytes, list[int], list[int], int]:
+    """The constrained builder's rack-aware round robin over member and partition numbers,
+    without the GIL: (per partition of ``unassigned`` its member or -1, as int64 bytes;
+    ``under_min``, ``at_min`` and ``over`` after it)."""

@@ -1,10 +1,12 @@
 //! kassign's compiled core: the sticky assignors' general builder (Kafka's
-//! `AbstractStickyAssignor.GeneralAssignmentBuilder`), over partition and member numbers.
+//! `AbstractStickyAssignor.GeneralAssignmentBuilder`) and the constrained builder's rack-aware
+//! round robin, over partition and member numbers.
 //!
 //! Python (`kassign.assignor.consumer.sticky_general`) turns the group into numbers and back;
 //! this computes, without the GIL. The module docstring there states the algorithm; the
 //! comments here say where Java's orders decide the answer.
 
+mod constrained;
 mod general;
 mod hash_table;
 mod lists;
@@ -122,8 +124,80 @@ fn general_assignment<'py>(
     ))
 }
 
+/// The constrained builder's rack-aware round robin; see `sticky_constrained` for the
+/// arguments. Returns (per partition of `unassigned` its member or -1, as int64 bytes;
+/// `under_min`, `at_min` and `over` after it).
+#[pyfunction]
+#[pyo3(signature = (
+    unassigned, under_min, at_min, counts, min_quota, max_quota, over, expected_over,
+    member_rack, set_of, set_has, racks
+))]
+#[allow(clippy::too_many_arguments)]
+fn rack_round_robin<'py>(
+    py: Python<'py>,
+    unassigned: &[u8],
+    mut under_min: Vec<u32>,
+    mut at_min: Vec<u32>,
+    mut counts: Vec<u32>,
+    min_quota: u32,
+    max_quota: u32,
+    over: u32,
+    expected_over: u32,
+    member_rack: Vec<i64>,
+    set_of: &[u8],
+    set_has: Vec<bool>,
+    racks: usize,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<u32>, u32)> {
+    let unassigned = ids(unassigned, "unassigned")?;
+    let set_of = ids(set_of, "set_of")?;
+    let members = counts.len();
+    let sets = if racks == 0 { 0 } else { set_has.len() / racks };
+    let bad = member_rack.len() != members
+        || set_has.len() != sets * racks
+        || member_rack.iter().any(|&r| r >= racks as i64)
+        || under_min
+            .iter()
+            .chain(&at_min)
+            .any(|&m| m as usize >= members)
+        || unassigned.iter().any(|&p| p as usize >= set_of.len())
+        || set_of.iter().any(|&s| s as usize >= sets);
+    if bad {
+        return Err(PyValueError::new_err(
+            "rack_round_robin: inconsistent input",
+        ));
+    }
+    let mut quotas = constrained::Quotas {
+        min: min_quota,
+        max: max_quota,
+        over,
+        expected_over,
+    };
+    let rack_of = constrained::Racks {
+        member_rack: &member_rack,
+        set_of: &set_of,
+        set_has: &set_has,
+        racks,
+    };
+    let placed = py.detach(|| {
+        constrained::rack_round_robin(
+            &unassigned,
+            &mut under_min,
+            &mut at_min,
+            &mut counts,
+            &mut quotas,
+            &rack_of,
+        )
+    });
+    let mut bytes = Vec::with_capacity(placed.len() * 8);
+    for m in &placed {
+        bytes.extend_from_slice(&m.to_ne_bytes());
+    }
+    Ok((PyBytes::new(py, &bytes), under_min, at_min, quotas.over))
+}
+
 #[pymodule]
 fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(general_assignment, m)?)?;
+    m.add_function(wrap_pyfunction!(rack_round_robin, m)?)?;
     Ok(())
 }

@@ -212,7 +212,7 @@ def decode_request(
     _shared_partitions(reports, notes)
     # Tasks (the topology's dict) and clients are already in their canonical order.
     state = ApplicationState(topology.tasks, {c.process_id: c for c in clients}, configs, now_ms)
-    checks.check_answer(state, limits)
+    checks.check_answer(state, limits, request.ByteSize())
     return DecodedRequest(
         state=state,
         members=reports,

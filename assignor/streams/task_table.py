@@ -101,13 +101,18 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         return -1 if i is None else i
 
     def __getitem__(self, task: TaskId) -> TaskInfo:
-        i = self._index(task)
-        if i < 0:
+        i = self._position(task) if isinstance(task, TaskId) else None
+        if i is None:
             raise KeyError(task)
         return self.info_at(i)
 
+    def get(self, task: TaskId, default: _T | None = None) -> TaskInfo | _T | None:  # type: ignore[override]
+        """``Mapping.get`` without raising and catching ``KeyError`` for a missing task."""
+        i = self._position(task) if isinstance(task, TaskId) else None
+        return default if i is None else self.info_at(i)
+
     def __contains__(self, task: object) -> bool:
-        return self._index(task) >= 0
+        return isinstance(task, TaskId) and self._position(task) is not None
 
     def __iter__(self) -> Iterator[TaskId]:
         return iter(self._ids)
@@ -138,6 +143,11 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
     @property
     def ids(self) -> tuple[TaskId, ...]:
         return self._ids
+
+    def own_id(self, task: TaskId) -> TaskId | None:
+        """The table's own object equal to ``task`` (no ``TaskInfo`` built), or ``None``."""
+        i = self._position(task)
+        return None if i is None else self._ids[i]
 
     def info_at(self, i: int) -> TaskInfo:
         built = self._built
@@ -309,8 +319,9 @@ class _EndOffsetSums(Mapping[TaskId, int]):
         return self._table._ends[i]
 
     def __contains__(self, task: object) -> bool:
-        i = self._table._index(task)
-        return i >= 0 and bool(self._table._stateful[i])
+        table = self._table
+        i = table._position(task) if isinstance(task, TaskId) else None
+        return i is not None and bool(table._stateful[i])
 
     def __iter__(self) -> Iterator[TaskId]:
         return iter(self._table.stateful_ids())

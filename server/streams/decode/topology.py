@@ -19,7 +19,7 @@ from typing import Any
 
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.interrupt import checkpoint
-from kassign.assignor.streams.model import TaskId, TaskInfo
+from kassign.assignor.streams.model import TaskId
 from kassign.assignor.streams.task_table import Partition, TaskTable, TaskTableBuilder
 from kassign.v1 import assignment_pb2 as pb
 
@@ -30,15 +30,15 @@ class TaskIds:
     """One ``TaskId`` object per task per request: the topology's own, then any other a
     member reports; the tens of thousands of ids members report then compare by identity."""
 
-    __slots__ = ("_others", "_tasks")
+    __slots__ = ("_others", "_own")
 
-    def __init__(self, tasks: Mapping[TaskId, TaskInfo] | None = None) -> None:
-        self._tasks: Mapping[TaskId, TaskInfo] = tasks or {}
+    def __init__(self, tasks: TaskTable | None = None) -> None:
+        self._own = tasks.own_id if tasks is not None else lambda _task: None
         self._others: dict[TaskId, TaskId] = {}
 
     def canonical(self, task: TaskId) -> TaskId:
-        info = self._tasks.get(task)
-        return info.id if info is not None else self._others.setdefault(task, task)
+        own = self._own(task)
+        return own if own is not None else self._others.setdefault(task, task)
 
 
 def decode_task_id(

@@ -219,6 +219,11 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         i = self._index(task)
         return i >= 0 and bool(self._stateful[i])
 
+    def is_stateless(self, task: TaskId) -> bool:
+        """Whether the table holds ``task`` and it is stateless (no ``TaskInfo`` built)."""
+        i = self._position(task) if isinstance(task, TaskId) else None
+        return i is not None and not self._stateful[i]
+
     def stateful_ids(self, stateful: bool = True) -> tuple[TaskId, ...]:
         """The stateful (or stateless) tasks, in task order."""
         flag = int(stateful)
@@ -317,6 +322,12 @@ class _EndOffsetSums(Mapping[TaskId, int]):
         if i < 0 or not self._table._stateful[i]:
             raise KeyError(task)
         return self._table._ends[i]
+
+    def get(self, task: TaskId, default: _T | None = None) -> int | _T | None:  # type: ignore[override]
+        """``Mapping.get`` without raising and catching ``KeyError`` for a missing task."""
+        table = self._table
+        i = table._position(task) if isinstance(task, TaskId) else None
+        return table._ends[i] if i is not None and table._stateful[i] else default
 
     def __contains__(self, task: object) -> bool:
         table = self._table

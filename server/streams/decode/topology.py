@@ -106,26 +106,37 @@ def _fields(message: Any) -> dict[str, Any]:
     return {f.name: value for f, value in message.ListFields()}
 
 
-def _partition(
-    tp: pb.TaskTopicPartition, task_field: str, index: int, shared: _Shared
-) -> Partition:
-    """One checked partition; the field path is only spelt out for an error."""
-    fields = _fields(tp)
-    topic, partition = fields.get("topic", ""), fields.get("partition", 0)
-    if not topic:
-        raise InvalidRequest("topic is empty", field=f"{task_field}.topic_partitions[{index}]")
-    if partition < 0:
-        raise InvalidRequest(
-            f"negative partition {partition}", field=f"{task_field}.topic_partitions[{index}]"
-        )
-    racks = fields.get("rack_ids")
-    return (
-        shared.strings.setdefault(topic, topic),
-        shared.numbers.setdefault(partition, partition),
-        fields.get("is_source", False),
-        fields.get("is_changelog", False),
-        shared.rack_set(racks) if racks else _NO_RACKS,
+def _partitions(
+    raw: Sequence[pb.TaskTopicPartition], task_field: str, shared: _Shared
+) -> list[Partition]:
+    """A task's partitions, checked, in one step per partition (no call for each); the field
+    path is only spelt out for an error."""
+    strings, numbers, rack_set = (
+        shared.strings.setdefault,
+        shared.numbers.setdefault,
+        shared.rack_set,
     )
+    partitions: list[Partition] = []
+    for index, tp in enumerate(raw):
+        fields = {f.name: value for f, value in tp.ListFields()}  # as _fields: no storage
+        topic, partition = fields.get("topic", ""), fields.get("partition", 0)
+        if not topic:
+            raise InvalidRequest("topic is empty", field=f"{task_field}.topic_partitions[{index}]")
+        if partition < 0:
+            raise InvalidRequest(
+                f"negative partition {partition}", field=f"{task_field}.topic_partitions[{index}]"
+            )
+        racks = fields.get("rack_ids")
+        partitions.append(
+            (
+                strings(topic, topic),
+                numbers(partition, partition),
+                fields.get("is_source", False),
+                fields.get("is_changelog", False),
+                rack_set(racks) if racks else _NO_RACKS,
+            )
+        )
+    return partitions
 
 
 def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
@@ -146,10 +157,8 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
                 f"negative changelog end offset sum {end_offset_sum}",
                 field=f"{field}.changelog_end_offset_sum",
             )
-        partitions = [
-            _partition(tp, field, j, shared)
-            for j, tp in enumerate(fields.get("topic_partitions", ()))
-        ]
+        raw_partitions = fields.get("topic_partitions")
+        partitions = _partitions(raw_partitions, field, shared) if raw_partitions else []
         task = decode_task_id(raw_id, f"{field}.id", numbers=shared.numbers)
         for topic, partition, is_source, _, _ in partitions:
             if not is_source:

@@ -20,7 +20,7 @@ about large tables. Neither changes what any read returns.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, KeysView, Mapping, Sequence
 from itertools import pairwise
 from typing import TypeVar, overload
 
@@ -46,6 +46,7 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         "_ends",
         "_flags",
         "_ids",
+        "_keys",
         "_numbers",
         "_position",
         "_rack_sets",
@@ -71,7 +72,9 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         self._ids, self._stateful, self._ends, self._stores = ids, stateful, ends, stores
         small = len(ids) <= SMALL_TABLE
         # by bisection (the ids are sorted), or by a hash index when small
-        self._position = {t: i for i, t in enumerate(ids)}.get if small else positions(ids)
+        index = {t: i for i, t in enumerate(ids)} if small else None
+        self._position = index.get if index is not None else positions(ids)
+        self._keys = index.keys() if index is not None else None
         self._built: dict[int, TaskInfo] | None = {} if small else None
         self._starts = starts
         self._topics, self._numbers, self._flags, self._racks = partitions
@@ -116,6 +119,11 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
 
     def __iter__(self) -> Iterator[TaskId]:
         return iter(self._ids)
+
+    def keys(self) -> KeysView[TaskId]:
+        """The ids, in task order; a small table's are its index's, so ``in`` them is a lookup
+        in C (``in`` the table is a Python call: loops over a call's tasks ask it first)."""
+        return self._keys if self._keys is not None else KeysView(self)
 
     def __len__(self) -> int:
         return len(self._ids)

@@ -142,8 +142,9 @@ def _unknown_client(state: ApplicationState, clients: list[ProcessId]) -> _Findi
 
 
 def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
+    known = state.tasks.keys()
     for pid in clients:
-        unknown = [task for task in _every(held, pid) if task not in state.tasks]
+        unknown = [task for task in _every(held, pid) if task not in known]
         if unknown:
             return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {min(unknown)}"
     return None

@@ -132,7 +132,7 @@ def _rack(reports: Sequence[DecodedMember], notes: list[str]) -> str | None:
 
 def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> ConsumerReport:
     """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
-    known = topology.tasks
+    known = topology.tasks.keys()
     sums = {t: s for t, s in report.offset_sums if t in known}
     unknown = sorted((t for t, _ in report.offset_sums if t not in known))
     if unknown:

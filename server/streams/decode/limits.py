@@ -93,16 +93,18 @@ def check_request(request: pb.AssignRequest, limits: RequestLimits) -> None:
     _check_tasks(request.tasks, limits)
     owned = reported = 0
     for i, member in enumerate(request.members):
+        field = f"members[{i}]"
         stop = (limits.owned_partitions - owned, limits.reported_tasks - reported)
-        more_owned, more_reported = _member_counts(member, f"members[{i}]", limits, stop)
+        more_owned, more_reported = _member_counts(member, field, limits, stop)
         owned, reported = owned + more_owned, reported + more_reported
-        who = member.member_id
-        check_count(
-            owned, limits, "owned_partitions", "owned partitions", field=f"members[{i}]", member=who
-        )
-        check_count(
-            reported, limits, "reported_tasks", "reported tasks", field=f"members[{i}]", member=who
-        )
+        if owned > limits.owned_partitions or reported > limits.reported_tasks:  # else both fit
+            who = member.member_id
+            check_count(
+                owned, limits, "owned_partitions", "owned partitions", field=field, member=who
+            )
+            check_count(
+                reported, limits, "reported_tasks", "reported tasks", field=field, member=who
+            )
 
 
 def check_members(members: Sequence[DecodedMember], limits: RequestLimits) -> None:

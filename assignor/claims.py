@@ -57,14 +57,17 @@ def _keys(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, list[str]]:
     """Every claimed partition as one int64, its topic's index (in the returned list of
     topics) in the high half and its number in the low, claim by claim."""
     index: dict[str, int] = {}
-    keys = []
-    for owned in claims:
-        if not owned.numbers:
-            continue
-        ids = np.fromiter(map(index.setdefault, owned.topics, map(len, repeat(index))), np.int64)
-        topic_of = np.repeat(ids, np.frombuffer(owned.counts, dtype=np.int64))
-        keys.append((topic_of << 32) | np.frombuffer(owned.numbers, dtype=np.uint32))
-    return np.concatenate(keys) if keys else np.zeros(0, np.int64), list(index)
+    ids: list[int] = []
+    counts, numbers = array("q"), array("i")
+    for owned in claims:  # end to end first: a few numpy steps in all, not a few per claim
+        if owned.numbers:
+            ids += map(index.setdefault, owned.topics, map(len, repeat(index)))
+            counts += owned.counts
+            numbers += owned.numbers
+    if not numbers:
+        return np.zeros(0, np.int64), list(index)
+    topic_of = np.repeat(np.array(ids, np.int64), np.frombuffer(counts, dtype=np.int64))
+    return (topic_of << 32) | np.frombuffer(numbers, dtype=np.uint32), list(index)
 
 
 def distinct_claims(claims: Sequence[Collection[TopicPartition]]) -> bool:

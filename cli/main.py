@@ -512,13 +512,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _record_only_what_is_logged() -> None:
+    """Log records without the caller's frame, thread and process, which ``_LOG_FORMAT`` never
+    shows: the logging HOWTO's "Optimization" switches. ``serve`` logs a line per call, and
+    finding the caller and naming the thread and process took 21 of its 74 Python calls."""
+    logging._srcfile = None  # the HOWTO's own spelling: findCaller is skipped
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=_LOG_FORMAT,
         stream=sys.stderr,
     )
+    _record_only_what_is_logged()
     try:
         code: int = args.func(args)
     except (OSError, json_format.ParseError, tls.TlsError) as exc:

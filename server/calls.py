@@ -113,14 +113,15 @@ class Deadline:
     context: grpc.ServicerContext
 
     def check(self, phase: str, *, during: bool = False) -> None:
-        where = f"{'during' if during else 'before'} {phase}"
         remaining = self.context.time_remaining()
         if remaining is not None and remaining <= 0:
             raise status.CallEnded(
-                grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline passed {where}"
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"the deadline passed {_where(phase, during)}"
             )
         if not self.context.is_active():
-            raise status.CallEnded(grpc.StatusCode.CANCELLED, f"the caller left {where}")
+            raise status.CallEnded(
+                grpc.StatusCode.CANCELLED, f"the caller left {_where(phase, during)}"
+            )
 
     def budget_cap_ms(self) -> int | None:
         """``BUDGET_SHARE`` of the time left, in ms (at least 1); ``None`` without a deadline."""
@@ -128,6 +129,11 @@ class Deadline:
         if remaining is None:
             return None
         return max(1, int(remaining * 1000 * BUDGET_SHARE))
+
+
+def _where(phase: str, during: bool) -> str:
+    """Where a call ended, for its status (only spelt out when it did)."""
+    return f"{'during' if during else 'before'} {phase}"
 
 
 @contextmanager

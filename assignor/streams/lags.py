@@ -101,9 +101,18 @@ class TaskLags(Mapping[TaskId, int]):
 
     __slots__ = ("_end_offset_sums", "_local")
 
-    def __init__(self, end_offset_sums: Mapping[TaskId, int], local: Mapping[TaskId, int]) -> None:
+    def __init__(
+        self,
+        end_offset_sums: Mapping[TaskId, int],
+        local: Mapping[TaskId, int],
+        *,
+        known: bool = False,
+    ) -> None:
+        """``known``: the caller kept only tasks of ``end_offset_sums`` in ``local`` already."""
         self._end_offset_sums = end_offset_sums
-        self._local = {t: lag for t, lag in local.items() if t in end_offset_sums}
+        self._local = (
+            dict(local) if known else {t: lag for t, lag in local.items() if t in end_offset_sums}
+        )
 
     @property
     def local(self) -> Mapping[TaskId, int]:
@@ -176,9 +185,8 @@ def kafka_streams_state(
     offset_sums = merge_offset_sums(ordered)
     owned = frozenset().union(*(r.owned_active for r in ordered))
     active, standby = previous_tasks(offset_sums, owned_active=owned)
-    local = {
-        t: lag_for(s, end_offset_sums[t]) for t, s in offset_sums.items() if t in end_offset_sums
-    }
+    end_of = end_offset_sums.get
+    local = {t: lag_for(s, end) for t, s in offset_sums.items() if (end := end_of(t)) is not None}
     consumers = tuple(
         ConsumerState(r.member_id, r.owned_active, frozenset(r.task_offset_sums)) for r in ordered
     )
@@ -187,7 +195,7 @@ def kafka_streams_state(
         consumers=consumers,
         previous_active_tasks=active,
         previous_standby_tasks=standby,
-        task_lags=TaskLags(end_offset_sums, local),
+        task_lags=TaskLags(end_offset_sums, local, known=True),
         rack_id=rack_id,
         client_tags=dict(client_tags or {}),
         host_info=host_info,

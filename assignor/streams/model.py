@@ -148,6 +148,14 @@ class ApplicationState:
             return self.tasks.stateful_ids(False)
         return tuple(t for t, info in self.tasks.items() if not info.stateful)
 
+    def is_stateless(self, task: TaskId) -> bool:
+        """Whether the topology has ``task`` and it is stateless (from the table's column)."""
+        tasks = self.tasks
+        if isinstance(tasks, TaskTable):
+            return tasks.is_stateless(task)
+        info = tasks.get(task)
+        return info is not None and not info.stateful
+
     def end_offset_sum(self, task: TaskId) -> int:
         """The task's changelog end-offset sum (``KeyError`` for a task the topology lacks)."""
         if isinstance(self.tasks, TaskTable):

@@ -89,8 +89,7 @@ def move_counts(state: ApplicationState, assignment: TaskAssignment) -> MoveCoun
         known = state.clients.get(pid)
         for task in target.active:
             if active_moved(owners, task, pid):
-                info = state.tasks.get(task)
-                if info is not None and not info.stateful:
+                if state.is_stateless(task):
                     stateless += 1
                 else:
                     stateful += 1

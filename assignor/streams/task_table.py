@@ -20,7 +20,7 @@ about large tables. Neither changes what any read returns.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, KeysView, Mapping, Sequence
 from itertools import pairwise
 from typing import TypeVar, overload
 
@@ -46,6 +46,7 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         "_ends",
         "_flags",
         "_ids",
+        "_keys",
         "_numbers",
         "_position",
         "_rack_sets",
@@ -71,7 +72,9 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         self._ids, self._stateful, self._ends, self._stores = ids, stateful, ends, stores
         small = len(ids) <= SMALL_TABLE
         # by bisection (the ids are sorted), or by a hash index when small
-        self._position = {t: i for i, t in enumerate(ids)}.get if small else positions(ids)
+        index = {t: i for i, t in enumerate(ids)} if small else None
+        self._position = index.get if index is not None else positions(ids)
+        self._keys = index.keys() if index is not None else None
         self._built: dict[int, TaskInfo] | None = {} if small else None
         self._starts = starts
         self._topics, self._numbers, self._flags, self._racks = partitions
@@ -101,16 +104,26 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         return -1 if i is None else i
 
     def __getitem__(self, task: TaskId) -> TaskInfo:
-        i = self._index(task)
-        if i < 0:
+        i = self._position(task) if isinstance(task, TaskId) else None
+        if i is None:
             raise KeyError(task)
         return self.info_at(i)
 
+    def get(self, task: TaskId, default: _T | None = None) -> TaskInfo | _T | None:  # type: ignore[override]
+        """``Mapping.get`` without raising and catching ``KeyError`` for a missing task."""
+        i = self._position(task) if isinstance(task, TaskId) else None
+        return default if i is None else self.info_at(i)
+
     def __contains__(self, task: object) -> bool:
-        return self._index(task) >= 0
+        return isinstance(task, TaskId) and self._position(task) is not None
 
     def __iter__(self) -> Iterator[TaskId]:
         return iter(self._ids)
+
+    def keys(self) -> KeysView[TaskId]:
+        """The ids, in task order; a small table's are its index's, so ``in`` them is a lookup
+        in C (``in`` the table is a Python call: loops over a call's tasks ask it first)."""
+        return self._keys if self._keys is not None else KeysView(self)
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -138,6 +151,11 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
     @property
     def ids(self) -> tuple[TaskId, ...]:
         return self._ids
+
+    def own_id(self, task: TaskId) -> TaskId | None:
+        """The table's own object equal to ``task`` (no ``TaskInfo`` built), or ``None``."""
+        i = self._position(task)
+        return None if i is None else self._ids[i]
 
     def info_at(self, i: int) -> TaskInfo:
         built = self._built
@@ -208,6 +226,11 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         """Whether the table holds ``task`` and it is stateful (no ``TaskInfo`` built)."""
         i = self._index(task)
         return i >= 0 and bool(self._stateful[i])
+
+    def is_stateless(self, task: TaskId) -> bool:
+        """Whether the table holds ``task`` and it is stateless (no ``TaskInfo`` built)."""
+        i = self._position(task) if isinstance(task, TaskId) else None
+        return i is not None and not self._stateful[i]
 
     def stateful_ids(self, stateful: bool = True) -> tuple[TaskId, ...]:
         """The stateful (or stateless) tasks, in task order."""
@@ -308,9 +331,16 @@ class _EndOffsetSums(Mapping[TaskId, int]):
             raise KeyError(task)
         return self._table._ends[i]
 
+    def get(self, task: TaskId, default: _T | None = None) -> int | _T | None:  # type: ignore[override]
+        """``Mapping.get`` without raising and catching ``KeyError`` for a missing task."""
+        table = self._table
+        i = table._position(task) if isinstance(task, TaskId) else None
+        return table._ends[i] if i is not None and table._stateful[i] else default
+
     def __contains__(self, task: object) -> bool:
-        i = self._table._index(task)
-        return i >= 0 and bool(self._table._stateful[i])
+        table = self._table
+        i = table._position(task) if isinstance(task, TaskId) else None
+        return i is not None and bool(table._stateful[i])
 
     def __iter__(self) -> Iterator[TaskId]:
         return iter(self._table.stateful_ids())

@@ -80,7 +80,7 @@ def _previous_by_consumer(
     for the client and each consumer's list filtered from it (a subset of a total order).
     """
     lags = client.task_lags
-    tasks = state.tasks
+    tasks = state.tasks.keys()
     had = {c.member_id: c.previous_stateful | c.previous_active for c in client.consumers}
     with_lag = {t for ts in had.values() for t in ts if t in stateful and t in lags}
     lag_order = sorted(with_lag, key=lambda t: (lags[t], t))

@@ -116,13 +116,9 @@ def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
 
 
 def _stateless_standby(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
-    tasks = state.tasks
+    stateless = state.is_stateless
     for pid in clients:
-        wrong = [
-            task
-            for task in chain.from_iterable(held[pid][1])
-            if (info := tasks.get(task)) is not None and not info.stateful
-        ]
+        wrong = [task for task in chain.from_iterable(held[pid][1]) if stateless(task)]
         if wrong:  # the first in task order, found without sorting every client's tasks
             return (
                 AssignmentError.INVALID_STANDBY_TASK,
@@ -146,8 +142,9 @@ def _unknown_client(state: ApplicationState, clients: list[ProcessId]) -> _Findi
 
 
 def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
+    known = state.tasks.keys()
     for pid in clients:
-        unknown = [task for task in _every(held, pid) if task not in state.tasks]
+        unknown = [task for task in _every(held, pid) if task not in known]
         if unknown:
             return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {min(unknown)}"
     return None

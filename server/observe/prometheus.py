@@ -172,6 +172,7 @@ class LoadMetrics:
             ("grpc_service", "grpc_method"),
             registry=registry,
         )
+        self._queued = 0  # what the gauge holds (a new gauge holds 0)
 
     def initialise(self, services: Iterable[str]) -> None:
         """Every method of the named services at 0 shed, so ``rate()`` sees the first one."""
@@ -179,7 +180,11 @@ class LoadMetrics:
             self.shed.labels(service, method.name)
 
     def on_load(self, load: Load) -> None:
-        self.queue_depth.set(load.queued)
+        """Sets the gauge only when the queue changed: a call reports its load on entering and
+        on leaving, mostly the same (the gate calls this under its lock, one call at a time)."""
+        if load.queued != self._queued:
+            self._queued = load.queued
+            self.queue_depth.set(load.queued)
 
     def on_shed(self, service: str, method: str) -> None:
         self.shed.labels(service, method).inc()
@@ -250,6 +255,9 @@ class MetricsInterceptor(WrappingInterceptor):
     def _wrapped(self, method: _Method, behaviour: Callable[..., Any]) -> Callable[..., Any]:
         metrics = self._metrics
         labels = method.labels
+        started, in_flight = _children(metrics.started), _children(metrics.in_flight)
+        received_, sent_ = _children(metrics.msg_received), _children(metrics.msg_sent)
+        handled, handling = _children(metrics.handled), _children(metrics.handling_seconds)
         streams_in = method.grpc_type in ("client_stream", "bidi_stream")
         streams_out = method.grpc_type in ("server_stream", "bidi_stream")
 
@@ -257,24 +265,24 @@ class MetricsInterceptor(WrappingInterceptor):
             # ServicerContext.code() exists since grpc 1.38; types-grpcio does not declare it.
             left: grpc.StatusCode | None = context.code()  # type: ignore[attr-defined]
             code = left or (grpc.StatusCode.UNKNOWN if failed else grpc.StatusCode.OK)
-            metrics.in_flight.labels(*labels).dec()
-            metrics.handled.labels(*labels, code.name).inc()
-            metrics.handling_seconds.labels(*labels).observe(time.perf_counter() - start)
+            in_flight(*labels).dec()
+            handled(*labels, code.name).inc()
+            handling(*labels).observe(time.perf_counter() - start)
             return code
 
         def received(requests: Iterator[Any]) -> Iterator[Any]:
             for request in requests:
-                metrics.msg_received.labels(*labels).inc()
+                received_(*labels).inc()
                 yield request
 
         def call(request: Any, context: grpc.ServicerContext) -> Any:
             start = time.perf_counter()
-            metrics.started.labels(*labels).inc()
-            metrics.in_flight.labels(*labels).inc()
+            started(*labels).inc()
+            in_flight(*labels).inc()
             if streams_in:
                 request = received(request)
             else:
-                metrics.msg_received.labels(*labels).inc()
+                received_(*labels).inc()
             if streams_out:
                 return sent(behaviour(request, context), context, start)
             try:
@@ -283,13 +291,13 @@ class MetricsInterceptor(WrappingInterceptor):
                 finish(context, start, failed=True)
                 raise
             if finish(context, start, failed=False) is grpc.StatusCode.OK:
-                metrics.msg_sent.labels(*labels).inc()  # a non-OK status sends no message
+                sent_(*labels).inc()  # a non-OK status sends no message
             return response
 
         def sent(responses: Iterator[Any], context: grpc.ServicerContext, start: float) -> Any:
             try:
                 for response in responses:
-                    metrics.msg_sent.labels(*labels).inc()
+                    sent_(*labels).inc()
                     yield response
             except BaseException:
                 finish(context, start, failed=True)
@@ -308,6 +316,26 @@ def invalid_reason(error: BaseException) -> str:
     if isinstance(error, InvalidRequest):
         return re.sub(r"\[\d+\]", "[]", error.field) or UNKNOWN
     return type(error).__name__
+
+
+def _children(metric: Any) -> Callable[..., Any]:
+    """``metric.labels``, each child asked for once: ``labels`` checks and locks on every call,
+    and a call used 20 of them (issue 24). Children are never removed, so the cache holds."""
+    children: dict[tuple[str, ...], Any] = {}
+
+    def labels(*values: str) -> Any:
+        child = children.get(values)
+        if child is None:
+            child = children[values] = metric.labels(*values)
+        return child
+
+    return labels
+
+
+def _add(child: Any, amount: float) -> None:
+    """``child.inc(amount)``, without the lock and file write when there is nothing to add."""
+    if amount:
+        child.inc(amount)
 
 
 class _Call(threading.local):
@@ -384,6 +412,8 @@ class AssignmentMetrics:
             registry=registry,
         )
         self._call = _Call()
+        self._seconds, self._moved = _children(self.seconds), _children(self.tasks_moved)
+        self._moves, self._costs = _children(self.moves), _children(self.cross_rack_cost)
 
     def on_decoded(self, request: pb.AssignRequest, decoded: DecodedRequest) -> None:
         configs = decoded.state.configs
@@ -403,17 +433,17 @@ class AssignmentMetrics:
         report = response.report
         self.group_tasks.observe(len(decoded.state.tasks))
         self.group_clients.observe(len(decoded.state.clients))
-        self.tasks_moved.labels("active").inc(report.active_tasks_moved)
-        self.tasks_moved.labels("standby").inc(report.standby_tasks_moved)
-        self.warmups.inc(report.warmups)
+        _add(self._moved("active"), report.active_tasks_moved)
+        _add(self._moved("standby"), report.standby_tasks_moved)
+        _add(self.warmups, report.warmups)
         self._count_moves(decoded, assignment, report)
         if report.followup_scheduled:
             self.followups.inc()
         if report.solver_fallback:
             self.solver_fallbacks.inc()
         if report.rack_status in _OPTIMISER_RAN:
-            self.cross_rack_cost.labels("before").observe(report.cross_rack_cost_before)
-            self.cross_rack_cost.labels("after").observe(report.cross_rack_cost_after)
+            self._costs("before").observe(report.cross_rack_cost_before)
+            self._costs("after").observe(report.cross_rack_cost_after)
 
     def _count_moves(
         self, decoded: DecodedRequest, assignment: TaskAssignment, report: pb.AssignmentReport
@@ -425,7 +455,7 @@ class AssignmentMetrics:
         else:
             counts = move_counts(decoded.state, assignment)
         for kind, value in counts.by_kind():
-            self.moves.labels(kind).inc(value)
+            _add(self._moves(kind), value)
 
     def on_error(self, code: grpc.StatusCode, error: BaseException) -> None:
         self._flush_phases()
@@ -435,7 +465,7 @@ class AssignmentMetrics:
     def _flush_phases(self) -> None:
         assignor, strategy = self._call.labels
         for phase, seconds in self._call.phases:
-            self.seconds.labels(assignor, strategy, phase).observe(seconds)
+            self._seconds(assignor, strategy, phase).observe(seconds)
         self._call.phases = []
         self._call.labels = (UNKNOWN, UNKNOWN)
 

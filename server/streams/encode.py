@@ -116,13 +116,14 @@ class _TaskTable:
 
     def __init__(self, state: ApplicationState) -> None:
         self._tasks = state.tasks
+        self._ids = state.tasks.keys()
 
     def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:
         """Known tasks in task order, then unknown ones in task order."""
-        ordered = sorted(tasks)
-        known = [t for t in ordered if t in self._tasks]
+        ordered, ids = sorted(tasks), self._ids
+        known = [t for t in ordered if t in ids]
         if len(known) < len(ordered):
-            known += [t for t in ordered if t not in self._tasks]
+            known += [t for t in ordered if t not in ids]
         return known
 
     def sources(self, tasks: Iterable[TaskId]) -> list[tuple[str, int]]:

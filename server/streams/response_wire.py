@@ -22,7 +22,7 @@ checks it against ``message().SerializeToString()``). Callers that want to read 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -61,26 +61,54 @@ def _task(task: TaskId) -> bytes:
     return varint_field(1, task[1]) + varint_field(2, task[2]) + field(_NAME, name)
 
 
+def _task_entries(number: int) -> Callable[[TaskId], bytes]:
+    """A ``TaskId`` as an entry of repeated field ``number`` (key, length, body), kept as
+    ``_task`` keeps bodies: a list is then one join of kept bytes, no step per task."""
+    key = tag(number)
+
+    @lru_cache(maxsize=TASK_CACHE)
+    def entry(task: TaskId) -> bytes:
+        body = _task(task)
+        return key + varint(len(body)) + body
+
+    return entry
+
+
+@lru_cache(maxsize=1024)
+def _topic(topic: str) -> bytes:
+    """A ``TopicPartition``'s topic field: a large answer lists a topic's partitions by the
+    thousand, more than the entries kept."""
+    return field(_TOPIC, _utf8(topic))
+
+
+def _partition_entries(number: int) -> Callable[[str, int], bytes]:
+    """A ``TopicPartition`` as an entry of repeated field ``number``, kept likewise."""
+    key = tag(number)
+
+    @lru_cache(maxsize=TASK_CACHE)
+    def entry(topic: str, partition: int) -> bytes:
+        body = _topic(topic) + varint_field(2, partition)
+        return key + varint(len(body)) + body
+
+    return entry
+
+
+_TASK_ENTRIES = {number: _task_entries(number) for number in (2, 3, 4)}
+"""By field number: ``ClientAssignment``'s 2 and 3, ``MemberAssignment``'s 3 and 4."""
+_PARTITION_ENTRIES = {number: _partition_entries(number) for number in (5, 6)}
+"""By field number: ``MemberAssignment``'s 5 and 6."""
+
+
 def task_list(number: int, tasks: Iterable[TaskId]) -> bytes:
     """Repeated ``TaskId`` field ``number`` holding ``tasks`` in the order given."""
-    key, out = tag(number), list[bytes]()
-    for task in tasks:
-        body = _task(task)
-        out += (key, varint(len(body)), body)
-    return b"".join(out)
+    entry = _TASK_ENTRIES.get(number) or _task_entries(number)
+    return b"".join(map(entry, tasks))
 
 
 def partition_list(number: int, partitions: Iterable[tuple[str, int]]) -> bytes:
     """Repeated ``TopicPartition`` field ``number`` holding ``partitions`` in the order given."""
-    key, out = tag(number), list[bytes]()
-    names: dict[str, bytes] = {}
-    for topic, partition in partitions:
-        name = names.get(topic)
-        if name is None:
-            name = names[topic] = field(_TOPIC, _utf8(topic))
-        body = name + varint_field(2, partition)
-        out += (key, varint(len(body)), body)
-    return b"".join(out)
+    entry = _PARTITION_ENTRIES.get(number) or _partition_entries(number)
+    return b"".join(entry(topic, partition) for topic, partition in partitions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -406,6 +406,15 @@ def test_the_streams_estimate_is_at_most_the_answer_and_close_for_large_ones(nam
         assert estimate > 0.9 * actual
 
 
+@pytest.mark.parametrize("name", sorted(ESTIMATED))
+def test_the_streams_estimate_is_at_most_twice_the_request_per_copy(name: str) -> None:
+    """The bound ``check_answer`` skips the estimate by (most calls): it must never be less."""
+    request = ESTIMATED[name]()
+    state = decode_request(request, now_ms=1).state
+    copies = 1 + min(state.configs.num_standby_replicas, len(state.clients) - 1)
+    assert answer_bytes(state) <= 2 * copies * request.ByteSize()
+
+
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
 def test_the_consumer_estimate_is_at_most_the_answer(assignor: str) -> None:
     request = racked_group(assignor)

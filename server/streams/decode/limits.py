@@ -93,16 +93,18 @@ def check_request(request: pb.AssignRequest, limits: RequestLimits) -> None:
     _check_tasks(request.tasks, limits)
     owned = reported = 0
     for i, member in enumerate(request.members):
+        field = f"members[{i}]"
         stop = (limits.owned_partitions - owned, limits.reported_tasks - reported)
-        more_owned, more_reported = _member_counts(member, f"members[{i}]", limits, stop)
+        more_owned, more_reported = _member_counts(member, field, limits, stop)
         owned, reported = owned + more_owned, reported + more_reported
-        who = member.member_id
-        check_count(
-            owned, limits, "owned_partitions", "owned partitions", field=f"members[{i}]", member=who
-        )
-        check_count(
-            reported, limits, "reported_tasks", "reported tasks", field=f"members[{i}]", member=who
-        )
+        if owned > limits.owned_partitions or reported > limits.reported_tasks:  # else both fit
+            who = member.member_id
+            check_count(
+                owned, limits, "owned_partitions", "owned partitions", field=field, member=who
+            )
+            check_count(
+                reported, limits, "reported_tasks", "reported tasks", field=field, member=who
+            )
 
 
 def check_members(members: Sequence[DecodedMember], limits: RequestLimits) -> None:
@@ -129,7 +131,7 @@ def answer_bytes(state: ApplicationState) -> int:
     if stateful, once per standby replica (``num_standby_replicas``, at most one per other
     client); each placement lists the task in its client and its member, with its source
     partitions. Ids, reports and framing come on top."""
-    standbys = min(state.configs.num_standby_replicas, max(len(state.clients) - 1, 0))
+    standbys = _copies(state) - 1
     names: dict[str, int] = {}  # a topic's name field, by topic
     total = 0
     for task in state.tasks.values():
@@ -145,8 +147,23 @@ def answer_bytes(state: ApplicationState) -> int:
     return total
 
 
-def check_answer(state: ApplicationState, limits: RequestLimits) -> None:
-    """Refuse a request whose answer would be larger than the server may send."""
+def _copies(state: ApplicationState) -> int:
+    """How many times the answer lists a stateful task: once active, once per standby replica."""
+    return 1 + min(state.configs.num_standby_replicas, max(len(state.clients) - 1, 0))
+
+
+def check_answer(
+    state: ApplicationState, limits: RequestLimits, request_bytes: int | None = None
+) -> None:
+    """Refuse a request whose answer would be larger than the server may send.
+
+    ``request_bytes``, the request's size, skips the estimate when it cannot pass the limit
+    (most calls): each copy of a task in the estimate takes at most twice the task's entry in
+    the request (its id twice, its source partitions once, each smaller than in the request, which
+    also says ``is_source``), so the estimate is at most ``2 * copies * request_bytes``.
+    """
+    if request_bytes is not None and 2 * _copies(state) * request_bytes <= limits.answer_bytes:
+        return
     estimate = answer_bytes(state)
     if estimate > limits.answer_bytes:
         standbys = state.configs.num_standby_replicas

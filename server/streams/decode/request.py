@@ -132,7 +132,7 @@ def _rack(reports: Sequence[DecodedMember], notes: list[str]) -> str | None:
 
 def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> ConsumerReport:
     """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
-    known = topology.tasks
+    known = topology.tasks.keys()
     sums = {t: s for t, s in report.offset_sums if t in known}
     unknown = sorted((t for t, _ in report.offset_sums if t not in known))
     if unknown:
@@ -212,7 +212,7 @@ def decode_request(
     _shared_partitions(reports, notes)
     # Tasks (the topology's dict) and clients are already in their canonical order.
     state = ApplicationState(topology.tasks, {c.process_id: c for c in clients}, configs, now_ms)
-    checks.check_answer(state, limits)
+    checks.check_answer(state, limits, request.ByteSize())
     return DecodedRequest(
         state=state,
         members=reports,

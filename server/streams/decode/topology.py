@@ -19,7 +19,7 @@ from typing import Any
 
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.interrupt import checkpoint
-from kassign.assignor.streams.model import TaskId, TaskInfo
+from kassign.assignor.streams.model import TaskId
 from kassign.assignor.streams.task_table import Partition, TaskTable, TaskTableBuilder
 from kassign.v1 import assignment_pb2 as pb
 
@@ -30,15 +30,15 @@ class TaskIds:
     """One ``TaskId`` object per task per request: the topology's own, then any other a
     member reports; the tens of thousands of ids members report then compare by identity."""
 
-    __slots__ = ("_others", "_tasks")
+    __slots__ = ("_others", "_own")
 
-    def __init__(self, tasks: Mapping[TaskId, TaskInfo] | None = None) -> None:
-        self._tasks: Mapping[TaskId, TaskInfo] = tasks or {}
+    def __init__(self, tasks: TaskTable | None = None) -> None:
+        self._own = tasks.own_id if tasks is not None else lambda _task: None
         self._others: dict[TaskId, TaskId] = {}
 
     def canonical(self, task: TaskId) -> TaskId:
-        info = self._tasks.get(task)
-        return info.id if info is not None else self._others.setdefault(task, task)
+        own = self._own(task)
+        return own if own is not None else self._others.setdefault(task, task)
 
 
 def decode_task_id(
@@ -106,26 +106,37 @@ def _fields(message: Any) -> dict[str, Any]:
     return {f.name: value for f, value in message.ListFields()}
 
 
-def _partition(
-    tp: pb.TaskTopicPartition, task_field: str, index: int, shared: _Shared
-) -> Partition:
-    """One checked partition; the field path is only spelt out for an error."""
-    fields = _fields(tp)
-    topic, partition = fields.get("topic", ""), fields.get("partition", 0)
-    if not topic:
-        raise InvalidRequest("topic is empty", field=f"{task_field}.topic_partitions[{index}]")
-    if partition < 0:
-        raise InvalidRequest(
-            f"negative partition {partition}", field=f"{task_field}.topic_partitions[{index}]"
-        )
-    racks = fields.get("rack_ids")
-    return (
-        shared.strings.setdefault(topic, topic),
-        shared.numbers.setdefault(partition, partition),
-        fields.get("is_source", False),
-        fields.get("is_changelog", False),
-        shared.rack_set(racks) if racks else _NO_RACKS,
+def _partitions(
+    raw: Sequence[pb.TaskTopicPartition], task_field: str, shared: _Shared
+) -> list[Partition]:
+    """A task's partitions, checked, in one step per partition (no call for each); the field
+    path is only spelt out for an error."""
+    strings, numbers, rack_set = (
+        shared.strings.setdefault,
+        shared.numbers.setdefault,
+        shared.rack_set,
     )
+    partitions: list[Partition] = []
+    for index, tp in enumerate(raw):
+        fields = {f.name: value for f, value in tp.ListFields()}  # as _fields: no storage
+        topic, partition = fields.get("topic", ""), fields.get("partition", 0)
+        if not topic:
+            raise InvalidRequest("topic is empty", field=f"{task_field}.topic_partitions[{index}]")
+        if partition < 0:
+            raise InvalidRequest(
+                f"negative partition {partition}", field=f"{task_field}.topic_partitions[{index}]"
+            )
+        racks = fields.get("rack_ids")
+        partitions.append(
+            (
+                strings(topic, topic),
+                numbers(partition, partition),
+                fields.get("is_source", False),
+                fields.get("is_changelog", False),
+                rack_set(racks) if racks else _NO_RACKS,
+            )
+        )
+    return partitions
 
 
 def _refuse_repeats(partitions: Sequence[Partition], task_field: str) -> None:
@@ -161,10 +172,8 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
                 f"negative changelog end offset sum {end_offset_sum}",
                 field=f"{field}.changelog_end_offset_sum",
             )
-        partitions = [
-            _partition(tp, field, j, shared)
-            for j, tp in enumerate(fields.get("topic_partitions", ()))
-        ]
+        raw_partitions = fields.get("topic_partitions")
+        partitions = _partitions(raw_partitions, field, shared) if raw_partitions else []
         if len(partitions) > 1:
             _refuse_repeats(partitions, field)
         task = decode_task_id(raw_id, f"{field}.id", numbers=shared.numbers)

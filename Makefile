@@ -159,7 +159,7 @@ lint: setup system-deps
 	bash deploy/lint.sh
 
 pytest: setup system-deps java ghz client-deps
-	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider
+	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20
 
 test: setup system-deps java lint pytest
 

@@ -7,11 +7,11 @@ tasks (issue 16). Readers take a task's holders as a tuple and make the set they
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from kassign.assignor.streams.model import ProcessId, TaskId
 
-__all__ = ["Holders", "add_holder", "holders_of", "set_holders"]
+__all__ = ["Holders", "add_holder", "compact", "holders_of", "set_holders"]
 
 Holders = dict[TaskId, ProcessId | tuple[ProcessId, ...]]
 
@@ -35,3 +35,10 @@ def set_holders(holders: Holders, task: TaskId, pids: Collection[ProcessId]) -> 
         holders[task] = next(iter(pids))
     else:
         holders.pop(task, None)
+
+
+def compact(items: Iterable[int]) -> set[int]:
+    """A set of ``items`` in the smallest table Python gives a set of its size: built through a
+    dict, whose size it takes up front, not grown one insert at a time (which can leave it
+    four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
+    return set(dict.fromkeys(items))

@@ -252,6 +252,15 @@ class CatchUpIndex:
             return client in self._caught[task]
         return self._default_caught[task]
 
+    def caught_up_pairs(self, clients: Iterable[int], tasks: Iterable[int]) -> list[bool]:
+        """``is_caught_up`` of each (client, task) pair; a task nobody reported is read from
+        its default without a call (the common case: one list step per pair)."""
+        default, local = self._default_caught, self._local
+        return [
+            default[t] if t not in local else self.is_caught_up(c, t)
+            for c, t in zip(clients, tasks, strict=True)
+        ]
+
     def num_caught_up(self, task: int) -> int:
         """How many clients are caught up on the task (orders Kafka's movement queue)."""
         local = self._local.get(task, _NONE)

@@ -37,6 +37,7 @@ __all__ = [
     "diversity",
     "every_client",
     "holds_state",
+    "miss_columns",
     "misses_per_rack",
     "owners",
     "rack_costs",
@@ -264,6 +265,28 @@ def misses_per_rack(
     Read from the task table's partition columns as arrays: no ``TaskInfo`` per task (that
     per-task read was most of a 10,000-task rack-aware call, issue 24).
     """
+    misses, blind_part, blind_task = miss_columns(
+        state, tasks, racks, counted=counted, required=required
+    )
+    if not blind_part.size:
+        return misses
+    cols = task_table(state).partition_columns()
+    p, t = int(blind_part[0]), tasks[int(blind_task[0])]
+    topic = cols.topic_names[cols.topics[p]]
+    return f"partition {topic}-{cols.numbers[p]} of task {t} has no known replica racks"
+
+
+def miss_columns(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    racks: list[str],
+    *,
+    counted: PartitionFilter,
+    required: PartitionFilter,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``misses_per_rack``'s table, and each ``required`` partition with unknown racks as its
+    row in the partition columns and its task's position in ``tasks`` (in task order): a table
+    built once per request serves callers that each ask about their own tasks (issue 24)."""
     table = task_table(state)
     rows = np.array(table.rows_of(tasks), np.int64)
     if np.any(rows < 0):
@@ -279,17 +302,12 @@ def misses_per_rack(
     counts, needed = _kept(flags, counted), _kept(flags, required)
     unknown_racks = np.array([not s for s in cols.rack_sets], np.bool_)[rack_set]
     blind = np.flatnonzero((counts | needed) & unknown_racks)
-    if blind.size:
-        k = int(blind[0])
-        p, t = int(part[k]), tasks[int(task[k])]
-        topic = cols.topic_names[cols.topics[p]]
-        return f"partition {topic}-{cols.numbers[p]} of task {t} has no known replica racks"
     miss = _missing(cols.rack_sets, racks)[rack_set[counts]]
     owner = task[counts]
     out = np.zeros((len(tasks), len(racks)), np.int64)
     for r in range(len(racks)):
         out[:, r] = np.bincount(owner, weights=miss[:, r], minlength=len(tasks))
-    return out
+    return out, part[blind], task[blind]
 
 
 def _missing(rack_sets: Sequence[frozenset[str]], racks: list[str]) -> np.ndarray:

@@ -39,6 +39,7 @@ __all__ = [
     "Numbering",
     "eligible",
     "exchange",
+    "measured",
     "previous_codes",
     "toward_share",
     "trim_guess",
@@ -253,6 +254,25 @@ def trim_placed(
     if optimised is replicas:
         return held[1], diagnostics
     return numbering.holdings(optimised)[1], diagnostics
+
+
+def measured(
+    state: ApplicationState,
+    layout: HaLayout,
+    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    tables: RackTables,
+) -> int | None:
+    """``rack.measured_holdings_cost`` of ``held`` (actives, standbys) from the request's
+    tables: ``None`` where a held task's racks are unknown, as its own tables would say."""
+    numbering = Numbering(state, layout)
+    flat = [numbering.flat(h) for h in held]
+    used = np.concatenate([tasks for tasks, _ in flat])
+    if (tables.active_blind[used] | tables.standby_blind[used]).any():
+        return None
+    total = 0
+    for (tasks, clients), miss in zip(flat, (tables.active, tables.standby), strict=True):
+        total += int(miss[tasks, tables.client_rack[clients]].sum())
+    return total
 
 
 def _fixed(numbering: Numbering, warmups: Sequence[AbstractSet[int]]) -> IntArray | None:

@@ -167,7 +167,7 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     )
     if _rack_aware(state):
         exchanged = _measured(
-            state, layout, (active, standby), (moved.active, copied.standby), exchanged
+            state, layout, (active, standby), (moved.active, copied.standby), exchanged, tables
         )
     stateless, stateless_diagnostics, stateless_balanced = _stateless_actives(
         state, layout, final_active
@@ -255,6 +255,7 @@ def _measured(
     phases: tuple[_Holdings, _Holdings],
     moved: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
     joint: Diagnostics,
+    tables: RackTables | None,
 ) -> Diagnostics:
     """What the KIP-441 movements changed in the cost, added to the report's before and after.
 
@@ -263,8 +264,16 @@ def _measured(
     the movements' change to both figures keeps "before -> after" the optimisation's effect
     while "after" stays the answer's real cost (it once read below zero without it).
     """
-    before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
-    after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
+    if tables is not None:  # the request's tables (issue 24: two more of them were built here)
+        from kassign.assignor.streams.ha_exchange import measured
+
+        before, after = (
+            measured(state, layout, phases, tables),
+            measured(state, layout, moved, tables),
+        )
+    else:
+        before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
+        after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
     if before is None or after is None:
         return joint
     change = after - before

@@ -33,6 +33,7 @@ from kassign.assignor.streams.model import (
     RackAwareStrategy,
     TaskId,
 )
+from kassign.assignor.streams.rack.int_sets import isin
 from kassign.assignor.streams.rack.measure import miss_tables
 from kassign.assignor.streams.rack.problems import room_arrays
 from kassign.assignor.streams.result import TaskType
@@ -394,8 +395,8 @@ class Candidates:
         ``previous``: each task's previous active clients as ``task * n_clients + client``."""
         source, target = moves
         used, row = np.unique(task, return_inverse=True)
-        leaves = np.isin(task * n_clients + source, previous).astype(np.int64)
-        returns = np.isin(task * n_clients + target, previous).astype(np.int64)
+        leaves = isin(task * n_clients + source, previous).astype(np.int64)
+        returns = isin(task * n_clients + target, previous).astype(np.int64)
         named = [tasks[i] for i in used.tolist()]
         return Candidates(named, row.astype(np.int64), source, target, leaves, returns, used)
 

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from kassign.assignor.flow import IntArray
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy
+from kassign.assignor.streams.rack.int_sets import isin
 from kassign.assignor.streams.rack.joint import (
     Candidates,
     choose_exchanges,
@@ -72,7 +73,7 @@ def exchange_replica_roles(
     rep_task, rep_client = replicas.rep_task, replicas.rep_client
     keep = replicas.owner[rep_task] >= 0
     if fixed is not None:
-        keep &= ~np.isin(replicas.standby_codes(n_c), fixed)
+        keep &= ~isin(replicas.standby_codes(n_c), fixed)
     if may_lead is not None:
         keep &= may_lead
     pick = np.flatnonzero(keep)
@@ -122,7 +123,7 @@ def relocate_replica_actives(
     task, target = eligible
     source = replicas.owner[task]
     keep = (source >= 0) & (target != source)
-    keep &= ~np.isin(task * n_c + target, replicas.standby_codes(n_c))
+    keep &= ~isin(task * n_c + target, replicas.standby_codes(n_c))
     pick = np.flatnonzero(keep)
     pick = pick[_keeping_spread(state, replicas, task[pick], source[pick], target[pick])]
     if not pick.size:

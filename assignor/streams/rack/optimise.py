@@ -40,6 +40,7 @@ from kassign.assignor.streams.model import (
 )
 from kassign.assignor.streams.rack.active_flow import placement_cost, solve_active_compact
 from kassign.assignor.streams.rack.costs import CostModel
+from kassign.assignor.streams.rack.int_sets import isin
 from kassign.assignor.streams.rack.problems import (
     Assignment,
     active_owners,
@@ -318,7 +319,7 @@ def optimize_standby_replicas(
         traffic_cost,
         non_overlap_cost,
         None,
-        None if fixed is None else np.isin(codes, fixed),
+        None if fixed is None else isin(codes, fixed),
         room,
     )
     solved, diagnostics = _standby_outcome(state, problem, len(tables.racks), task_spread)
@@ -341,7 +342,7 @@ def _standby_outcome(
     except SolverError as exc:
         return None, _fallback(f"{rep_task.size} standbys", exc, before)
     n_c = problem.client_rack.size
-    stayed = np.isin(solved[0] * n_c + solved[1], rep_task * n_c + rep_client).sum()
+    stayed = isin(solved[0] * n_c + solved[1], rep_task * n_c + rep_client).sum()
     moved = int(solved[0].size - stayed)
     after = standby_cost(unit, *solved)
     note = (

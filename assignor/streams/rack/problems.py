@@ -22,6 +22,7 @@ from kassign.assignor.streams.model import (
 )
 from kassign.assignor.streams.rack.active_flow import ActiveProblem
 from kassign.assignor.streams.rack.costs import CostModel, PartitionFilter, counted_partitions
+from kassign.assignor.streams.rack.int_sets import isin, unique
 from kassign.assignor.streams.rack.standby_flow import StandbyProblem
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
@@ -366,13 +367,11 @@ def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) ->
     ):
         raise SolverError("BAD_RESULT", "a task's standby count changed")
     pairs = tasks * p.client_rack.size + clients
-    if np.unique(pairs).size != pairs.size or np.any(p.active_client[tasks] == clients):
+    if unique(pairs).size != pairs.size or np.any(p.active_client[tasks] == clients):
         raise SolverError("BAD_RESULT", "a client would hold a task twice")
     if (
         p.fixed is not None
-        and not np.isin(
-            p.rep_task[p.fixed] * p.client_rack.size + p.rep_client[p.fixed], pairs
-        ).all()
+        and not isin(p.rep_task[p.fixed] * p.client_rack.size + p.rep_client[p.fixed], pairs).all()
     ):
         raise SolverError("BAD_RESULT", "a fixed replica moved")
     if np.any(diversity(p, tasks, clients) < diversity(p, p.rep_task, p.rep_client)):
@@ -400,6 +399,6 @@ def diversity(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> np.n
             out[:, k] = seen[:, 1:].sum(axis=1)
             continue
         present = vals[:, k] > 0
-        keyed = np.unique(all_t[present] * span + vals[present, k])
+        keyed = unique(all_t[present] * span + vals[present, k])
         out[:, k] = np.bincount(keyed // span, minlength=t_n)
     return out

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 from kassign.assignor.flow import IntArray
-from kassign.assignor.streams.holders import compact
+from kassign.assignor.streams.holders import compact, picked
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
@@ -111,7 +111,7 @@ class Numbering:
         counts = np.bincount(by_layout, minlength=self.state_of.size)
         numbers = self.layout.numbers
         parts = np.split(tasks[order], np.cumsum(counts)[:-1])
-        return [compact(map(numbers.__getitem__, p.tolist())) for p in parts]
+        return [compact(picked(numbers, p.tolist())) for p in parts]
 
 
 def toward_share(layout: HaLayout, loads: Sequence[int]) -> list[tuple[int, int]]:

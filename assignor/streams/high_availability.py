@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
-from kassign.assignor.streams.holders import compact
+from kassign.assignor.streams.holders import compact, picked
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import (
     ApplicationState,
@@ -222,7 +222,7 @@ def _client_assignment(
 ) -> KafkaStreamsAssignment:
     """``KafkaStreamsAssignment.of`` from positions: ``stateful`` is sorted, so sorting the
     positions sorts the ids (ints compare faster than ``TaskId`` tuples; issue 24)."""
-    active, standby = (tuple(map(stateful.__getitem__, sorted(ts))) for ts in held)
+    active, standby = (picked(stateful, sorted(ts)) for ts in held)
     if stateless:
         active = tuple(sorted(active + tuple(stateless)))
     return KafkaStreamsAssignment(client, active, standby, deadline)

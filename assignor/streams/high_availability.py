@@ -28,9 +28,11 @@ import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
+from kassign.assignor.streams.holders import compact, picked
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import (
     ApplicationState,
@@ -46,9 +48,7 @@ from kassign.assignor.streams.movement import (
 )
 from kassign.assignor.streams.rack import (
     CostPhase,
-    exchange_roles,
     measured_holdings_cost,
-    relocate_actives,
     trim_actives,
     trim_standbys,
 )
@@ -63,6 +63,9 @@ from kassign.assignor.streams.standby import named_placement, place_standby_inde
 from kassign.assignor.streams.tags import tag_layout
 from kassign.assignor.streams.trace import Trace
 from kassign.assignor.streams.trace_ha import HaPhases, StandbyPhases, ha_trace
+
+if TYPE_CHECKING:
+    from kassign.assignor.streams.rack.replicas import RackTables
 
 __all__ = ["HighAvailabilityTaskAssignor", "assign_high_availability", "explain_high_availability"]
 
@@ -121,14 +124,7 @@ class _Layout:
         # One index for the call, let go after it (bisecting each task cost more: issue 24);
         # its values are the layout's shared ints (issue 16).
         number = dict(zip(tasks, self.numbers, strict=True))
-        return [_compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
-
-
-def _compact(items: Iterable[int]) -> set[int]:
-    """A set of ``items`` in the smallest table Python gives a set of its size: built through a
-    dict, whose size it takes up front, not grown one insert at a time (which can leave it
-    four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
-    return set(dict.fromkeys(items))
+        return [compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
 
 
 def _settled(
@@ -137,7 +133,7 @@ def _settled(
     """Each client's holdings after balancing: the set ``balance_over_threads`` kept for a
     client it left as it was (most of them, and every one of a fresh group), a compact set of
     the new list for the others (issue 24: not a second set of every task)."""
-    return [h if b == a else _compact(b) for h, b, a in zip(held, balanced, before, strict=True)]
+    return [h if b == a else compact(b) for h, b, a in zip(held, balanced, before, strict=True)]
 
 
 def assign_high_availability(state: ApplicationState) -> TaskAssignment:
@@ -155,8 +151,11 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     if not state.clients:
         return task_assignment(()), None
     layout = _Layout.of(state)
-    active, active_diagnostics, balanced = _stateful_actives(state, layout)
-    standby, standby_diagnostics, standby_phases = _standbys(state, layout, active, keep=explain)
+    tables = _rack_tables(state, layout)
+    active, active_diagnostics, balanced = _stateful_actives(state, layout, tables)
+    standby, standby_diagnostics, standby_phases = _standbys(
+        state, layout, active, tables, keep=explain
+    )
     index = _catch_up_index(state, layout)
     # Only a rack-aware pass (``_measured``) or a trace reads the holdings before movements
     # again; otherwise the movements take them over (issue 16: no copy of every task).
@@ -164,11 +163,11 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
     moved, copied = _movements(state, layout, index, active, standby, keep=keep)
     warmups = _warmups(moved, copied)
     final_active, final_standby, exchanged = _exchange(
-        state, layout, index, moved.active, copied.standby, warmups
+        state, layout, index, (moved.active, copied.standby), warmups, tables
     )
     if _rack_aware(state):
         exchanged = _measured(
-            state, layout, (active, standby), (moved.active, copied.standby), exchanged
+            state, layout, (active, standby), (moved.active, copied.standby), exchanged, tables
         )
     stateless, stateless_diagnostics, stateless_balanced = _stateless_actives(
         state, layout, final_active
@@ -223,7 +222,7 @@ def _client_assignment(
 ) -> KafkaStreamsAssignment:
     """``KafkaStreamsAssignment.of`` from positions: ``stateful`` is sorted, so sorting the
     positions sorts the ids (ints compare faster than ``TaskId`` tuples; issue 24)."""
-    active, standby = (tuple(map(stateful.__getitem__, sorted(ts))) for ts in held)
+    active, standby = (picked(stateful, sorted(ts)) for ts in held)
     if stateless:
         active = tuple(sorted(active + tuple(stateless)))
     return KafkaStreamsAssignment(client, active, standby, deadline)
@@ -256,6 +255,7 @@ def _measured(
     phases: tuple[_Holdings, _Holdings],
     moved: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
     joint: Diagnostics,
+    tables: RackTables | None,
 ) -> Diagnostics:
     """What the KIP-441 movements changed in the cost, added to the report's before and after.
 
@@ -264,8 +264,16 @@ def _measured(
     the movements' change to both figures keeps "before -> after" the optimisation's effect
     while "after" stays the answer's real cost (it once read below zero without it).
     """
-    before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
-    after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
+    if tables is not None:  # the request's tables (issue 24: two more of them were built here)
+        from kassign.assignor.streams.ha_exchange import measured
+
+        before, after = (
+            measured(state, layout, phases, tables),
+            measured(state, layout, moved, tables),
+        )
+    else:
+        before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
+        after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
     if before is None or after is None:
         return joint
     change = after - before
@@ -317,137 +325,26 @@ def _exchange(
     state: ApplicationState,
     layout: _Layout,
     index: CatchUpIndex,
-    active: Sequence[AbstractSet[int]],
-    standby: Sequence[AbstractSet[int]],
+    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
     warmups: Sequence[AbstractSet[int]],
+    tables: RackTables | None,
 ) -> tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]], Diagnostics]:
-    """Phase 5: with the movements made, actives re-placed among caught-up clients, then
-    active and standby roles exchanged, wherever either lowers the cross-rack cost.
-
-    Only a caught-up client may take an active (no restore, so the follow-up decision stands);
-    counts per client stay, warm-ups keep their role. A task that every client is caught up on
-    (``_WIDE``) was free to go anywhere in phase 1 and is not re-placed here, which keeps the
-    graph to the few clients that hold each task's state. The phases' reported cost after is
-    lowered by what this saved, so the report still reads "before -> after" for the group.
-    """
+    """Phase 5 (``ha_exchange``), only with a strategy: the solver is imported then."""
     if not _rack_aware(state) or not layout.stateful:
-        return active, standby, Diagnostics()
-    task_of = {t: i for i, t in enumerate(layout.stateful)}
-    client_of = {c: i for i, c in enumerate(layout.clients)}
-    active_map = layout.to_map(active, layout.stateful)
-    standby_map = layout.to_map(standby, layout.stateful)
-    eligible = _eligible(layout, index)
-    notes: list[str] = []
-    saved = 0
-    moved = relocate_actives(
-        state,
-        active_map,
-        standby_map,
-        eligible,
-        CostPhase.HIGH_AVAILABILITY,
-        slack=_toward_share(layout, [len(a) for a in active]),
-    )
-    if not isinstance(moved, str) and moved.exchanged:
-        active_map = moved.active
-        saved += moved.saved
-        notes.append(f"rack: {moved.exchanged} actives moved to another caught-up client")
-    fixed = {(layout.stateful[t], layout.clients[c]) for c, ws in enumerate(warmups) for t in ws}
-    exchanged = retrimmed_rounds = 0
-    for _ in range(_ROUNDS):
-        outcome = exchange_roles(
-            state,
-            active_map,
-            standby_map,
-            CostPhase.HIGH_AVAILABILITY,
-            may_lead=lambda task, pid: index.is_caught_up(client_of[pid], task_of[task]),
-            fixed=fixed,
-            slack=_toward_share(layout, [len(active_map[c]) for c in layout.clients]),
-        )
-        if not isinstance(outcome, str) and outcome.exchanged:
-            active_map, standby_map = outcome.active, outcome.standby
-            saved += outcome.saved
-            exchanged += outcome.exchanged
-        retrimmed, diagnostics = trim_standbys(
-            state,
-            active_map,
-            standby_map,
-            CostPhase.HIGH_AVAILABILITY,
-            fixed=fixed,
-            slack=_load_slack(layout, active_map, standby_map),
-        )
-        gain = diagnostics.cross_rack_cost_before - diagnostics.cross_rack_cost_after
-        if gain <= 0:
-            break
-        standby_map = retrimmed
-        saved += gain
-        retrimmed_rounds += 1
-    if exchanged:
-        notes.append(f"rack: {exchanged} tasks exchanged active and standby roles")
-    if retrimmed_rounds:
-        notes.append("rack: standbys re-placed around the final actives")
-    if not notes:
-        return active, standby, Diagnostics()
-    notes[-1] += f", cross-rack partitions -{saved}"
-    diagnostics = Diagnostics(cross_rack_cost_after=-saved, notes=tuple(notes))
-    return (
-        layout.from_map(active_map, layout.stateful),
-        layout.from_map(standby_map, layout.stateful),
-        diagnostics,
-    )
+        return *held, Diagnostics()
+    from kassign.assignor.streams import ha_exchange
+
+    return ha_exchange.exchange(state, layout, index, held, warmups, tables)
 
 
-_ROUNDS = 4
-"""Exchanges and standby re-trims alternate while the re-trim saves traffic (a moved standby
-may open a new exchange), at most this many times."""
+def _rack_tables(state: ApplicationState, layout: _Layout) -> RackTables | None:
+    """The request's rack tables (``rack.replicas``), built once for every rack step that
+    reads integers; ``None`` without a strategy, stateful tasks or a rack on every client."""
+    if not _rack_aware(state) or not layout.stateful:
+        return None
+    from kassign.assignor.streams.rack.replicas import RackTables  # numpy, with a strategy
 
-_WIDE = 64
-"""Tasks with more caught-up clients than this are not re-placed after the movements..."""
-
-_FREE_ARCS = 20_000
-"""...nor tasks no client is caught up on, unless these two kinds of task together have at most
-this many (task, client) candidates: then each may go to any client."""
-
-
-def _eligible(layout: _Layout, index: CatchUpIndex) -> dict[TaskId, list[ProcessId]]:
-    """Where each stateful active may go after the movements: a caught-up client, any client
-    for a task no client is caught up on (it restores anywhere, as Kafka's movements let it).
-    Tasks with more than ``_WIDE`` caught-up clients, or none, join only in small groups."""
-    clients = layout.clients
-    eligible: dict[TaskId, list[ProcessId]] = {}
-    free: list[int] = []
-    for i, t in enumerate(layout.stateful):
-        n = index.num_caught_up(i)
-        if 0 < n <= _WIDE:
-            eligible[t] = [clients[c] for c in index.caught_up(i)]
-        else:
-            free.append(i)
-    if len(free) * len(clients) <= _FREE_ARCS:
-        for i in free:
-            caught = index.caught_up(i)
-            eligible[layout.stateful[i]] = [clients[c] for c in caught] if caught else list(clients)
-    return eligible
-
-
-def _load_slack(
-    layout: _Layout,
-    active: Mapping[ProcessId, AbstractSet[TaskId]],
-    standby: Mapping[ProcessId, AbstractSet[TaskId]],
-) -> dict[ProcessId, tuple[int, int]]:
-    """How far each client's standby count may move so that its load (stateful actives and
-    standbys) moves toward its share of the threads (``_toward_share``)."""
-    loads = [len(active.get(c, ())) + len(standby.get(c, ())) for c in layout.clients]
-    return _toward_share(layout, loads)
-
-
-def _toward_share(layout: _Layout, loads: Sequence[int]) -> dict[ProcessId, tuple[int, int]]:
-    """Per client: how much it may shed (down to the floor of its thread share of the total)
-    and take (up to the ceiling), never further from its share than it is."""
-    total, threads = sum(loads), sum(layout.capacities)
-    room: dict[ProcessId, tuple[int, int]] = {}
-    for client, capacity, load in zip(layout.clients, layout.capacities, loads, strict=True):
-        low, high = (total * capacity) // threads, -(-total * capacity // threads)
-        room[client] = (max(0, load - low), max(0, high - load))
-    return room
+    return RackTables.of(state, layout.stateful)
 
 
 def _rack_aware(state: ApplicationState) -> bool:
@@ -455,18 +352,23 @@ def _rack_aware(state: ApplicationState) -> bool:
 
 
 def _stateful_actives(
-    state: ApplicationState, layout: _Layout
+    state: ApplicationState, layout: _Layout, tables: RackTables | None
 ) -> tuple[_Holdings, Diagnostics, _Holdings]:
     """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back); the
     guess before rack optimisation comes third (for an explanation)."""
     guess = round_robin(len(layout.stateful), len(layout.clients), layout.numbers)
-    held = [_compact(g) for g in guess]
+    held = [compact(g) for g in guess]
     balanced = balance_over_threads(
         guess, [len(g) for g in guess], capacities=layout.capacities, held=held
     )
     active = _settled(held, balanced, guess)
     if not _rack_aware(state) or not layout.stateful:
         return active, Diagnostics(), active
+    if tables is not None:  # integers throughout (issue 24); the maps say why racks cannot help
+        from kassign.assignor.streams.ha_exchange import trim_guess
+
+        trimmed, diagnostics = trim_guess(state, layout, active, tables)
+        return trimmed, diagnostics, active
     optimised, diagnostics = trim_actives(
         state, layout.stateful, layout.to_map(active, layout.stateful), CostPhase.HIGH_AVAILABILITY
     )
@@ -484,7 +386,12 @@ def _standby_move_allowed(state: ApplicationState, layout: _Layout) -> MoveAllow
 
 
 def _standbys(
-    state: ApplicationState, layout: _Layout, active: _Holdings, *, keep: bool
+    state: ApplicationState,
+    layout: _Layout,
+    active: _Holdings,
+    tables: RackTables | None,
+    *,
+    keep: bool,
 ) -> tuple[_Holdings, Diagnostics, StandbyPhases]:
     """Phase 2: place, balance per thread, and rack-optimise the standby replicas; the first
     two steps' holdings come third (for an explanation: with ``keep``)."""
@@ -494,7 +401,7 @@ def _standbys(
     indexed = place_standby_indexed(
         state, layout.clients, active, layout.stateful, numbers=layout.numbers
     )
-    placed = [_compact(ts) for ts in indexed.placed]
+    placed = [compact(ts) for ts in indexed.placed]
     diagnostics = Diagnostics(notes=indexed.notes)
     # only a trace reads the placement by id (issue 16: not held on otherwise)
     kept = named_placement(state, layout.clients, layout.stateful, indexed) if keep else None
@@ -514,6 +421,11 @@ def _standbys(
     phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
     if not rack_aware:
         return standby, diagnostics, phases
+    if tables is not None:  # integers throughout (issue 24); the maps say why racks cannot help
+        from kassign.assignor.streams.ha_exchange import trim_placed
+
+        trimmed, rack_diagnostics = trim_placed(state, layout, (active, standby), tables)
+        return trimmed, diagnostics.merged(rack_diagnostics), phases
     active_map = layout.to_map(active, layout.stateful)  # the rack pass reads it many times
     optimised, rack_diagnostics = trim_standbys(
         state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY

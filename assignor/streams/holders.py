@@ -7,11 +7,15 @@ tasks (issue 16). Readers take a task's holders as a tuple and make the set they
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
+from operator import itemgetter
+from typing import TypeVar
 
 from kassign.assignor.streams.model import ProcessId, TaskId
 
-__all__ = ["Holders", "add_holder", "holders_of", "set_holders"]
+__all__ = ["Holders", "add_holder", "compact", "holders_of", "picked", "set_holders"]
+
+_T = TypeVar("_T")
 
 Holders = dict[TaskId, ProcessId | tuple[ProcessId, ...]]
 
@@ -35,3 +39,20 @@ def set_holders(holders: Holders, task: TaskId, pids: Collection[ProcessId]) -> 
         holders[task] = next(iter(pids))
     else:
         holders.pop(task, None)
+
+
+def compact(items: Iterable[int]) -> set[int]:
+    """A set of ``items`` in the smallest table Python gives a set of its size: built through a
+    dict, whose size it takes up front, not grown one insert at a time (which can leave it
+    four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
+    return set(dict.fromkeys(items))
+
+
+def picked(items: Sequence[_T], positions: Sequence[int]) -> tuple[_T, ...]:
+    """``tuple(items[p] for p in positions)`` in one ``itemgetter`` call: a third of the time
+    of ``map(items.__getitem__, ...)``, which calls a slot wrapper per item (the answer's task
+    lists of a 100,000-task group, issue 24)."""
+    if len(positions) > 1:
+        found: tuple[_T, ...] = itemgetter(*positions)(items)
+        return found
+    return tuple(items[p] for p in positions)

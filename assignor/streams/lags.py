@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -224,7 +224,7 @@ class CatchUpIndex:
         client_lags: Sequence[Mapping[TaskId, int]],
         acceptable_recovery_lag: int,
     ) -> None:
-        position = positions(tasks)
+        position: Callable[[TaskId], int | None] | None = None  # only if a client reported
         self._n_clients = len(client_lags)
         self._end = array("q", end_offset_sums)  # 8 bytes a task, not an int object
         # Only tasks some client reported have entries (a task nobody reported is read from
@@ -233,10 +233,13 @@ class CatchUpIndex:
         for client, lags in enumerate(client_lags):
             checkpoint()
             for task, lag in local_lags(lags).items():
+                position = position or positions(tasks)
                 index = position(task)
                 if index is not None:
                     self._local.setdefault(index, {})[client] = lag
-        self._default_caught = [is_caught_up(end, acceptable_recovery_lag) for end in self._end]
+        # one verdict per distinct end-offset sum (a fresh group's are all 0), not per task
+        verdict = {end: is_caught_up(end, acceptable_recovery_lag) for end in set(self._end)}
+        self._default_caught = list(map(verdict.__getitem__, self._end))
         self._caught = {
             task: frozenset(
                 c for c, lag in local.items() if is_caught_up(lag, acceptable_recovery_lag)
@@ -259,6 +262,21 @@ class CatchUpIndex:
         if local is not None and client in local:
             return client in self._caught[task]
         return self._default_caught[task]
+
+    def caught_up_pairs(self, clients: Iterable[int], tasks: Iterable[int]) -> list[bool]:
+        """``is_caught_up`` of each (client, task) pair; a task nobody reported is read from
+        its default without a call (the common case: one list step per pair)."""
+        default, local = self._default_caught, self._local
+        return [
+            default[t] if t not in local else self.is_caught_up(c, t)
+            for c, t in zip(clients, tasks, strict=True)
+        ]
+
+    def reported_among(self, tasks: Iterable[int]) -> list[int]:
+        """The tasks of ``tasks`` some client reported a lag for, ascending: only those can
+        have a more caught-up client (``has_more_caught_up_than`` is false for the rest, whose
+        every client lags by the end-offset sum), so the movements look at no other."""
+        return sorted(self._local.keys() & tasks)
 
     def num_caught_up(self, task: int) -> int:
         """How many clients are caught up on the task (orders Kafka's movement queue)."""

@@ -194,7 +194,7 @@ def move_active_tasks(
     board = _ActiveBoard(_scratch(active, taking), _scratch(standby, taking), capacities)
     queue = _JavaQueue()
     for client, tasks in enumerate(board.moving):
-        for task in sorted(tasks):
+        for task in index.reported_among(tasks):
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
     warmups: list[set[int]] = [set() for _ in capacities]
@@ -243,7 +243,7 @@ def move_standby_tasks(
     board = _Board(active, _scratch(standby, taking), capacities)
     queue = _JavaQueue()
     for client, tasks in enumerate(board.standby):
-        for task in sorted(tasks - warmups[client]):
+        for task in index.reported_among(tasks - warmups[client]):
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
     movements = placed = 0

@@ -198,8 +198,12 @@ def _place_by_tags(
         if found is None:
             pending.append((task, replicas))
             continue
-        task_holding = {found} if isinstance(found, int) else set(found)
-        last, used, remaining = min(task_holding), 1, replicas
+        if isinstance(found, int):  # most tasks: one holder, no min() to take
+            task_holding, last = {found}, found
+        else:
+            task_holding = set(found)
+            last = min(task_holding)
+        used, remaining = 1, replicas
         bar = bars.none
         while remaining > 0:
             bar, barred = bars.after(bar, group[last], used)

@@ -21,7 +21,7 @@ is made that does not strictly lower the cost, and among the best sets the one w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -33,17 +33,23 @@ from kassign.assignor.streams.model import (
     RackAwareStrategy,
     TaskId,
 )
+from kassign.assignor.streams.rack.int_sets import isin
 from kassign.assignor.streams.rack.measure import miss_tables
 from kassign.assignor.streams.rack.problems import room_arrays
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
 
 __all__ = [
+    "Candidates",
     "Exchange",
     "RoleProblem",
+    "choose_exchanges",
+    "choose_relocations",
     "exchange_roles",
     "relocate_actives",
     "solve_exchanges",
+    "spread_keeper",
+    "subtopology_bounds",
 ]
 
 Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
@@ -147,7 +153,7 @@ def exchange_roles(
     their role, and a standby becomes active only where ``may_lead`` allows. A string says why
     nothing could be gained (no strategy, no racks, nothing to exchange). ``previous`` (each
     task's previous active clients) changes what stickiness costs: see
-    ``_Candidates.stickiness``. ``slack`` as for ``relocate_actives``: an exchange moves an
+    ``Candidates.stickiness``. ``slack`` as for ``relocate_actives``: an exchange moves an
     active one way and a standby the other, so a client's load stays whatever the slack.
     ``traffic_first`` ranks traffic above stickiness whatever the costs: an exchange is made
     where the traffic drops, or where it stays and actives return to previous owners.
@@ -164,23 +170,22 @@ def exchange_roles(
     )
     if not pairs:
         return "no standby may take its active's role"
-    found = _Candidates.of(state, owner, pairs)
+    found = Candidates.of(state, owner, pairs, previous)
     tables = miss_tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE, TaskType.STANDBY))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss, standby_miss) = tables
-    t_idx, source, target = found.task, found.source, found.target
-    a_rack, b_rack = client_rack[source], client_rack[target]
-    before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
-    after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
-    # traffic_first: stickiness moves at most one unit per candidate, so n + 1 units of traffic
-    # outweigh any set of them; traffic_cost drops out (and with it any overflow).
-    traffic, overlap = (
-        (found.source.size + 1, 1) if traffic_first else (traffic_cost, non_overlap_cost)
+    chosen, saved = choose_exchanges(
+        state,
+        found,
+        client_rack,
+        (active_miss, standby_miss),
+        costs=(traffic_cost, non_overlap_cost),
+        traffic_first=traffic_first,
+        room=room_arrays(clients, slack),
+        bounds=subtopology_bounds(state, found.tasks, _held(state, active)),
     )
-    gain = traffic * (before - after) - found.stickiness(previous, overlap, replicas=2)
-    chosen = found.solve(gain, room_arrays(clients, slack), active)
-    tasks = found.tasks
+    tasks, t_idx, source, target = found.tasks, found.task, found.source, found.target
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
@@ -189,13 +194,39 @@ def exchange_roles(
         new_standby[a].add(task)
         new_standby[b].discard(task)
         new_active[b].add(task)
-    saved = int((before - after)[chosen].sum())
     return Exchange(
         {p: frozenset(ts) for p, ts in new_active.items()},
         {p: frozenset(ts) for p, ts in new_standby.items()},
         int(chosen.size),
         saved,
     )
+
+
+def choose_exchanges(
+    state: ApplicationState,
+    found: Candidates,
+    client_rack: IntArray,
+    misses: tuple[IntArray, IntArray],
+    *,
+    costs: tuple[int, int],
+    traffic_first: bool,
+    room: tuple[IntArray, IntArray] | None,
+    bounds: tuple[IntArray, IntArray] | None,
+) -> tuple[IntArray, int]:
+    """The role exchanges to make among ``found`` (``misses``: active and standby tables by
+    ``found``'s rows), and the traffic they save: ``exchange_roles`` after its candidates, for
+    maps and for integers alike."""
+    active_miss, standby_miss = misses
+    t_idx, source, target = found.task, found.source, found.target
+    a_rack, b_rack = client_rack[source], client_rack[target]
+    before = active_miss[t_idx, a_rack] + standby_miss[t_idx, b_rack]
+    after = active_miss[t_idx, b_rack] + standby_miss[t_idx, a_rack]
+    # traffic_first: stickiness moves at most one unit per candidate, so n + 1 units of traffic
+    # outweigh any set of them; traffic_cost drops out (and with it any overflow).
+    traffic, overlap = (source.size + 1, 1) if traffic_first else costs
+    gain = traffic * (before - after) - found.stickiness(overlap, replicas=2)
+    chosen = found.solve(state, gain, room, bounds)
+    return chosen, int((before - after)[chosen].sum())
 
 
 def relocate_actives(
@@ -227,7 +258,7 @@ def relocate_actives(
     for pid, ts in standby.items():
         for t in ts:
             holders.setdefault(t, []).append(pid)
-    keeps = _spread_keeper(state)
+    keeps = spread_keeper(state)
     pairs = sorted(
         (t, index[pid], pid)
         for t, candidates in eligible.items()
@@ -239,33 +270,56 @@ def relocate_actives(
     )
     if not pairs:
         return "no other eligible client"
-    found = _Candidates.of(state, owner, [(t, pid) for t, _, pid in pairs])
+    found = Candidates.of(state, owner, [(t, pid) for t, _, pid in pairs], previous)
     tables = miss_tables(state, found.tasks, traffic_cost, (TaskType.ACTIVE,))
     if isinstance(tables, str):
         return tables
     client_rack, (active_miss,) = tables
-    t_idx, source, target = found.task, found.source, found.target
-    before = active_miss[t_idx, client_rack[source]]
-    after = active_miss[t_idx, client_rack[target]]
-    penalty = found.stickiness(previous, non_overlap_cost, replicas=1)
-    chosen = found.solve(
-        traffic_cost * (before - after) - penalty, room_arrays(clients, slack), active
+    chosen, saved = choose_relocations(
+        state,
+        found,
+        client_rack,
+        active_miss,
+        costs=(traffic_cost, non_overlap_cost),
+        room=room_arrays(clients, slack),
+        bounds=subtopology_bounds(state, found.tasks, _held(state, active)),
     )
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
-        task = tasks[int(t_idx[i])]
-        new_active[clients[int(source[i])]].discard(task)
-        new_active[clients[int(target[i])]].add(task)
+        task = tasks[int(found.task[i])]
+        new_active[clients[int(found.source[i])]].discard(task)
+        new_active[clients[int(found.target[i])]].add(task)
     return Exchange(
         {p: frozenset(ts) for p, ts in new_active.items()},
         {p: frozenset(standby.get(p, ())) for p in clients},
         int(chosen.size),
-        int((before - after)[chosen].sum()),
+        saved,
     )
 
 
-def _spread_keeper(
+def choose_relocations(
+    state: ApplicationState,
+    found: Candidates,
+    client_rack: IntArray,
+    active_miss: IntArray,
+    *,
+    costs: tuple[int, int],
+    room: tuple[IntArray, IntArray] | None,
+    bounds: tuple[IntArray, IntArray] | None,
+) -> tuple[IntArray, int]:
+    """The moves to make among ``found`` and the traffic they save: ``relocate_actives`` after
+    its candidates, for maps and for integers alike."""
+    traffic_cost, non_overlap_cost = costs
+    t_idx, source, target = found.task, found.source, found.target
+    before = active_miss[t_idx, client_rack[source]]
+    after = active_miss[t_idx, client_rack[target]]
+    penalty = found.stickiness(non_overlap_cost, replicas=1)
+    chosen = found.solve(state, traffic_cost * (before - after) - penalty, room, bounds)
+    return chosen, int((before - after)[chosen].sum())
+
+
+def spread_keeper(
     state: ApplicationState,
 ) -> Callable[[ProcessId, ProcessId, Sequence[ProcessId]], bool]:
     """Whether moving an active from one client to another keeps its replicas' KIP-708 spread.
@@ -291,119 +345,141 @@ def _spread_keeper(
 
 
 @dataclass(frozen=True, slots=True)
-class _Candidates:
+class Candidates:
     """Candidate moves of actives, in the caller's order: candidate ``i`` takes task
-    ``tasks[task[i]]`` from client ``source[i]`` (its active's) to client ``target[i]``."""
+    ``tasks[task[i]]`` from client ``source[i]`` (its active's) to client ``target[i]``.
+    ``leaves[i]`` / ``returns[i]``: 1 where the source / target ran the task before (``None``
+    when no previous owners were given); ``positions``: ``tasks``' rows in the caller's list of
+    every task, for integer callers (``None`` for maps)."""
 
-    state: ApplicationState
     tasks: list[TaskId]
     task: IntArray
     source: IntArray
     target: IntArray
+    leaves: IntArray | None
+    returns: IntArray | None
+    positions: IntArray | None = None
 
     @staticmethod
     def of(
         state: ApplicationState,
         owner: Mapping[TaskId, ProcessId],
         pairs: Sequence[tuple[TaskId, ProcessId]],
-    ) -> _Candidates:
+        previous: Mapping[TaskId, AbstractSet[ProcessId]] | None,
+    ) -> Candidates:
         """``pairs`` of (task, target client); each task's source is its ``owner``."""
-        index = {pid: i for i, pid in enumerate(state.clients)}
+        clients = list(state.clients)
+        index = {pid: i for i, pid in enumerate(clients)}
         tasks = sorted({t for t, _ in pairs})  # TaskId's own order is Kafka's
         row = {t: i for i, t in enumerate(tasks)}
-        return _Candidates(
-            state,
-            tasks,
-            np.array([row[t] for t, _ in pairs], np.int64),
-            np.array([index[owner[t]] for t, _ in pairs], np.int64),
-            np.array([index[pid] for _, pid in pairs], np.int64),
-        )
+        task = np.array([row[t] for t, _ in pairs], np.int64)
+        source = np.array([index[owner[t]] for t, _ in pairs], np.int64)
+        target = np.array([index[pid] for _, pid in pairs], np.int64)
+        if previous is None:
+            return Candidates(tasks, task, source, target, None, None)
+        empty: frozenset[ProcessId] = frozenset()
+        owned = [previous.get(tasks[t], empty) for t in task.tolist()]
+        leaves = np.array([clients[a] in o for a, o in zip(source.tolist(), owned)], np.int64)
+        returns = np.array([clients[b] in o for b, o in zip(target.tolist(), owned)], np.int64)
+        return Candidates(tasks, task, source, target, leaves, returns)
+
+    @staticmethod
+    def of_positions(
+        tasks: Sequence[TaskId],
+        task: IntArray,
+        moves: tuple[IntArray, IntArray],
+        previous: IntArray,
+        n_clients: int,
+    ) -> Candidates:
+        """Candidates given as positions in ``tasks`` and (source, target) client indices;
+        ``previous``: each task's previous active clients as ``task * n_clients + client``."""
+        source, target = moves
+        used, row = np.unique(task, return_inverse=True)
+        leaves = isin(task * n_clients + source, previous).astype(np.int64)
+        returns = isin(task * n_clients + target, previous).astype(np.int64)
+        named = [tasks[i] for i in used.tolist()]
+        return Candidates(named, row.astype(np.int64), source, target, leaves, returns, used)
 
     def solve(
         self,
+        state: ApplicationState,
         gain: IntArray,
-        room: tuple[IntArray, IntArray] | None = None,
-        active: Assignment | None = None,
+        room: tuple[IntArray, IntArray] | None,
+        bounds: tuple[IntArray, IntArray] | None,
     ) -> IntArray:
         """The candidates to apply for ``gain`` (``solve_exchanges``' circulation). ``room``:
-        per client, how many more actives it may give than take and take than give. Under
-        ``balance_subtopology``, ``active`` (the whole assignment) gives the KIP-925 bounds
-        within which a client may trade one subtopology for another, or move its total."""
-        groups = _groups(self.state, self.tasks, self.task)
+        per client, how many more actives it may give than take and take than give.
+        ``bounds``: under ``balance_subtopology``, the KIP-925 (held, bound) per (subtopology,
+        client) within which a client may trade one subtopology for another
+        (``subtopology_bounds``)."""
+        groups = _groups(state, self.tasks, self.task)
         lose, take = room if room is not None else (None, None)
-        held = bound = None
-        if active is not None and self.state.configs.rack_aware_strategy is (
-            RackAwareStrategy.BALANCE_SUBTOPOLOGY
-        ):
-            held, bound = _subtopology_room(self.state, self.tasks, active)
-        return solve_exchanges(
-            RoleProblem(
-                len(self.state.clients),
-                self.task,
-                self.source,
-                self.target,
-                gain,
-                groups,
-                lose,
-                take,
-                held,
-                bound,
-            )
+        held, bound = bounds if bounds is not None else (None, None)
+        problem = RoleProblem(
+            len(state.clients),
+            self.task,
+            self.source,
+            self.target,
+            gain,
+            groups,
+            lose,
+            take,
+            held,
+            bound,
         )
+        return solve_exchanges(problem)
 
-    def stickiness(
-        self,
-        previous: Mapping[TaskId, AbstractSet[ProcessId]] | None,
-        non_overlap_cost: int,
-        *,
-        replicas: int,
-    ) -> IntArray:
+    def stickiness(self, non_overlap_cost: int, *, replicas: int) -> IntArray:
         """What each candidate costs in stickiness.
 
-        Without ``previous``: ``non_overlap_cost`` for each replica that changes client
-        (KIP-925's rule against the assignment given). With it (each task's previous active
-        clients): the objective is the traffic plus ``non_overlap_cost`` for each active on a
-        client that did not run it (``moved.moved_counts``' definition), so a candidate pays it
-        for taking a task off a previous owner and earns it back for returning one there; moving
-        a task between two clients that did not run it costs nothing (both are caught up,
-        neither was where it ran).
+        Without previous owners: ``non_overlap_cost`` for each replica that changes client
+        (KIP-925's rule against the assignment given). With them: the objective is the traffic
+        plus ``non_overlap_cost`` for each active on a client that did not run it
+        (``moved.moved_counts``' definition), so a candidate pays it for taking a task off a
+        previous owner and earns it back for returning one there; moving a task between two
+        clients that did not run it costs nothing (both are caught up, neither was where it
+        ran).
         """
-        if previous is None:
+        if self.leaves is None or self.returns is None:
             return np.full(self.source.size, replicas * non_overlap_cost, np.int64)
-        clients = list(self.state.clients)
-        empty: frozenset[ProcessId] = frozenset()
-        owned = [previous.get(self.tasks[t], empty) for t in self.task.tolist()]
-        leaves = np.array([clients[a] in o for a, o in zip(self.source.tolist(), owned)], np.int64)
-        returns = np.array([clients[b] in o for b, o in zip(self.target.tolist(), owned)], np.int64)
-        cost: IntArray = non_overlap_cost * (leaves - returns)
+        cost: IntArray = non_overlap_cost * (self.leaves - self.returns)
         return cost
 
 
-def _subtopology_room(
-    state: ApplicationState, tasks: list[TaskId], active: Assignment
-) -> tuple[IntArray, IntArray]:
-    """Per (subtopology of ``tasks``, numbered as ``_groups`` does; client): the actives held,
-    and KIP-925 4.B.II's bound with the client's share of the threads for its share of the
-    tasks, ceil(S[s] x threads[c] / all threads).
+def subtopology_bounds(
+    state: ApplicationState, tasks: list[TaskId], actives: Iterable[tuple[TaskId, int]]
+) -> tuple[IntArray, IntArray] | None:
+    """Under ``balance_subtopology``, per (subtopology of ``tasks``, numbered as ``_groups``
+    does; client): the actives held (``actives``: every (task, client index)), and KIP-925
+    4.B.II's bound with the client's share of the threads for its share of the tasks,
+    ceil(S[s] x threads[c] / all threads); ``None`` under other strategies.
 
     Phase 1 bounds by the client's count in its balanced start, which is its thread share; the
     joint stage may move counts toward that share, so the share is what stays fixed.
     """
+    if state.configs.rack_aware_strategy is not RackAwareStrategy.BALANCE_SUBTOPOLOGY:
+        return None
     keys = sorted({_key(t) for t in tasks})
     row = {k: i for i, k in enumerate(keys)}
     clients = list(state.clients)
     held = np.zeros((len(keys), len(clients)), np.int64)
     sizes = np.zeros(len(keys), np.int64)
-    for c, pid in enumerate(clients):
-        for t in active.get(pid, ()):
-            g = row.get(_key(t))
-            if g is not None:
-                held[g, c] += 1
-                sizes[g] += 1
+    for t, c in actives:
+        g = row.get(_key(t))
+        if g is not None:
+            held[g, c] += 1
+            sizes[g] += 1
     threads = np.array([max(1, state.clients[p].num_threads) for p in clients], np.int64)
     total = int(threads.sum())
     bound: IntArray = (sizes[:, None] * threads[None, :] + total - 1) // total
     return held, bound
+
+
+def _held(state: ApplicationState, active: Assignment) -> Iterator[tuple[TaskId, int]]:
+    """Every active of ``active`` as (task, client index), for ``subtopology_bounds``."""
+    for c, pid in enumerate(state.clients):
+        for t in active.get(pid, ()):
+            yield t, c
 
 
 def _key(t: TaskId) -> tuple[str, int]:

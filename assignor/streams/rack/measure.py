@@ -14,6 +14,7 @@ import numpy as np
 from kassign.assignor.flow import IntArray
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.costs import CostModel
+from kassign.assignor.streams.rack.int_sets import unique
 from kassign.assignor.streams.rack.problems import rack_costs
 from kassign.assignor.streams.result import TaskType
 
@@ -55,7 +56,7 @@ def holdings_cost(
     ``clients``: the same figure without naming every task and client first (issue 24: the
     assignor measured its phases through two maps of task ids each)."""
     held = [[np.fromiter(h, np.int64) for h in holdings] for holdings in (active, standby)]
-    used = np.unique(np.concatenate([a for kind in held for a in kind] + [np.zeros(0, np.int64)]))
+    used = unique(np.concatenate([a for kind in held for a in kind] + [np.zeros(0, np.int64)]))
     if not used.size:
         return 0
     tables = miss_tables(

@@ -30,6 +30,7 @@ from dataclasses import replace
 
 import numpy as np
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
+from kassign.assignor.flow import IntArray
 from kassign.assignor.streams.model import (
     MAX_RACK_COST,
     ApplicationState,
@@ -39,6 +40,7 @@ from kassign.assignor.streams.model import (
 )
 from kassign.assignor.streams.rack.active_flow import placement_cost, solve_active_compact
 from kassign.assignor.streams.rack.costs import CostModel
+from kassign.assignor.streams.rack.int_sets import isin
 from kassign.assignor.streams.rack.problems import (
     Assignment,
     active_owners,
@@ -53,6 +55,7 @@ from kassign.assignor.streams.rack.problems import (
     rack_costs,
     room_arrays,
 )
+from kassign.assignor.streams.rack.replicas import RackTables, Replicas
 from kassign.assignor.streams.rack.standby_flow import (
     StandbyProblem,
     solve_standby_compact,
@@ -65,7 +68,9 @@ from kassign.assignor.timing import RACK_OPTIMISATION, timed
 __all__ = [
     "MAX_COST",
     "active_problem",
+    "optimize_active_replicas",
     "optimize_active_tasks",
+    "optimize_standby_replicas",
     "optimize_standby_tasks",
 ]
 
@@ -110,28 +115,87 @@ def optimize_active_tasks(
         return result, _disabled(f"{len(ordered)} active tasks", costs)
     racks, misses = costs
     anchored = holds_state(state, ordered, start) if anchor_on_state else None
+    costs_of = (traffic_cost, non_overlap_cost)
+    placement, diagnostics = _active_outcome(
+        state, ordered, start, (racks, misses), costs_of, anchored
+    )
+    if placement is None:
+        return result, diagnostics
+    optimised = frozenset(ordered)
+    for pid in clients:
+        result[pid] = result[pid] - optimised
+    _apply(result, clients, ordered, placement.tolist())
+    return result, diagnostics
+
+
+@timed(RACK_OPTIMISATION)
+def optimize_active_replicas(
+    state: ApplicationState,
+    replicas: Replicas,
+    tables: RackTables,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+) -> tuple[Replicas, Diagnostics]:
+    """``optimize_active_tasks`` of every task of ``replicas`` (each has an active) under the
+    built-in model, without anchors, on integers and the request's tables (issue 24)."""
+    _check_costs(traffic_cost, non_overlap_cost)
+    ordered = list(replicas.tasks)
+    if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not ordered:
+        return replicas, Diagnostics()
+    start = replicas.owner
+    if np.any(start < 0):
+        missing = ordered[int(np.flatnonzero(start < 0)[0])]
+        raise InvalidAssignment("ACTIVE_TASK_UNASSIGNED", f"task {missing} is on no client")
+    what = f"{len(ordered)} active tasks"
+    if traffic_cost == 0 or tables.active_blind.any():
+        reason = rack_costs(
+            state, ordered, traffic_cost, cost_model=CostModel.BUILT_IN, task_type=TaskType.ACTIVE
+        )
+        assert isinstance(reason, str)
+        return replicas, _disabled(what, reason)
+    misses = tables.active
+    if (misses == misses[:, :1]).all():
+        return replicas, _disabled(what, "every task's cross-rack cost is the same on every rack")
+    costs = (traffic_cost, non_overlap_cost)
+    placement, diagnostics = _active_outcome(
+        state, ordered, start, (tables.racks, misses), costs, None
+    )
+    if placement is None:
+        return replicas, diagnostics
+    return replace(replicas, owner=placement.astype(np.int64)), diagnostics
+
+
+def _active_outcome(
+    state: ApplicationState,
+    ordered: list[TaskId],
+    start: IntArray,
+    rack_table: tuple[list[str], IntArray],
+    costs: tuple[int, int],
+    anchored: np.ndarray | None,
+) -> tuple[IntArray | None, Diagnostics]:
+    """The solved placement (``None``: the input stands) and the report, for both callers."""
+    racks, misses = rack_table
+    traffic_cost, non_overlap_cost = costs
     problem = build_active_problem(
         state, ordered, start, racks, misses, traffic_cost, non_overlap_cost, anchored
     )
     subtopology = problem.subtopology
     unit = replace(problem, traffic_cost=1, non_overlap_cost=0, subtopology=None)
     before = placement_cost(unit, start)
-    arcs = len(ordered) * (len(racks) + 1) + len(clients) * (1 + 2 * _subtopologies(subtopology))
+    n_c = len(state.clients)
+    arcs = len(ordered) * (len(racks) + 1) + n_c * (1 + 2 * _subtopologies(subtopology))
     try:
         _afford(state, 0, arcs)
         placement = solve_active_compact(problem)
-        if not np.array_equal(np.bincount(placement, minlength=len(clients)), problem.counts):
+        if not np.array_equal(np.bincount(placement, minlength=n_c), problem.counts):
             raise SolverError("BAD_RESULT", "per-client task counts changed")
     except SolverError as exc:
-        return result, _fallback(f"{len(ordered)} active tasks", exc, before)
-    optimised = frozenset(ordered)
-    for pid in clients:
-        result[pid] = result[pid] - optimised
-    _apply(result, clients, ordered, placement.tolist())
+        return None, _fallback(f"{len(ordered)} active tasks", exc, before)
     moved = int((placement != start).sum())
     after = placement_cost(unit, placement)
     note = f"rack: {len(ordered)} active tasks, {moved} moved, cross-rack partitions {before} -> {after}"
-    return result, Diagnostics(
+    return placement, Diagnostics(
         rack_status=RackStatus.OPTIMAL,
         cross_rack_cost_before=before,
         cross_rack_cost_after=after,
@@ -197,24 +261,94 @@ def optimize_standby_tasks(
         _fixed(fixed, ordered, clients, rep_task, rep_client),
         room_arrays(clients, slack),
     )
-    if task_spread:
-        problem = replace(problem, loose=np.ones(len(ordered), np.bool_))
-    unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
-    before = standby_cost(unit, rep_task, rep_client)
-    try:
-        solved = _solve_standbys(state, problem, len(racks))
-    except SolverError as exc:
-        return result, _fallback(f"{rep_task.size} standbys", exc, before)
+    solved, diagnostics = _standby_outcome(state, problem, len(racks), task_spread)
+    if solved is None:
+        return result, diagnostics
     new: dict[ProcessId, set[TaskId]] = {pid: set() for pid in clients}
     for t, c in zip(solved[0].tolist(), solved[1].tolist(), strict=True):
         new[clients[c]].add(ordered[t])
-    moved = sum(len(new[p] - result[p]) for p in clients)
     result.update({p: frozenset(ts) for p, ts in new.items()})
+    return result, diagnostics
+
+
+@timed(RACK_OPTIMISATION)
+def optimize_standby_replicas(
+    state: ApplicationState,
+    replicas: Replicas,
+    tables: RackTables,
+    *,
+    traffic_cost: int,
+    non_overlap_cost: int,
+    fixed: IntArray | None = None,
+    room: tuple[IntArray, IntArray] | None = None,
+    task_spread: bool = False,
+) -> tuple[Replicas, Diagnostics]:
+    """``optimize_standby_tasks`` under the built-in model, without anchors, on integers: the
+    same answer and report from the request's tables (``replicas``), with no map of task ids
+    (issue 24). ``fixed``: the standbys that stay, as ``task * clients + client`` codes;
+    ``room``: (may_lose, may_gain) per client. ``tables`` come from ``RackTables.of``."""
+    _check_costs(traffic_cost, non_overlap_cost)
+    if state.configs.rack_aware_strategy is RackAwareStrategy.NONE or not replicas.rep_task.size:
+        return replicas, Diagnostics()
+    used, rep_task = np.unique(replicas.rep_task, return_inverse=True)
+    rep_task, rep_client = rep_task.astype(np.int64), replicas.rep_client
+    active_of = replicas.owner[used]
+    if np.any(active_of[rep_task] == rep_client):
+        raise InvalidAssignment("INVALID_STANDBY_TASK", "a standby sits on its active's client")
+    what = f"{used.size} standby tasks"
+    misses = tables.standby[used]
+    if traffic_cost == 0 or tables.standby_blind[used].any():
+        ordered = [replicas.tasks[i] for i in used.tolist()]
+        reason = rack_costs(
+            state, ordered, traffic_cost, cost_model=CostModel.BUILT_IN, task_type=TaskType.STANDBY
+        )
+        assert isinstance(reason, str)
+        return replicas, _disabled(what, reason)
+    if (misses == misses[:, :1]).all():
+        return replicas, _disabled(
+            what, "every standby's cross-rack cost is the same on every rack"
+        )
+    codes = replicas.standby_codes(len(state.clients))
+    problem = build_standby_problem(
+        state,
+        rep_task,
+        rep_client,
+        active_of,
+        tables.racks,
+        misses,
+        traffic_cost,
+        non_overlap_cost,
+        None,
+        None if fixed is None else isin(codes, fixed),
+        room,
+    )
+    solved, diagnostics = _standby_outcome(state, problem, len(tables.racks), task_spread)
+    if solved is None:
+        return replicas, diagnostics
+    return replicas.with_standbys(used[solved[0]], solved[1]), diagnostics
+
+
+def _standby_outcome(
+    state: ApplicationState, problem: StandbyProblem, n_racks: int, task_spread: bool
+) -> tuple[tuple[IntArray, IntArray] | None, Diagnostics]:
+    """The solved standbys (``None``: the input stands) and the report, for both callers."""
+    if task_spread:
+        problem = replace(problem, loose=np.ones(problem.active_client.size, np.bool_))
+    unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
+    rep_task, rep_client = problem.rep_task, problem.rep_client
+    before = standby_cost(unit, rep_task, rep_client)
+    try:
+        solved = _solve_standbys(state, problem, n_racks)
+    except SolverError as exc:
+        return None, _fallback(f"{rep_task.size} standbys", exc, before)
+    n_c = problem.client_rack.size
+    stayed = isin(solved[0] * n_c + solved[1], rep_task * n_c + rep_client).sum()
+    moved = int(solved[0].size - stayed)
     after = standby_cost(unit, *solved)
     note = (
         f"rack: {rep_task.size} standbys, {moved} moved, cross-rack partitions {before} -> {after}"
     )
-    return result, Diagnostics(
+    return solved, Diagnostics(
         rack_status=RackStatus.OPTIMAL,
         cross_rack_cost_before=before,
         cross_rack_cost_after=after,

@@ -22,6 +22,7 @@ from kassign.assignor.streams.model import (
 )
 from kassign.assignor.streams.rack.active_flow import ActiveProblem
 from kassign.assignor.streams.rack.costs import CostModel, PartitionFilter, counted_partitions
+from kassign.assignor.streams.rack.int_sets import isin, unique
 from kassign.assignor.streams.rack.standby_flow import StandbyProblem
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
@@ -37,6 +38,7 @@ __all__ = [
     "diversity",
     "every_client",
     "holds_state",
+    "miss_columns",
     "misses_per_rack",
     "owners",
     "rack_costs",
@@ -264,6 +266,28 @@ def misses_per_rack(
     Read from the task table's partition columns as arrays: no ``TaskInfo`` per task (that
     per-task read was most of a 10,000-task rack-aware call, issue 24).
     """
+    misses, blind_part, blind_task = miss_columns(
+        state, tasks, racks, counted=counted, required=required
+    )
+    if not blind_part.size:
+        return misses
+    cols = task_table(state).partition_columns()
+    p, t = int(blind_part[0]), tasks[int(blind_task[0])]
+    topic = cols.topic_names[cols.topics[p]]
+    return f"partition {topic}-{cols.numbers[p]} of task {t} has no known replica racks"
+
+
+def miss_columns(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    racks: list[str],
+    *,
+    counted: PartitionFilter,
+    required: PartitionFilter,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``misses_per_rack``'s table, and each ``required`` partition with unknown racks as its
+    row in the partition columns and its task's position in ``tasks`` (in task order): a table
+    built once per request serves callers that each ask about their own tasks (issue 24)."""
     table = task_table(state)
     rows = np.array(table.rows_of(tasks), np.int64)
     if np.any(rows < 0):
@@ -279,17 +303,12 @@ def misses_per_rack(
     counts, needed = _kept(flags, counted), _kept(flags, required)
     unknown_racks = np.array([not s for s in cols.rack_sets], np.bool_)[rack_set]
     blind = np.flatnonzero((counts | needed) & unknown_racks)
-    if blind.size:
-        k = int(blind[0])
-        p, t = int(part[k]), tasks[int(task[k])]
-        topic = cols.topic_names[cols.topics[p]]
-        return f"partition {topic}-{cols.numbers[p]} of task {t} has no known replica racks"
     miss = _missing(cols.rack_sets, racks)[rack_set[counts]]
     owner = task[counts]
     out = np.zeros((len(tasks), len(racks)), np.int64)
     for r in range(len(racks)):
         out[:, r] = np.bincount(owner, weights=miss[:, r], minlength=len(tasks))
-    return out
+    return out, part[blind], task[blind]
 
 
 def _missing(rack_sets: Sequence[frozenset[str]], racks: list[str]) -> np.ndarray:
@@ -348,13 +367,11 @@ def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) ->
     ):
         raise SolverError("BAD_RESULT", "a task's standby count changed")
     pairs = tasks * p.client_rack.size + clients
-    if np.unique(pairs).size != pairs.size or np.any(p.active_client[tasks] == clients):
+    if unique(pairs).size != pairs.size or np.any(p.active_client[tasks] == clients):
         raise SolverError("BAD_RESULT", "a client would hold a task twice")
     if (
         p.fixed is not None
-        and not np.isin(
-            p.rep_task[p.fixed] * p.client_rack.size + p.rep_client[p.fixed], pairs
-        ).all()
+        and not isin(p.rep_task[p.fixed] * p.client_rack.size + p.rep_client[p.fixed], pairs).all()
     ):
         raise SolverError("BAD_RESULT", "a fixed replica moved")
     if np.any(diversity(p, tasks, clients) < diversity(p, p.rep_task, p.rep_client)):
@@ -382,6 +399,6 @@ def diversity(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> np.n
             out[:, k] = seen[:, 1:].sum(axis=1)
             continue
         present = vals[:, k] > 0
-        keyed = np.unique(all_t[present] * span + vals[present, k])
+        keyed = unique(all_t[present] * span + vals[present, k])
         out[:, k] = np.bincount(keyed // span, minlength=t_n)
     return out

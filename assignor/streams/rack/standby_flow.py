@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.flow import FlowGraph, IntArray, layout, solve
+from kassign.assignor.streams.rack.int_sets import isin
 
 __all__ = [
     "StandbyProblem",
@@ -94,7 +95,7 @@ def standby_cost(p: StandbyProblem, tasks: IntArray, clients: IntArray) -> int:
     traffic, plus ``non_overlap_cost`` per anchored starting replica no longer in place."""
     n_c = p.client_rack.size
     anchors = p.anchor_keys()
-    left = int(anchors.size - np.isin(anchors, tasks * n_c + clients).sum())
+    left = int(anchors.size - isin(anchors, tasks * n_c + clients).sum())
     traffic = p.misses[tasks, p.client_rack[clients]]
     return int((p.traffic_cost * traffic).sum()) + p.non_overlap_cost * left
 
@@ -236,7 +237,7 @@ def _split(
     )
     keys = units_task * c_n + chosen
     _, inverse, repeats = np.unique(keys, return_inverse=True, return_counts=True)
-    if not (np.isin(keys, taken) | (repeats[inverse] > 1)).any():
+    if not (isin(keys, taken) | (repeats[inverse] > 1)).any():
         return chosen
     return _trade(
         units_task.tolist(), units_hub.tolist(), chosen.tolist(), order.tolist(), taken, c_n
@@ -290,8 +291,8 @@ def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:
         ok[g.of_replica[stays], p.rep_client[stays]] = True
     arc_g, arc_c = np.nonzero(ok)
     t = g.task[arc_g]
-    moved = ~np.isin(t * c_n + arc_c, p.rep_task * c_n + p.rep_client)
-    unanchored = ~np.isin(t * c_n + arc_c, p.anchor_keys())
+    moved = ~isin(t * c_n + arc_c, p.rep_task * c_n + p.rep_client)
+    unanchored = ~isin(t * c_n + arc_c, p.anchor_keys())
     cost = (
         p.traffic_cost * p.misses[t, p.client_rack[arc_c]] + p.non_overlap_cost * unanchored
     ) * scale

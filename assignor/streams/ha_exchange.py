@@ -1,0 +1,326 @@
+"""Phase 5 of the high-availability assignor: actives re-placed among caught-up clients, then
+active and standby roles exchanged, wherever either lowers the cross-rack cost.
+
+Why a module, on integers: the assignor holds its phases as sets of task positions per client;
+this phase once turned them into maps of task ids for each of its up to nine rack steps and
+back, and each step numbered, sorted and measured them again (most of a 100,000-task
+``min_traffic`` call, issue 24). Now the holdings become one ``Replicas`` and the request's rack
+tables are built once (``RackTables``); the steps (``rack.joint_replicas``,
+``rack.optimise.optimize_standby_replicas``) give the map-based steps' answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from itertools import chain
+from typing import Protocol
+
+import numpy as np
+from kassign.assignor.flow import IntArray
+from kassign.assignor.streams.holders import compact, picked
+from kassign.assignor.streams.lags import CatchUpIndex
+from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
+from kassign.assignor.streams.rack.joint_replicas import (
+    JointCosts,
+    exchange_replica_roles,
+    relocate_replica_actives,
+)
+from kassign.assignor.streams.rack.optimise import (
+    optimize_active_replicas,
+    optimize_standby_replicas,
+)
+from kassign.assignor.streams.rack.replicas import RackTables, Replicas
+from kassign.assignor.streams.result import Diagnostics
+
+__all__ = [
+    "HaLayout",
+    "Numbering",
+    "eligible",
+    "exchange",
+    "measured",
+    "previous_codes",
+    "toward_share",
+    "trim_guess",
+    "trim_placed",
+]
+
+
+class HaLayout(Protocol):
+    """The assignor's index space: clients in process order, stateful tasks sorted."""
+
+    @property
+    def clients(self) -> tuple[ProcessId, ...]: ...
+    @property
+    def capacities(self) -> tuple[int, ...]: ...
+    @property
+    def stateful(self) -> tuple[TaskId, ...]: ...
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        """``0..len(stateful)-1``, one int object each, shared by every holding."""
+        ...
+
+
+class Numbering:
+    """The layout's clients as the rack layer numbers them (``state.clients`` order), and
+    holdings converted to ``Replicas`` and back."""
+
+    __slots__ = ("layout", "layout_of", "state_of")
+
+    def __init__(self, state: ApplicationState, layout: HaLayout) -> None:
+        position = {pid: i for i, pid in enumerate(state.clients)}
+        self.layout = layout
+        self.state_of = np.array([position[c] for c in layout.clients], np.int64)
+        self.layout_of = np.empty_like(self.state_of)
+        self.layout_of[self.state_of] = np.arange(self.state_of.size)
+
+    def replicas(
+        self, active: Sequence[AbstractSet[int]], standby: Sequence[AbstractSet[int]]
+    ) -> Replicas:
+        owner = np.full(len(self.layout.stateful), -1, np.int64)
+        tasks, clients = self.flat(active)
+        owner[tasks] = clients
+        empty = np.zeros(0, np.int64)
+        return Replicas(self.layout.stateful, owner, empty, empty).with_standbys(
+            *self.flat(standby)
+        )
+
+    def holdings(self, replicas: Replicas) -> tuple[list[set[int]], list[set[int]]]:
+        """Per layout client, its actives and standbys as sets of the layout's shared ints."""
+        held = np.flatnonzero(replicas.owner >= 0)
+        active = self._split(held, replicas.owner[held])
+        return active, self._split(replicas.rep_task, replicas.rep_client)
+
+    def room(self, loads: Sequence[int]) -> tuple[IntArray, IntArray]:
+        """``_toward_share`` of layout-ordered ``loads``, as (may_lose, may_gain) in state order."""
+        lose, take = np.zeros((2, self.state_of.size), np.int64)
+        low_high = toward_share(self.layout, loads)
+        lose[self.state_of] = [low for low, _ in low_high]
+        take[self.state_of] = [high for _, high in low_high]
+        return lose, take
+
+    def flat(self, holdings: Sequence[AbstractSet[int]]) -> tuple[IntArray, IntArray]:
+        sizes = [len(h) for h in holdings]
+        tasks = np.fromiter(chain.from_iterable(holdings), np.int64, sum(sizes))
+        return tasks, np.repeat(self.state_of, sizes)
+
+    def _split(self, tasks: IntArray, clients: IntArray) -> list[set[int]]:
+        by_layout = self.layout_of[clients]
+        order = np.argsort(by_layout, kind="stable")
+        counts = np.bincount(by_layout, minlength=self.state_of.size)
+        numbers = self.layout.numbers
+        parts = np.split(tasks[order], np.cumsum(counts)[:-1])
+        return [compact(picked(numbers, p.tolist())) for p in parts]
+
+
+def toward_share(layout: HaLayout, loads: Sequence[int]) -> list[tuple[int, int]]:
+    """Per layout client: how much it may shed (down to the floor of its thread share of the
+    total) and take (up to the ceiling), never further from its share than it is."""
+    total, threads = sum(loads), sum(layout.capacities)
+    room = []
+    for capacity, load in zip(layout.capacities, loads, strict=True):
+        low, high = (total * capacity) // threads, -(-total * capacity // threads)
+        room.append((max(0, load - low), max(0, high - load)))
+    return room
+
+
+_ROUNDS = 4
+"""Exchanges and standby re-trims alternate while the re-trim saves traffic (a moved standby
+may open a new exchange), at most this many times."""
+
+_WIDE = 64
+"""Tasks with more caught-up clients than this are not re-placed after the movements..."""
+
+_FREE_ARCS = 20_000
+"""...nor tasks no client is caught up on, unless these two kinds of task together have at most
+this many (task, client) candidates: then each may go to any client."""
+
+
+def exchange(
+    state: ApplicationState,
+    layout: HaLayout,
+    index: CatchUpIndex,
+    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    warmups: Sequence[AbstractSet[int]],
+    tables: RackTables | None,
+) -> tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]], Diagnostics]:
+    """Phase 5 on ``held`` (actives, standbys) after the movements.
+
+    Only a caught-up client may take an active (no restore, so the follow-up decision stands);
+    counts per client stay, warm-ups keep their role. A task that every client is caught up on
+    (``_WIDE``) was free to go anywhere in phase 1 and is not re-placed here, which keeps the
+    graph to the few clients that hold each task's state. The phases' reported cost after is
+    lowered by what this saved, so the report still reads "before -> after" for the group.
+    Without ``tables`` (a client has no rack) no step can weigh racks: nothing changes.
+    """
+    active, standby = held
+    if tables is None or not layout.stateful:
+        return active, standby, Diagnostics()
+    numbering = Numbering(state, layout)
+    n_c = len(state.clients)
+    replicas = numbering.replicas(active, standby)
+    costs = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
+    previous = previous_codes(state, layout.stateful)
+    weights = JointCosts(costs, previous, numbering.room([len(a) for a in active]))
+    fixed = _fixed(numbering, warmups)
+    notes: list[str] = []
+    saved = 0
+    task, client = eligible(layout, index)
+    moved = relocate_replica_actives(
+        state, replicas, tables, weights, (task, numbering.state_of[client])
+    )
+    if not isinstance(moved, str) and moved.exchanged:
+        replicas = moved.replicas
+        saved += moved.saved
+        notes.append(f"rack: {moved.exchanged} actives moved to another caught-up client")
+    exchanged = retrimmed_rounds = 0
+    for _ in range(_ROUNDS):
+        loads = replicas.active_counts(n_c)[numbering.state_of]
+        lead = index.caught_up_pairs(
+            numbering.layout_of[replicas.rep_client].tolist(), replicas.rep_task.tolist()
+        )
+        outcome = exchange_replica_roles(
+            state,
+            replicas,
+            tables,
+            JointCosts(costs, previous, numbering.room(loads.tolist())),
+            may_lead=np.array(lead, np.bool_),
+            fixed=fixed,
+        )
+        if not isinstance(outcome, str) and outcome.exchanged:
+            replicas = outcome.replicas
+            saved += outcome.saved
+            exchanged += outcome.exchanged
+        loads = replicas.active_counts(n_c) + np.bincount(replicas.rep_client, minlength=n_c)
+        retrimmed, diagnostics = optimize_standby_replicas(
+            state,
+            replicas,
+            tables,
+            traffic_cost=costs[0],
+            non_overlap_cost=costs[1],
+            fixed=fixed,
+            room=numbering.room(loads[numbering.state_of].tolist()),
+            task_spread=True,
+        )
+        gain = diagnostics.cross_rack_cost_before - diagnostics.cross_rack_cost_after
+        if gain <= 0:
+            break
+        replicas = retrimmed
+        saved += gain
+        retrimmed_rounds += 1
+    if exchanged:
+        notes.append(f"rack: {exchanged} tasks exchanged active and standby roles")
+    if retrimmed_rounds:
+        notes.append("rack: standbys re-placed around the final actives")
+    if not notes:
+        return active, standby, Diagnostics()
+    notes[-1] += f", cross-rack partitions -{saved}"
+    new_active, new_standby = numbering.holdings(replicas)
+    return new_active, new_standby, Diagnostics(cross_rack_cost_after=-saved, notes=tuple(notes))
+
+
+def trim_guess(
+    state: ApplicationState,
+    layout: HaLayout,
+    active: Sequence[AbstractSet[int]],
+    tables: RackTables,
+) -> tuple[list[set[int]], Diagnostics]:
+    """Phase 1's rack pass (``rack.trim_actives`` with the high-availability costs) on the
+    balanced guess ``active``: the actives it leaves, and its report."""
+    numbering = Numbering(state, layout)
+    replicas = numbering.replicas(active, [set() for _ in active])
+    traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
+    optimised, diagnostics = optimize_active_replicas(
+        state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap
+    )
+    return numbering.holdings(optimised)[0], diagnostics
+
+
+def trim_placed(
+    state: ApplicationState,
+    layout: HaLayout,
+    held: tuple[Sequence[AbstractSet[int]], list[set[int]]],
+    tables: RackTables,
+) -> tuple[list[set[int]], Diagnostics]:
+    """Phase 2's rack pass (``rack.trim_standbys`` with the high-availability costs) on
+    ``held`` (actives, standbys): the standbys it leaves, and its report."""
+    numbering = Numbering(state, layout)
+    replicas = numbering.replicas(*held)
+    traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
+    optimised, diagnostics = optimize_standby_replicas(
+        state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap, task_spread=True
+    )
+    if optimised is replicas:
+        return held[1], diagnostics
+    return numbering.holdings(optimised)[1], diagnostics
+
+
+def measured(
+    state: ApplicationState,
+    layout: HaLayout,
+    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    tables: RackTables,
+) -> int | None:
+    """``rack.measured_holdings_cost`` of ``held`` (actives, standbys) from the request's
+    tables: ``None`` where a held task's racks are unknown, as its own tables would say."""
+    numbering = Numbering(state, layout)
+    flat = [numbering.flat(h) for h in held]
+    used = np.concatenate([tasks for tasks, _ in flat])
+    if (tables.active_blind[used] | tables.standby_blind[used]).any():
+        return None
+    total = 0
+    for (tasks, clients), miss in zip(flat, (tables.active, tables.standby), strict=True):
+        total += int(miss[tasks, tables.client_rack[clients]].sum())
+    return total
+
+
+def _fixed(numbering: Numbering, warmups: Sequence[AbstractSet[int]]) -> IntArray | None:
+    """The warm-ups as ``task * clients + client`` codes; ``None`` when there are none."""
+    if not any(warmups):
+        return None
+    tasks, clients = numbering.flat(warmups)
+    codes: IntArray = tasks * numbering.state_of.size + clients
+    return codes
+
+
+def previous_codes(state: ApplicationState, tasks: Sequence[TaskId]) -> IntArray:
+    """Each task's previous active clients (``rack.previous_actives``) as ``task * clients +
+    client`` codes, positions in ``tasks`` and clients in state order."""
+    position: dict[TaskId, int] | None = None
+    codes: list[int] = []
+    n_c = len(state.clients)
+    for c, client in enumerate(state.clients.values()):
+        if not client.previous_active_tasks:
+            continue
+        if position is None:
+            position = dict(zip(tasks, range(len(tasks))))
+        for t in client.previous_active_tasks:
+            p = position.get(t)
+            if p is not None:
+                codes.append(p * n_c + c)
+    return np.array(codes, np.int64)
+
+
+def eligible(layout: HaLayout, index: CatchUpIndex) -> tuple[IntArray, IntArray]:
+    """Where each stateful active may go after the movements, as (task, layout client) pairs
+    by task then client: a caught-up client, any client for a task no client is caught up on
+    (it restores anywhere, as Kafka's movements let it). Tasks with more than ``_WIDE``
+    caught-up clients, or none, join only in small groups."""
+    n_c = len(layout.clients)
+    per_task: dict[int, Sequence[int]] = {}
+    free: list[int] = []
+    for i in range(len(layout.stateful)):
+        n = index.num_caught_up(i)
+        if 0 < n <= _WIDE:
+            per_task[i] = index.caught_up(i)
+        else:
+            free.append(i)
+    if len(free) * n_c <= _FREE_ARCS:
+        for i in free:
+            per_task[i] = index.caught_up(i) or range(n_c)
+    ordered = sorted(per_task)
+    sizes = [len(per_task[i]) for i in ordered]
+    tasks = np.repeat(np.array(ordered, np.int64), sizes)
+    clients = np.fromiter(chain.from_iterable(per_task[i] for i in ordered), np.int64, sum(sizes))
+    return tasks, clients

@@ -23,6 +23,7 @@ from tests.ops.test_workers import worker_pids
 pytestmark = pytest.mark.slow
 
 TIMEOUT = 2.0  # --worker-timeout
+BUSY_SECONDS = 3.0  # a busy worker's call, three times its --worker-timeout of 1 s
 
 
 def _check(served: Served) -> int | None:
@@ -69,16 +70,21 @@ def test_a_stopped_worker_is_killed_and_replaced_and_readiness_recovers(tmp_path
 
 def test_a_busy_worker_is_not_taken_for_a_hung_one(tmp_path: Path) -> None:
     """Its probe is answered between the steps of a long computation (a 1 ms switch
-    interval), so a worker computing for several timeouts in a row is left alone."""
+    interval), so a worker computing for several timeouts in a row is left alone. The call is
+    made heavier until it lasts ``BUSY_SECONDS`` on this machine, whatever its speed."""
     from kassign.v1 import assignment_pb2_grpc
 
     from tests.ops.serving import heavy_request
 
-    request = heavy_request(tasks=4_000, clients=60, standbys=20)
+    took, tasks = 0.0, 4_000
     with kassign_serve(tmp_path, "--worker-timeout", "1", workers=1) as served:
         with grpc.insecure_channel(served.target) as channel:
-            started = time.monotonic()
-            assignment_pb2_grpc.TaskAssignmentServiceStub(channel).Assign(request, timeout=300)
-            took = time.monotonic() - started
+            stub = assignment_pb2_grpc.TaskAssignmentServiceStub(channel)
+            while took < BUSY_SECONDS and tasks <= 64_000:
+                request = heavy_request(tasks=tasks, clients=60, standbys=20)
+                started = time.monotonic()
+                stub.Assign(request, timeout=300)
+                took, tasks = time.monotonic() - started, tasks * 2
         assert "answered no probe" not in served.log.read_text()
-        assert took > 3, f"the call took {took:.1f} s, too short to show anything"
+        assert "replacing worker" not in served.log.read_text()
+        assert took >= BUSY_SECONDS, f"the heaviest call took {took:.1f} s"

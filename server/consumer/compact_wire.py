@@ -34,27 +34,27 @@ _VARINT_BYTES = 10  # an int64 (a negative int32 is sign-extended to one)
 
 def packed(values: Ints) -> tuple[bytes, Ints]:
     """``values`` as varints end to end, and where each begins (one more: the end), as
-    protobuf writes an int32 field's packed values. Partition numbers take one or two bytes,
-    so the loop over byte positions stops at the largest value's size."""
+    protobuf writes an int32 field's packed values.
+
+    Each value's bytes are a row of a matrix as wide as the largest value's varint (partition
+    numbers: one or two bytes), the rows cut to each value's size by a mask: no step per value.
+    """
     v = values.astype(np.int64).view(np.uint64)
-    sizes = np.ones(len(v), dtype=np.int64)
     top = int(v.max()) if len(v) else 0
-    for k in range(1, _VARINT_BYTES):
-        if top < 1 << (7 * k):
-            break
-        sizes += v >= np.uint64(1 << (7 * k))
+    width = next((k for k in range(1, _VARINT_BYTES) if top < 1 << (7 * k)), _VARINT_BYTES)
     at = np.zeros(len(v) + 1, dtype=np.int64)
+    if width == 1:
+        at[1:] = np.arange(1, len(v) + 1)
+        return v.astype(np.uint8).tobytes(), at
+    sizes = np.ones(len(v), dtype=np.int64)
+    for k in range(1, width):
+        sizes += v >= np.uint64(1 << (7 * k))
     np.cumsum(sizes, out=at[1:])
-    out = np.zeros(int(at[-1]), dtype=np.uint8)
-    rest = v
-    for k in range(_VARINT_BYTES):
-        where = np.flatnonzero(sizes > k) if k else np.arange(len(v))
-        if not len(where):
-            break
-        part = rest if k == 0 else (v[where] >> np.uint64(7 * k))
-        more = (sizes[where] > k + 1).astype(np.uint8) << np.uint8(7)
-        out[at[where] + k] = (part & np.uint64(0x7F)).astype(np.uint8) | more
-    return out.tobytes(), at
+    rows = np.empty((len(v), width), dtype=np.uint8)
+    for k in range(width):
+        low = ((v >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
+        rows[:, k] = low | ((sizes > k + 1).astype(np.uint8) << np.uint8(7))
+    return rows[np.arange(width) < sizes[:, None]].tobytes(), at
 
 
 def topic_table(*flats: FlatPartitions) -> list[str]:

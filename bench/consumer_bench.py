@@ -29,7 +29,7 @@ Sizes are ``PxC`` (partitions x consumers, a topic per 1,000 partitions, at leas
 
 Usage: ``python bench/consumer_bench.py [--sizes 1000x100,10000x1000,50000x1000]
 [--layouts racks,none,unequal] [--assignors range,sticky] [--scenarios fresh,replaced]
-[--repeats 3]``. Needs Java and Maven
+[--repeats 3] [--wires v1,compact]``. Needs Java and Maven
 (``make test`` fetches Kafka's jars into ~/.m2). Nothing here asserts a time.
 """
 
@@ -45,6 +45,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -72,6 +73,7 @@ from kassign.assignor.consumer import (
 )
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
+from kassign_client import consumer
 from serving import kassign_serve
 
 from tests.differential.maven import ROOT, maven_classpath, run_java
@@ -126,11 +128,9 @@ def whole_call(data: bytes) -> bytes:
 
 
 def response_partitions(data: bytes) -> Partitions:
+    """Each member's partitions, from either form of answer."""
     response = cpb.ConsumerAssignResponse.FromString(data)
-    return {
-        m.member_id: tuple((tp.topic, tp.partition) for tp in m.partitions)
-        for m in response.members
-    }
+    return {m.member_id: m.partitions for m in consumer.answers(response)}
 
 
 @contextmanager
@@ -163,34 +163,45 @@ def measure(
     *,
     repeats: int,
     range_cold_ms: float | None,
+    wires: tuple[str, ...] = ("v1",),
 ) -> Measured:
     """One line of figures for ``name`` on this group, kassign's answer and Kafka's timing."""
     group = consumer_group(members, cluster.topics())
     library_ms, result = best_ms(lambda: assign(name, group), repeats)
-    data = request_for(cluster, members, name).SerializeToString()
-    call_ms, in_process = best_ms(lambda: whole_call(data), repeats)
-    grpc_ms, over_grpc = best_ms(lambda: call(data), repeats)
     ours = {m: tuple(map(tuple, tps)) for m, tps in result.partitions().items()}
-    agree = ours == response_partitions(in_process) == response_partitions(over_grpc)
+    calls, agree = [], True
+    for wire in wires:
+        data = request_for(cluster, members, name, compact=wire == "compact").SerializeToString()
+        call_ms, in_process = best_ms(partial(whole_call, data), repeats)
+        grpc_ms, over_grpc = best_ms(partial(call, data), repeats)
+        agree = agree and ours == response_partitions(in_process) == response_partitions(over_grpc)
+        calls.append((wire, call_ms, grpc_ms, len(data), len(over_grpc)))
     kafka = None
     if name in KAFKA_ASSIGNORS:
         kafka = kafka_timing(classpath, kafka_line(cluster, members, name), repeats)
         agree = agree and ours == kafka.members
         base, against = f"Kafka cold {kafka.cold_ms:7.1f} warm {kafka.warm_ms:6.1f}", "cold"
-        ratios = f"{grpc_ms / kafka.warm_ms:5.2f}x warm"
         cold_ms: float | None = kafka.cold_ms
     else:
-        base, against, ratios, cold_ms = f"{'':29}", "range cold", "", range_cold_ms
-    if cold_ms is not None:
-        ratios = f"call {call_ms / cold_ms:4.2f}x gRPC {grpc_ms / cold_ms:4.2f}x {against}" + (
-            f", {ratios}" if ratios else ""
-        )
+        base, against, cold_ms = f"{'':29}", "range cold", range_cold_ms
     same = ("same answer" if kafka else "same answers") if agree else "ANSWERS DIFFER"
-    line = (
-        f"{base} | library {library_ms:7.1f} call {call_ms:7.1f} gRPC {grpc_ms:7.1f} ms"
-        f" | {ratios} | {same} | cross-rack {result.report.cross_rack_partitions:,}"
-    )
-    return Measured(line, result, kafka)
+    lines = [
+        (
+            f"{base} | library {library_ms:7.1f} | {same} | "
+            f"cross-rack {result.report.cross_rack_partitions:,}"
+        )
+    ]
+    for wire, call_ms, grpc_ms, asked, answered in calls:
+        ratios = [] if kafka is None else [f"{grpc_ms / kafka.warm_ms:5.2f}x warm"]
+        if cold_ms is not None:
+            ratios.insert(
+                0, f"call {call_ms / cold_ms:4.2f}x gRPC {grpc_ms / cold_ms:4.2f}x {against}"
+            )
+        lines.append(
+            f"    {wire:<8} call {call_ms:7.1f} gRPC {grpc_ms:7.1f} ms | request "
+            f"{asked / 1e6:6.2f} MB answer {answered / 1e6:6.2f} MB | {', '.join(ratios)}"
+        )
+    return Measured("\n".join(lines), result, kafka)
 
 
 SCENARIOS = {
@@ -218,6 +229,7 @@ def run(
     assignors: list[str],
     repeats: int,
     scenarios: list[str],
+    wires: tuple[str, ...] = ("v1",),
 ) -> None:
     partitions, consumers, topics = parse_size(size)
     seed = partitions * 31 + consumers
@@ -247,7 +259,14 @@ def run(
                 else:
                     group = next_round(members, fresh, name, seed)
             got = measure(
-                classpath, call, name, cluster, group, repeats=repeats, range_cold_ms=range_cold
+                classpath,
+                call,
+                name,
+                cluster,
+                group,
+                repeats=repeats,
+                range_cold_ms=range_cold,
+                wires=wires,
             )
             print(f"  {name:<18} {scenario:<8}  {got.line}", flush=True)
             if scenario == "fresh":
@@ -267,6 +286,12 @@ def main(argv: list[str] | None = None) -> None:
         default="fresh,replaced",
         help="comma-separated, of: "  # argparse formats help with %: 1%% is "1%"
         + ", ".join(f"{k} ({v})" for k, v in SCENARIOS.items()).replace("%", "%%"),
+    )
+    parser.add_argument(
+        "--wires",
+        default="v1,compact",
+        help="v1 (raw subscriptions, TopicPartition lists and Kafka's bytes back) and/or compact "
+        "(issue 24: shared topic lists, owned by topic, runs back without Kafka's bytes)",
     )
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so ``served`` stops its server
@@ -288,6 +313,7 @@ def main(argv: list[str] | None = None) -> None:
                     args.assignors.split(","),
                     args.repeats,
                     args.scenarios.split(","),
+                    tuple(args.wires.split(",")),
                 )
 
 

@@ -26,6 +26,7 @@ from kassign.kafka.consumer_protocol import (
 from kassign.kafka.consumer_user_data import encode_sticky_user_data
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
+from kassign_client import consumer
 
 __all__ = [
     "Cluster",
@@ -155,17 +156,25 @@ def _sticky_user_data(partitions: Sequence[TopicPartition]) -> bytes:
 
 
 def request_for(
-    cluster: Cluster, members: list[Member], assignor: str
+    cluster: Cluster, members: list[Member], assignor: str, *, compact: bool = False
 ) -> cpb.ConsumerAssignRequest:
-    """The service's request: raw ConsumerProtocolSubscription v3 per member, replica racks."""
+    """The service's request: raw ConsumerProtocolSubscription v3 per member, replica racks;
+    ``compact``: issue 24's form instead (structured members naming shared topic lists, owned
+    partitions by topic, partitions as counts and rack list indexes, the answer as runs
+    without Kafka's bytes)."""
     rack_of = dict(cluster.brokers)
-    return cpb.ConsumerAssignRequest(
+    lists: dict[tuple[str, ...], int] = {}
+    request = cpb.ConsumerAssignRequest(
         group_id="bench",
         assignor=assignor,
         members=[
-            pb.MemberSubscription(member_id=m.member_id, raw_subscription=_subscription(m))
+            _compact_member(m, lists)
+            if compact
+            else pb.MemberSubscription(member_id=m.member_id, raw_subscription=_subscription(m))
             for m in members
         ],
+        topic_lists=[cpb.TopicList(topics=t) for t in lists],
+        compact_answer=compact,
         topics=[
             cpb.ConsumerTopic(
                 name=t,
@@ -176,6 +185,22 @@ def request_for(
             for t, parts in cluster.replicas.items()
         ],
     )
+    return consumer.compact(request) if compact else request  # the topics' partitions too
+
+
+def _compact_member(m: Member, lists: dict[tuple[str, ...], int]) -> pb.MemberSubscription:
+    sub = pb.ConsumerSubscription(
+        topic_list=lists.setdefault(tuple(m.topics), len(lists)),
+        owned_by_topic=[
+            pb.TopicPartitions(topic=t, partitions=ps) for t, ps in _by_topic(m.owned_partitions)
+        ],
+        rack_id=m.rack_id or "",
+    )
+    if m.generation >= 0:
+        sub.generation_id = m.generation
+    if m.user_data is not None:
+        sub.user_data_bytes = m.user_data
+    return pb.MemberSubscription(member_id=m.member_id, subscription=sub)
 
 
 def _subscription(m: Member) -> bytes:

@@ -11,16 +11,16 @@ import textwrap
 from collections.abc import Iterable
 
 from kassign.cli.table import time_and_notes
-from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
+from kassign_client import consumer
 
 __all__ = ["format_consumer_table"]
 
 _WIDTH = 100
 
 
-def _partition_lines(label: str, partitions: Iterable[common_pb2.TopicPartition]) -> list[str]:
-    text = " ".join(f"{tp.topic}-{tp.partition}" for tp in partitions)
+def _partition_lines(label: str, partitions: Iterable[tuple[str, int]]) -> list[str]:
+    text = " ".join(f"{topic}-{partition}" for topic, partition in partitions)
     if not text:
         return []
     return textwrap.wrap(
@@ -31,7 +31,7 @@ def _partition_lines(label: str, partitions: Iterable[common_pb2.TopicPartition]
 def _member_rows(response: cpb.ConsumerAssignResponse) -> list[str]:
     width = max([len("MEMBER"), *(len(m.member_id) for m in response.members)])
     lines = [f"{'MEMBER':<{width}}  {'PARTITIONS':>10} {'REVOKED':>7}"]
-    for m in response.members:
+    for m in consumer.answers(response):  # either form (issue 24's runs, or v1's lists)
         lines.append(f"{m.member_id:<{width}}  {len(m.partitions):>10} {len(m.revoked):>7}")
         lines += _partition_lines("partitions", m.partitions)
         lines += _partition_lines("revoke", m.revoked)

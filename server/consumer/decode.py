@@ -23,10 +23,12 @@ from __future__ import annotations
 import functools
 import operator
 import struct
-from collections.abc import Callable, Iterator, Mapping
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
 from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     AssignOptions,
@@ -70,6 +72,8 @@ class DecodedConsumerRequest:
     group: ConsumerGroup
     options: AssignOptions
     options_set: bool = False  # the request set some option (Kafka's assignors ignore them)
+    compact_answer: bool = False  # partitions as runs by topic (issue 24)
+    assignment_bytes: bool = True  # Kafka's bytes per member (a compact answer's are asked for)
     user_data_fields: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
@@ -84,14 +88,22 @@ def decode_request(
     members: list[Member] = []
     user_data_fields: dict[str, str] = {}
     decoder = SubscriptionDecoder()  # one per request: members share their topic lists
+    lists = _topic_lists(request.topic_lists)
     for sent in request.members:
         checkpoint()
-        member, user_data_field = decode_member(sent, decoder)
+        member, user_data_field = decode_member(sent, decoder, lists)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)
     rack_sets: dict[bytes, frozenset[str]] = {}
-    topics = [_topic(t, rack_sets) for t in request.topics]
-    checks.check_racks(set().union(*rack_sets.values()), limits, field="topics")
+    shared = [frozenset(r for r in racks.rack_ids if r) for racks in request.replica_rack_lists]
+    topics = [
+        _compact_topic(i, t, shared)
+        if t.partition_count or t.replica_rack_list
+        else _topic(t, rack_sets)
+        for i, t in enumerate(request.topics)
+    ]
+    racks = set().union(*rack_sets.values(), *shared)
+    checks.check_racks(racks, limits, field="topics")
     for member in members:
         where = user_data_fields[member.member_id].partition(".")[0]
         check_text(member.rack_id or "", limits, field=f"{where}.rack_id", member=member.member_id)
@@ -104,22 +116,27 @@ def decode_request(
         group=group,
         options=decode_options(request.options, request.assignor),
         options_set=request.options.ByteSize() > 0,
+        compact_answer=request.compact_answer,
+        assignment_bytes=request.assignment_bytes or not request.compact_answer,
         user_data_fields=user_data_fields,
     )
 
 
 def decode_member(
-    sent: pb.MemberSubscription, decoder: SubscriptionDecoder | None = None
+    sent: pb.MemberSubscription,
+    decoder: SubscriptionDecoder | None = None,
+    topic_lists: Sequence[tuple[str, ...]] = (),
 ) -> tuple[Member, str]:
     """One member, and the request path of its user data (``…user_data_bytes`` and the like);
-    ``decoder`` reads raw subscriptions (one shared by a request's members)."""
+    ``decoder`` reads raw subscriptions (one shared by a request's members), ``topic_lists``
+    are the request's shared subscriptions, sorted (``_topic_lists``)."""
     who = sent.member_id
     if not who:
         raise InvalidRequest("member id is empty", field="member_id")
     instance = sent.group_instance_id or None
     kind = sent.WhichOneof("kind")
     if kind == "subscription":
-        return _structured(who, instance, sent.subscription)
+        return _structured(who, instance, sent.subscription, topic_lists)
     if kind == "raw_subscription":
         return _raw(who, instance, sent.raw_subscription, decoder or SubscriptionDecoder())
     raise InvalidRequest(
@@ -127,7 +144,63 @@ def decode_member(
     )
 
 
-def _structured(who: str, instance: str | None, sub: pb.ConsumerSubscription) -> tuple[Member, str]:
+def _topic_lists(lists: Iterable[cpb.TopicList]) -> list[tuple[str, ...]]:
+    """Each shared subscription sorted once; its members share the one tuple (the library
+    checks and compares a list shared by members once)."""
+    return [tuple(sorted(topics.topics)) for topics in lists]
+
+
+def _topics(
+    who: str, sub: pb.ConsumerSubscription, topic_lists: Sequence[tuple[str, ...]]
+) -> tuple[str, ...]:
+    """The member's topics, sorted: its own, or the shared list it names (issue 24)."""
+    if not sub.HasField("topic_list"):
+        return tuple(sorted(sub.topics))
+    index = sub.topic_list
+    if sub.topics:
+        raise InvalidRequest(
+            "both topics and topic_list are set; send one",
+            field="subscription.topic_list",
+            member=who,
+        )
+    if not 0 <= index < len(topic_lists):
+        raise InvalidRequest(
+            f"topic_list {index} is out of range: the request has {len(topic_lists)} topic_lists",
+            field="subscription.topic_list",
+            member=who,
+        )
+    return topic_lists[index]
+
+
+def _owned(who: str, sub: pb.ConsumerSubscription) -> OwnedPartitions:
+    """The claims sorted, from ``owned_partitions`` or, packed, ``owned_by_topic`` (issue 24):
+    entries already sorted and one per topic (as Kafka's encoder writes them) are kept as
+    they are, numbers in one array; any other order is sorted as ``owned_partitions`` is."""
+    if not sub.owned_by_topic:
+        return OwnedPartitions.sorted_from((tp.topic, tp.partition) for tp in sub.owned_partitions)
+    if sub.owned_partitions:
+        raise InvalidRequest(
+            "both owned_partitions and owned_by_topic are set; send one",
+            field="subscription.owned_by_topic",
+            member=who,
+        )
+    entries = [(e.topic, e.partitions) for e in sub.owned_by_topic if e.partitions]
+    names = [topic for topic, _ in entries]
+    numbers = array("i")
+    for _, partitions in entries:
+        numbers.extend(partitions)
+    owned = OwnedPartitions.of_entries(names, map(len, (p for _, p in entries)), numbers)
+    if names == sorted(set(names)) and owned.ascending():
+        return owned
+    return OwnedPartitions.sorted_from(owned)
+
+
+def _structured(
+    who: str,
+    instance: str | None,
+    sub: pb.ConsumerSubscription,
+    topic_lists: Sequence[tuple[str, ...]] = (),
+) -> tuple[Member, str]:
     which = sub.WhichOneof("user_data")
     user_data: bytes | None = None
     if which == "info":
@@ -143,12 +216,10 @@ def _structured(who: str, instance: str | None, sub: pb.ConsumerSubscription) ->
         user_data = sub.info_bytes
     member = Member(
         member_id=who,
-        topics=tuple(sorted(sub.topics)),
+        topics=_topics(who, sub, topic_lists),
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=OwnedPartitions.sorted_from(
-            (tp.topic, tp.partition) for tp in sub.owned_partitions
-        ),
+        owned_partitions=_owned(who, sub),
         generation=sub.generation_id if sub.HasField("generation_id") else DEFAULT_GENERATION,
         user_data=user_data,
     )
@@ -191,6 +262,39 @@ def _topic(topic: cpb.ConsumerTopic, rack_sets: dict[bytes, frozenset[str]]) -> 
         table[piece] = found
     return Topic(topic.name, tuple(map(table.__getitem__, pieces)))
 
+
+def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: Sequence[frozenset[str]]) -> Topic:
+    """A topic sent as a count and an index per partition into the request's distinct replica
+    rack lists (issue 24): no message per partition to read."""
+    where = f"topics[{index}]"
+    count, lists = topic.partition_count, topic.replica_rack_list
+    if topic.partitions:
+        raise InvalidRequest(
+            "both partitions and partition_count are set; send one",
+            field=f"{where}.partition_count",
+        )
+    if count < 0:
+        raise InvalidRequest(
+            f"partition_count {count} is negative", field=f"{where}.partition_count"
+        )
+    if not lists:
+        return Topic(topic.name, (_NO_RACKS,) * count)
+    if len(lists) != count:
+        raise InvalidRequest(
+            f"{len(lists)} replica rack lists for {count} partitions",
+            field=f"{where}.replica_rack_list",
+        )
+    indexes = np.frombuffer(array("i", lists), dtype=np.intc)
+    if int(indexes.min()) < 0 or int(indexes.max()) >= len(shared):
+        raise InvalidRequest(
+            f"a replica rack list index out of range: the request has {len(shared)} "
+            "replica_rack_lists",
+            field=f"{where}.replica_rack_list",
+        )
+    return Topic(topic.name, tuple(map(shared.__getitem__, indexes.tolist())))
+
+
+_NO_RACKS: frozenset[str] = frozenset()
 
 _Records = tuple[list[bytes], dict[bytes, bytes]]
 """Per partition a piece of bytes, and each distinct piece's ``PartitionReplicas`` bytes."""

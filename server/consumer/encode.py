@@ -17,8 +17,14 @@ from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.common import partitions_per_topic, subscribed_topics
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
 from kassign.kafka.consumer_protocol import AssignmentEncoder
+from kassign.server.consumer.compact_wire import compact_members_wire, topic_table
 from kassign.server.consumer.decode import DecodedConsumerRequest
-from kassign.server.consumer.group_bytes import assignment_bytes, flat_columns, flat_partitions
+from kassign.server.consumer.group_bytes import (
+    FlatPartitions,
+    assignment_bytes,
+    flat_columns,
+    flat_partitions,
+)
 from kassign.server.consumer.members_wire import members_wire
 from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
@@ -60,6 +66,8 @@ def encode_response(
         if columns is not None
         else flat_partitions([m.partitions for m in members])
     )
+    if decoded.compact_answer:
+        return _compact(decoded, assignment, flat)
     kafka = assignment_bytes(flat)
     if kafka is None:  # lists not sorted (never ``group_assignment``'s): one by one
         lists = [sorted(m.partitions) for m in members]
@@ -68,6 +76,22 @@ def encode_response(
     revoked = [sorted(m.revoked) for m in members]
     head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment))
     wire = members_wire([m.member_id for m in members], flat, revoked, kafka)
+    return ConsumerWireResponse(wire, head)
+
+
+def _compact(
+    decoded: DecodedConsumerRequest, assignment: GroupAssignment, flat: FlatPartitions
+) -> ConsumerWireResponse:
+    """The compact answer (``compact_wire``): runs by topic over a table of names, Kafka's
+    bytes only when the request asks for them."""
+    members = assignment.members
+    if not flat.sorted_lists():  # never ``group_assignment``'s
+        flat = flat_partitions([sorted(m.partitions) for m in members])
+    revoked = flat_partitions([sorted(m.revoked) for m in members])
+    table = topic_table(flat, revoked)
+    kafka = assignment_bytes(flat) if decoded.assignment_bytes else None
+    head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment), topics=table)
+    wire = compact_members_wire([m.member_id for m in members], flat, revoked, kafka, table)
     return ConsumerWireResponse(wire, head)
 
 

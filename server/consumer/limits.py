@@ -10,7 +10,7 @@ Kafka's rule (at most 249 characters) is the model's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup
 from kassign.kafka.counts import subscription_counts
@@ -31,6 +31,11 @@ _ASSIGNED_BYTES = 4
 """Each assigned partition's number in its member's ConsumerProtocolAssignment bytes."""
 
 
+def _owned_count(sub: pb.ConsumerSubscription) -> int:
+    """The structured subscription's owned partitions, in either form (issue 24)."""
+    return len(sub.owned_partitions) + sum(len(e.partitions) for e in sub.owned_by_topic)
+
+
 def _member_counts(
     member: pb.MemberSubscription,
     field: str,
@@ -38,6 +43,7 @@ def _member_counts(
     owned_stop: int,
     *,
     bounded: bool,
+    list_sizes: Sequence[int] = (),
 ) -> int:
     """The member's owned partitions, counted without decoding; its ids and topics checked.
 
@@ -56,7 +62,9 @@ def _member_counts(
     else:
         sub = member.subscription
         check_text(sub.rack_id, limits, field=f"{field}.subscription.rack_id", member=who)
-        topics, owned = len(sub.topics), len(sub.owned_partitions)
+        topics, owned = len(sub.topics), _owned_count(sub)
+        if sub.HasField("topic_list") and 0 <= sub.topic_list < len(list_sizes):
+            topics += list_sizes[sub.topic_list]  # out of range: the decoder names it
     check_count(topics, limits, "partitions", "subscribed topics", field=field, member=who)
     return owned
 
@@ -68,14 +76,25 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
     check_count(len(request.members), limits, "members", "members", field="members")
     partitions = 0
     for i, topic in enumerate(request.topics):
-        partitions += len(topic.partitions)
+        partitions += len(topic.partitions) + max(
+            topic.partition_count, len(topic.replica_rack_list)
+        )
         if partitions > limits.partitions:
             check_count(partitions, limits, "partitions", "partitions", field=f"topics[{i}]")
+    check_count(len(request.topic_lists), limits, "members", "topic lists", field="topic_lists")
+    list_sizes = [len(topics.topics) for topics in request.topic_lists]
+    for i, size in enumerate(list_sizes):
+        check_count(size, limits, "partitions", "subscribed topics", field=f"topic_lists[{i}]")
     bounded = _bounded_by_size(request.members, limits)
     owned = 0
     for i, member in enumerate(request.members):
         owned += _member_counts(
-            member, f"members[{i}]", limits, limits.owned_partitions - owned, bounded=bounded
+            member,
+            f"members[{i}]",
+            limits,
+            limits.owned_partitions - owned,
+            bounded=bounded,
+            list_sizes=list_sizes,
         )
         check_count(
             owned,
@@ -97,7 +116,7 @@ def _bounded_by_size(members: Iterable[pb.MemberSubscription], limits: RequestLi
             owned += _size_bound(member.raw_subscription)
             longest = max(longest, len(member.raw_subscription))
         else:
-            owned += len(member.subscription.owned_partitions)
+            owned += _owned_count(member.subscription)
     return owned <= limits.owned_partitions and longest // 2 <= limits.partitions
 
 

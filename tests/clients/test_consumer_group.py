@@ -39,6 +39,7 @@ def test_request_keeps_member_order_and_fields() -> None:
         cooperative=True,
         time_budget_ms=700,
         co_partitioned=[("t", "u")],
+        compact=False,
     )
     assert [m.member_id for m in sent.members] == ["m2", "m1"]
     m2, m1 = (m.subscription for m in sent.members)
@@ -67,7 +68,41 @@ def test_a_valid_answer_is_returned_by_member() -> None:
         response(answer("m1", ("t", 0)), answer("m2")), [M1, M2], COUNTS, cooperative=True
     )
     assert sorted(got) == ["m1", "m2"]
-    assert [(p.topic, p.partition) for p in got["m1"].partitions] == [("t", 0)]
+    assert got["m1"].partitions == (("t", 0),)
+
+
+def test_compact_request_shares_lists_and_asks_for_runs() -> None:
+    """The default (issue 24): the same request in the compact form, answered with runs."""
+    racks = {"t": [["a", "b"], ["b", ""]], "unsubscribed": [["a"]]}
+    sent = request("g", "range", [M2, M1], racks, cooperative=False)
+    assert sent.compact_answer and not sent.assignment_bytes
+    m2, m1 = (m.subscription for m in sent.members)
+    assert [list(sent.topic_lists[m.topic_list].topics) for m in (m2, m1)] == [
+        list(M2.topics),
+        list(M1.topics),
+    ]
+    assert [(e.topic, list(e.partitions)) for e in m1.owned_by_topic] == [("t", [0, 1])]
+    assert sent.topics[0].partition_count == 2 and not sent.topics[0].partitions
+    assert [
+        list(sent.replica_rack_lists[i].rack_ids) for i in sent.topics[0].replica_rack_list
+    ] == [
+        ["a", "b"],
+        ["b", ""],
+    ]
+    runs = cpb.ConsumerAssignResponse(
+        topics=["t"],
+        members=[
+            cpb.ConsumerMemberAssignment(
+                member_id="m1", assigned=cpb.PartitionRuns(topics=[0], counts=[1], partitions=[1])
+            ),
+            cpb.ConsumerMemberAssignment(member_id="m2", assigned=cpb.PartitionRuns()),
+        ],
+    )
+    got = assignments(runs, [M1, M2], COUNTS, cooperative=False)
+    assert got["m1"].partitions == (("t", 1),) and got["m2"].partitions == ()
+    runs.members[0].assigned.topics[0] = 1
+    with pytest.raises(InvalidAnswer, match="topic index"):
+        assignments(runs, [M1, M2], COUNTS, cooperative=False)
 
 
 @pytest.mark.parametrize(

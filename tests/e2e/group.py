@@ -27,6 +27,7 @@ from pathlib import Path
 from google.protobuf import json_format
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
+from kassign_client import consumer
 
 from tests.e2e.harness import E2E, JVM_FLAGS, SLF4J_FLAGS, Processes, now_ms
 
@@ -228,32 +229,39 @@ class Round:
         return frozenset(m.member_id for m in self.request.members)
 
     def owned(self, member_id: str) -> Partitions:
-        """What ``member_id`` said it owned when it joined this round."""
+        """What ``member_id`` said it owned when it joined this round (either form: the
+        plug-ins send issue 24's compact one)."""
         for m in self.request.members:
             if m.member_id == member_id:
-                return frozenset(
-                    f"{p.topic}-{p.partition}" for p in m.subscription.owned_partitions
-                )
+                sub = m.subscription
+                return frozenset(f"{p.topic}-{p.partition}" for p in sub.owned_partitions) | {
+                    f"{e.topic}-{p}" for e in sub.owned_by_topic for p in e.partitions
+                }
         raise KeyError(member_id)
 
     def assigned(self, member_id: str) -> Partitions:
-        return frozenset(f"{p.topic}-{p.partition}" for p in self._answer(member_id).partitions)
+        return frozenset(f"{t}-{p}" for t, p in self._answer(member_id).partitions)
 
     def revoked(self, member_id: str) -> Partitions:
-        return frozenset(f"{p.topic}-{p.partition}" for p in self._answer(member_id).revoked)
+        return frozenset(f"{t}-{p}" for t, p in self._answer(member_id).revoked)
 
-    def _answer(self, member_id: str) -> cpb.ConsumerMemberAssignment:
-        return next(m for m in self.response.members if m.member_id == member_id)
+    def _answer(self, member_id: str) -> consumer.MemberAnswer:
+        return next(m for m in consumer.answers(self.response) if m.member_id == member_id)
 
     def all_assigned(self) -> Partitions:
         return frozenset().union(*(self.assigned(m) for m in self.members()))
 
     def replica_racks(self) -> dict[str, frozenset[str]]:
         """Per partition, the racks of its replicas as the leader's metadata gave them."""
+        lists = self.request.replica_rack_lists
         return {
-            f"{t.name}-{p}": frozenset(part.rack_ids)
+            f"{t.name}-{p}": frozenset(racks)
             for t in self.request.topics
-            for p, part in enumerate(t.partitions)
+            for p, racks in enumerate(
+                [part.rack_ids for part in t.partitions]
+                or [lists[i].rack_ids for i in t.replica_rack_list]
+                or [[]] * t.partition_count
+            )
         }
 
 

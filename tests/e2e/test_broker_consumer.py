@@ -273,11 +273,12 @@ def test_kip848_group_assigned_by_kassign_on_the_broker_with_fallback(
     assert len(journal) == answered, "every answer in kassign's journal"
     last = journal[-1].request
     assert sorted(m.subscription.rack_id for m in last.members) == list(RACKS)
-    assert len(last.topics) == 2 and all(len(t.partitions) == PARTITIONS for t in last.topics)
+    # the compact form (issue 24): a count per topic, per partition an index into the rack lists
+    assert len(last.topics) == 2 and all(t.partition_count == PARTITIONS for t in last.topics)
     for t in (
         last.topics
     ):  # names are topic ids: the broker API names none; both topics share the layout
-        assert [frozenset(p.rack_ids) for p in t.partitions] == [
+        assert [frozenset(last.replica_rack_lists[i].rack_ids) for i in t.replica_rack_list] == [
             LAYOUT[f"orders-{p}"] for p in range(PARTITIONS)
         ]
     assert journal[-1].response.report.cross_rack_partitions_after == 0

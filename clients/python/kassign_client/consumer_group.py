@@ -17,6 +17,8 @@ from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import common_pb2 as common
 from kassign.v1 import consumer_pb2 as cpb
 
+from kassign_client import consumer
+
 __all__ = [
     "InvalidAnswer",
     "Subscription",
@@ -54,9 +56,13 @@ def request(
     cooperative: bool,
     time_budget_ms: int | None = None,
     co_partitioned: Sequence[Sequence[str]] = (),
+    compact: bool = True,
 ) -> cpb.ConsumerAssignRequest:
     """The request: members in the leader's order, each subscribed topic known to the metadata
-    with its partitions' replica racks (``racks[topic][p]``, leader first, "" for no rack)."""
+    with its partitions' replica racks (``racks[topic][p]``, leader first, "" for no rack);
+    ``compact``: issue 24's compact form (shared topic lists, runs in the answer, no Kafka
+    bytes: the adapter builds the assignment from the partitions), which needs a server that
+    knows it."""
     options = cpb.ConsumerAssignOptions(
         protocol=cpb.REBALANCE_PROTOCOL_COOPERATIVE
         if cooperative
@@ -66,7 +72,7 @@ def request(
     if time_budget_ms is not None:
         options.solver_time_budget_ms = time_budget_ms
     subscribed = sorted({t for m in members for t in m.topics})
-    return cpb.ConsumerAssignRequest(
+    out = cpb.ConsumerAssignRequest(
         group_id=group_id,
         assignor=assignor,
         members=[_member(m) for m in members],
@@ -80,6 +86,7 @@ def request(
         ],
         options=options,
     )
+    return consumer.compact(out) if compact else out
 
 
 def _member(m: Subscription) -> pb.MemberSubscription:
@@ -105,12 +112,17 @@ def assignments(
     partition_counts: Mapping[str, int],
     *,
     cooperative: bool,
-) -> dict[str, cpb.ConsumerMemberAssignment]:
-    """Each member's answer by member id, or ``InvalidAnswer`` saying what is wrong."""
+) -> dict[str, consumer.MemberAnswer]:
+    """Each member's answer by member id (either form, ``consumer.answers``), or
+    ``InvalidAnswer`` saying what is wrong."""
     by_id = {m.member_id: m for m in members}
-    result: dict[str, cpb.ConsumerMemberAssignment] = {}
+    result: dict[str, consumer.MemberAnswer] = {}
     owner: dict[TopicPartition, str] = {}
-    for answer in response.members:
+    try:
+        answered = consumer.answers(response)
+    except ValueError as exc:
+        raise InvalidAnswer(f"the service's runs do not read: {exc}") from exc
+    for answer in answered:
         who = answer.member_id
         member = by_id.get(who)
         if member is None:
@@ -118,19 +130,16 @@ def assignments(
         if who in result:
             raise InvalidAnswer(f"the service listed member {who} twice")
         result[who] = answer
-        for tp in answer.partitions:
-            key = (tp.topic, tp.partition)
-            if tp.topic not in member.topics or not 0 <= tp.partition < partition_counts.get(
-                tp.topic, 0
-            ):
+        for key in answer.partitions:
+            topic, partition = key
+            if topic not in member.topics or not 0 <= partition < partition_counts.get(topic, 0):
                 raise InvalidAnswer(
-                    f"the service gave member {who} partition {tp.topic}-{tp.partition}, "
+                    f"the service gave member {who} partition {topic}-{partition}, "
                     "not of a topic it subscribed to in the metadata"
                 )
             if key in owner:
                 raise InvalidAnswer(
-                    f"the service gave partition {tp.topic}-{tp.partition} to both "
-                    f"{owner[key]} and {who}"
+                    f"the service gave partition {topic}-{partition} to both {owner[key]} and {who}"
                 )
             owner[key] = who
     missing = sorted(by_id.keys() - result.keys())

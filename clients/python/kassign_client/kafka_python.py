@@ -52,7 +52,7 @@ from kafka.protocol.consumer.metadata import (
 )
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
-from kassign_client import consumer_group
+from kassign_client import consumer, consumer_group
 from kassign_client.client import KassignCallError, KassignClient, RetryPolicy
 
 __all__ = ["EAGER_ONLY", "NAME", "AssignorStats", "KassignAssignor"]
@@ -254,20 +254,20 @@ def replica_racks(cluster: Any, topics: Iterable[str]) -> dict[str, list[list[st
     return racks
 
 
-def _decoded(answer: Any) -> ConsumerProtocolAssignment:
+def _decoded(answer: consumer.MemberAnswer) -> ConsumerProtocolAssignment:
     """The service's ConsumerProtocolAssignment bytes as kafka-python's object; rebuilt from the
-    partition list when the bytes are absent."""
+    partition list when the bytes are absent (a compact answer's, unless asked for)."""
     if answer.assignment:
         decoded: ConsumerProtocolAssignment = ConsumerProtocolAssignment.decode(answer.assignment)
-        listed = sorted((tp.topic, tp.partition) for tp in answer.partitions)
+        listed = sorted(answer.partitions)
         if sorted((tp.topic, tp.partition) for tp in decoded.partitions()) != listed:
             raise consumer_group.InvalidAnswer(
                 f"member {answer.member_id}'s assignment bytes disagree with its partitions"
             )
         return decoded
     by_topic: dict[str, list[int]] = defaultdict(list)
-    for tp in answer.partitions:
-        by_topic[tp.topic].append(tp.partition)
+    for topic, partition in answer.partitions:
+        by_topic[topic].append(partition)
     return ConsumerProtocolAssignment(
         version=0,
         assigned_partitions=[

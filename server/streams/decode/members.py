@@ -144,7 +144,15 @@ def _structured(
             member=member.member_id,
         )
     if kind == "subscription":
-        return member.subscription, "subscription", None
+        given = member.subscription
+        if given.HasField("topic_list") or given.owned_by_topic:  # issue 24's, consumer groups only
+            name = "topic_list" if given.HasField("topic_list") else "owned_by_topic"
+            raise InvalidRequest(
+                f"{name} is ConsumerAssignmentService's; send topics and owned_partitions",
+                field=f"subscription.{name}",
+                member=member.member_id,
+            )
+        return given, "subscription", None
     try:
         sub, runs = SubscriptionDecoder().decode_runs(member.raw_subscription)
         return subscription_to_pb(sub), "raw_subscription", runs

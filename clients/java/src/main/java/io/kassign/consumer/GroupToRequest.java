@@ -1,6 +1,7 @@
 package io.kassign.consumer;
 
 import com.google.protobuf.ByteString;
+import io.kassign.plugin.IndexedTable;
 import io.kassign.v1.CoPartitionedTopics;
 import io.kassign.v1.ConsumerAssignOptions;
 import io.kassign.v1.ConsumerAssignRequest;
@@ -8,9 +9,10 @@ import io.kassign.v1.ConsumerSubscription;
 import io.kassign.v1.ConsumerTopic;
 import io.kassign.v1.MemberSubscription;
 import io.kassign.v1.PartitionReplicas;
+import io.kassign.v1.TopicList;
+import io.kassign.v1.TopicPartitions;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +30,13 @@ import org.apache.kafka.common.TopicPartition;
  * Kafka decoded it (topics, owned partitions, generation, rack, user data), in the order the
  * assignor was given them (Kafka's sticky assignors walk members in that order), and every
  * subscribed topic in the leader's metadata with each partition's replica racks, leader first.
+ *
+ * <p>In the compact form (issue 24): a large group's members mostly list the same topics, and a
+ * million partitions have a few distinct replica rack lists, so each distinct topic list and rack
+ * list is sent once and referred to by index ({@code topic_lists}, {@code replica_rack_lists});
+ * owned partitions go by topic, numbers packed; and the answer is asked for as runs by topic
+ * without Kafka's assignment bytes, which the leader writes itself from the Assignment
+ * ({@link ResponseToGroup}).
  */
 final class GroupToRequest {
     private GroupToRequest() {
@@ -38,21 +47,26 @@ final class GroupToRequest {
         final ConsumerAssignRequest.Builder request = ConsumerAssignRequest.newBuilder()
                 .setGroupId(settings.groupId())
                 .setAssignor(settings.assignor());
-        // Every member usually lists the same topics: a hash set, sorted once, not a tree set per member.
+        // Every member usually lists the same topics: each distinct list sent once, read once.
         final Set<String> subscribed = new HashSet<>();
+        final IndexedTable<List<String>> lists = new IndexedTable<>(listed -> {
+            request.addTopicLists(TopicList.newBuilder().addAllTopics(listed));
+            subscribed.addAll(listed);
+        });
         for (final Map.Entry<String, Subscription> member : group.groupSubscription().entrySet()) {
-            request.addMembers(member(member.getKey(), member.getValue()));
-            subscribed.addAll(member.getValue().topics());
+            request.addMembers(member(member.getKey(), member.getValue(), lists.indexOf(member.getValue().topics())));
         }
         final List<String> topics = new ArrayList<>(subscribed);
         Collections.sort(topics);
-        final Map<List<String>, PartitionReplicas> replicas = new HashMap<>();
+        final IndexedTable<List<String>> rackLists = new IndexedTable<>(
+                racks -> request.addReplicaRackLists(PartitionReplicas.newBuilder().addAllRackIds(racks)));
         for (final String topic : topics) {
             // A topic missing from the metadata has no partitions to assign (Kafka's assignors skip it too).
             if (cluster.partitionCountForTopic(topic) != null) {
-                request.addTopics(topic(cluster, topic, replicas));
+                request.addTopics(compactTopic(cluster, topic, rackLists));
             }
         }
+        request.setCompactAnswer(true);
         final ConsumerAssignOptions.Builder options = ConsumerAssignOptions.newBuilder()
                 .setProtocol(protocol == RebalanceProtocol.COOPERATIVE
                         ? io.kassign.v1.RebalanceProtocol.REBALANCE_PROTOCOL_COOPERATIVE
@@ -64,13 +78,23 @@ final class GroupToRequest {
         return request.setOptions(options).build();
     }
 
-    static MemberSubscription member(final String memberId, final Subscription subscription) {
+    /** The member in the compact form: its topics as {@code topic_lists[topicList]}, owned partitions by topic. */
+    static MemberSubscription member(final String memberId, final Subscription subscription, final int topicList) {
         final ConsumerSubscription.Builder s = ConsumerSubscription.newBuilder()
-                .addAllTopics(subscription.topics())
+                .setTopicList(topicList)
                 .setRackId(subscription.rackId().orElse(""));
+        TopicPartitions.Builder entry = null;
         for (final TopicPartition owned : subscription.ownedPartitions()) {
-            s.addOwnedPartitions(io.kassign.v1.TopicPartition.newBuilder()
-                    .setTopic(owned.topic()).setPartition(owned.partition()));
+            if (entry == null || !entry.getTopic().equals(owned.topic())) {
+                if (entry != null) {
+                    s.addOwnedByTopic(entry);
+                }
+                entry = TopicPartitions.newBuilder().setTopic(owned.topic());
+            }
+            entry.addPartitions(owned.partition());
+        }
+        if (entry != null) {
+            s.addOwnedByTopic(entry);
         }
         subscription.generationId().ifPresent(s::setGenerationId);
         if (subscription.userData() != null) {
@@ -83,28 +107,31 @@ final class GroupToRequest {
                 .build();
     }
 
-    /** partitions[i] is partition i; one the metadata does not list has no known replica. */
-    static ConsumerTopic topic(final Cluster cluster, final String topic) {
-        return topic(cluster, topic, new HashMap<>());
-    }
-
     /**
-     * As above, sharing one PartitionReplicas message per distinct rack list through {@code made}
-     * (a large cluster has a million partitions but few rack lists; the messages are immutable).
+     * The topic in the compact form: its partition count and, when some replica has a rack, per
+     * partition an index into the request's {@code replica_rack_lists} ({@code made}). A partition
+     * the metadata does not list has no known replica.
      */
-    static ConsumerTopic topic(final Cluster cluster, final String topic, final Map<List<String>, PartitionReplicas> made) {
+    static ConsumerTopic compactTopic(final Cluster cluster, final String topic, final IndexedTable<List<String>> made) {
         final int count = cluster.partitionCountForTopic(topic);
-        final List<PartitionReplicas> partitions = new ArrayList<>(count);
-        for (int p = 0; p < count; p++) {
-            partitions.add(PartitionReplicas.getDefaultInstance());
-        }
+        final List<List<String>> racks = new ArrayList<>(Collections.nCopies(count, List.of()));
+        boolean anyRack = false;
         for (final PartitionInfo info : cluster.partitionsForTopic(topic)) {
             if (info.partition() >= 0 && info.partition() < count) {
-                partitions.set(info.partition(), made.computeIfAbsent(racks(info),
-                        racks -> PartitionReplicas.newBuilder().addAllRackIds(racks).build()));
+                final List<String> replicas = racks(info);
+                racks.set(info.partition(), replicas);
+                for (final String rack : replicas) {
+                    anyRack |= !rack.isEmpty();
+                }
             }
         }
-        return ConsumerTopic.newBuilder().setName(topic).addAllPartitions(partitions).build();
+        final ConsumerTopic.Builder out = ConsumerTopic.newBuilder().setName(topic).setPartitionCount(count);
+        if (anyRack) {
+            for (final List<String> replicas : racks) {
+                out.addReplicaRackList(made.indexOf(replicas));
+            }
+        }
+        return out.build();
     }
 
     /** The racks of every replica (offline ones too, as KIP-881 reads them), the leader's first; "" for no rack. */

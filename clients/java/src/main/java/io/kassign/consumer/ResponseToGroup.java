@@ -73,6 +73,7 @@ final class ResponseToGroup {
         final Map<String, Integer> position = new HashMap<>(2 * answered.size());
         final String[] ids = new String[answered.size() + 1];
         final Map<String, Topic> topics = new HashMap<>();
+        final String[] names = response.getTopicsList().toArray(new String[0]);
         for (final ConsumerMemberAssignment member : answered) {
             check(deadline);
             final String id = member.getMemberId();
@@ -91,7 +92,7 @@ final class ResponseToGroup {
                     topic.subscriber = me;
                 }
             }
-            final Assignment assignment = decode(member);
+            final Assignment assignment = member.hasAssigned() ? runs(member, names) : decode(member);
             result.put(id, assignment);
             String lastName = null;
             Topic topic = null;
@@ -137,6 +138,50 @@ final class ResponseToGroup {
         if (deadline != null) {
             deadline.check("while checking the answer");
         }
+    }
+
+    /**
+     * The member's Assignment from a compact answer's runs (issue 24): run i is counts[i]
+     * partitions of topic names[topics[i]], the numbers end to end; one TopicPartition per
+     * partition, as Kafka's Assignment holds them, and no bytes to decode. Bytes sent too (asked
+     * for) must hold the same partitions. Runs that do not add up are refused.
+     */
+    static Assignment runs(final ConsumerMemberAssignment member, final String[] names) {
+        final io.kassign.v1.PartitionRuns runs = member.getAssigned();
+        final int total = runs.getPartitionsCount();
+        if (runs.getTopicsCount() != runs.getCountsCount()) {
+            throw new InvalidAnswer("member " + member.getMemberId() + "'s runs have " + runs.getTopicsCount()
+                    + " topics for " + runs.getCountsCount() + " counts");
+        }
+        final List<TopicPartition> partitions = new ArrayList<>(total);
+        int at = 0;
+        for (int r = 0; r < runs.getTopicsCount(); r++) {
+            final int topic = runs.getTopics(r);
+            final int count = runs.getCounts(r);
+            if (topic < 0 || topic >= names.length || count < 0 || count > total - at) {
+                throw new InvalidAnswer("member " + member.getMemberId() + "'s run " + r + " names topic " + topic
+                        + " of " + names.length + " with " + count + " partitions, past the answer's lists");
+            }
+            final String name = names[topic];
+            for (final int end = at + count; at < end; at++) {
+                partitions.add(new TopicPartition(name, runs.getPartitions(at)));
+            }
+        }
+        if (at != total) {
+            throw new InvalidAnswer("member " + member.getMemberId() + "'s runs count " + at + " of its "
+                    + total + " partitions");
+        }
+        if (member.getAssignment().isEmpty()) {
+            return new Assignment(partitions);
+        }
+        final Assignment decoded = ConsumerProtocol.deserializeAssignment(
+                ByteBuffer.wrap(member.getAssignment().toByteArray()));
+        if (decoded.partitions().size() != partitions.size()
+                || !new HashSet<>(decoded.partitions()).equals(new HashSet<>(partitions))) {
+            throw new InvalidAnswer("member " + member.getMemberId() + "'s assignment bytes hold "
+                    + decoded.partitions() + ", its runs " + partitions);
+        }
+        return decoded;
     }
 
     /**

@@ -16,6 +16,7 @@ import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
 import io.kassign.v1.ConsumerSubscription;
 import io.kassign.v1.ConsumerTopic;
+import io.kassign.v1.PartitionRuns;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -64,11 +65,14 @@ final class ConsumerPluginTest {
                 "the map's order, not sorted");
         final ConsumerSubscription z = request.getMembers(0).getSubscription();
         equal("static-1", request.getMembers(0).getGroupInstanceId(), "instance id");
-        equal(List.of("t1", "t0"), z.getTopicsList(), "topics as subscribed");
+        equal(List.of("t1", "t0"), request.getTopicLists(z.getTopicList()).getTopicsList(),
+                "topics as subscribed, in the request's shared lists");
+        equal(2, request.getTopicListsCount(), "one list per distinct subscription");
+        isTrue(request.getCompactAnswer() && !request.getAssignmentBytes(), "runs asked for, no Kafka bytes");
         equal("b", z.getRackId(), "rack");
         equal(7, z.getGenerationId(), "generation");
-        equal("t0", z.getOwnedPartitions(0).getTopic(), "owned topic");
-        equal(1, z.getOwnedPartitions(0).getPartition(), "owned partition");
+        equal("t0", z.getOwnedByTopic(0).getTopic(), "owned topic");
+        equal(List.of(1), z.getOwnedByTopic(0).getPartitionsList(), "owned partitions, by topic");
         isTrue(!z.hasUserDataBytes(), "no user data sent when there is none");
         final ConsumerSubscription a = request.getMembers(1).getSubscription();
         equal("", a.getRackId(), "no rack: empty");
@@ -99,9 +103,11 @@ final class ConsumerPluginTest {
         equal(List.of("t", "u"), request.getTopicsList().stream().map(ConsumerTopic::getName).toList(),
                 "sorted; a topic missing from the metadata is not sent");
         final ConsumerTopic t = request.getTopics(0);
-        equal(3, t.getPartitionsCount(), "partitions[i] is partition i");
-        equal(List.of("b", "a", ""), t.getPartitions(0).getRackIdsList(), "leader first, then the others in order");
-        equal(List.of("c"), t.getPartitions(1).getRackIdsList(), "no leader: the replicas");
+        equal(3, t.getPartitionCount(), "replica_rack_list[i] is partition i's");
+        equal(List.of("b", "a", ""), request.getReplicaRackLists(t.getReplicaRackList(0)).getRackIdsList(),
+                "leader first, then the others in order");
+        equal(List.of("c"), request.getReplicaRackLists(t.getReplicaRackList(1)).getRackIdsList(),
+                "no leader: the replicas");
         equal(io.kassign.v1.RebalanceProtocol.REBALANCE_PROTOCOL_EAGER, request.getOptions().getProtocol(), "eager");
     }
 
@@ -178,6 +184,38 @@ final class ConsumerPluginTest {
         equal(List.of(tp("t", 0)), byMember.get("m1").partitions(), "m1");
         equal(bytes(9), byMember.get("m1").userData(), "user data from the bytes");
         equal(List.of(tp("t", 1)), byMember.get("m2").partitions(), "m2, from its list (no bytes)");
+    }
+
+    static ConsumerMemberAssignment runs(final String member, final List<Integer> topics, final List<Integer> counts,
+                                         final List<Integer> partitions) {
+        return ConsumerMemberAssignment.newBuilder().setMemberId(member).setAssigned(PartitionRuns.newBuilder()
+                .addAllTopics(topics).addAllCounts(counts).addAllPartitions(partitions)).build();
+    }
+
+    @Test
+    @DisplayName("compact answer: runs by topic read into Kafka's Assignment; runs that do not add up refused")
+    void compactAnswer() {
+        final Cluster metadata = cluster(Map.of("t", 2, "u", 3));
+        final GroupSubscription group = group("m1", member(List.of("t", "u"), "a", List.of(), 1),
+                "m2", member(List.of("u"), "b", List.of(), 1));
+        final ConsumerAssignResponse answer = response(runs("m1", List.of(0, 1), List.of(2, 1), List.of(0, 1, 2)),
+                runs("m2", List.of(1), List.of(2), List.of(0, 1))).toBuilder().addAllTopics(List.of("t", "u")).build();
+        final Map<String, Assignment> byMember = new HashMap<>(
+                ResponseToGroup.convert(answer, group, metadata, RebalanceProtocol.EAGER).groupAssignment());
+        equal(List.of(tp("t", 0), tp("t", 1), tp("u", 2)), byMember.get("m1").partitions(), "m1's runs");
+        equal(List.of(tp("u", 0), tp("u", 1)), byMember.get("m2").partitions(), "m2's run");
+        isTrue(byMember.get("m1").userData() == null, "no user data");
+        final List<ConsumerMemberAssignment> bad = List.of(
+                runs("m2", List.of(2), List.of(2), List.of(0, 1)),        // topic index past the table
+                runs("m2", List.of(1), List.of(3), List.of(0, 1)),        // counts past the numbers
+                runs("m2", List.of(1), List.of(1), List.of(0, 1)),        // numbers left over
+                runs("m2", List.of(1, 1), List.of(2), List.of(0, 1)),     // a topic without a count
+                runs("m2", List.of(0), List.of(2), List.of(0, 1)));       // a topic m2 does not read
+        for (final ConsumerMemberAssignment m2 : bad) {
+            final ConsumerAssignResponse refused = response(answer.getMembers(0), m2).toBuilder()
+                    .addAllTopics(List.of("t", "u")).build();
+            raises(InvalidAnswer.class, () -> ResponseToGroup.convert(refused, group, metadata, RebalanceProtocol.EAGER));
+        }
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
 import io.kassign.plugin.InvalidAnswer;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
+import io.kassign.v1.PartitionRuns;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
@@ -50,6 +51,7 @@ final class ConsumerResponseToAssignment {
         final String[] ids = new String[response.getMembersCount() + 1];
         final Map<String, Held> held = new HashMap<>();
         topics.ids().forEach((name, id) -> held.put(name, new Held(id, topics.partitions().get(id))));
+        final String[] names = response.getTopicsList().toArray(new String[0]);
         for (final ConsumerMemberAssignment member : response.getMembersList()) {
             final String id = member.getMemberId();
             if (!group.memberIds().contains(id)) {
@@ -60,37 +62,16 @@ final class ConsumerResponseToAssignment {
             }
             final int me = result.size() + 1;
             ids[me] = id;
-            final Set<Uuid> subscribed = group.memberSubscription(id).subscribedTopicIds();
-            final Map<Uuid, Set<Integer>> partitions = new HashMap<>();
-            String lastName = null;
-            Held topic = null;
-            Set<Integer> assigned = null;
-            for (final io.kassign.v1.TopicPartition tp : member.getPartitionsList()) {
-                if (!tp.getTopic().equals(lastName)) {
-                    lastName = tp.getTopic();
-                    topic = held.get(lastName);
-                    if (topic != null && !subscribed.contains(topic.id)) {
-                        topic = null;
-                    }
-                    assigned = topic == null ? null : partitions.computeIfAbsent(topic.id, t -> new HashSet<>());
-                }
-                final int p = tp.getPartition();
-                if (topic == null || p < 0 || p >= topic.holder.length) {
-                    throw new InvalidAnswer("the service gave member " + id + " partition " + tp.getTopic() + "-"
-                            + p + ", not of a topic it subscribes to in the metadata");
-                }
-                if (topic.holder[p] != 0) {
-                    throw new InvalidAnswer("the service gave partition " + tp.getTopic() + "-" + p
-                            + " to both " + ids[topic.holder[p]] + " and " + id);
-                }
-                topic.holder[p] = me;
-                topic.given++;
-                if (group.isPartitionAssignable(topic.id, p)) {
-                    assigned.add(p);
+            final Member given = new Member(id, me, group, held, ids);
+            if (member.hasAssigned()) {
+                readRuns(member.getAssigned(), names, given);
+            } else {
+                for (final io.kassign.v1.TopicPartition tp : member.getPartitionsList()) {
+                    given.take(tp.getTopic(), tp.getPartition());
                 }
             }
-            partitions.values().removeIf(Set::isEmpty);
-            result.put(id, new MemberAssignmentImpl(partitions));
+            given.partitions.values().removeIf(Set::isEmpty);
+            result.put(id, new MemberAssignmentImpl(given.partitions));
         }
         for (final String id : group.memberIds()) {
             if (!result.containsKey(id)) {
@@ -99,6 +80,80 @@ final class ConsumerResponseToAssignment {
         }
         checkComplete(group, held);
         return new GroupAssignment(result);
+    }
+
+    /** One member's partitions as they are read: checked and recorded one by one, by topic runs. */
+    private static final class Member {
+        final String id;
+        final int me;
+        final GroupSpec group;
+        final Map<String, Held> held;
+        final String[] ids;
+        final Set<Uuid> subscribed;
+        final Map<Uuid, Set<Integer>> partitions = new HashMap<>();
+        String lastName;
+        Held topic;
+        Set<Integer> assigned;
+
+        Member(final String id, final int me, final GroupSpec group, final Map<String, Held> held, final String[] ids) {
+            this.id = id;
+            this.me = me;
+            this.group = group;
+            this.held = held;
+            this.ids = ids;
+            this.subscribed = group.memberSubscription(id).subscribedTopicIds();
+        }
+
+        void take(final String name, final int p) {
+            if (!name.equals(lastName)) {
+                lastName = name;
+                topic = held.get(name);
+                if (topic != null && !subscribed.contains(topic.id)) {
+                    topic = null;
+                }
+                assigned = topic == null ? null : partitions.computeIfAbsent(topic.id, t -> new HashSet<>());
+            }
+            if (topic == null || p < 0 || p >= topic.holder.length) {
+                throw new InvalidAnswer("the service gave member " + id + " partition " + name + "-"
+                        + p + ", not of a topic it subscribes to in the metadata");
+            }
+            if (topic.holder[p] != 0) {
+                throw new InvalidAnswer("the service gave partition " + name + "-" + p
+                        + " to both " + ids[topic.holder[p]] + " and " + id);
+            }
+            topic.holder[p] = me;
+            topic.given++;
+            if (group.isPartitionAssignable(topic.id, p)) {
+                assigned.add(p);
+            }
+        }
+    }
+
+    /**
+     * A compact answer's runs (issue 24): run i is counts[i] partitions of topic names[topics[i]],
+     * the numbers end to end. Runs that do not add up are refused.
+     */
+    private static void readRuns(final PartitionRuns runs, final String[] names, final Member member) {
+        final int total = runs.getPartitionsCount();
+        if (runs.getTopicsCount() != runs.getCountsCount()) {
+            throw new InvalidAnswer("member " + member.id + "'s runs have " + runs.getTopicsCount()
+                    + " topics for " + runs.getCountsCount() + " counts");
+        }
+        int at = 0;
+        for (int r = 0; r < runs.getTopicsCount(); r++) {
+            final int topic = runs.getTopics(r);
+            final int count = runs.getCounts(r);
+            if (topic < 0 || topic >= names.length || count < 0 || count > total - at) {
+                throw new InvalidAnswer("member " + member.id + "'s run " + r + " names topic " + topic + " of "
+                        + names.length + " with " + count + " partitions, past the answer's lists");
+            }
+            for (final int end = at + count; at < end; at++) {
+                member.take(names[topic], runs.getPartitions(at));
+            }
+        }
+        if (at != total) {
+            throw new InvalidAnswer("member " + member.id + "'s runs count " + at + " of its " + total + " partitions");
+        }
     }
 
     /** Every partition of every subscribed topic in the metadata has an owner. */

@@ -1,5 +1,6 @@
 package io.kassign.broker;
 
+import io.kassign.plugin.IndexedTable;
 import io.kassign.v1.ConsumerAssignOptions;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerSubscription;
@@ -7,9 +8,10 @@ import io.kassign.v1.ConsumerTopic;
 import io.kassign.v1.MemberSubscription;
 import io.kassign.v1.PartitionReplicas;
 import io.kassign.v1.RebalanceProtocol;
+import io.kassign.v1.TopicList;
+import io.kassign.v1.TopicPartitions;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -34,6 +36,10 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  * previous owner has revoked it (KIP-848 reconciliation), so the target must name every
  * partition's owner, never withhold one for a later round as the classic cooperative protocol does.
  * Deterministic: the same group and metadata give the same bytes.
+ *
+ * <p>Compact (issue 24): each distinct topic list and replica rack set is sent once and referred
+ * to by index, a target by topic with its numbers packed, and the answer is asked for as runs by
+ * topic without Kafka's assignment bytes, which the coordinator never reads.
  */
 final class GroupSpecToConsumerRequest {
     private GroupSpecToConsumerRequest() {
@@ -81,50 +87,74 @@ final class GroupSpecToConsumerRequest {
         final ConsumerAssignRequest.Builder request = ConsumerAssignRequest.newBuilder()
                 .setGroupId(settings.groupId())
                 .setAssignor(settings.assignor());
+        final IndexedTable<Set<Uuid>> lists = new IndexedTable<>(ids -> {
+            final TopicList.Builder names = TopicList.newBuilder();
+            for (final Uuid topic : new TreeSet<>(ids)) {
+                names.addTopics(name(topic));
+            }
+            request.addTopicLists(names);
+        });
         for (final String member : new TreeSet<>(group.memberIds())) {
-            request.addMembers(member(group, member, topics));
+            request.addMembers(member(group, member, topics, lists));
         }
-        final Map<Set<String>, PartitionReplicas> replicas = new HashMap<>();
+        final IndexedTable<Set<String>> replicas = new IndexedTable<>(
+                racks -> request.addReplicaRackLists(PartitionReplicas.newBuilder().addAllRackIds(racks)));
         topics.partitions().forEach((id, count) -> request.addTopics(topic(describer, id, count, replicas)));
-        return request.setOptions(ConsumerAssignOptions.newBuilder()
+        return request.setCompactAnswer(true).setOptions(ConsumerAssignOptions.newBuilder()
                         .setProtocol(RebalanceProtocol.REBALANCE_PROTOCOL_EAGER)
                         .setSolverTimeBudgetMs(settings.timeBudgetMs()))
                 .build();
     }
 
-    private static MemberSubscription member(final GroupSpec group, final String member, final Topics topics) {
+    /**
+     * The member: its subscribed topics as an index into the request's topic lists (each distinct
+     * set added once through {@code lists}: a homogeneous group sends one), its current target by
+     * topic, restricted to partitions still in the metadata.
+     */
+    private static MemberSubscription member(final GroupSpec group, final String member, final Topics topics,
+                                             final IndexedTable<Set<Uuid>> lists) {
         final MemberSubscription.Builder sent = MemberSubscription.newBuilder().setMemberId(member);
         final org.apache.kafka.coordinator.group.api.assignor.MemberSubscription subscription =
                 group.memberSubscription(member);
         subscription.instanceId().ifPresent(sent::setGroupInstanceId);
         final ConsumerSubscription.Builder s = ConsumerSubscription.newBuilder()
+                .setTopicList(lists.indexOf(subscription.subscribedTopicIds()))
                 .setRackId(subscription.rackId().orElse(""));
-        for (final Uuid topic : new TreeSet<>(subscription.subscribedTopicIds())) {
-            s.addTopics(name(topic));
-        }
-        // The current target, restricted to partitions still in the metadata.
         final Map<Uuid, Set<Integer>> owned = new TreeMap<>(group.memberAssignment(member).partitions());
         owned.forEach((topic, partitions) -> {
+            final TopicPartitions.Builder entry = TopicPartitions.newBuilder().setTopic(name(topic));
             for (final int p : new TreeSet<>(partitions)) {
                 if (topics.has(topic, p)) {
-                    s.addOwnedPartitions(io.kassign.v1.TopicPartition.newBuilder().setTopic(name(topic)).setPartition(p));
+                    entry.addPartitions(p);
                 }
+            }
+            if (entry.getPartitionsCount() > 0) {
+                s.addOwnedByTopic(entry);
             }
         });
         return sent.setSubscription(s).build();
     }
 
     /**
-     * partitions[i] is partition i, with the racks holding a replica of it, sorted; one message per
-     * distinct rack set, shared through {@code made} (a million partitions, a few rack sets).
+     * The partition count and, when some partition has a replica on a rack, per partition the
+     * index of its racks (sorted) in the request's replica rack lists, each distinct set added
+     * once through {@code made} (a million partitions, a few rack sets).
      */
     private static ConsumerTopic topic(final SubscribedTopicDescriber describer, final Uuid id, final int count,
-                                       final Map<Set<String>, PartitionReplicas> made) {
-        final List<PartitionReplicas> partitions = new ArrayList<>(count);
+                                       final IndexedTable<Set<String>> made) {
+        final List<Set<String>> racks = new ArrayList<>(count);
+        boolean anyRack = false;
         for (int p = 0; p < count; p++) {
-            partitions.add(made.computeIfAbsent(new TreeSet<>(describer.racksForPartition(id, p)),
-                    racks -> PartitionReplicas.newBuilder().addAllRackIds(racks).build()));
+            final Set<String> set = new TreeSet<>(describer.racksForPartition(id, p));
+            racks.add(set);
+            anyRack |= !set.isEmpty();
         }
-        return ConsumerTopic.newBuilder().setName(name(id)).addAllPartitions(partitions).build();
+        final ConsumerTopic.Builder topic = ConsumerTopic.newBuilder().setName(name(id)).setPartitionCount(count);
+        if (anyRack) {
+            for (final Set<String> set : racks) {
+                topic.addReplicaRackList(made.indexOf(set));
+            }
+        }
+        return topic.build();
     }
 }

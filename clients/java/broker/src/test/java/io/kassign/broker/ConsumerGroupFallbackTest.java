@@ -16,8 +16,10 @@ import io.kassign.broker.ConsumerGroups.Member;
 import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
 import io.kassign.client.LiveServer;
 import io.kassign.plugin.InvalidAnswer;
+import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
+import io.kassign.v1.PartitionRuns;
 import io.kassign.v1.TopicPartition;
 import java.io.IOException;
 import java.util.LinkedHashMap;
@@ -127,6 +129,51 @@ final class ConsumerGroupFallbackTest {
                         .addPartitions(TopicPartition.newBuilder().setTopic("orders").setPartition(0))).build();
         assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(otherTopic, group, topics),
                 "a topic named, not by its id");
+    }
+
+    /** The same answer in the compact form (issue 24): one run of orders per member, the topic named once. */
+    private static ConsumerAssignResponse runs(final Map<String, List<Integer>> members) {
+        final ConsumerAssignResponse.Builder response = ConsumerAssignResponse.newBuilder().addTopics(ORDERS.toString());
+        members.forEach((id, partitions) -> response.addMembers(ConsumerMemberAssignment.newBuilder().setMemberId(id)
+                .setAssigned(PartitionRuns.newBuilder().addTopics(0).addCounts(partitions.size())
+                        .addAllPartitions(partitions))));
+        return response.build();
+    }
+
+    @Test
+    void compactRequestAndAnswer() {
+        final GroupSpecImpl group = group2();
+        final Topics topics = Topics.of(group, CLUSTER.describer());
+        final ConsumerAssignRequest request = GroupSpecToConsumerRequest.convert(group, CLUSTER.describer(), topics,
+                ConsumerGroupSettings.from(Map.of("node.id", "3")));
+        assertTrue(request.getCompactAnswer() && !request.getAssignmentBytes(), "runs asked for, no Kafka bytes");
+        assertEquals(1, request.getTopicListsCount(), "both members read orders: one shared list");
+        assertEquals(List.of(ORDERS.toString()), request.getTopicLists(0).getTopicsList());
+        assertEquals(0, request.getMembers(1).getSubscription().getTopicList());
+        assertEquals(List.of(0, 1, 2, 3), request.getMembers(0).getSubscription().getOwnedByTopic(0).getPartitionsList(),
+                "a's target by topic");
+        assertEquals(6, request.getTopics(0).getPartitionCount());
+        assertEquals(0, request.getTopics(0).getPartitionsCount(), "no message per partition");
+        final GroupAssignment good = ConsumerResponseToAssignment.convert(
+                runs(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5))), group, topics);
+        assertValid(good, group, CLUSTER);
+        assertEquals(Set.of(0, 1, 2), good.members().get("a").partitions().get(ORDERS));
+        final Map<String, Map<String, List<Integer>>> bad = Map.of(
+                "partition twice", Map.of("a", List.of(0, 1, 2), "b", List.of(2, 3, 4, 5)),
+                "partition missing", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4)),
+                "partition out of range", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5, 6)));
+        bad.forEach((why, members) -> assertThrows(InvalidAnswer.class,
+                () -> ConsumerResponseToAssignment.convert(runs(members), group, topics), why));
+        final ConsumerAssignResponse pastTable = runs(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5))).toBuilder()
+                .setMembers(1, ConsumerMemberAssignment.newBuilder().setMemberId("b").setAssigned(
+                        PartitionRuns.newBuilder().addTopics(1).addCounts(3).addAllPartitions(List.of(3, 4, 5)))).build();
+        assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(pastTable, group, topics),
+                "a topic index past the answer's table");
+        final ConsumerAssignResponse shortCount = runs(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5))).toBuilder()
+                .setMembers(1, ConsumerMemberAssignment.newBuilder().setMemberId("b").setAssigned(
+                        PartitionRuns.newBuilder().addTopics(0).addCounts(2).addAllPartitions(List.of(3, 4, 5)))).build();
+        assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(shortCount, group, topics),
+                "numbers left over after the runs");
     }
 
     @Test

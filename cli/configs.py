@@ -9,12 +9,12 @@ answered with the contract's name and the flag that takes Kafka's.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from google.protobuf import json_format
 from kassign.v1 import assignment_pb2 as pb
 
-__all__ = ["KAFKA_NAMES", "add_config_option", "config_patch", "kafka_name_hint"]
+__all__ = ["KAFKA_NAMES", "add_config_option", "config_patch", "kafka_name_hint", "streams_only"]
 
 KAFKA_NAMES = {
     "acceptable.recovery.lag": "acceptable_recovery_lag",
@@ -41,6 +41,12 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
         " the contract's (num_standby_replicas=1); a list comma-separated; repeatable"
         " (default: the request's own)",
     )
+
+
+def streams_only(pairs: Sequence[str]) -> None:
+    """A consumer request has no ``configs``: ``--config`` given with one is refused."""
+    if pairs:
+        raise json_format.ParseError("--config sets a Kafka Streams request's configs")
 
 
 def config_patch(pairs: Iterable[str]) -> dict[str, object]:

@@ -156,8 +156,7 @@ def _client(args: argparse.Namespace) -> KassignClient:
 def answer(spec: str, args: argparse.Namespace) -> Answer:
     """Read the request ``spec`` names, answer it (locally, or by ``args.target``), tell it."""
     if args.kind == "consumer":
-        if args.config:
-            raise json_format.ParseError("--config sets a Kafka Streams request's configs")
+        configs.streams_only(args.config)
         where, consumer = read_entry(spec, cpb.ConsumerAssignRequest, group=args.group)
         return Answer(where, _consumer(consumer, args))
     where, streams = read_entry(spec, pb.AssignRequest, group=args.group)

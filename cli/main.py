@@ -142,8 +142,7 @@ Response = pb.AssignResponse | cpb.ConsumerAssignResponse
 
 def _read(source: str, kind: str, config: Sequence[str] = ()) -> Request:
     if kind == "consumer":
-        if config:
-            raise json_format.ParseError("--config sets a Kafka Streams request's configs")
+        configs.streams_only(config)
         return read_consumer_request(source)
     return with_configs(read_request(source), config)
 

@@ -35,8 +35,9 @@ import signal
 import socket
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -183,9 +184,11 @@ def _worker_main(
     readiness = Readiness(health_servicer)
     report_lost_slots(lost, health_servicer)
     log.info("worker %d (pid %d) starting", index, os.getpid())
-    probe_path = Path(os.environ[MULTIPROC_ENV]) / f"probe-{os.getpid()}.sock"
+    on_started: Callable[[], object] = lambda: None
     if beats is not None:
+        probe_path = Path(os.environ[MULTIPROC_ENV]) / f"probe-{os.getpid()}.sock"
         config = replace(config, probe_path=probe_path)
+        on_started = partial(keep_probing, beats, index, probe_path, readiness)
     run_process(
         config,
         observer=observer,
@@ -194,7 +197,7 @@ def _worker_main(
         health_servicer=health_servicer,
         load_observer=load_metrics,
         readiness=readiness,
-        on_started=lambda: beats and keep_probing(beats, index, probe_path, readiness),
+        on_started=on_started,
     )
     return 0
 

@@ -65,7 +65,11 @@ def test_request_keeps_member_order_and_fields() -> None:
 
 def test_a_valid_answer_is_returned_by_member() -> None:
     got = assignments(
-        response(answer("m1", ("t", 0)), answer("m2")), [M1, M2], COUNTS, cooperative=True
+        response(answer("m1", ("t", 0)), answer("m2")),
+        [M1, M2],
+        COUNTS,
+        cooperative=True,
+        compact=False,
     )
     assert sorted(got) == ["m1", "m2"]
     assert got["m1"].partitions == (("t", 0),)
@@ -98,11 +102,16 @@ def test_compact_request_shares_lists_and_asks_for_runs() -> None:
             cpb.ConsumerMemberAssignment(member_id="m2", assigned=cpb.PartitionRuns()),
         ],
     )
-    got = assignments(runs, [M1, M2], COUNTS, cooperative=False)
+    got = assignments(runs, [M1, M2], COUNTS, cooperative=False, compact=True)
     assert got["m1"].partitions == (("t", 1),) and got["m2"].partitions == ()
+    v1 = response(answer("m1", ("t", 1)), answer("m2"))
+    assert assignments(v1, [M1, M2], COUNTS, cooperative=False, compact=False)["m1"] == got["m1"]
+    for older in (v1, response(answer("m1"), answer("m2"))):  # as a server predating runs answers
+        with pytest.raises(InvalidAnswer, match="m1 without partition runs: it predates"):
+            assignments(older, [M1, M2], COUNTS, cooperative=False, compact=True)
     runs.members[0].assigned.topics[0] = 1
     with pytest.raises(InvalidAnswer, match="topic index"):
-        assignments(runs, [M1, M2], COUNTS, cooperative=False)
+        assignments(runs, [M1, M2], COUNTS, cooperative=False, compact=True)
 
 
 @pytest.mark.parametrize(
@@ -120,11 +129,14 @@ def test_an_answer_kafka_would_refuse_is_refused(
     members: tuple[cpb.ConsumerMemberAssignment, ...], why: str
 ) -> None:
     with pytest.raises(InvalidAnswer, match=why):
-        assignments(response(*members), [M1, M2], COUNTS, cooperative=False)
+        assignments(response(*members), [M1, M2], COUNTS, cooperative=False, compact=False)
 
 
 def test_cooperative_forbids_a_hand_over_in_one_round() -> None:
     handed = response(answer("m1", ("t", 0)), answer("m2", ("t", 1)))
     with pytest.raises(InvalidAnswer, match="still owned by another member were handed over: t-1"):
-        assignments(handed, [M1, M2], COUNTS, cooperative=True)
-    assert sorted(assignments(handed, [M1, M2], COUNTS, cooperative=False)) == ["m1", "m2"]
+        assignments(handed, [M1, M2], COUNTS, cooperative=True, compact=False)
+    assert sorted(assignments(handed, [M1, M2], COUNTS, cooperative=False, compact=False)) == [
+        "m1",
+        "m2",
+    ]

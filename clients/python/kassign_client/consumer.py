@@ -197,8 +197,20 @@ class MemberAnswer:
     assignment: bytes
 
 
-def answers(response: cpb.ConsumerAssignResponse) -> list[MemberAnswer]:
-    """Each member's answer, from the v1 lists or the compact runs (``compact_answer``)."""
+def answers(response: cpb.ConsumerAssignResponse, *, compact: bool = False) -> list[MemberAnswer]:
+    """Each member's answer, from the v1 lists or the compact runs (``compact_answer``).
+
+    ``compact``: the request asked for runs, so a member without them is ``ValueError``: a service
+    older than the compact form reads its members as subscribed to nothing and answers them, validly
+    for it, with nothing."""
+    if compact:
+        bare = next((m.member_id for m in response.members if not m.HasField("assigned")), None)
+        if bare is not None:
+            raise ValueError(
+                f"the service answered member {bare} without partition runs: it predates the "
+                "compact wire this client sends (issue 24) and read its members as subscribed "
+                "to nothing; upgrade the service or build the request with compact=False"
+            )
     return [
         MemberAnswer(
             member_id=m.member_id,

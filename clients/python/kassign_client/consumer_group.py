@@ -112,14 +112,16 @@ def assignments(
     partition_counts: Mapping[str, int],
     *,
     cooperative: bool,
+    compact: bool,
 ) -> dict[str, consumer.MemberAnswer]:
-    """Each member's answer by member id (either form, ``consumer.answers``), or
+    """Each member's answer by member id (either form, ``consumer.answers``; ``compact``: the
+    request's ``compact_answer``, which a server too old to read it leaves unanswered), or
     ``InvalidAnswer`` saying what is wrong."""
     by_id = {m.member_id: m for m in members}
     result: dict[str, consumer.MemberAnswer] = {}
     owner: dict[TopicPartition, str] = {}
     try:
-        answered = consumer.answers(response)
+        answered = consumer.answers(response, compact=compact)
     except ValueError as exc:
         raise InvalidAnswer(f"the service's runs do not read: {exc}") from exc
     for answer in answered:

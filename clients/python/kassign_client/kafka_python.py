@@ -165,6 +165,7 @@ class KassignAssignor(AbstractPartitionAssignor):  # type: ignore[misc]
                 subscriptions,
                 {t: len(r) for t, r in racks.items()},
                 cooperative=self.cooperative,
+                compact=request.compact_answer,
             )
             result = {who: _decoded(a) for who, a in answers.items()}
         except Exception as exc:  # noqa: BLE001 - a rebalance never fails because of kassign

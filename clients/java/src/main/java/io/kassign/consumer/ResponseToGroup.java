@@ -4,9 +4,7 @@ import io.kassign.plugin.Deadline;
 import io.kassign.plugin.InvalidAnswer;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
-import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -24,21 +22,21 @@ import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The service's answer as Kafka's GroupAssignment: each member's ConsumerProtocolAssignment bytes
- * read as the member will read them, checked before Kafka sees them.
+ * The service's answer as Kafka's GroupAssignment: each member's partition runs (the compact answer
+ * {@link GroupToRequest} asks for) read into the Assignment the member will receive, checked before
+ * Kafka sees it.
  *
  * <p>Refused ({@link InvalidAnswer}, so the plug-in falls back): a member missing, unknown or twice;
- * bytes that disagree with the listed partitions; a partition given twice, not in the metadata, or
- * of a topic its member did not subscribe to; and, under COOPERATIVE, a partition handed to a new
- * owner while another member still claims it. That last check is the one Kafka's ConsumerCoordinator
- * applies (and throws on) after any assignor but its own cooperative-sticky.
+ * a member answered without runs (a service older than the compact wire, which reads the compact
+ * request as members subscribed to nothing and answers them with nothing, validly); runs that do
+ * not add up, or assignment bytes (sent only when asked for) that disagree with them; a partition
+ * given twice, not in the metadata, or of a topic its member did not subscribe to; and, under
+ * COOPERATIVE, a partition handed to a new owner while another member still claims it. That last
+ * check is the one Kafka's ConsumerCoordinator applies (and throws on) after any assignor but its
+ * own cooperative-sticky.
  *
  * <p>Why it looks the way it does: a large group's answer holds every partition of the group (a
- * million in Kafka's largest test), so each is touched a fixed, small number of times. The bytes
- * are read once into the Assignment handed to Kafka, compared with the listed partitions position
- * by position as they are read ({@link #readInOrder}: the service writes both in the same sorted
- * order); bytes in any other order, or not in the layout expected, are decoded by Kafka's own
- * {@link ConsumerProtocol} and compared as sets, as before; and who holds
+ * million in Kafka's largest test), so each is touched a fixed, small number of times: who holds
  * which partition is kept per topic in an array indexed by partition, with each member's
  * subscribed topics marked on the same per-topic record, rather than in sets of TopicPartition.
  * The deadline is checked once per member.
@@ -92,7 +90,12 @@ final class ResponseToGroup {
                     topic.subscriber = me;
                 }
             }
-            final Assignment assignment = member.hasAssigned() ? runs(member, names) : decode(member);
+            if (!member.hasAssigned()) {
+                throw new InvalidAnswer("the service answered member " + id + " without partition runs: it predates"
+                        + " the compact wire this plug-in sends (issue 24) and read its members as subscribed to"
+                        + " nothing; upgrade the service");
+            }
+            final Assignment assignment = runs(member, names);
             result.put(id, assignment);
             String lastName = null;
             Topic topic = null;
@@ -182,128 +185,6 @@ final class ResponseToGroup {
                     + decoded.partitions() + ", its runs " + partitions);
         }
         return decoded;
-    }
-
-    /**
-     * The member's Assignment: its bytes as Kafka decodes them, which must hold exactly its listed
-     * partitions; without bytes, its listed partitions.
-     */
-    private static Assignment decode(final ConsumerMemberAssignment member) {
-        final List<io.kassign.v1.TopicPartition> listed = member.getPartitionsList();
-        if (member.getAssignment().isEmpty()) {
-            final List<TopicPartition> partitions = new ArrayList<>(listed.size());
-            for (final io.kassign.v1.TopicPartition tp : listed) {
-                partitions.add(new TopicPartition(tp.getTopic(), tp.getPartition()));
-            }
-            return new Assignment(partitions);
-        }
-        final Assignment read = readInOrder(member.getAssignment().asReadOnlyByteBuffer(), listed);
-        if (read != null) {
-            return read;
-        }
-        final Assignment decoded = ConsumerProtocol.deserializeAssignment(
-                ByteBuffer.wrap(member.getAssignment().toByteArray()));
-        if (!samePartitions(decoded.partitions(), listed)) {
-            throw new InvalidAnswer("member " + member.getMemberId() + "'s assignment bytes hold "
-                    + decoded.partitions() + ", its partitions list " + listed(listed));
-        }
-        return decoded;
-    }
-
-    /**
-     * The Assignment the bytes hold when they list exactly the listed partitions in the same order,
-     * read in one pass; null when they do not (another order, an empty topic entry, anything
-     * malformed), for Kafka's own decoder and the set comparison to judge.
-     *
-     * <p>Why not always Kafka's decoder: it reads each member's topics into an
-     * ImplicitLinkedHashMultiCollection whose growth re-seats clustered slots, so topic names with
-     * neighbouring hash codes ("t0".."t499") cost it quadratic time per member; a leader decoding
-     * 2,000 members' bytes of 500 topics spent 40 s there. The layout read here is
-     * ConsumerProtocolAssignment's, the same in versions 0 to 3 (a later version is read by Kafka as
-     * its newest, with any fields it does not know left at the end, as here): an int16 version; an
-     * int32 count of topics, each an int16-length UTF-8 name, an int32 count of partitions and the
-     * int32 partitions; then the user data, int32 length (-1 for none) and bytes.
-     */
-    static Assignment readInOrder(final ByteBuffer bytes, final List<io.kassign.v1.TopicPartition> listed) {
-        try {
-            if (bytes.getShort() < 0) {
-                return null;
-            }
-            final int topics = bytes.getInt();
-            if (topics < 0) {
-                return null;
-            }
-            final List<TopicPartition> partitions = new ArrayList<>(listed.size());
-            int i = 0;
-            for (int t = 0; t < topics; t++) {
-                final int length = bytes.getShort();
-                if (length < 0) {
-                    return null;
-                }
-                final byte[] utf8 = new byte[length];
-                bytes.get(utf8);
-                final String name = new String(utf8, StandardCharsets.UTF_8);
-                final int count = bytes.getInt();
-                if (count <= 0 || count > listed.size() - i) {
-                    return null;
-                }
-                for (int n = 0; n < count; n++, i++) {
-                    final int partition = bytes.getInt();
-                    final io.kassign.v1.TopicPartition expected = listed.get(i);
-                    if (partition != expected.getPartition() || !name.equals(expected.getTopic())) {
-                        return null;
-                    }
-                    partitions.add(new TopicPartition(name, partition));
-                }
-            }
-            if (i != listed.size()) {
-                return null;
-            }
-            final int userDataLength = bytes.getInt();
-            if (userDataLength < -1) {
-                return null;
-            }
-            ByteBuffer userData = null;
-            if (userDataLength >= 0) {
-                final byte[] data = new byte[userDataLength];
-                bytes.get(data);
-                userData = ByteBuffer.wrap(data);
-            }
-            return new Assignment(partitions, userData);
-        } catch (final BufferUnderflowException e) {
-            return null;
-        }
-    }
-
-    /**
-     * Whether the bytes hold the listed partitions, each once: position by position when both come
-     * in one order (the service writes them so), otherwise as sets, the bytes without repeats.
-     */
-    static boolean samePartitions(final List<TopicPartition> decoded, final List<io.kassign.v1.TopicPartition> listed) {
-        if (decoded.size() != listed.size()) {
-            return false;
-        }
-        boolean inOrder = true;
-        for (int i = 0; i < decoded.size() && inOrder; i++) {
-            final TopicPartition a = decoded.get(i);
-            final io.kassign.v1.TopicPartition b = listed.get(i);
-            inOrder = a.partition() == b.getPartition() && a.topic().equals(b.getTopic());
-        }
-        // In order, a repeat in the bytes is a repeat in the list too: the caller refuses it as a
-        // partition given twice.
-        if (inOrder) {
-            return true;
-        }
-        final Set<TopicPartition> held = new HashSet<>(decoded);
-        return held.size() == decoded.size() && held.equals(listed(listed));
-    }
-
-    private static Set<TopicPartition> listed(final List<io.kassign.v1.TopicPartition> listed) {
-        final Set<TopicPartition> set = new LinkedHashSet<>();
-        for (final io.kassign.v1.TopicPartition tp : listed) {
-            set.add(new TopicPartition(tp.getTopic(), tp.getPartition()));
-        }
-        return set;
     }
 
     /**

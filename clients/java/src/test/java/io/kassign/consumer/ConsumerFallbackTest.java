@@ -175,15 +175,16 @@ final class ConsumerFallbackTest {
         return group(pairs);
     }
 
-    /** Kafka's own range answer for the group, as the service writes one: sorted lists and their bytes. */
+    /** Kafka's own range answer for the group, as the service answers this plug-in: sorted runs, no bytes. */
     private static ConsumerAssignResponse rangeAnswer(final Cluster cluster, final GroupSubscription group) {
-        final ConsumerAssignResponse.Builder response = ConsumerAssignResponse.newBuilder();
+        final List<String> names = new java.util.ArrayList<>(new java.util.TreeSet<>(cluster.topics()));
+        final ConsumerAssignResponse.Builder response = ConsumerAssignResponse.newBuilder().addAllTopics(names);
         new java.util.TreeMap<>(new org.apache.kafka.clients.consumer.RangeAssignor().assign(cluster, group)
                 .groupAssignment()).forEach((id, assignment) -> {
                     final List<org.apache.kafka.common.TopicPartition> sorted = assignment.partitions().stream()
                             .sorted(java.util.Comparator.comparing(org.apache.kafka.common.TopicPartition::topic)
                                     .thenComparingInt(org.apache.kafka.common.TopicPartition::partition)).toList();
-                    response.addMembers(ConsumerPluginTest.answer(id, sorted, true));
+                    response.addMembers(ConsumerPluginTest.runsOf(id, sorted, names));
                 });
         return response.build();
     }

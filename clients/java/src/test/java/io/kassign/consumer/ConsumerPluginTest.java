@@ -154,21 +154,38 @@ final class ConsumerPluginTest {
         equal("kassign", new KassignConsumerAssignor().name(), "protocol name");
     }
 
+    /** The answer's topic table in these tests: runs name a topic by its index here. */
+    static final List<String> TOPICS = List.of("t", "u");
+
+    /** The member's partitions as the service answers this plug-in: runs by index into {@code topics}. */
+    static ConsumerMemberAssignment runsOf(final String member, final List<TopicPartition> partitions,
+                                           final List<String> topics) {
+        final PartitionRuns.Builder runs = PartitionRuns.newBuilder();
+        String last = null;
+        for (final TopicPartition p : partitions) {
+            if (!p.topic().equals(last)) {
+                last = p.topic();
+                runs.addTopics(topics.indexOf(last)).addCounts(0);
+            }
+            final int run = runs.getCountsCount() - 1;
+            runs.setCounts(run, runs.getCounts(run) + 1).addPartitions(p.partition());
+        }
+        return ConsumerMemberAssignment.newBuilder().setMemberId(member).setAssigned(runs).build();
+    }
+
+    /** {@link #runsOf} over {@link #TOPICS}, with Kafka's assignment bytes (user data 9) when asked. */
     static ConsumerMemberAssignment answer(final String member, final List<TopicPartition> partitions,
                                            final boolean withBytes) {
-        final ConsumerMemberAssignment.Builder m = ConsumerMemberAssignment.newBuilder().setMemberId(member);
-        for (final TopicPartition p : partitions) {
-            m.addPartitions(io.kassign.v1.TopicPartition.newBuilder().setTopic(p.topic()).setPartition(p.partition()));
+        final ConsumerMemberAssignment runs = runsOf(member, partitions, TOPICS);
+        if (!withBytes) {
+            return runs;
         }
-        if (withBytes) {
-            final ByteBuffer encoded = ConsumerProtocol.serializeAssignment(new Assignment(partitions, bytes(9)));
-            m.setAssignment(ByteString.copyFrom(encoded));
-        }
-        return m.build();
+        final ByteBuffer encoded = ConsumerProtocol.serializeAssignment(new Assignment(partitions, bytes(9)));
+        return runs.toBuilder().setAssignment(ByteString.copyFrom(encoded)).build();
     }
 
     static ConsumerAssignResponse response(final ConsumerMemberAssignment... members) {
-        return ConsumerAssignResponse.newBuilder().addAllMembers(List.of(members)).build();
+        return ConsumerAssignResponse.newBuilder().addAllTopics(TOPICS).addAllMembers(List.of(members)).build();
     }
 
     private static final Cluster TWO = cluster(Map.of("t", 2));
@@ -199,7 +216,7 @@ final class ConsumerPluginTest {
         final GroupSubscription group = group("m1", member(List.of("t", "u"), "a", List.of(), 1),
                 "m2", member(List.of("u"), "b", List.of(), 1));
         final ConsumerAssignResponse answer = response(runs("m1", List.of(0, 1), List.of(2, 1), List.of(0, 1, 2)),
-                runs("m2", List.of(1), List.of(2), List.of(0, 1))).toBuilder().addAllTopics(List.of("t", "u")).build();
+                runs("m2", List.of(1), List.of(2), List.of(0, 1)));
         final Map<String, Assignment> byMember = new HashMap<>(
                 ResponseToGroup.convert(answer, group, metadata, RebalanceProtocol.EAGER).groupAssignment());
         equal(List.of(tp("t", 0), tp("t", 1), tp("u", 2)), byMember.get("m1").partitions(), "m1's runs");
@@ -212,14 +229,14 @@ final class ConsumerPluginTest {
                 runs("m2", List.of(1, 1), List.of(2), List.of(0, 1)),     // a topic without a count
                 runs("m2", List.of(0), List.of(2), List.of(0, 1)));       // a topic m2 does not read
         for (final ConsumerMemberAssignment m2 : bad) {
-            final ConsumerAssignResponse refused = response(answer.getMembers(0), m2).toBuilder()
-                    .addAllTopics(List.of("t", "u")).build();
+            final ConsumerAssignResponse refused = response(answer.getMembers(0), m2);
             raises(InvalidAnswer.class, () -> ResponseToGroup.convert(refused, group, metadata, RebalanceProtocol.EAGER));
         }
     }
 
     @Test
-    @DisplayName("answer refused: unknown, missing or repeated member, double owner, foreign topic, bytes disagreeing")
+    @DisplayName("answer refused: unknown, missing or repeated member, double owner, foreign topic, bytes disagreeing"
+            + " with the runs")
     void answerRefused() {
         final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(), 1),
                 "m2", member(List.of("t"), "b", List.of(), 1));
@@ -230,11 +247,27 @@ final class ConsumerPluginTest {
                 response(answer("m1", List.of(tp("t", 0)), true), answer("m2", List.of(tp("t", 0)), true)),
                 response(answer("m1", List.of(tp("t", 0)), true), answer("m2", List.of(tp("t", 2)), true)),
                 response(answer("m1", List.of(tp("u", 0)), true), answer("m2", List.of(), true)),
-                response(answer("m1", List.of(tp("t", 0)), true).toBuilder().addPartitions(
-                        io.kassign.v1.TopicPartition.newBuilder().setTopic("t").setPartition(1)).build(),
-                        answer("m2", List.of(), true)));
+                response(mixed(List.of(tp("t", 0)), List.of(tp("t", 0), tp("t", 1))), answer("m2", List.of(), true)));
         for (final ConsumerAssignResponse response : bad) {
             raises(InvalidAnswer.class, () -> ResponseToGroup.convert(response, group, TWO, RebalanceProtocol.EAGER));
+        }
+    }
+
+    @Test
+    @DisplayName("answer refused: members without runs, as a service older than the compact wire answers the"
+            + " compact request (its members read as subscribed to nothing)")
+    void olderServiceRefused() {
+        final GroupSubscription group = group("m1", member(List.of("t"), "a", List.of(), 1),
+                "m2", member(List.of("t"), "b", List.of(), 1));
+        final ConsumerMemberAssignment listedOnly = ConsumerMemberAssignment.newBuilder().setMemberId("m1")
+                .addPartitions(io.kassign.v1.TopicPartition.newBuilder().setTopic("t").setPartition(0)).build();
+        for (final ConsumerAssignResponse v1 : List.of(
+                response(listedOnly, answer("m2", List.of(tp("t", 1)), false)),
+                response(ConsumerMemberAssignment.newBuilder().setMemberId("m1").build(),
+                        ConsumerMemberAssignment.newBuilder().setMemberId("m2").build()))) {
+            final InvalidAnswer refused = raises(InvalidAnswer.class,
+                    () -> ResponseToGroup.convert(v1, group, TWO, RebalanceProtocol.EAGER));
+            isTrue(refused.getMessage().contains("predates the compact wire"), refused.getMessage());
         }
     }
 

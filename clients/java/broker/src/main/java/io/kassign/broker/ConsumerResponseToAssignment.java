@@ -20,8 +20,10 @@ import org.apache.kafka.coordinator.group.modern.MemberAssignmentImpl;
  * The service's answer as the coordinator's GroupAssignment, checked before Kafka sees it.
  *
  * <p>Refused ({@link InvalidAnswer}, so the plug-in falls back): a member unknown, listed twice or
- * left out; a partition of a topic not in the request, out of range, of a topic its member does not
- * subscribe to, or given twice; a partition of a subscribed topic given to no one. Partitions the
+ * left out; a member answered without partition runs (a service older than the compact wire the
+ * plug-in sends, which reads the members as subscribed to nothing); a partition of a topic not in
+ * the request, out of range, of a topic its member does not subscribe to, or given twice; a
+ * partition of a subscribed topic given to no one. Partitions the
  * group marks not assignable ({@link GroupSpec#isPartitionAssignable}; only share groups set any in
  * Kafka 4.4) are left out of the result.
  */
@@ -63,13 +65,12 @@ final class ConsumerResponseToAssignment {
             final int me = result.size() + 1;
             ids[me] = id;
             final Member given = new Member(id, me, group, held, ids);
-            if (member.hasAssigned()) {
-                readRuns(member.getAssigned(), names, given);
-            } else {
-                for (final io.kassign.v1.TopicPartition tp : member.getPartitionsList()) {
-                    given.take(tp.getTopic(), tp.getPartition());
-                }
+            if (!member.hasAssigned()) {
+                throw new InvalidAnswer("the service answered member " + id + " without partition runs: it predates"
+                        + " the compact wire this plug-in sends (issue 24) and read its members as subscribed to"
+                        + " nothing; upgrade the service");
             }
+            readRuns(member.getAssigned(), names, given);
             given.partitions.values().removeIf(Set::isEmpty);
             result.put(id, new MemberAssignmentImpl(given.partitions));
         }

@@ -98,23 +98,12 @@ final class ConsumerGroupFallbackTest {
         assertEquals(1.0, metric("refused", ",cause=error-status", "fallbacks-total"));
     }
 
-    /** An answer for group2 as the service would send it: member to partitions of orders. */
-    private static ConsumerAssignResponse answer(final Map<String, List<Integer>> members) {
-        final ConsumerAssignResponse.Builder response = ConsumerAssignResponse.newBuilder();
-        members.forEach((id, partitions) -> {
-            final ConsumerMemberAssignment.Builder m = ConsumerMemberAssignment.newBuilder().setMemberId(id);
-            partitions.forEach(p -> m.addPartitions(TopicPartition.newBuilder().setTopic(ORDERS.toString()).setPartition(p)));
-            response.addMembers(m);
-        });
-        return response.build();
-    }
-
     @Test
     void answersTheCoordinatorMustNotApplyAreRefused() {
         final GroupSpecImpl group = group2();
         final Topics topics = Topics.of(group, CLUSTER.describer());
         final GroupAssignment good = ConsumerResponseToAssignment.convert(
-                answer(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5))), group, topics);
+                runs(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5))), group, topics);
         assertValid(good, group, CLUSTER);
         final Map<String, Map<String, List<Integer>>> bad = Map.of(
                 "unknown member", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4), "c", List.of(5)),
@@ -123,12 +112,30 @@ final class ConsumerGroupFallbackTest {
                 "partition missing", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4)),
                 "partition out of range", Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5, 6)));
         bad.forEach((why, members) -> assertThrows(InvalidAnswer.class,
-                () -> ConsumerResponseToAssignment.convert(answer(members), group, topics), why));
-        final ConsumerAssignResponse otherTopic = answer(Map.of("a", List.of(0, 1, 2), "b", List.of(3, 4, 5)))
-                .toBuilder().setMembers(0, ConsumerMemberAssignment.newBuilder().setMemberId("a")
-                        .addPartitions(TopicPartition.newBuilder().setTopic("orders").setPartition(0))).build();
-        assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(otherTopic, group, topics),
-                "a topic named, not by its id");
+                () -> ConsumerResponseToAssignment.convert(runs(members), group, topics), why));
+    }
+
+    /**
+     * A service older than the compact wire reads the compact request's members as subscribed to
+     * nothing and answers them, validly for it, with its v1 lists or nothing: refused, so the
+     * plug-in falls back rather than hand the group an empty assignment.
+     */
+    @Test
+    void answersOfAServiceOlderThanTheCompactWireAreRefused() {
+        final GroupSpecImpl group = group2();
+        final Topics topics = Topics.of(group, CLUSTER.describer());
+        final ConsumerMemberAssignment.Builder listed = ConsumerMemberAssignment.newBuilder().setMemberId("a");
+        List.of(0, 1, 2, 3, 4, 5).forEach(p -> listed.addPartitions(
+                TopicPartition.newBuilder().setTopic(ORDERS.toString()).setPartition(p)));
+        for (final ConsumerAssignResponse old : List.of(
+                ConsumerAssignResponse.newBuilder().addMembers(listed)
+                        .addMembers(ConsumerMemberAssignment.newBuilder().setMemberId("b")).build(),
+                ConsumerAssignResponse.newBuilder().addMembers(ConsumerMemberAssignment.newBuilder().setMemberId("a"))
+                        .addMembers(ConsumerMemberAssignment.newBuilder().setMemberId("b")).build())) {
+            final InvalidAnswer refused = assertThrows(InvalidAnswer.class,
+                    () -> ConsumerResponseToAssignment.convert(old, group, topics));
+            assertTrue(refused.getMessage().contains("predates the compact wire"), refused.getMessage());
+        }
     }
 
     /** The same answer in the compact form (issue 24): one run of orders per member, the topic named once. */
@@ -183,7 +190,7 @@ final class ConsumerGroupFallbackTest {
         members.put("b", Member.of("rack-b", ORDERS));
         final GroupSpecImpl group = group(members, Optional.of(Map.of(ORDERS, Set.of(0, 1, 2, 3))));
         final GroupAssignment result = ConsumerResponseToAssignment.convert(
-                answer(Map.of("a", List.of(0, 1, 4), "b", List.of(2, 3, 5))), group, Topics.of(group, CLUSTER.describer()));
+                runs(Map.of("a", List.of(0, 1, 4), "b", List.of(2, 3, 5))), group, Topics.of(group, CLUSTER.describer()));
         assertEquals(Set.of(0, 1), result.members().get("a").partitions().get(ORDERS));
         assertEquals(Set.of(2, 3), result.members().get("b").partitions().get(ORDERS));
     }

@@ -3,6 +3,7 @@ package io.kassign.consumer;
 import static io.kassign.plugin.ConfigValues.text;
 
 import io.kassign.plugin.Connection;
+import io.kassign.plugin.KassignKeys;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -55,7 +56,8 @@ public record ConsumerSettings(Connection connection, String assignor, Optional<
      */
     public static ConsumerSettings from(final Map<String, ?> configs) {
         final Connection connection = Connection.from(configs);
-        final String assignor = text(configs, ASSIGNOR).orElse(DEFAULT_ASSIGNOR);
+        final String assignor = KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.CONSUMER_ASSIGNORS)
+                .orElse(DEFAULT_ASSIGNOR);
         final Optional<RebalanceProtocol> only = protocol(configs);
         if (only.equals(Optional.of(RebalanceProtocol.COOPERATIVE))
                 && KassignConsumerAssignor.EAGER_ONLY.contains(assignor)) {

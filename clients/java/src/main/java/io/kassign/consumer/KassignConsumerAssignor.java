@@ -4,6 +4,7 @@ import io.kassign.client.KassignClient;
 import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
+import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -54,6 +55,7 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
     @Override
     public void configure(final Map<String, ?> configs) {
         final ConsumerSettings read = ConsumerSettings.from(configs);
+        KassignKeys.warnUnknown(configs, LOG);
         settings = read;
         protocol = RebalanceProtocols.chosen(read.strategies(), this);
         metrics = AssignorMetrics.forGroup(AssignorMetrics.CONSUMER_ASSIGNOR, read.groupId());

@@ -4,6 +4,7 @@ import static io.kassign.plugin.ConfigValues.number;
 import static io.kassign.plugin.ConfigValues.text;
 
 import io.kassign.plugin.Connection;
+import io.kassign.plugin.KassignKeys;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -90,7 +91,7 @@ public record AssignorSettings(
                 connection.caFile(),
                 connection.clientCert(),
                 connection.clientKey(),
-                text(configs, ASSIGNOR),
+                KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.STREAMS_ASSIGNORS),
                 budgetMs,
                 Duration.ofMillis(number(configs, FALLBACK_FOLLOWUP_DELAY_MS, 0)
                         .orElse(DEFAULT_FALLBACK_FOLLOWUP_DELAY_MS)),

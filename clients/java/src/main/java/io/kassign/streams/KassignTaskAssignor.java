@@ -5,6 +5,7 @@ import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
+import io.kassign.plugin.KassignKeys;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import java.time.Clock;
@@ -69,6 +70,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
     @Override
     public void configure(final Map<String, ?> configs) {
         final AssignorSettings read = AssignorSettings.from(configs);
+        KassignKeys.warnUnknown(configs, LOG);
         settings = read;
         metrics = AssignorMetrics.forGroup(AssignorMetrics.TASK_ASSIGNOR, read.groupId());
     }

@@ -57,6 +57,14 @@ final class ConsumerLiveServerTest {
         KAFKA.put("cooperative-sticky", CooperativeStickyAssignor::new);
     }
 
+    @Test
+    @DisplayName("the names configure() accepts are the service's, each exercised against it below")
+    void assignorNamesAreTheServicesOwn() {
+        final Set<String> exercised = new TreeSet<>(KAFKA.keySet());
+        exercised.add("rack-optimal");
+        equal(exercised, new TreeSet<>(io.kassign.plugin.KassignKeys.CONSUMER_ASSIGNORS), "kassign's consumer assignors");
+    }
+
     /** A group: its topics and partition counts, and per member (in join order) its rack and topics. */
     private record Shape(String name, Map<String, Integer> topics, List<String> ids, List<String> racks,
                          List<List<String>> subscriptions) {

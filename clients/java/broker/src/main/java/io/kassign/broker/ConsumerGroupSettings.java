@@ -3,6 +3,7 @@ package io.kassign.broker;
 import static io.kassign.plugin.ConfigValues.text;
 
 import io.kassign.plugin.Connection;
+import io.kassign.plugin.KassignKeys;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -50,7 +51,7 @@ record ConsumerGroupSettings(Connection connection, String assignor, long timeBu
         final String node = text(configs, "node.id").or(() -> text(configs, "broker.id")).orElse("?");
         return new ConsumerGroupSettings(
                 connection,
-                text(configs, ASSIGNOR).orElse(DEFAULT_ASSIGNOR),
+                KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.CONSUMER_ASSIGNORS).orElse(DEFAULT_ASSIGNOR),
                 connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).orElse("consumer@broker-" + node));
     }

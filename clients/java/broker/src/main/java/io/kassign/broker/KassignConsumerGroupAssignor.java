@@ -3,6 +3,7 @@ package io.kassign.broker;
 import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
 import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Connection;
+import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -72,6 +73,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
     @Override
     public void configure(final Map<String, ?> configs) {
         final ConsumerGroupSettings read = ConsumerGroupSettings.from(configs);
+        KassignKeys.warnUnknown(configs, LOG);
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
         if (WARMED.add(read.connection())) {

@@ -2,6 +2,7 @@ package io.kassign.broker;
 
 import io.kassign.broker.GroupToStreamsRequest.Topology;
 import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
@@ -52,6 +53,7 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
     @Override
     public void configure(final Map<String, ?> configs) {
         final StreamsSettings read = StreamsSettings.from(configs);
+        KassignKeys.warnUnknown(configs, LOG);
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
         BoundedCall.background(() -> Warmup.run(read));

@@ -4,6 +4,7 @@ import static io.kassign.plugin.ConfigValues.number;
 import static io.kassign.plugin.ConfigValues.text;
 
 import io.kassign.plugin.Connection;
+import io.kassign.plugin.KassignKeys;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -55,7 +56,7 @@ record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String
         return new StreamsSettings(
                 connection,
                 connection.timeBudgetMs(configs),
-                text(configs, ASSIGNOR),
+                KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.STREAMS_ASSIGNORS),
                 text(configs, GROUP_ID).orElse("streams@broker-" + node),
                 number(configs, ACCEPTABLE_RECOVERY_LAG, 0),
                 number(configs, NUM_WARMUP_REPLICAS, 0).filter(n -> n > 0));

@@ -61,6 +61,9 @@ _MODEL_FIELDS = {
 }
 """The library's field names (``Member``) -> the structured subscription's."""
 
+_COMPACT_FIELDS = {"topics": "topic_list", "owned_partitions": "owned_by_topic"}
+"""The same, for a member that sent them in the compact form (issue 24)."""
+
 
 @dataclass(frozen=True, slots=True)
 class DecodedConsumerRequest:
@@ -75,6 +78,8 @@ class DecodedConsumerRequest:
     compact_answer: bool = False  # partitions as runs by topic (issue 24)
     assignment_bytes: bool = True  # Kafka's bytes per member (a compact answer's are asked for)
     user_data_fields: Mapping[str, str] = field(default_factory=dict, compare=False)
+    # members that sent topic_list or owned_by_topic: their errors name those fields
+    compact_fields: Mapping[str, frozenset[str]] = field(default_factory=dict, compare=False)
 
 
 def decode_request(
@@ -87,6 +92,7 @@ def decode_request(
     checks.check_request(request, limits)
     members: list[Member] = []
     user_data_fields: dict[str, str] = {}
+    compact_fields: dict[str, frozenset[str]] = {}
     decoder = SubscriptionDecoder()  # one per request: members share their topic lists
     lists = _topic_lists(request.topic_lists)
     for sent in request.members:
@@ -94,6 +100,9 @@ def decode_request(
         member, user_data_field = decode_member(sent, decoder, lists)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)
+        used = _compact_fields(sent)
+        if used:
+            compact_fields.setdefault(member.member_id, used)
     rack_sets: dict[bytes, frozenset[str]] = {}
     shared = [frozenset(r for r in racks.rack_ids if r) for racks in request.replica_rack_lists]
     topics = [
@@ -107,9 +116,10 @@ def decode_request(
     for member in members:
         where = user_data_fields[member.member_id].partition(".")[0]
         check_text(member.rack_id or "", limits, field=f"{where}.rack_id", member=member.member_id)
-    with located(user_data_fields):
+    with located(user_data_fields, compact_fields):
         group = consumer_group(members, topics)
-    checks.check_answer(group, limits)
+    with_bytes = request.assignment_bytes or not request.compact_answer
+    checks.check_answer(group, limits, compact=request.compact_answer, assignment_bytes=with_bytes)
     return DecodedConsumerRequest(
         group_id=request.group_id,
         assignor=request.assignor,
@@ -117,8 +127,9 @@ def decode_request(
         options=decode_options(request.options, request.assignor),
         options_set=request.options.ByteSize() > 0,
         compact_answer=request.compact_answer,
-        assignment_bytes=request.assignment_bytes or not request.compact_answer,
+        assignment_bytes=with_bytes,
         user_data_fields=user_data_fields,
+        compact_fields=compact_fields,
     )
 
 
@@ -354,30 +365,52 @@ def _pieces(count: int, stride: int) -> Callable[[bytes, int], tuple[bytes, ...]
     return unpack
 
 
+def _compact_fields(sent: pb.MemberSubscription) -> frozenset[str]:
+    """Which of the compact form's member fields ``sent`` used."""
+    if sent.WhichOneof("kind") != "subscription":
+        return frozenset()
+    sub = sent.subscription
+    return frozenset(
+        name
+        for name, used in (
+            ("topic_list", sub.HasField("topic_list")),
+            ("owned_by_topic", bool(sub.owned_by_topic)),
+        )
+        if used
+    )
+
+
 @contextmanager
-def located(user_data_fields: Mapping[str, str]) -> Iterator[None]:
+def located(
+    user_data_fields: Mapping[str, str], compact_fields: Mapping[str, frozenset[str]]
+) -> Iterator[None]:
     """Re-raise the library's member errors with the request's field path.
 
     ``user_data_fields`` maps member id -> the path of its user data; the member's other fields
-    sit beside it, in ``subscription`` or ``raw_subscription``.
+    sit beside it, in ``subscription`` or ``raw_subscription``: the compact ones when the
+    member sent them (``compact_fields``).
     """
     try:
         yield
     except InvalidRequest as exc:
         if exc.member is None or exc.member not in user_data_fields:
             raise
-        path = _request_path(exc.field, user_data_fields[exc.member])
+        path = _request_path(
+            exc.field, user_data_fields[exc.member], compact_fields.get(exc.member, frozenset())
+        )
         if path == exc.field:
             raise
         raise InvalidRequest(exc.reason, field=path, member=exc.member) from exc
 
 
-def _request_path(model_field: str, user_data_field: str) -> str:
+def _request_path(model_field: str, user_data_field: str, compact: frozenset[str]) -> str:
     """The request's path of a ``Member`` field, for a member whose user data sits at
-    ``user_data_field``; ``member_id`` and ``group_instance_id`` are the same in both."""
+    ``user_data_field`` and that sent the ``compact`` fields; ``member_id`` and
+    ``group_instance_id`` are the same in both."""
     if model_field == "user_data":
         return user_data_field
     if model_field not in _MODEL_FIELDS:
         return model_field
     prefix = user_data_field.partition(".")[0]
-    return f"{prefix}.{_MODEL_FIELDS[model_field]}"
+    name = _COMPACT_FIELDS.get(model_field, "")
+    return f"{prefix}.{name if name in compact else _MODEL_FIELDS[model_field]}"

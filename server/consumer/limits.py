@@ -132,17 +132,34 @@ def check_racks(racks: Iterable[str], limits: RequestLimits, *, field: str) -> N
     check_text(max(racks, key=len, default=""), limits, field=field)
 
 
-def answer_bytes(group: ConsumerGroup) -> int:
-    """The answer's size, from the lists it must hold: every partition of a subscribed topic
-    listed once (in its member's partitions, or, withheld, in its owner's revoked ones) and
-    written once in its member's ConsumerProtocolAssignment. Ids, reports and framing come on
-    top."""
+def answer_bytes(
+    group: ConsumerGroup, *, compact: bool = False, assignment_bytes: bool = True
+) -> int:
+    """The answer's size, from what it must hold for every partition of a subscribed topic: in
+    the v1 form a ``TopicPartition`` entry (in its member's partitions, or, withheld, in its
+    owner's revoked ones) and its number in the member's ConsumerProtocolAssignment; in the
+    compact form (``compact_answer``) its number, packed in its member's runs, and in the bytes
+    only when they are asked for. Ids, topic names, reports and framing come on top."""
     subscribed = set().union(*(m.topics for m in group.members))
+    assigned = _ASSIGNED_BYTES if assignment_bytes else 0
     return sum(
-        _topic_bytes(name, topic.partitions)
+        _numbers_bytes(topic.partitions) + assigned * topic.partitions
+        if compact
+        else _topic_bytes(name, topic.partitions)
         for name, topic in group.topics.items()
         if name in subscribed
     )
+
+
+def _numbers_bytes(count: int) -> int:
+    """Partition numbers 0 to ``count - 1`` as packed varints, summed by runs of one size."""
+    total, low = 0, 0
+    while low < count:
+        size = varint_bytes(low)
+        high = min(count, 1 << (7 * size))
+        total += (high - low) * size
+        low = high
+    return total
 
 
 def _topic_bytes(name: str, count: int) -> int:
@@ -162,9 +179,12 @@ def _topic_bytes(name: str, count: int) -> int:
     return total
 
 
-def check_answer(group: ConsumerGroup, limits: RequestLimits) -> None:
-    """Refuse a group whose answer would be larger than the server may send."""
-    estimate = answer_bytes(group)
+def check_answer(
+    group: ConsumerGroup, limits: RequestLimits, *, compact: bool, assignment_bytes: bool
+) -> None:
+    """Refuse a group whose answer, in the form asked for, would be larger than the server may
+    send."""
+    estimate = answer_bytes(group, compact=compact, assignment_bytes=assignment_bytes)
     if estimate > limits.answer_bytes:
         partitions = sum(t.partitions for t in group.topics.values())
         raise LimitExceeded(

@@ -130,7 +130,7 @@ def _encode(
 
 def _assign(decoded: DecodedConsumerRequest) -> GroupAssignment:
     """The library's answer; member errors found now (sticky userData) get the request's paths."""
-    with located(decoded.user_data_fields):
+    with located(decoded.user_data_fields, decoded.compact_fields):
         return api.assign(decoded.assignor, decoded.group, decoded.options)
 
 

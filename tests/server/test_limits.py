@@ -415,13 +415,34 @@ def test_the_streams_estimate_is_at_most_twice_the_request_per_copy(name: str) -
     assert answer_bytes(state) <= 2 * copies * request.ByteSize()
 
 
+@pytest.mark.parametrize("wire", ["v1", "compact", "compact with bytes"])
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
-def test_the_consumer_estimate_is_at_most_the_answer(assignor: str) -> None:
+def test_the_consumer_estimate_is_at_most_the_answer(assignor: str, wire: str) -> None:
+    """In the form asked for: a compact answer priced as v1 (its 40 bytes a partition against
+    about 1) refused large groups whose answer fits."""
     request = racked_group(assignor)
+    if wire != "v1":
+        request = consumer.compact(request)
+        request.assignment_bytes = wire == "compact with bytes"
     outcome = assign_consumer_request(request)
-    revoked = sum(len(m.revoked) for m in outcome.response.members)
-    estimate = consumer_answer_bytes(outcome.decoded.group)
+    revoked = sum(len(m.revoked) + len(m.revoked_runs.partitions) for m in outcome.response.members)
+    decoded = outcome.decoded
+    estimate = consumer_answer_bytes(
+        decoded.group, compact=decoded.compact_answer, assignment_bytes=decoded.assignment_bytes
+    )
     assert 0 < estimate <= outcome.response.ByteSize() + 4 * revoked
+    if wire == "compact":
+        assert estimate < consumer_answer_bytes(decoded.group) / 10
+
+
+def test_a_compact_answer_is_priced_as_compact() -> None:
+    """A group whose v1 answer would pass the largest message, but whose compact one fits."""
+    request = racked_group("range")
+    v1_estimate = consumer_answer_bytes(decode_consumer(request).group)
+    small = replace(RequestLimits(), answer_bytes=v1_estimate - 1)
+    with pytest.raises(LimitExceeded, match="the answer would take at least"):
+        decode_consumer(request, limits=small)
+    assert decode_consumer(consumer.compact(request), limits=small).compact_answer
 
 
 def test_a_refusal_names_the_limit_and_the_member() -> None:

@@ -145,7 +145,18 @@ def _count_and_partitions(r: cpb.ConsumerAssignRequest) -> None:
     r.topics[0].partitions.add()
 
 
+def _owned_out_of_range(r: cpb.ConsumerAssignRequest) -> None:
+    _sub(r, "m1").owned_by_topic[0].partitions.append(10_000)
+
+
+def _listed_name_illegal(r: cpb.ConsumerAssignRequest) -> None:
+    r.topic_lists[_sub(r, "m1").topic_list].topics.append("no/such")
+
+
 CASES: dict[str, tuple[Edit, str, str | None]] = {
+    # the library's own checks name the compact field the member sent, not the v1 one
+    "owned partition out of range": (_owned_out_of_range, "subscription.owned_by_topic", "m1"),
+    "illegal name in a topic list": (_listed_name_illegal, "subscription.topic_list", "m1"),
     "rack list out of range": (_rack_list_out_of_range, "topics[1].replica_rack_list", None),
     "a rack list short": (_rack_lists_short, "topics[0].replica_rack_list", None),
     "count and partitions": (_count_and_partitions, "topics[0].partition_count", None),

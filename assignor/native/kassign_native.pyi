@@ -1,5 +1,6 @@
 """kassign's compiled core (Rust, ``assignor/native/src``); called by
-``kassign.assignor.consumer.sticky_general``, which documents the algorithm."""
+``kassign.assignor.consumer.sticky_general``, ``sticky_constrained`` and
+``kassign.assignor.streams.standby``, which document the algorithms."""
 
 from collections.abc import Callable
 
@@ -46,3 +47,20 @@ def rack_round_robin(
     """The constrained builder's rack-aware round robin over member and partition numbers,
     without the GIL: (per partition of ``unassigned`` its member or -1, as int64 bytes;
     ``under_min``, ``at_min`` and ``over`` after it)."""
+
+def standby_placement(
+    replicas: int,
+    tasks: int,
+    active: list[list[int]],
+    capacities: list[int],
+    counts: list[int],
+    group: list[int],
+    distinct: list[int],
+    values: list[list[int]],
+    sizes: list[int],
+    tag_aware: bool,
+    checkpoint: Callable[[], object],
+) -> tuple[list[list[int]], list[tuple[int, int]], list[int]]:
+    """Standby placement over ``tasks`` positions and client ranks, without the GIL: (per rank
+    the positions it received, in order; with tags, the ``(position, rank)`` replicas placed
+    least loaded; the positions left short)."""

@@ -97,7 +97,7 @@ impl Checkpoint {
         }
     }
 
-    fn step(&mut self) -> PyResult<()> {
+    pub fn step(&mut self) -> PyResult<()> {
         self.steps += 1;
         if !self.steps.is_multiple_of(1024) || Instant::now() < self.next {
             return Ok(());

@@ -1,16 +1,19 @@
 //! kassign's compiled core: the sticky assignors' general builder (Kafka's
 //! `AbstractStickyAssignor.GeneralAssignmentBuilder`) and the constrained builder's rack-aware
-//! round robin, over partition and member numbers.
+//! round robin, over partition and member numbers; and Kafka Streams' standby placement
+//! (least loaded, KIP-708 tags) over task positions and client ranks.
 //!
-//! Python (`kassign.assignor.consumer.sticky_general`) turns the group into numbers and back;
-//! this computes, without the GIL. The module docstring there states the algorithm; the
-//! comments here say where Java's orders decide the answer.
+//! Python (`kassign.assignor.consumer.sticky_general`, `kassign.assignor.streams.standby`)
+//! turns the group into numbers and back; this computes, without the GIL. The module
+//! docstrings there state the algorithms; the comments here say where Java's orders decide the
+//! answer.
 
 mod constrained;
 mod general;
 mod hash_table;
 mod lists;
 mod movements;
+mod standby;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -195,9 +198,69 @@ fn rack_round_robin<'py>(
     Ok((PyBytes::new(py, &bytes), under_min, at_min, quotas.over))
 }
 
+/// Standby placement; see `streams.standby.place_standby_indexed` for the arguments. Returns
+/// (per rank the task positions it received, in order; with tags the `(task, rank)` replicas
+/// placed least loaded; the tasks left short).
+#[pyfunction]
+#[pyo3(signature = (
+    replicas, tasks, active, capacities, counts, group, distinct, values, sizes, tag_aware,
+    checkpoint
+))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn standby_placement(
+    py: Python<'_>,
+    replicas: u32,
+    tasks: usize,
+    active: Vec<Vec<u32>>,
+    capacities: Vec<u32>,
+    counts: Vec<u32>,
+    group: Vec<u32>,
+    distinct: Vec<u32>,
+    values: Vec<Vec<i32>>,
+    sizes: Vec<u32>,
+    tag_aware: bool,
+    checkpoint: Py<PyAny>,
+) -> PyResult<(Vec<Vec<u32>>, Vec<(u32, u32)>, Vec<u32>)> {
+    let clients = capacities.len();
+    let bad = active.len() != clients
+        || counts.len() != clients
+        || group.len() != clients
+        || group.iter().any(|&g| g as usize >= sizes.len())
+        || values.len() != sizes.len()
+        || values.iter().any(|v| v.len() != distinct.len())
+        || active.iter().flatten().any(|&t| t as usize >= tasks);
+    if bad {
+        return Err(PyValueError::new_err(
+            "standby_placement: inconsistent input",
+        ));
+    }
+    let mut holding: Vec<Vec<u32>> = vec![Vec::new(); tasks];
+    for (rank, held) in active.iter().enumerate() {
+        for &t in held {
+            holding[t as usize].push(rank as u32);
+        }
+    }
+    let group = if tag_aware { group } else { vec![0; clients] }; // no tags: one group
+    let input = standby::Input {
+        replicas,
+        holding,
+        capacities,
+        counts,
+        group,
+        tags: tag_aware.then_some(standby::Tags {
+            distinct,
+            values,
+            sizes,
+        }),
+    };
+    let out = py.detach(|| standby::place(input, &mut general::Checkpoint::new(checkpoint)))?;
+    Ok((out.placed, out.untagged, out.short))
+}
+
 #[pymodule]
 fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(general_assignment, m)?)?;
     m.add_function(wrap_pyfunction!(rack_round_robin, m)?)?;
+    m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
     Ok(())
 }

@@ -31,7 +31,7 @@ from kassign.cli.explain_model import GroupView
 from kassign.cli.explain_streams import group_view
 from kassign.cli.explain_text import client_story, group_summary, task_story
 from kassign.cli.journal_entry import EntryError, read_entry
-from kassign.cli.main import KINDS, with_configs
+from kassign.cli.messages import KINDS, with_configs
 from kassign.server.runtime import failures, tls
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from kassign.cli.main import parse_json
+from kassign.cli.messages import parse_json
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 

@@ -1,7 +1,7 @@
 """``kassign serve``'s options as an operator meets them: help with defaults, reflection off, and
 ``--max-connection-age-s`` closing connections so a Service's load spreads (issue 16).
 
-Each server here is built from the parsed command line (``_serve_config``), so what is checked
+Each server here is built from the parsed command line (``serve_config``), so what is checked
 is what the flag does, not what a hand-made ``ServerConfig`` does.
 """
 
@@ -17,7 +17,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from kassign.cli.main import _serve_config, build_parser
+from kassign.cli.main import build_parser
+from kassign.cli.serve import serve_config
 from kassign.server.runtime.app import create_server
 
 
@@ -39,7 +40,7 @@ def test_every_serve_option_has_help_that_states_its_default() -> None:
 
 
 def _config(*argv: str):  # type: ignore[no-untyped-def]
-    return _serve_config(build_parser().parse_args(["serve", "--port", "0", *argv]))
+    return serve_config(build_parser().parse_args(["serve", "--port", "0", *argv]))
 
 
 def test_connection_age_maps_to_grpc_core_options_with_the_grace() -> None:

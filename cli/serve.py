@@ -11,11 +11,12 @@ import argparse
 from pathlib import Path
 
 from kassign.server import limits
+from kassign.server.observe.journal_retention import Retention
 from kassign.server.runtime import app, tls
 from kassign.server.runtime.cores import usable_cores
 from kassign.server.runtime.heartbeat import DEFAULT_TIMEOUT_SECONDS
 
-__all__ = ["add_parser", "serve_config"]
+__all__ = ["add_parser", "journal_retention", "serve_config"]
 
 
 def _non_negative(text: str) -> int:
@@ -24,6 +25,23 @@ def _non_negative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
     return value
+
+
+def _retention(text: str) -> float:
+    """An argparse type: a positive number, or -1 for no bound (Kafka's spelling)."""
+    value = float(text)
+    if value <= 0 and value != -1:
+        raise argparse.ArgumentTypeError(f"must be positive, or -1 for no bound, not {text}")
+    return value
+
+
+def journal_retention(args: argparse.Namespace) -> Retention:
+    """``--journal-retention-hours`` and ``-mb`` as the journal's ``Retention``."""
+    hours, mib = args.journal_retention_hours, args.journal_retention_mb
+    return Retention(
+        max_age_ms=None if hours == -1 else round(hours * 3600 * 1000),
+        max_bytes=None if mib == -1 else round(mib * (1 << 20)),
+    )
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -76,6 +94,23 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument(
         "--journal", type=Path, metavar="DIR", help="record every request under DIR (default: off)"
+    )
+    p.add_argument(
+        "--journal-retention-hours",
+        type=_retention,
+        default=168.0,
+        metavar="HOURS",
+        help="delete journal files (every worker's, this run's and earlier runs') last written"
+        " longer ago, as Kafka's log.retention.hours; -1: keep (default: %(default)s, 7 days)",
+    )
+    p.add_argument(
+        "--journal-retention-mb",
+        type=_retention,
+        default=-1.0,
+        metavar="MiB",
+        help="delete the oldest journal files while the folder holds more, as Kafka's"
+        " log.retention.bytes (DIR and DIR/consumer each); -1: no bound (default: %(default)s;"
+        " each worker keeps at most 8 files of 64 MiB)",
     )
     p.add_argument(
         "--workers",
@@ -187,6 +222,7 @@ def serve_config(args: argparse.Namespace) -> app.ServerConfig:
         max_queue=args.max_queue,
         default_budget_ms=args.assignment_time_budget_ms or None,
         journal_dir=args.journal,
+        journal_retention=journal_retention(args),
         tls=tls.server_tls(args),
         reflection=args.reflection,
         extra_options=_connection_age_options(args),

@@ -125,3 +125,23 @@ def test_max_connection_age_closes_an_idle_connection_and_none_closes_it_never()
             health_pb2.HealthCheckRequest(), timeout=10
         )
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_journal_retention_flags_use_kafkas_units_and_its_minus_one() -> None:
+    from kassign.server.observe.journal_retention import Retention
+
+    week = Retention(max_age_ms=168 * 3600 * 1000, max_bytes=None)
+    assert _config().journal_retention == week
+    assert _config(
+        "--journal-retention-hours", "1.5", "--journal-retention-mb", "10"
+    ).journal_retention == Retention(max_age_ms=5_400_000, max_bytes=10 << 20)
+    assert _config("--journal-retention-hours", "-1").journal_retention == Retention(None, None)
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_journal_retention_refuses_zero_and_negatives_but_minus_one(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        _config("--journal-retention-mb", value)
+    assert "must be positive, or -1 for no bound" in capsys.readouterr().err

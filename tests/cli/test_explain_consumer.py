@@ -138,7 +138,7 @@ def test_a_consumer_journal_entry(tmp_path: Path) -> None:
     folder.mkdir(parents=True)
     first, second = racked_group("range"), racked_group("sticky")
     (folder / "requests-3-000001.jsonl").write_bytes(request_line(first) + request_line(second))
-    assert read_entry(f"{folder}#-1", cpb.ConsumerAssignRequest)[1] == second
+    assert read_entry(f"{folder}#-1", cpb.ConsumerAssignRequest).request == second
 
 
 def test_the_wrong_kind_is_refused_with_a_hint(capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,6 +54,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "kassign.server.runtime.probe",
     "kassign.cli.spark_jobs",
     "kassign.cli.explain",
+    "kassign.cli.next_round",
 )
 """Modules that add subcommands (``add_parser(subparsers)``), in help order after the built-ins."""
 

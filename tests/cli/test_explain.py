@@ -123,7 +123,7 @@ def test_summary_counts_agree_with_the_answer(
     assert placed is not None
     assert int(placed[1]) == actives
     assert int(placed[2]) + int(placed[3]) == replicas
-    moved = re.search(r"moved: (\d+) stateful active, (\d+) stateless active", out)
+    moved = re.search(r"replicas moved \(.*\): (\d+) stateful active, (\d+) stateless active", out)
     assert moved is not None
     assert int(moved[1]) + int(moved[2]) == response.report.active_tasks_moved
 

@@ -54,8 +54,8 @@ def test_summary_figures_are_the_reports(
     code, out, _ = _run(capsys, _write(tmp_path, request))
     assert code == 0
     found = re.search(r"assigned: (\d+), withheld this round: (\d+)", out)
-    moved = re.search(r"moved: (\d+) to another member, (\d+) withheld", out)
-    cross = re.search(r"cross-rack partitions: (\d+)", out)
+    moved = re.search(r"partitions moved: (\d+) to another member, (\d+) withheld", out)
+    cross = re.search(r"partitions cross-rack: (\d+)", out)
     assert found and moved and cross
     assert int(found[1]) + int(found[2]) == report.partitions
     assert int(found[2]) == report.withheld_partitions

@@ -21,13 +21,14 @@ from tests.cli.explain_scenario import NOW_MS, scale_out
 MINUTE = 60_000
 
 
-def _call(at_ms: int, group: str = "orders-app") -> pb.AssignRequest:
-    request = scale_out()
+def _call(at_ms: int, group: str = "orders-app", *, whole: bool = False) -> pb.AssignRequest:
+    """A call at ``at_ms``: the scenario's group when it is to be answered, else its head only."""
+    request = scale_out() if whole else pb.AssignRequest()
     request.group_id, request.now_ms = group, at_ms
     return request
 
 
-def _two_workers(folder: Path) -> Path:
+def _two_workers(folder: Path, *, whole: bool = False) -> Path:
     """Worker 7 (a restart, named first) took the later calls; worker 31 the earlier ones."""
     folder.mkdir()
     calls = {
@@ -39,7 +40,7 @@ def _two_workers(folder: Path) -> Path:
     }
     for name, minutes in calls.items():
         (folder / name).write_bytes(
-            b"".join(request_line(_call(NOW_MS + m * MINUTE)) for m in minutes)
+            b"".join(request_line(_call(NOW_MS + m * MINUTE, whole=whole)) for m in minutes)
         )
     return folder
 
@@ -84,7 +85,7 @@ def test_the_window_keeps_calls_since_inclusive_until_exclusive(tmp_path: Path) 
 def test_explain_says_which_call_it_picked_and_takes_a_window(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    journal = _two_workers(tmp_path / "journal")
+    journal = _two_workers(tmp_path / "journal", whole=True)
     until = "2023-11-14T22:19:20Z"  # NOW_MS + 6 min, as ISO 8601
     assert parse_time(until, now_ms=0) == NOW_MS + 6 * MINUTE
     code = cli.main(["explain", f"{journal}#-1", "--group", "orders-app", "--until", until])

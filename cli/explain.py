@@ -30,8 +30,10 @@ from kassign.cli.explain_diff import diff_lines
 from kassign.cli.explain_model import GroupView
 from kassign.cli.explain_streams import group_view
 from kassign.cli.explain_text import client_story, group_summary, task_story
-from kassign.cli.journal_entry import EntryError, read_entry
-from kassign.cli.main import KINDS, with_configs
+from kassign.cli.journal_entry import Entry, EntryError, read_entry
+from kassign.cli.messages import KINDS, with_configs
+from kassign.cli.table import deadline_text
+from kassign.cli.time_window import Window, parse_time
 from kassign.server.runtime import failures, tls
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -81,6 +83,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--html", metavar="OUT", help="write the page here (one self-contained file)")
     p.add_argument("--group", metavar="GROUP_ID", help="in a journal, only this group's requests")
     p.add_argument(
+        "--since",
+        metavar="TIME",
+        help="in a journal, only calls recorded at TIME or later: ISO 8601 (UTC unless it says"
+        " otherwise) or an age such as 90m, 2h, 1d",
+    )
+    p.add_argument("--until", metavar="TIME", help="in a journal, only calls recorded before TIME")
+    p.add_argument(
         "--zone-tag",
         metavar="KEY",
         help="client tag naming a zone on the page (default: zone, else the first"
@@ -105,6 +114,7 @@ class Answer:
 
     where: str
     view: GroupView
+    picked: str | None = None  # which journal call, when the spec held several
 
 
 def _with_explain(request: pb.AssignRequest) -> pb.AssignRequest:
@@ -153,14 +163,33 @@ def _client(args: argparse.Namespace) -> KassignClient:
     return KassignClient(args.target, credentials=tls.client_tls(args))
 
 
-def answer(spec: str, args: argparse.Namespace) -> Answer:
+def _window(args: argparse.Namespace) -> Window:
+    now_ms = time.time_ns() // 1_000_000
+    return Window(
+        since_ms=None if args.since is None else parse_time(args.since, now_ms=now_ms),
+        until_ms=None if args.until is None else parse_time(args.until, now_ms=now_ms),
+    )
+
+
+def _picked(entry: Entry[pb.AssignRequest] | Entry[cpb.ConsumerAssignRequest]) -> str | None:
+    """One line naming the journal call picked, so a wrong pick cannot pass unseen."""
+    if not entry.journal:
+        return None
+    when = deadline_text(entry.time_ms) if entry.time_ms else "no recorded time"
+    order = "by call time" if entry.time_ms else "in file order"
+    group = entry.request.group_id or "(none)"
+    return f"call #{entry.position} of {entry.count} {order}: {when}, group {group}, {entry.where}"
+
+
+def answer(spec: str, args: argparse.Namespace, window: Window = Window()) -> Answer:  # noqa: B008
     """Read the request ``spec`` names, answer it (locally, or by ``args.target``), tell it."""
     if args.kind == "consumer":
         configs.streams_only(args.config)
-        where, consumer = read_entry(spec, cpb.ConsumerAssignRequest, group=args.group)
-        return Answer(where, _consumer(consumer, args))
-    where, streams = read_entry(spec, pb.AssignRequest, group=args.group)
-    return Answer(where, _streams(with_configs(streams, args.config), args))
+        entry = read_entry(spec, cpb.ConsumerAssignRequest, group=args.group, window=window)
+        return Answer(entry.where, _consumer(entry.request, args), _picked(entry))
+    found = read_entry(spec, pb.AssignRequest, group=args.group, window=window)
+    view = _streams(with_configs(found.request, args.config), args)
+    return Answer(found.where, view, _picked(found))
 
 
 def _story(view: GroupView, args: argparse.Namespace) -> list[str]:
@@ -186,8 +215,12 @@ def run_explain(args: argparse.Namespace) -> int:
     from kassign_client import KassignCallError
 
     try:
-        first = answer(args.request, args)
-        other = answer(args.diff, args) if args.diff is not None else None
+        window = _window(args)
+        first = answer(args.request, args, window)
+        other = answer(args.diff, args, window) if args.diff is not None else None
+    except argparse.ArgumentTypeError as exc:
+        print(f"kassign: --since/--until: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     except (EntryError, InvalidRequest, ExplanationMissing) as exc:
         print(f"kassign: invalid request: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -205,11 +238,10 @@ def run_explain(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"kassign: {problem}", file=sys.stderr)
         return EXIT_INVALID
-    lines = [f"request: {first.where}"]
+    lines = [f"request: {first.where}"] + [f"picked:  {first.picked}"] * bool(first.picked)
     if other is not None:
-        lines += [f"other:   {other.where}"] + diff_lines(
-            first.view, other.view, task=args.task, client=args.client
-        )
+        lines += [f"other:   {other.where}"] + [f"picked:  {other.picked}"] * bool(other.picked)
+        lines += diff_lines(first.view, other.view, task=args.task, client=args.client)
     else:
         lines += _story(first.view, args)
     if args.html is not None:

@@ -7,7 +7,14 @@ each task whose replicas moved between the answers, with the rule of the new pla
 
 from __future__ import annotations
 
-from kassign.cli.explain_model import GroupView, Kind, ReplicaView, TaskView
+from kassign.cli.explain_model import (
+    CONSUMER,
+    GroupView,
+    Kind,
+    ReplicaView,
+    TaskView,
+    changed_replicas,
+)
 
 __all__ = ["diff_lines"]
 
@@ -100,20 +107,31 @@ def diff_lines(
         names = [n for n in names if client in _by_client(old.get(n)) | _by_client(new.get(n))]
     active = after.words.active
     changes = [line for n in names for line in _task_changes(n, old.get(n), new.get(n), active)]
-    lines = [
+    unit = after.words.unit
+    return [
         f"diff: group {before.group_id or '-'} -> {after.group_id or '-'}",
         "configs:",
         *(_configs(before, after) or ["  unchanged"]),
         "clients:",
         *(_membership(before, after) or ["  unchanged"]),
-        f"replicas changed: {len(changes)}",
-        *changes,
+        (
+            f"{unit} changed (in the second answer, not in the first):"
+            f" {changed_replicas(before, after)}; by {after.words.task}:"
+        ),
+        *(changes or ["  none"]),
+        _moves(before, after),
+        f"{unit} cross-rack: {before.cross_rack()} -> {after.cross_rack()}",
     ]
+
+
+def _moves(before: GroupView, after: GroupView) -> str:
+    """Both answers' moves, each against its own request's previous assignment."""
     a, b = before.moves(), after.moves()
-    lines.append(
-        "moves (each answer against its own request's previous assignment):"
-        f" stateful active {a.stateful_actives} -> {b.stateful_actives},"
+    said = f"{after.words.unit} moved (each answer against its own request's previous assignment):"
+    if after.words is CONSUMER:
+        return f"{said} {a.stateless_actives} -> {b.stateless_actives}"
+    return (
+        f"{said} stateful active {a.stateful_actives} -> {b.stateful_actives},"
         f" stateless active {a.stateless_actives} -> {b.stateless_actives},"
         f" standby {a.standbys} -> {b.standbys}, warm-up {a.warmups} -> {b.warmups}"
     )
-    return lines

@@ -18,7 +18,15 @@ import json
 from itertools import groupby
 from pathlib import Path
 
-from kassign.cli.explain_model import CONSUMER, ClientView, GroupView, Kind, ReplicaView, TaskView
+from kassign.cli.explain_model import (
+    CONSUMER,
+    ClientView,
+    GroupView,
+    Kind,
+    ReplicaView,
+    TaskView,
+    changed_replicas,
+)
 from kassign.cli.explain_text import followup_text, task_story
 
 __all__ = ["page", "write_page"]
@@ -223,22 +231,19 @@ def _consumer_counts(view: GroupView) -> list[tuple[str, int]]:
         ("partitions", len(view.tasks)),
         ("members", len(view.clients)),
         ("assigned", len(replicas)),
-        ("withheld", sum(1 for t in view.tasks if t.withheld)),
-        ("moved", sum(1 for r in replicas if r.moved)),
-        ("cross-rack", sum(1 for r in replicas if r.cross_rack)),
+        ("partitions withheld", sum(1 for t in view.tasks if t.withheld)),
+        ("partitions moved", sum(1 for r in replicas if r.moved)),
+        ("partitions cross-rack", view.cross_rack()),
     ]
 
 
-def _counts(view: GroupView, before: set[tuple[str, str, Kind]] | None) -> str:
-    replicas = [(t, r) for t in view.tasks for r in t.replicas]
+def _counts(view: GroupView, before: GroupView | None) -> str:
     if view.words is CONSUMER:
         counts = _consumer_counts(view)
     else:
         counts = _streams_counts(view)
     if before is not None:
-        counts.append(
-            ("changed", sum(1 for t, r in replicas if (t.name, r.process_id, r.kind) not in before))
-        )
+        counts.append((f"{view.words.unit} changed", changed_replicas(before, view)))
     return "".join(
         f'<div data-count="{name}"><dt>{name}</dt><dd>{value}</dd></div>' for name, value in counts
     )
@@ -251,11 +256,11 @@ def _streams_counts(view: GroupView) -> list[tuple[str, int]]:
         ("tasks", len(view.tasks)),
         ("clients", len(view.clients)),
         *((kind.value, sum(1 for _, r in replicas if r.kind is kind)) for kind in Kind),
-        ("moved stateful active", moves.stateful_actives),
-        ("moved stateless active", moves.stateless_actives),
-        ("moved standby", moves.standbys),
-        ("moved warm-up", moves.warmups),
-        ("cross-rack", sum(1 for _, r in replicas if r.cross_rack)),
+        ("replicas moved: stateful active", moves.stateful_actives),
+        ("replicas moved: stateless active", moves.stateless_actives),
+        ("replicas moved: standby", moves.standbys),
+        ("replicas moved: warm-up", moves.warmups),
+        ("replicas cross-rack", view.cross_rack()),
     ]
 
 
@@ -300,7 +305,7 @@ def page(view: GroupView, *, before: GroupView | None = None, task: str | None =
         f"{body}"
         f"<header><h1>group {group} <small>{len(view.tasks)} {view.words.tasks} · assignor"
         f" {html.escape(view.assignor)}{explained}</small></h1>"
-        f'<dl id="counts">{_counts(view, was)}</dl>{_legend(view, hues)}'
+        f'<dl id="counts">{_counts(view, before)}</dl>{_legend(view, hues)}'
         f'<ul class="notes">{notes}</ul></header>'
         f'<div class="layout"><main id="grid">{_zones(view, hues, was)}</main>'
         f'<aside id="detail"><h2>click a {view.words.task}</h2><p class="replica">where it is'

@@ -24,6 +24,7 @@ __all__ = [
     "ReplicaView",
     "TaskView",
     "Words",
+    "changed_replicas",
     "lag_text",
 ]
 
@@ -44,10 +45,11 @@ class Words:
     clients: str = "clients"
     family: str = "sub-topology"  # what colours a cell
     active: str = "active"  # the label of a client's row of actives
+    unit: str = "replicas"  # what moved, changed and cross-rack count: one task has several
 
 
 STREAMS = Words()
-CONSUMER = Words("partition", "partitions", "member", "members", "topic", "assigned")
+CONSUMER = Words("partition", "partitions", "member", "members", "topic", "assigned", "partitions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +151,10 @@ class GroupView:
         """The replicas on one client, in task order."""
         return self._held.get(process_id, ())
 
+    def cross_rack(self) -> int:
+        """Replicas reading or writing a partition with no replica in their client's rack."""
+        return sum(1 for t in self.tasks for r in t.replicas if r.cross_rack)
+
     def moves(self) -> MoveCounts:
         stateful = {t.name for t in self.tasks if t.stateful}
         counts = {kind: 0 for kind in Kind}
@@ -164,6 +170,15 @@ class GroupView:
             standbys=counts[Kind.STANDBY],
             warmups=counts[Kind.WARM_UP],
         )
+
+
+def changed_replicas(before: GroupView, after: GroupView) -> int:
+    """Replicas of ``after``'s answer that ``before``'s did not have (same task, client and
+    kind): the one count of a diff's changes, in its text and on its page."""
+    was = {(t.name, r.process_id, r.kind) for t in before.tasks for r in t.replicas}
+    return sum(
+        1 for t in after.tasks for r in t.replicas if (t.name, r.process_id, r.kind) not in was
+    )
 
 
 def lag_text(lag: int, acceptable: int) -> str:

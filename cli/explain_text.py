@@ -202,14 +202,14 @@ def _consumer_summary(view: GroupView) -> list[str]:
             f" members, assignor {view.assignor}"
         ),
         f"assigned: {len(replicas)}, withheld this round: {len(withheld)}",
-        f"moved: {len(moved)} to another member, {len(withheld)} withheld",
-        f"cross-rack partitions: {sum(1 for _, r in replicas if r.cross_rack)}",
+        f"partitions moved: {len(moved)} to another member, {len(withheld)} withheld",
+        f"partitions cross-rack: {view.cross_rack()}",
     ]
     lines += [
         f"  {_where(view, c.process_id)}: {len(view.held(c.process_id))} partition(s)"
         for c in view.clients
     ]
-    lines += [f"moved: {_listed(moved)}", f"withheld: {_listed(withheld)}"]
+    lines += [f"partitions moved: {_listed(moved)}", f"partitions withheld: {_listed(withheld)}"]
     return (
         lines
         + [f"note: {n}" for n in view.notes]
@@ -234,10 +234,14 @@ def group_summary(view: GroupView) -> list[str]:
         f" {counts[Kind.WARM_UP]} warm-up"
         + ("" if view.explained else " (warm-ups not told apart: no explanation)"),
         (
-            f"moved: {moves.stateful_actives} stateful active, {moves.stateless_actives} stateless"
-            f" active, {moves.standbys} standby, {moves.warmups} warm-up"
+            f"replicas moved (against the previous assignment): {moves.stateful_actives} stateful"
+            f" active, {moves.stateless_actives} stateless active, {moves.standbys} standby,"
+            f" {moves.warmups} warm-up"
         ),
-        f"cross-rack replicas: {sum(1 for t in view.tasks for r in t.replicas if r.cross_rack)}",
+        (
+            "replicas cross-rack (a partition with no replica in the client's rack):"
+            f" {view.cross_rack()}"
+        ),
     ]
     for client in view.clients:
         lines.append(
@@ -245,7 +249,7 @@ def group_summary(view: GroupView) -> list[str]:
             f" active, follow-up {followup_text(client.followup_ms, view.now_ms)}"
         )
     moved = [t.name for t in view.tasks for r in t.replicas if r.moved and r.kind is Kind.ACTIVE]
-    lines.append(f"actives moved: {_listed(moved)}")
+    lines.append(f"tasks whose active moved: {_listed(moved)}")
     lines += [f"note: {n}" for n in view.notes]
     lines.append("explain one: --task NAME or --client PROCESS_ID")
     return lines

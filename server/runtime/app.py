@@ -37,6 +37,7 @@ from kassign.server.consumer import service as consumer
 from kassign.server.consumer.service import ConsumerRequestJournal
 from kassign.server.consumer.servicer import ConsumerObserver
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.observe.journal_retention import DEFAULT_RETENTION, Retention
 from kassign.server.runtime.admission import (
     DEFAULT_MAX_QUEUE,
     RESERVED_THREADS,
@@ -100,6 +101,7 @@ class ServerConfig:
     reuse_port: bool = False
     port_file: Path | None = None
     journal_dir: Path | None = None
+    journal_retention: Retention = DEFAULT_RETENTION  # each of journal_dir and its consumer/
     tls: ServerTls | None = None
     reflection: bool = True
     extra_options: tuple[tuple[str, int | str], ...] = field(default=())
@@ -254,7 +256,11 @@ def _open_journals(config: ServerConfig) -> tuple[Journal, Journal] | tuple[None
         return None, None
     from kassign.server.observe.journal import CONSUMER_SUBDIR, Journal
 
-    return Journal(config.journal_dir), Journal(config.journal_dir / CONSUMER_SUBDIR)
+    kept = config.journal_retention
+    return (
+        Journal(config.journal_dir, retention=kept),
+        Journal(config.journal_dir / CONSUMER_SUBDIR, retention=kept),
+    )
 
 
 def _install_shutdown(stop: Callable[[bool], None]) -> None:

@@ -123,7 +123,7 @@ def test_summary_counts_agree_with_the_answer(
     assert placed is not None
     assert int(placed[1]) == actives
     assert int(placed[2]) + int(placed[3]) == replicas
-    moved = re.search(r"moved: (\d+) stateful active, (\d+) stateless active", out)
+    moved = re.search(r"replicas moved \(.*\): (\d+) stateful active, (\d+) stateless active", out)
     assert moved is not None
     assert int(moved[1]) + int(moved[2]) == response.report.active_tasks_moved
 
@@ -234,12 +234,13 @@ def test_journal_entries_pick_by_index_and_group(tmp_path: Path) -> None:
     other.group_id = "other-app"
     (journal / "requests-1-000001.jsonl").write_bytes(request_line(first) + request_line(other))
     (journal / "requests-1-000002.jsonl").write_bytes(b"\n" + request_line(second))
-    assert read_entry(f"{journal}#1", pb.AssignRequest)[1] == first
-    assert read_entry(f"{journal}#-1", pb.AssignRequest)[1] == second
-    where, found = read_entry(f"{journal}#2", pb.AssignRequest)
-    assert found == other and where == "requests-1-000001.jsonl:2"
-    assert read_entry(f"{journal}#2", pb.AssignRequest, group="orders-app")[1] == second
-    assert read_entry(f"{journal / 'requests-1-000002.jsonl'}", pb.AssignRequest)[1] == second
+    assert read_entry(f"{journal}#1", pb.AssignRequest).request == first
+    assert read_entry(f"{journal}#-1", pb.AssignRequest).request == second
+    found = read_entry(f"{journal}#2", pb.AssignRequest)
+    assert found.request == other and found.where == "requests-1-000001.jsonl:2"
+    assert read_entry(f"{journal}#2", pb.AssignRequest, group="orders-app").request == second
+    one = f"{journal / 'requests-1-000002.jsonl'}"
+    assert read_entry(one, pb.AssignRequest).request == second
     with pytest.raises(EntryError, match=r"3 requests; pick one .*#N \(1\.\.3"):
         read_entry(str(journal), pb.AssignRequest)
     with pytest.raises(EntryError, match="no request #4; there are 3"):

@@ -54,8 +54,8 @@ def test_summary_figures_are_the_reports(
     code, out, _ = _run(capsys, _write(tmp_path, request))
     assert code == 0
     found = re.search(r"assigned: (\d+), withheld this round: (\d+)", out)
-    moved = re.search(r"moved: (\d+) to another member, (\d+) withheld", out)
-    cross = re.search(r"cross-rack partitions: (\d+)", out)
+    moved = re.search(r"partitions moved: (\d+) to another member, (\d+) withheld", out)
+    cross = re.search(r"partitions cross-rack: (\d+)", out)
     assert found and moved and cross
     assert int(found[1]) + int(found[2]) == report.partitions
     assert int(found[2]) == report.withheld_partitions
@@ -138,7 +138,7 @@ def test_a_consumer_journal_entry(tmp_path: Path) -> None:
     folder.mkdir(parents=True)
     first, second = racked_group("range"), racked_group("sticky")
     (folder / "requests-3-000001.jsonl").write_bytes(request_line(first) + request_line(second))
-    assert read_entry(f"{folder}#-1", cpb.ConsumerAssignRequest)[1] == second
+    assert read_entry(f"{folder}#-1", cpb.ConsumerAssignRequest).request == second
 
 
 def test_the_wrong_kind_is_refused_with_a_hint(capsys: pytest.CaptureFixture[str]) -> None:

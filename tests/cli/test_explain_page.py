@@ -74,10 +74,11 @@ def test_counts_and_cells_on_screen_match_the_answer(
     assert len(_cells(driver, ".cell:not(.active)")) == replicas
     assert _count(driver, "warm-up") == len(_cells(driver, ".cell.warm-up"))
     assert _count(driver, "warm-up") == response.report.warmups > 0
-    moved = _count(driver, "moved stateful active") + _count(driver, "moved stateless active")
+    moved = _count(driver, "replicas moved: stateful active")
+    moved += _count(driver, "replicas moved: stateless active")
     assert moved == response.report.active_tasks_moved
     assert moved == len(_cells(driver, ".cell.active.moved"))
-    assert _count(driver, "cross-rack") == len(_cells(driver, ".cell.cross-rack")) > 0
+    assert _count(driver, "replicas cross-rack") == len(_cells(driver, ".cell.cross-rack")) > 0
     for client in response.clients:
         article = f'.client[data-pid="{client.process_id}"]'
         assert sorted(_cells(driver, f"{article} .cell.active")) == sorted(
@@ -174,7 +175,7 @@ def test_a_diff_page_rings_the_replicas_the_first_answer_did_not_have(
     changed = driver.find_elements(By.CSS_SELECTOR, "#grid .cell.changed")
     shown = {(c.get_attribute("data-pid"), c.text) for c in changed}
     assert shown >= has - had  # a new place is always ringed (a kind change is too)
-    assert _count(driver, "changed") == len(changed) > 0
+    assert _count(driver, "replicas changed") == len(changed) > 0
 
 
 @pytest.mark.parametrize("window", [WINDOW, (820, 900)])
@@ -219,9 +220,10 @@ def test_a_consumer_groups_page_shows_members_partitions_and_withheld_ones(
     report = response.report
     assert _count(driver, "partitions") == report.partitions
     assert _count(driver, "members") == len(response.members)
-    assert _count(driver, "withheld") == report.withheld_partitions > 0
+    assert _count(driver, "partitions withheld") == report.withheld_partitions > 0
     assert len(_cells(driver, ".cell.withheld")) == report.withheld_partitions
-    assert _count(driver, "moved") + _count(driver, "withheld") == report.moved_partitions
+    moved = _count(driver, "partitions moved") + _count(driver, "partitions withheld")
+    assert moved == report.moved_partitions
     for member in response.members:
         shown = _cells(driver, f'.client[data-pid="{member.member_id}"] .cell')
         assert shown == [partition_name(tp) for tp in member.partitions]

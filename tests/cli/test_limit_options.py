@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from kassign.cli.main import _serve_config, build_parser
+from kassign.cli.main import build_parser
+from kassign.cli.serve import serve_config
 from kassign.server.limits import DEFAULT_LIMITS, LIMIT_OPTIONS, RequestLimits
 
 
 def _limits(*argv: str) -> RequestLimits:
-    return _serve_config(build_parser().parse_args(["serve", "--port", "0", *argv])).limits
+    return serve_config(build_parser().parse_args(["serve", "--port", "0", *argv])).limits
 
 
 def test_defaults_are_the_documented_ones() -> None:

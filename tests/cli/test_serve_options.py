@@ -1,7 +1,7 @@
 """``kassign serve``'s options as an operator meets them: help with defaults, reflection off, and
 ``--max-connection-age-s`` closing connections so a Service's load spreads (issue 16).
 
-Each server here is built from the parsed command line (``_serve_config``), so what is checked
+Each server here is built from the parsed command line (``serve_config``), so what is checked
 is what the flag does, not what a hand-made ``ServerConfig`` does.
 """
 
@@ -17,7 +17,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from kassign.cli.main import _serve_config, build_parser
+from kassign.cli.main import build_parser
+from kassign.cli.serve import serve_config
 from kassign.server.runtime.app import create_server
 
 
@@ -39,7 +40,7 @@ def test_every_serve_option_has_help_that_states_its_default() -> None:
 
 
 def _config(*argv: str):  # type: ignore[no-untyped-def]
-    return _serve_config(build_parser().parse_args(["serve", "--port", "0", *argv]))
+    return serve_config(build_parser().parse_args(["serve", "--port", "0", *argv]))
 
 
 def test_connection_age_maps_to_grpc_core_options_with_the_grace() -> None:
@@ -124,3 +125,23 @@ def test_max_connection_age_closes_an_idle_connection_and_none_closes_it_never()
             health_pb2.HealthCheckRequest(), timeout=10
         )
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_journal_retention_flags_use_kafkas_units_and_its_minus_one() -> None:
+    from kassign.server.observe.journal_retention import Retention
+
+    week = Retention(max_age_ms=168 * 3600 * 1000, max_bytes=None)
+    assert _config().journal_retention == week
+    assert _config(
+        "--journal-retention-hours", "1.5", "--journal-retention-mb", "10"
+    ).journal_retention == Retention(max_age_ms=5_400_000, max_bytes=10 << 20)
+    assert _config("--journal-retention-hours", "-1").journal_retention == Retention(None, None)
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_journal_retention_refuses_zero_and_negatives_but_minus_one(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        _config("--journal-retention-mb", value)
+    assert "must be positive, or -1 for no bound" in capsys.readouterr().err

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -149,16 +151,27 @@ def test_kassign_serve_journals_consumer_calls_in_their_own_folder(tmp_path: Pat
     """``kassign serve --journal DIR`` (a worker process, with its real observers): Streams
     requests in DIR, where ``kassign replay`` reads, consumer requests in DIR/consumer."""
     journal = tmp_path / "journal"
+    journal.mkdir()
+    stale = journal / "requests-1-000001.jsonl"  # an earlier run's worker's, two hours old
+    stale.write_text("{}\n")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
     request = racked_group("sticky")
+    on_server_clock = group(now_ms=0)
     with (
-        subprocess_server(tmp_path, "--journal", str(journal)) as (_, target),
+        subprocess_server(
+            tmp_path, "--journal", str(journal), "--journal-retention-hours", "1"
+        ) as (_, target),
         grpc.insecure_channel(target) as channel,
     ):
         consumer_pb2_grpc.ConsumerAssignmentServiceStub(channel).Assign(request, timeout=30)
-        assignment_pb2_grpc.TaskAssignmentServiceStub(channel).Assign(group(), timeout=30)
+        sent_ms = time.time_ns() // 1_000_000
+        assignment_pb2_grpc.TaskAssignmentServiceStub(channel).Assign(on_server_clock, timeout=30)
+        answered_ms = time.time_ns() // 1_000_000
     consumer_files = list((journal / CONSUMER_SUBDIR).glob("*.jsonl"))
     streams_files = list(journal.glob("*.jsonl"))
-    assert len(consumer_files) == 1 and len(streams_files) == 1
+    assert len(consumer_files) == 1 and len(streams_files) == 1 and not stale.exists()
     (line,) = consumer_files[0].read_text().splitlines()
     assert json_format.Parse(line, cpb.ConsumerAssignRequest()) == request
-    assert "assignor" not in json.loads(streams_files[0].read_text().splitlines()[0])
+    recorded = json.loads(streams_files[0].read_text().splitlines()[0])
+    assert "assignor" not in recorded
+    assert sent_ms <= int(recorded["nowMs"]) <= answered_ms  # the call's time, on the server

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-from kassign.server.observe.journal import Journal, request_line
+from kassign.server.observe.journal import PRUNE_EVERY_MS, Journal, Retention, request_line
 from kassign.v1 import assignment_pb2 as pb
 
 
@@ -102,3 +102,70 @@ def test_limits_must_be_positive(tmp_path: Path) -> None:
         Journal(tmp_path, max_file_bytes=0)
     with pytest.raises(ValueError):
         Journal(tmp_path, max_files=0)
+
+
+def _old_file(folder: Path, name: str, *, mtime_ms: int, size: int = 100) -> Path:
+    path = folder / name
+    path.write_bytes(b"x" * (size - 1) + b"\n")
+    os.utime(path, ns=(mtime_ms * 1_000_000, mtime_ms * 1_000_000))
+    return path
+
+
+HOUR_MS = 3600 * 1000
+NOW_MS = 1_800_000_000_000
+
+
+def test_files_of_every_process_older_than_the_retention_age_are_deleted(tmp_path: Path) -> None:
+    stale = _old_file(tmp_path, "requests-111-000009.jsonl", mtime_ms=NOW_MS - 3 * HOUR_MS)
+    fresh = _old_file(tmp_path, "requests-222-000001.jsonl", mtime_ms=NOW_MS - HOUR_MS)
+    other = _old_file(tmp_path, "notes.jsonl", mtime_ms=NOW_MS - 9 * HOUR_MS)  # not a journal's
+    journal = Journal(
+        tmp_path, retention=Retention(max_age_ms=2 * HOUR_MS), clock_ms=lambda: NOW_MS
+    )
+    journal.record(_request("g"))
+    journal.close()
+    assert not stale.exists()
+    assert fresh.exists() and other.exists() and len(journal.files()) == 1
+
+
+def test_the_oldest_files_go_while_the_folder_passes_the_retention_size(tmp_path: Path) -> None:
+    names = ["requests-5-000002.jsonl", "requests-3-000007.jsonl", "requests-9-000001.jsonl"]
+    made = [  # names sort opposite to age: the size bound goes by last write, not by name
+        _old_file(tmp_path, name, mtime_ms=NOW_MS - (3 - n) * HOUR_MS, size=1000)
+        for n, name in enumerate(reversed(names))
+    ]
+    retention = Retention(max_age_ms=None, max_bytes=2500)
+    journal = Journal(tmp_path, retention=retention, clock_ms=lambda: NOW_MS)
+    journal.record(_request("g"))
+    journal.close()
+    assert [p.exists() for p in made] == [False, True, True]  # 2000 + the new line <= 2500
+    assert sum(p.stat().st_size for p in tmp_path.glob("requests-*.jsonl")) <= 2500
+
+
+def test_retention_is_checked_without_a_rotation_once_a_minute(tmp_path: Path) -> None:
+    now = [NOW_MS]
+    journal = Journal(tmp_path, retention=Retention(max_age_ms=HOUR_MS), clock_ms=lambda: now[0])
+    journal.record(_request("first"))  # opens its file and checks retention
+    stale = _old_file(tmp_path, "requests-111-000001.jsonl", mtime_ms=NOW_MS - 2 * HOUR_MS)
+    now[0] += PRUNE_EVERY_MS - 1
+    journal.record(_request("second"))
+    assert stale.exists()
+    now[0] += 1
+    journal.record(_request("third"))
+    journal.close()
+    assert not stale.exists()
+
+
+def test_a_request_on_the_servers_clock_is_recorded_with_the_call_time(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, clock_ms=lambda: NOW_MS)
+    unset, own = _request("unset"), _request("own")
+    unset.now_ms = 0
+    journal.record(unset)
+    journal.record(own)
+    journal.close()
+    assert [r.now_ms for r in _read_back(journal.files())] == [NOW_MS, 1_000]
+
+
+def test_retention_bounds_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_bytes must be positive"):
+        Retention(max_bytes=0)

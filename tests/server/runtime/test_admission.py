@@ -18,7 +18,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kassign.cli.main import _serve_config, build_parser
+from kassign.cli.main import build_parser
+from kassign.cli.serve import serve_config
 from kassign.server.observe.prometheus import LoadMetrics
 from kassign.server.runtime.admission import DEFAULT_MAX_QUEUE, Entry, Gate, Load
 from kassign.server.runtime.app import (
@@ -224,7 +225,7 @@ def test_a_call_cancelled_in_line_leaves_it() -> None:
 
 def test_the_serve_flags_set_the_slots_and_the_line() -> None:
     def config(*argv: str) -> ServerConfig:
-        return _serve_config(build_parser().parse_args(["serve", *argv]))
+        return serve_config(build_parser().parse_args(["serve", *argv]))
 
     assert config("--max-workers", "3", "--max-queue", "0").max_queue == 0
     assert config().max_queue == DEFAULT_MAX_QUEUE

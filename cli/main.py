@@ -24,7 +24,7 @@ from typing import TypeVar
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
-from kassign.cli import configs
+from kassign.cli import configs, limit_options
 from kassign.server import limits
 from kassign.server.runtime import app, failures, tls
 from kassign.server.runtime.cores import usable_cores
@@ -330,38 +330,8 @@ def _add_serve(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         " every IPv4 address)",
     )
     tls.add_server_arguments(p)
-    _add_limit_options(p)
+    limit_options.add_limit_options(p)
     p.set_defaults(func=_run_serve)
-
-
-_LIMIT_HELP = {
-    "members": "members in one request",
-    "tasks": "tasks in one Streams request",
-    "partitions": "topic partitions of one request's tasks, or of its consumer metadata;"
-    " also topics one member subscribes to",
-    "owned_partitions": "owned partitions in one request, over all its members",
-    "reported_tasks": "tasks Streams members report in one request (offset sums, v1-6 task"
-    " lists), over all its members",
-    "string_bytes": "UTF-8 bytes of any one id, name or rack",
-}
-"""What each per-request limit bounds (docs/operations.md, *Limits*); past one, a request is
-refused with INVALID_ARGUMENT naming the option."""
-
-
-def _add_limit_options(p: argparse.ArgumentParser) -> None:
-    for name, what in _LIMIT_HELP.items():
-        p.add_argument(
-            limits.LIMIT_OPTIONS[name],
-            dest=f"limit_{name}",
-            metavar="N",
-            type=int,
-            default=getattr(limits.DEFAULT_LIMITS, name),
-            help=f"most {what}; more: INVALID_ARGUMENT (default: %(default)s)",
-        )
-
-
-def _request_limits(args: argparse.Namespace) -> limits.RequestLimits:
-    return limits.RequestLimits(**{name: getattr(args, f"limit_{name}") for name in _LIMIT_HELP})
 
 
 def _connection_age_options(args: argparse.Namespace) -> tuple[tuple[str, int], ...]:
@@ -392,7 +362,7 @@ def _serve_config(args: argparse.Namespace) -> app.ServerConfig:
         tls=tls.server_tls(args),
         reflection=args.reflection,
         extra_options=_connection_age_options(args),
-        limits=_request_limits(args),
+        limits=limit_options.request_limits(args),
     )
 
 
@@ -413,24 +383,32 @@ def _add_assign(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
     p = subparsers.add_parser("assign", help="compute an assignment locally")
     _add_output_options(p)
     p.add_argument("--assignment-time-budget-ms", type=int, default=5_000)
+    limit_options.add_limit_options(p)
     p.set_defaults(func=_run_assign)
 
 
-def _assign_locally(request: Request, budget_ms: int | None) -> Response:
+def _assign_locally(
+    request: Request, budget_ms: int | None, request_limits: limits.RequestLimits
+) -> Response:
     if isinstance(request, cpb.ConsumerAssignRequest):
         from kassign.server.consumer.servicer import assign_consumer_request
 
-        return assign_consumer_request(request).response
+        return assign_consumer_request(request, limits=request_limits).response
     from kassign.server.streams.servicer import assign_request
 
-    return assign_request(request, default_budget_ms=budget_ms).response
+    return assign_request(request, default_budget_ms=budget_ms, limits=request_limits).response
 
 
 def _run_assign(args: argparse.Namespace) -> int:
     request = _read(args.request, args.kind, args.config)
     _explain_if_asked(request, args)
     try:
-        response = _assign_locally(request, args.assignment_time_budget_ms or None)
+        response = _assign_locally(
+            request, args.assignment_time_budget_ms or None, limit_options.local_limits(args)
+        )
+    except limits.LimitExceeded as exc:
+        print(f"kassign: invalid request: {limit_options.local_refusal(exc)}", file=sys.stderr)
+        return EXIT_INVALID
     except InvalidRequest as exc:
         print(f"kassign: invalid request: {exc}", file=sys.stderr)
         return EXIT_INVALID

@@ -24,9 +24,9 @@ SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.
 .PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing grpcurl grpcurl-missing lint gen clean client-dist client-deps bench-check
 
 # Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
-setup: $(VENV)/.installed $(VENV)/.native $(VENV)/.deps
+setup: $(VENV)/.installed $(VENV)/.client $(VENV)/.native $(VENV)/.deps
 
-serve-setup: $(VENV)/.installed $(VENV)/.native
+serve-setup: $(VENV)/.installed $(VENV)/.client $(VENV)/.native
 
 $(VENV)/.serve-deps: $(SERVE_REQUIREMENTS)
 	@echo "make: installing what kassign serve needs (gRPC, OR-Tools, numpy; about 300 MB) into $(VENV)"
@@ -50,8 +50,21 @@ $(GEN)/.stamp: $(VENV)/.serve-deps $(PROTO_SRC)
 
 gen: $(GEN)/.stamp
 
-$(VENV)/.installed: $(VENV)/.serve-deps $(GEN)/.stamp pyproject.toml
+$(VENV)/.installed: $(VENV)/.serve-deps $(GEN)/.stamp pyproject.toml $(VENV)/.client
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# The client package (`kassign-client`: kassign_client, kassign.v1, kassign.kafka), which the
+# server depends on, installed editable as the server is: its pyproject staged in CLIENT_DEV beside
+# links to the folders it ships, so kassign.v1 and kassign.kafka are imported from one place, the
+# client's installation, and an edit to them is seen at once (`make client-dist` builds its wheel).
+CLIENT_DEV := build/client-dev
+$(VENV)/.client: $(VENV)/.serve-deps $(GEN)/.stamp clients/python/pyproject.toml
+	rm -rf $(CLIENT_DEV) && mkdir -p $(CLIENT_DEV)/kassign
+	cp clients/python/pyproject.toml clients/python/README.md $(CLIENT_DEV)/
+	ln -s ../../clients/python/kassign_client $(CLIENT_DEV)/kassign_client
+	ln -s ../../../gen/kassign/v1 ../../../kafka $(CLIENT_DEV)/kassign/
+	$(PIP) install --quiet --no-deps --no-build-isolation -e $(CLIENT_DEV)
 	touch $@
 
 # kassign's compiled core (assignor/native: the sticky assignors' general builder in Rust through

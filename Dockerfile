@@ -9,8 +9,8 @@
 # "runtime" gets that virtualenv, the source the `kassign` command imports (the `kassign` namespace:
 # the generated kassign.v1 plus kafka, assignor, server, pipeline and cli, laid out under gen/kassign
 # as pyproject's package-dir maps them; and kassign_client), and runs as an unprivileged user.
-# Build:  docker build -t kassign .
-# Run:    docker run --rm -p 127.0.0.1:50051:50051 -p 127.0.0.1:9464:9464 kassign
+# Build:  docker build -t kassign:local .   (or docker compose up --build: docker-compose.yml)
+# Run:    docker run --rm -p 127.0.0.1:50051:50051 -p 127.0.0.1:9464:9464 kassign:local
 
 ARG PYTHON_IMAGE=python:3.11.7-slim-bookworm
 # The Rust image (Debian's cc links the extension) with Debian's Python 3.11 for maturin: the wheel

@@ -21,12 +21,12 @@ JAVA_APT_PACKAGES := openjdk-17-jdk-headless maven
 # (deploy/requirements-runtime.txt; requirements-build.txt for `make gen` and the install).
 SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.txt
 
-.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing lint gen clean client-dist client-deps bench-check
+.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing grpcurl grpcurl-missing lint gen clean client-dist client-deps bench-check
 
 # Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
-setup: $(VENV)/.installed $(VENV)/.native $(VENV)/.deps
+setup: $(VENV)/.installed $(VENV)/.client $(VENV)/.native $(VENV)/.deps
 
-serve-setup: $(VENV)/.installed $(VENV)/.native
+serve-setup: $(VENV)/.installed $(VENV)/.client $(VENV)/.native
 
 $(VENV)/.serve-deps: $(SERVE_REQUIREMENTS)
 	@echo "make: installing what kassign serve needs (gRPC, OR-Tools, numpy; about 300 MB) into $(VENV)"
@@ -50,8 +50,21 @@ $(GEN)/.stamp: $(VENV)/.serve-deps $(PROTO_SRC)
 
 gen: $(GEN)/.stamp
 
-$(VENV)/.installed: $(VENV)/.serve-deps $(GEN)/.stamp pyproject.toml
+$(VENV)/.installed: $(VENV)/.serve-deps $(GEN)/.stamp pyproject.toml $(VENV)/.client
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+# The client package (`kassign-client`: kassign_client, kassign.v1, kassign.kafka), which the
+# server depends on, installed editable as the server is: its pyproject staged in CLIENT_DEV beside
+# links to the folders it ships, so kassign.v1 and kassign.kafka are imported from one place, the
+# client's installation, and an edit to them is seen at once (`make client-dist` builds its wheel).
+CLIENT_DEV := build/client-dev
+$(VENV)/.client: $(VENV)/.serve-deps $(GEN)/.stamp clients/python/pyproject.toml
+	rm -rf $(CLIENT_DEV) && mkdir -p $(CLIENT_DEV)/kassign
+	cp clients/python/pyproject.toml clients/python/README.md $(CLIENT_DEV)/
+	ln -s ../../clients/python/kassign_client $(CLIENT_DEV)/kassign_client
+	ln -s ../../../gen/kassign/v1 ../../../kafka $(CLIENT_DEV)/kassign/
+	$(PIP) install --quiet --no-deps --no-build-isolation -e $(CLIENT_DEV)
 	touch $@
 
 # kassign's compiled core (assignor/native: the sticky assignors' general builder in Rust through
@@ -101,28 +114,40 @@ java: java-deps serve-setup
 	mvn -B -q -Dstyle.color=never -f clients/java/pom.xml install
 	mvn -B -q -Dstyle.color=never -f clients/java/broker/pom.xml install
 
-# ghz, the gRPC load tester (bench/ghz, tests/ops/test_ghz.py), built from its pinned Go module
-# into the venv. The stamp names the version, so a new GHZ_VERSION rebuilds it, and so does a
-# missing binary. Go is not a Debian package here: it is already on these machines (/usr/local/go).
-# The version is injected as goreleaser does, so `ghz --version` prints it (a plain `go install`
-# says "dev").
-GHZ_VERSION := v0.120.0
-GHZ_STAMP   := $(VENV)/.ghz-$(GHZ_VERSION)
-GO          ?= $(shell command -v go || { test -x /usr/local/go/bin/go && echo /usr/local/go/bin/go; })
+# Go tools built from their pinned Go modules into the venv, by `go_install` below: ghz, the gRPC
+# load tester (bench/ghz, tests/ops/test_ghz.py), and grpcurl, which README's `grpcurl` lines run
+# (tests/ops/test_grpcurl.py). Each stamp names its version, so a new version rebuilds the tool,
+# and so does a missing binary. Go is not a Debian package here: it is already on these machines
+# (/usr/local/go). The version is injected as their releases do (goreleaser), so `ghz --version`
+# and `grpcurl -version` print it (a plain `go install` says "dev").
+GHZ_VERSION     := v0.120.0
+GHZ_STAMP       := $(VENV)/.ghz-$(GHZ_VERSION)
+GRPCURL_VERSION := v1.9.4
+GRPCURL_STAMP   := $(VENV)/.grpcurl-$(GRPCURL_VERSION)
+GO              ?= $(shell command -v go || { test -x /usr/local/go/bin/go && echo /usr/local/go/bin/go; })
+
+# $(call go_install,TOOL,VERSION,PACKAGE,VERSION FLAG,WHAT THAT FLAG PRINTS), as a recipe.
+define go_install
+	@test -n "$(GO)" || { echo "make $(1): no Go toolchain (neither 'go' on PATH nor" \
+		"/usr/local/go/bin/go); $(1) $(2) is built from its source with Go" >&2; exit 1; }
+	mkdir -p $(VENV)/bin
+	GOBIN=$(abspath $(VENV)/bin) $(GO) install -ldflags "-X main.version=$(2)" $(3)@$(2)
+	test "$$($(VENV)/bin/$(1) $(4) 2>&1)" = "$(5)"
+	rm -f $(VENV)/.$(1)-*
+	touch $@
+endef
 
 ghz: $(GHZ_STAMP)
 
 $(GHZ_STAMP): $(if $(wildcard $(VENV)/bin/ghz),,ghz-missing)
-	@test -n "$(GO)" || { echo "make ghz: no Go toolchain (neither 'go' on PATH nor" \
-		"/usr/local/go/bin/go); ghz $(GHZ_VERSION) is built from its source with Go" >&2; exit 1; }
-	mkdir -p $(VENV)/bin
-	GOBIN=$(abspath $(VENV)/bin) $(GO) install -ldflags "-X main.version=$(GHZ_VERSION)" \
-		github.com/bojand/ghz/cmd/ghz@$(GHZ_VERSION)
-	test "$$($(VENV)/bin/ghz --version 2>&1)" = "$(GHZ_VERSION)"
-	rm -f $(VENV)/.ghz-*
-	touch $@
+	$(call go_install,ghz,$(GHZ_VERSION),github.com/bojand/ghz/cmd/ghz,--version,$(GHZ_VERSION))
 
-ghz-missing:
+grpcurl: $(GRPCURL_STAMP)
+
+$(GRPCURL_STAMP): $(if $(wildcard $(VENV)/bin/grpcurl),,grpcurl-missing)
+	$(call go_install,grpcurl,$(GRPCURL_VERSION),github.com/fullstorydev/grpcurl/cmd/grpcurl,-version,grpcurl $(GRPCURL_VERSION))
+
+ghz-missing grpcurl-missing:
 
 # The Python client as a package of its own (clients/python/pyproject.toml, `kassign-client`):
 # kassign_client, the generated kassign.v1 and kassign.kafka (the byte formats it encodes) are
@@ -158,7 +183,7 @@ lint: setup system-deps
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
 
-pytest: setup system-deps java ghz client-deps
+pytest: setup system-deps java ghz grpcurl client-deps
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20
 
 test: setup system-deps java lint pytest

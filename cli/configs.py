@@ -12,21 +12,17 @@ import argparse
 from collections.abc import Iterable, Sequence
 
 from google.protobuf import json_format
+from kassign.server.streams.config_names import KAFKA_NAMES, config_field, known_names
 from kassign.v1 import assignment_pb2 as pb
 
-__all__ = ["KAFKA_NAMES", "add_config_option", "config_patch", "kafka_name_hint", "streams_only"]
-
-KAFKA_NAMES = {
-    "acceptable.recovery.lag": "acceptable_recovery_lag",
-    "max.warmup.replicas": "max_warmup_replicas",
-    "num.standby.replicas": "num_standby_replicas",
-    "probing.rebalance.interval.ms": "probing_rebalance_interval_ms",
-    "rack.aware.assignment.tags": "rack_aware_assignment_tags",
-    "rack.aware.assignment.strategy": "rack_aware_strategy",
-    "rack.aware.assignment.traffic_cost": "traffic_cost",
-    "rack.aware.assignment.non_overlap_cost": "non_overlap_cost",
-}
-"""Kafka Streams' config names (``StreamsConfig``) and the ``AssignmentConfigs`` field each sets."""
+__all__ = [
+    "KAFKA_NAMES",
+    "add_config_option",
+    "config_pairs",
+    "config_patch",
+    "kafka_name_hint",
+    "streams_only",
+]
 
 _FIELDS = pb.AssignmentConfigs.DESCRIPTOR.fields_by_name
 
@@ -49,23 +45,29 @@ def streams_only(pairs: Sequence[str]) -> None:
         raise json_format.ParseError("--config sets a Kafka Streams request's configs")
 
 
-def config_patch(pairs: Iterable[str]) -> dict[str, object]:
-    """``{"configs": {...}}`` in protobuf's JSON mapping from ``KEY=VALUE`` pairs (a later one
-    wins; a list's items comma-separated); the caller parses it as it parses requests."""
-    configs: dict[str, object] = {}
+def config_pairs(pairs: Iterable[str]) -> dict[str, str | list[str]]:
+    """``AssignmentConfigs`` field -> value from ``KEY=VALUE`` pairs (a later one wins; a list's
+    items comma-separated); the pipeline's commands take these as their grid files' entries."""
+    configs: dict[str, str | list[str]] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals:
             raise json_format.ParseError(f"--config {pair}: expected KEY=VALUE")
-        key = key.strip()
-        name = KAFKA_NAMES.get(key, key.replace("-", "_"))
-        field = _FIELDS.get(name)
-        if field is None:
-            known = ", ".join([*KAFKA_NAMES, *sorted(_FIELDS)])
-            raise json_format.ParseError(f"--config {key}: no such config (known: {known})")
-        repeated = field.is_repeated
-        configs[field.json_name] = [v.strip() for v in value.split(",")] if repeated else value
-    return {"configs": configs}
+        name = config_field(key)
+        if name is None:
+            raise json_format.ParseError(
+                f"--config {key.strip()}: no such config (known: {known_names()})"
+            )
+        repeated = _FIELDS[name].is_repeated
+        configs[name] = [v.strip() for v in value.split(",")] if repeated else value
+    return configs
+
+
+def config_patch(pairs: Iterable[str]) -> dict[str, object]:
+    """``{"configs": {...}}`` in protobuf's JSON mapping from ``KEY=VALUE`` pairs
+    (``config_pairs``); the caller parses it as it parses requests."""
+    configs = config_pairs(pairs)
+    return {"configs": {_FIELDS[name].json_name: value for name, value in configs.items()}}
 
 
 def kafka_name_hint(name: str) -> str:

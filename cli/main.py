@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from google.protobuf import json_format
 from kassign.assignor.errors import InvalidRequest
-from kassign.cli import configs, serve
+from kassign.cli import configs, limit_options, serve
 from kassign.cli.messages import (
     KINDS,
     Request,
@@ -33,6 +33,7 @@ from kassign.cli.messages import (
     with_configs,
     write_response,
 )
+from kassign.server import limits
 from kassign.server.runtime import app, failures, tls
 from kassign.server.status import to_status
 from kassign.server.version import version
@@ -101,24 +102,32 @@ def _add_assign(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
     p = subparsers.add_parser("assign", help="compute an assignment locally")
     _add_output_options(p)
     p.add_argument("--assignment-time-budget-ms", type=int, default=5_000)
+    limit_options.add_limit_options(p)
     p.set_defaults(func=_run_assign)
 
 
-def _assign_locally(request: Request, budget_ms: int | None) -> Response:
+def _assign_locally(
+    request: Request, budget_ms: int | None, request_limits: limits.RequestLimits
+) -> Response:
     if isinstance(request, cpb.ConsumerAssignRequest):
         from kassign.server.consumer.servicer import assign_consumer_request
 
-        return assign_consumer_request(request).response
+        return assign_consumer_request(request, limits=request_limits).response
     from kassign.server.streams.servicer import assign_request
 
-    return assign_request(request, default_budget_ms=budget_ms).response
+    return assign_request(request, default_budget_ms=budget_ms, limits=request_limits).response
 
 
 def _run_assign(args: argparse.Namespace) -> int:
     request = read_kind(args.request, args.kind, args.config)
     _explain_if_asked(request, args)
     try:
-        response = _assign_locally(request, args.assignment_time_budget_ms or None)
+        response = _assign_locally(
+            request, args.assignment_time_budget_ms or None, limit_options.local_limits(args)
+        )
+    except limits.LimitExceeded as exc:
+        print(f"kassign: invalid request: {limit_options.local_refusal(exc)}", file=sys.stderr)
+        return EXIT_INVALID
     except InvalidRequest as exc:
         print(f"kassign: invalid request: {exc}", file=sys.stderr)
         return EXIT_INVALID

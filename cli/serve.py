@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kassign.server import limits
+from kassign.cli import limit_options
 from kassign.server.observe.journal_retention import Retention
 from kassign.server.runtime import app, tls
 from kassign.server.runtime.cores import usable_cores
@@ -163,38 +163,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         " every IPv4 address)",
     )
     tls.add_server_arguments(p)
-    _add_limit_options(p)
+    limit_options.add_limit_options(p)
     p.set_defaults(func=_run_serve)
-
-
-_LIMIT_HELP = {
-    "members": "members in one request",
-    "tasks": "tasks in one Streams request",
-    "partitions": "topic partitions of one request's tasks, or of its consumer metadata;"
-    " also topics one member subscribes to",
-    "owned_partitions": "owned partitions in one request, over all its members",
-    "reported_tasks": "tasks Streams members report in one request (offset sums, v1-6 task"
-    " lists), over all its members",
-    "string_bytes": "UTF-8 bytes of any one id, name or rack",
-}
-"""What each per-request limit bounds (docs/operations.md, *Limits*); past one, a request is
-refused with INVALID_ARGUMENT naming the option."""
-
-
-def _add_limit_options(p: argparse.ArgumentParser) -> None:
-    for name, what in _LIMIT_HELP.items():
-        p.add_argument(
-            limits.LIMIT_OPTIONS[name],
-            dest=f"limit_{name}",
-            metavar="N",
-            type=int,
-            default=getattr(limits.DEFAULT_LIMITS, name),
-            help=f"most {what}; more: INVALID_ARGUMENT (default: %(default)s)",
-        )
-
-
-def _request_limits(args: argparse.Namespace) -> limits.RequestLimits:
-    return limits.RequestLimits(**{name: getattr(args, f"limit_{name}") for name in _LIMIT_HELP})
 
 
 def _connection_age_options(args: argparse.Namespace) -> tuple[tuple[str, int], ...]:
@@ -226,7 +196,7 @@ def serve_config(args: argparse.Namespace) -> app.ServerConfig:
         tls=tls.server_tls(args),
         reflection=args.reflection,
         extra_options=_connection_age_options(args),
-        limits=_request_limits(args),
+        limits=limit_options.request_limits(args),
     )
 
 

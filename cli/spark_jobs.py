@@ -2,7 +2,8 @@
 
 ``cli/main.py`` lists this module in ``COMMAND_MODULES`` and calls ``add_parser(subparsers)``.
 Spark and matplotlib are imported only when a pipeline command runs, so ``kassign serve`` does
-not pay for them.
+not pay for them. Each command reports its progress on stderr from its own start, Spark's start-up
+included, and is never silent for more than three seconds (``kassign.pipeline.progress``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,17 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from kassign.cli import configs
+
 if TYPE_CHECKING:
+    from kassign.pipeline.progress import Progress
     from pyspark.sql import SparkSession
 
 __all__ = ["add_parser", "run_replay", "run_report", "run_simulate"]
 
 log = logging.getLogger("kassign.pipeline")
+_LOADING = "loading the pipeline"
+"""What a command says before Spark starts: PySpark's imports take a second or more."""
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,6 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--grid", metavar="GRID.json", help="configurations (default: each request's own)"
     )
     replay.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    configs.add_config_option(replay)
     replay.set_defaults(func=run_replay)
 
     simulate = subparsers.add_parser(
@@ -56,6 +63,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--spec", metavar="SPEC.json", help="distributions of the generated groups"
     )
     simulate.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
+    configs.add_config_option(simulate)
     simulate.set_defaults(func=run_simulate)
 
     report = subparsers.add_parser(
@@ -82,69 +90,83 @@ def _bad_file(exc: Exception) -> int:
 
 
 @contextlib.contextmanager
-def _spark(master: str | None, app_name: str) -> Iterator[SparkSession]:
-    """A session for one command; stopped afterwards unless it was already running (tests)."""
+def _spark(master: str | None, name: str, progress: Progress) -> Iterator[SparkSession]:
+    """A session for one command, its Spark tasks told to the command's ``progress``; stopped
+    afterwards unless it was already running (tests)."""
+    from kassign.pipeline.progress import spark_tasks
     from kassign.pipeline.spark import session
     from pyspark.sql import SparkSession
 
+    progress.doing = "starting Spark"
     running = SparkSession.getActiveSession()
-    spark = session(master, app_name=app_name)
+    spark = session(master, app_name=f"kassign-{name}")
     try:
+        progress.follow(spark_tasks(spark), doing="waiting for Spark tasks")
         yield spark
     finally:
         if running is None:
+            progress.doing = "stopping Spark"
             spark.stop()
 
 
 def run_replay(args: argparse.Namespace) -> int:
-    from kassign.pipeline.grid import load_grid
-    from kassign.pipeline.progress import spark_progress
-    from kassign.pipeline.replay import replay, request_files
-
     started = time.monotonic()
-    try:
-        grid = load_grid(args.grid)
-        request_files(args.input)
-    except (ValueError, KeyError, TypeError, FileNotFoundError) as exc:
-        return _bad_file(exc)
-    with _spark(args.master, "kassign-replay") as spark, spark_progress(spark, "replay"):
-        summary = replay(spark, args.input, args.output, grid)
+    from kassign.pipeline.progress import command_progress
+
+    # The first line before the pipeline's imports (PySpark's take seconds on a loaded machine).
+    with command_progress("replay", started=started, doing=_LOADING) as progress:
+        from kassign.pipeline.grid import load_grid, with_overrides
+        from kassign.pipeline.replay import replay, request_files
+
+        try:
+            grid = with_overrides(load_grid(args.grid), configs.config_pairs(args.config))
+            request_files(args.input)
+        except (ValueError, KeyError, TypeError, FileNotFoundError) as exc:
+            return _bad_file(exc)
+        with _spark(args.master, "replay", progress) as spark:
+            summary = replay(spark, args.input, args.output, grid)
     return _finish("replay", started, summary)
 
 
 def run_simulate(args: argparse.Namespace) -> int:
-    from kassign.pipeline.events import load_events
-    from kassign.pipeline.generate import load_spec
-    from kassign.pipeline.grid import load_grid
-    from kassign.pipeline.progress import spark_progress
-    from kassign.pipeline.simulate import GENERATED, simulate
+    started = time.monotonic()
+    from kassign.pipeline.progress import command_progress
 
     if args.groups < 1 or args.rounds < 1:
         log.error("--groups and --rounds must be at least 1")
         return 2
-    started = time.monotonic()
-    try:
-        grid = load_grid(args.grid) if args.grid else (GENERATED,)
-        events, spec = load_events(args.events), load_spec(args.spec)
-    except (ValueError, KeyError, TypeError) as exc:
-        return _bad_file(exc)
-    with _spark(args.master, "kassign-simulate") as spark, spark_progress(spark, "simulate"):
-        summary = simulate(
-            spark,
-            args.output,
-            groups=args.groups,
-            seed=args.seed,
-            spec=spec,
-            grid=grid,
-            events=events,
-            rounds=args.rounds,
-        )
+    with command_progress("simulate", started=started, doing=_LOADING) as progress:
+        from kassign.pipeline.events import load_events
+        from kassign.pipeline.generate import load_spec
+        from kassign.pipeline.grid import load_grid, with_overrides
+        from kassign.pipeline.simulate import GENERATED, simulate
+
+        try:
+            grid = load_grid(args.grid) if args.grid else (GENERATED,)
+            grid = with_overrides(grid, configs.config_pairs(args.config))
+            events, spec = load_events(args.events), load_spec(args.spec)
+        except (ValueError, KeyError, TypeError) as exc:
+            return _bad_file(exc)
+        with _spark(args.master, "simulate", progress) as spark:
+            summary = simulate(
+                spark,
+                args.output,
+                groups=args.groups,
+                seed=args.seed,
+                spec=spec,
+                grid=grid,
+                events=events,
+                rounds=args.rounds,
+            )
     return _finish("simulate", started, summary)
 
 
 def run_report(args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    from kassign.pipeline.progress import command_progress
     from kassign.pipeline.report import build_report
 
-    index = build_report(args.input, args.report_dir)
+    with command_progress("report", started=started, doing="writing the report"):
+        index = build_report(args.input, args.report_dir)
     log.info("report written: %s", index)
     return 0

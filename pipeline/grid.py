@@ -12,6 +12,16 @@ GRID.json lists the values of each axis; the grid is their product, in the order
 
 An axis left out (or ``null`` inside ``costs``) keeps each request's own value. ``"configurations"``
 may instead list configurations explicitly, each with an optional ``"name"``.
+
+One naming scheme (issue 27): a grid file names a config as ``--config`` does, by Kafka's name or
+the contract's (``kassign.server.streams.config_names``), for any of the request's configs::
+
+    {"num.standby.replicas": [0, 1], "rack.aware.assignment.strategy": ["none", "min_traffic"]}
+    {"configurations": [{"name": "lagged", "acceptable.recovery.lag": 0, "assignor": "sticky"}]}
+
+The older axis keys above (``assignors``, ``rack_aware_strategies``, ``standbys``) and explicit
+keys (``rack_strategy``, ``standbys``) still read as before; an unknown key is refused.
+``with_overrides`` applies ``kassign replay|simulate --config KEY=VALUE`` to every configuration.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kassign.assignor.streams.model import AssignmentConfigs, RackAwareStrategy
+from kassign.server.streams.config_names import config_field, known_names
 
 __all__ = [
     "OWN_CONFIGURATION",
@@ -32,6 +43,7 @@ __all__ = [
     "grid_from_json",
     "load_grid",
     "parse_strategy",
+    "with_overrides",
 ]
 
 _STRATEGIES = {s.value: s for s in RackAwareStrategy}
@@ -58,6 +70,8 @@ class Configuration:
     traffic_cost: int | None = None
     non_overlap_cost: int | None = None
     standbys: int | None = None
+    others: tuple[tuple[str, Any], ...] = ()
+    """Any other ``AssignmentConfigs`` field set, by name, sorted (no output column of its own)."""
 
     def columns(self) -> dict[str, Any]:
         """The configuration as output columns (-1 / "" where the request's value is kept)."""
@@ -89,7 +103,7 @@ def apply(configuration: Configuration, configs: AssignmentConfigs) -> Assignmen
         changes["non_overlap_cost"] = configuration.non_overlap_cost
     if configuration.standbys is not None:
         changes["num_standby_replicas"] = configuration.standbys
-    return replace(configs, **changes)
+    return replace(configs, **dict(configuration.others), **changes)
 
 
 def _name(
@@ -116,20 +130,136 @@ def _costs(value: Any) -> tuple[int, int] | None:
     return int(value[0]), int(value[1])
 
 
+_OLD_KEYS = {"rack_strategy": "rack_aware_strategy", "standbys": "num_standby_replicas"}
+"""The explicit entries' older keys, read as the field they set."""
+_OLD_AXES = {
+    "assignors": "assignor",
+    "rack_aware_strategies": "rack_aware_strategy",
+    "standbys": "num_standby_replicas",
+}
+"""The older axis keys, read as the field each varies (``costs`` pairs the two costs)."""
+_TYPED = {
+    "assignor": "assignor",
+    "rack_aware_strategy": "rack_strategy",
+    "traffic_cost": "traffic_cost",
+    "non_overlap_cost": "non_overlap_cost",
+    "num_standby_replicas": "standbys",
+}
+"""Fields with an output column of their own: ``Configuration`` attribute by field."""
+
+
+def _field(key: str, old: Mapping[str, str]) -> str:
+    """The ``AssignmentConfigs`` field a grid file's key names; an unknown key is refused."""
+    field = old.get(key) or config_field(key)
+    if field is None:
+        raise ValueError(f"grid: no such config {key!r} (known: {known_names()})")
+    return field
+
+
+def _value(field: str, value: Any) -> Any:
+    """A grid file's or ``--config``'s value for ``field``, as the model holds it."""
+    if value is None:
+        return None
+    if field == "rack_aware_strategy":
+        return parse_strategy(str(value))
+    if field == "assignor":
+        return str(value)
+    if field == "rack_aware_assignment_tags":
+        items = value.split(",") if isinstance(value, str) else value
+        return tuple(str(v).strip() for v in items)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"grid: {field} takes a whole number, not {value!r}") from None
+
+
+def _configuration(name: str, settings: Mapping[str, Any]) -> Configuration:
+    """A configuration from field -> model value (``None``: the request's own)."""
+    typed = {_TYPED[f]: v for f, v in settings.items() if f in _TYPED}
+    others = tuple(sorted((f, v) for f, v in settings.items() if f not in _TYPED and v is not None))
+    return Configuration(name=name, others=others, **typed)
+
+
 def _explicit(entry: Mapping[str, Any], index: int) -> Configuration:
-    strategy = entry.get("rack_strategy")
-    return Configuration(
-        name=str(entry.get("name") or f"config-{index}"),
-        assignor=entry.get("assignor"),
-        rack_strategy=parse_strategy(strategy) if strategy else None,
-        traffic_cost=_optional_int(entry.get("traffic_cost")),
-        non_overlap_cost=_optional_int(entry.get("non_overlap_cost")),
-        standbys=_optional_int(entry.get("standbys")),
-    )
+    settings = {
+        field: _value(field, value)
+        for field, value in ((_field(k, _OLD_KEYS), v) for k, v in entry.items() if k != "name")
+    }
+    return _configuration(str(entry.get("name") or f"config-{index}"), settings)
 
 
 def _optional_int(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+_AXIS_ORDER = ("assignor", "rack_aware_strategy", "traffic_cost", "num_standby_replicas")
+"""The order the older axes always took, whatever the file's order: assignor first."""
+
+
+def _product(document: Mapping[str, Any]) -> tuple[Configuration, ...]:
+    """The product of a grid file's axes, in written order (``costs`` pairs count as one axis)."""
+    axes: list[tuple[int, list[dict[str, Any]]]] = []
+    for key, values in document.items():
+        if key == "costs":
+            pairs = [_costs(c) for c in values or [None]]
+            costs = [{"traffic_cost": c and c[0], "non_overlap_cost": c and c[1]} for c in pairs]
+            axes.append((_AXIS_ORDER.index("traffic_cost"), costs))
+            continue
+        field = _field(key, _OLD_AXES)
+        if not isinstance(values, list):
+            raise TypeError(f"grid: the axis {key!r} takes a list of values, not {values!r}")
+        rank = _AXIS_ORDER.index(field) if field in _AXIS_ORDER else len(_AXIS_ORDER)
+        axes.append((rank, [{field: _value(field, v)} for v in values or [None]]))
+    axes.sort(key=lambda axis: axis[0])  # stable: other fields in written order
+    configurations = []
+    for combination in itertools.product(*(values for _, values in axes)):
+        settings = {k: v for setting in combination for k, v in setting.items()}
+        configurations.append(_configuration(_product_name(settings), settings))
+    return tuple(configurations)
+
+
+def _product_name(settings: Mapping[str, Any]) -> str:
+    """``_name`` of the typed axes, then ``field=value`` for each other one."""
+    traffic, non_overlap = settings.get("traffic_cost"), settings.get("non_overlap_cost")
+    name = _name(
+        settings.get("assignor"),
+        settings.get("rack_aware_strategy"),
+        (traffic, non_overlap) if traffic is not None and non_overlap is not None else None,
+        settings.get("num_standby_replicas"),
+    )
+    others = [f"{f}={_shown(v)}" for f, v in settings.items() if f not in _TYPED and v is not None]
+    if not others:
+        return name
+    return "/".join([*([name] if name != "request" else []), *others])
+
+
+def _shown(value: Any) -> str:
+    return ",".join(value) if isinstance(value, tuple) else str(value)
+
+
+def with_overrides(
+    grid: Sequence[Configuration], pairs: Mapping[str, Any]
+) -> tuple[Configuration, ...]:
+    """``--config``'s field -> value pairs applied to each configuration where it keeps the
+    request's own value; the configuration's name says so (``+field=value``)."""
+    if not pairs:
+        return tuple(grid)
+    extra = _explicit(pairs, 0)
+    settings = {_field(key, _OLD_KEYS): value for key, value in pairs.items()}
+    suffix = "".join(
+        f"+{field}={_shown(_value(field, settings[field]))}" for field in sorted(settings)
+    )
+    changed = []
+    for c in grid:
+        typed = {
+            a: getattr(c, a) if getattr(c, a) is not None else getattr(extra, a)
+            for a in _TYPED.values()
+        }
+        others = dict(extra.others) | dict(c.others)
+        changed.append(
+            Configuration(name=c.name + suffix, others=tuple(sorted(others.items())), **typed)
+        )
+    return tuple(changed)
 
 
 def grid_from_json(document: Mapping[str, Any]) -> tuple[Configuration, ...]:
@@ -137,23 +267,7 @@ def grid_from_json(document: Mapping[str, Any]) -> tuple[Configuration, ...]:
     if "configurations" in document:
         grid = tuple(_explicit(e, i) for i, e in enumerate(document["configurations"]))
     else:
-        assignors = document.get("assignors") or [None]
-        strategies: list[RackAwareStrategy | None] = [
-            parse_strategy(s) for s in document.get("rack_aware_strategies") or []
-        ] or [None]
-        costs = [_costs(c) for c in document.get("costs") or [None]]
-        standbys = document.get("standbys") or [None]
-        grid = tuple(
-            Configuration(
-                name=_name(a, s, c, n),
-                assignor=a,
-                rack_strategy=s,
-                traffic_cost=c[0] if c else None,
-                non_overlap_cost=c[1] if c else None,
-                standbys=n,
-            )
-            for a, s, c, n in itertools.product(assignors, strategies, costs, standbys)
-        )
+        grid = _product(document)
     names = [c.name for c in grid]
     if not grid or len(set(names)) != len(names):
         raise ValueError(f"a grid needs at least one configuration and unique names: {names}")

@@ -65,7 +65,8 @@ LIMIT_OPTIONS = {
 
 
 class LimitExceeded(InvalidRequest):
-    """A request past one of the server's limits: ``limit`` names it (``RequestLimits``)."""
+    """A request past one of the server's limits: ``limit`` names it (``RequestLimits``),
+    ``excess`` says what was past it; ``kassign assign`` words its own refusal from them."""
 
     def __init__(self, message: str, *, limit: str, field: str, member: str | None = None) -> None:
         super().__init__(
@@ -74,6 +75,7 @@ class LimitExceeded(InvalidRequest):
             member=member,
         )
         self.limit = limit
+        self.excess = message
 
 
 def check_count(

@@ -7,8 +7,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _config() -> dict[str, object]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]  # type: ignore[no-any-return]
+def _config(pyproject: str = "pyproject.toml") -> dict[str, object]:
+    return tomllib.loads((ROOT / pyproject).read_text())["tool"]["setuptools"]  # type: ignore[no-any-return]
+
+
+CLIENT = "clients/python/pyproject.toml"
 
 
 def test_every_package_directory_is_listed() -> None:
@@ -18,27 +21,51 @@ def test_every_package_directory_is_listed() -> None:
     found = {
         ".".join((name, *init.parent.relative_to(ROOT / folder).parts))
         for name, folder in mapped.items()
-        if name != "kassign"
         for init in (ROOT / folder).rglob("__init__.py")
     }
     assert found - listed == set(), "add these to [tool.setuptools] packages"
-    assert {"kassign", "kassign.v1", "kassign_client"} <= listed
+    assert {"kassign.server", "kassign.cli"} <= listed
+
+
+def test_the_contract_and_kafkas_formats_are_shipped_by_the_client_alone() -> None:
+    """Issue 27: the server's distribution and the client's both shipped kassign/v1 and
+    kassign/kafka (and the server kassign_client too); the server now depends on the client."""
+    server = set(_config()["packages"])  # type: ignore[call-overload]
+    client = set(_config(CLIENT)["packages"])  # type: ignore[call-overload]
+    both = {s for s in server for c in client if s == c or s.startswith(c + ".")}
+    assert both == set()
+    assert client == {"kassign_client", "kassign.v1", "kassign.kafka"}
+    assert "kassign" not in server  # a namespace in both: no kassign/__init__.py shipped twice
+    version = tomllib.loads((ROOT / CLIENT).read_text())["project"]["version"]
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert f"kassign-client=={version}" in requires
+
+
+def test_the_venv_imports_the_contract_from_the_client_package() -> None:
+    """``make setup`` installs the client package (editable): kassign.v1 and kassign.kafka are
+    found through it, and are the repository's own files, not copies."""
+    from importlib import metadata, util
+
+    assert metadata.version("kassign-client") == metadata.version("kassign")
+    for name, folder in (("kassign.v1", "gen/kassign/v1"), ("kassign.kafka", "kafka")):
+        spec = util.find_spec(name)
+        assert spec is not None and spec.origin is not None
+        assert Path(spec.origin).resolve() == (ROOT / folder / "__init__.py").resolve()
+    files = metadata.files("kassign") or []
+    assert not [f for f in files if str(f).startswith(("kassign/v1", "kassign/kafka"))]
 
 
 def test_the_namespace_maps_the_design_folders() -> None:
     """One ``kassign`` namespace; no generic top-level name (server, assignor, ...) is installed."""
     mapped: dict[str, str] = _config()["package-dir"]  # type: ignore[assignment]
     assert mapped == {
-        "kassign": "gen/kassign",
-        "kassign.kafka": "kafka",
         "kassign.assignor": "assignor",
         "kassign.server": "server",
         "kassign.pipeline": "pipeline",
         "kassign.cli": "cli",
-        "kassign_client": "clients/python/kassign_client",
     }
     tops = {name.split(".")[0] for name in _config()["packages"]}  # type: ignore[attr-defined]
-    assert tops == {"kassign", "kassign_client"}
+    assert tops == {"kassign"}
 
 
 def test_the_makefile_links_every_mapped_folder_for_mypy() -> None:
@@ -46,7 +73,8 @@ def test_the_makefile_links_every_mapped_folder_for_mypy() -> None:
     makefile = (ROOT / "Makefile").read_text()
     line = next(x for x in makefile.splitlines() if x.startswith("NAMESPACE :="))
     linked = set(line.split(":=", 1)[1].split())
-    assert linked == {n.split(".")[1] for n in mapped if n.startswith("kassign.")}
+    client = {n.split(".")[1] for n in _config(CLIENT)["packages"] if n.startswith("kassign.")}  # type: ignore[attr-defined]
+    assert linked == {n.split(".")[1] for n in mapped if n.startswith("kassign.")} | client - {"v1"}
 
 
 def _dry_run(target: str) -> str:

@@ -27,7 +27,7 @@ import grpc
 from kassign.assignor.consumer import ASSIGNORS, KAFKA_ASSIGNORS
 from kassign.assignor.errors import InvalidAssignment
 from kassign.server.consumer.servicer import ConsumerOutcome
-from kassign.server.observe.prometheus import (
+from kassign.server.observe.metric_parts import (
     COST_BUCKETS,
     LATENCY_BUCKETS,
     SIZE_BUCKETS,

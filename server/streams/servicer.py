@@ -6,7 +6,7 @@ module function; the servicer only times them, tells an observer, and maps error
 
     decode -> assign (kassign.assignor.streams.api.run) -> distribute (kassign.assignor.streams.threads) -> encode
 
-The observer protocol is small on purpose; ``server/observe/prometheus.py`` implements it with Prometheus.
+The observer protocol is small on purpose; ``server/observe/assignment_metrics.py`` implements it with Prometheus.
 """
 
 from __future__ import annotations

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 from kassign.assignor.streams.model import AssignmentConfigs, RackAwareStrategy
-from kassign.pipeline.grid import OWN_CONFIGURATION, Configuration, apply, grid_from_json, load_grid
+from kassign.pipeline.grid import (
+    OWN_CONFIGURATION,
+    Configuration,
+    apply,
+    grid_from_json,
+    load_grid,
+    with_overrides,
+)
 
 
 def test_the_grid_is_the_product_of_its_axes_in_written_order() -> None:
@@ -102,3 +109,50 @@ def test_columns_mark_kept_values() -> None:
         "config_non_overlap_cost": -1,
         "config_standbys": -1,
     }
+
+
+def test_a_grid_file_names_configs_as_config_does() -> None:
+    """Issue 27: one naming scheme, Kafka's names or the contract's, as ``--config`` takes."""
+    kafka = grid_from_json(
+        {
+            "num.standby.replicas": [0, 1],
+            "rack.aware.assignment.strategy": ["none", "min_traffic"],
+            "acceptable.recovery.lag": [0],
+        }
+    )
+    ours = grid_from_json(
+        {
+            "rack_aware_strategy": ["none", "min_traffic"],
+            "num_standby_replicas": [0, 1],
+            "acceptable_recovery_lag": [0],
+        }
+    )
+    assert kafka == ours and len(kafka) == 4
+    assert kafka[1].name == "none/sb1/acceptable_recovery_lag=0"
+    changed = apply(kafka[3], AssignmentConfigs())
+    assert (changed.num_standby_replicas, changed.acceptable_recovery_lag) == (1, 0)
+    assert changed.rack_aware_strategy is RackAwareStrategy.MIN_TRAFFIC
+    (explicit,) = grid_from_json(
+        {"configurations": [{"name": "x", "num.standby.replicas": 2, "max.warmup.replicas": 5}]}
+    )
+    assert explicit == Configuration(name="x", standbys=2, others=(("max_warmup_replicas", 5),))
+
+
+def test_an_unknown_key_in_a_grid_file_is_refused() -> None:
+    with pytest.raises(ValueError, match="no such config 'num.standbys'.*num.standby.replicas"):
+        grid_from_json({"configurations": [{"num.standbys": 1}]})
+    with pytest.raises(ValueError, match="no such config 'standby'"):
+        grid_from_json({"standby": [1]})
+
+
+def test_config_overrides_reach_every_configuration_the_grid_leaves_alone() -> None:
+    grid = grid_from_json({"standbys": [0, 1]})
+    changed = with_overrides(
+        grid, {"num_standby_replicas": "2", "rack_aware_assignment_tags": ["zone", "cluster"]}
+    )
+    assert [c.standbys for c in changed] == [0, 1]  # the grid's axis wins
+    assert changed[0].name == "sb0+num_standby_replicas=2+rack_aware_assignment_tags=zone,cluster"
+    tags = apply(changed[0], AssignmentConfigs()).rack_aware_assignment_tags
+    assert tags == ("zone", "cluster")
+    (own,) = with_overrides((OWN_CONFIGURATION,), {"num_standby_replicas": "2"})
+    assert apply(own, AssignmentConfigs()).num_standby_replicas == 2

@@ -21,7 +21,7 @@ JAVA_APT_PACKAGES := openjdk-17-jdk-headless maven
 # (deploy/requirements-runtime.txt; requirements-build.txt for `make gen` and the install).
 SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.txt
 
-.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing lint gen clean client-dist client-deps bench-check
+.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing crd lint gen clean client-dist client-deps bench-check
 
 # Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
 setup: $(VENV)/.installed $(VENV)/.native $(VENV)/.deps
@@ -124,6 +124,35 @@ $(GHZ_STAMP): $(if $(wildcard $(VENV)/bin/ghz),,ghz-missing)
 
 ghz-missing:
 
+# The Prometheus Operator's ServiceMonitor CRD, its real schema, for the test that validates
+# deploy/k8s/servicemonitor.yaml (tests/ops/test_servicemonitor.py). The Go module proxy serves the
+# Operator's API types (pkg/apis/monitoring), not its repository's example CRDs: they are
+# generated from those types by controller-gen, the tool upstream generates them with.
+# Pinned: a new version of either makes a new directory and regenerates.
+OPERATOR_VERSION       := v0.95.2
+CONTROLLER_GEN_VERSION := v0.23.0
+OPERATOR_API           := github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
+CRD_DIR                := build/crd/operator-$(OPERATOR_VERSION)
+SERVICEMONITOR_CRD     := $(CRD_DIR)/monitoring.coreos.com_servicemonitors.yaml
+CONTROLLER_GEN         := build/tools/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
+
+crd: $(SERVICEMONITOR_CRD)
+
+$(CONTROLLER_GEN):
+	@test -n "$(GO)" || { echo "make crd: no Go toolchain (neither 'go' on PATH nor" \
+		"/usr/local/go/bin/go); controller-gen is built from its source with Go" >&2; exit 1; }
+	GOBIN=$(abspath $(dir $@)) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+
+$(SERVICEMONITOR_CRD): $(CONTROLLER_GEN) | $(VENV)/.serve-deps
+	rm -rf $(CRD_DIR) && mkdir -p $(CRD_DIR)
+	cp -r "$$($(GO) mod download -json $(OPERATOR_API)@$(OPERATOR_VERSION) | \
+		$(PY) -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')" $(CRD_DIR)/api
+	chmod -R u+w $(CRD_DIR)/api
+	cd $(CRD_DIR)/api && PATH="$(dir $(GO)):$$PATH" GOFLAGS=-mod=mod \
+		$(abspath $(CONTROLLER_GEN)) crd:crdVersions=v1 paths=./v1 output:crd:dir=$(abspath $(CRD_DIR))
+	rm -rf $(CRD_DIR)/api
+	test -s $@
+
 # The Python client as a package of its own (clients/python/pyproject.toml, `kassign-client`):
 # kassign_client, the generated kassign.v1 and kassign.kafka (the byte formats it encodes) are
 # staged in CLIENT_STAGE and built into a wheel in CLIENT_DIST. Its dependencies are grpcio and
@@ -158,7 +187,7 @@ lint: setup system-deps
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
 
-pytest: setup system-deps java ghz client-deps
+pytest: setup system-deps java ghz client-deps crd
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20
 
 test: setup system-deps java lint pytest

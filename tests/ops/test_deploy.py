@@ -25,12 +25,14 @@ DEPLOY_FILES = (
     "docker-compose.yml",
     "deploy/lint.sh",
     "deploy/prometheus/prometheus.yml",
+    "deploy/prometheus/kubernetes-scrape.yml",
     "deploy/prometheus/alerts.yml",
     "deploy/prometheus/alerts.test.yml",
     "deploy/grafana/kassign.json",
     "deploy/k8s/deployment.yaml",
     "deploy/k8s/service.yaml",
     "deploy/k8s/poddisruptionbudget.yaml",
+    "deploy/k8s/servicemonitor.yaml",
 )
 
 

@@ -21,7 +21,7 @@ JAVA_APT_PACKAGES := openjdk-17-jdk-headless maven
 # (deploy/requirements-runtime.txt; requirements-build.txt for `make gen` and the install).
 SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.txt
 
-.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing crd lint gen clean client-dist client-deps bench-check
+.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing crd promtool-k8s promtool-k8s-missing lint gen clean client-dist client-deps bench-check
 
 # Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
 setup: $(VENV)/.installed $(VENV)/.native $(VENV)/.deps
@@ -124,6 +124,26 @@ $(GHZ_STAMP): $(if $(wildcard $(VENV)/bin/ghz),,ghz-missing)
 
 ghz-missing:
 
+# promtool with Kubernetes service discovery, for `promtool check config` of
+# deploy/prometheus/kubernetes-scrape.yml (deploy/lint.sh): Debian's Prometheus is built without
+# it. Built from the Prometheus Go module with only that discovery (its own build tags); the
+# stamp names the version, as ghz's does. The first build compiles client-go: minutes.
+PROMETHEUS_GO_VERSION := v0.316.0
+PROMTOOL_K8S_DIR      := build/tools/promtool-k8s
+PROMTOOL_K8S_STAMP    := $(PROMTOOL_K8S_DIR)/.version-$(PROMETHEUS_GO_VERSION)
+
+promtool-k8s: $(PROMTOOL_K8S_STAMP)
+
+$(PROMTOOL_K8S_STAMP): $(if $(wildcard $(PROMTOOL_K8S_DIR)/promtool),,promtool-k8s-missing)
+	@test -n "$(GO)" || { echo "make promtool-k8s: no Go toolchain (neither 'go' on PATH nor" \
+		"/usr/local/go/bin/go); promtool is built from its source with Go" >&2; exit 1; }
+	GOBIN=$(abspath $(PROMTOOL_K8S_DIR)) $(GO) install -tags remove_all_sd,enable_kubernetes_sd \
+		github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_GO_VERSION)
+	rm -f $(PROMTOOL_K8S_DIR)/.version-*
+	touch $@
+
+promtool-k8s-missing:
+
 # The Prometheus Operator's ServiceMonitor CRD, its real schema, for the test that validates
 # deploy/k8s/servicemonitor.yaml (tests/ops/test_servicemonitor.py). The Go module proxy serves the
 # Operator's API types (pkg/apis/monitoring), not its repository's example CRDs: they are
@@ -180,14 +200,14 @@ $(CLIENT_DEPS)/.stamp: requirements.lock | setup
 		$$(grep -E '^(grpcio|protobuf)==' requirements.lock)
 	touch $@
 
-lint: setup system-deps
+lint: setup system-deps promtool-k8s
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --no-error-summary -p kassign -p kassign_client
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
 
-pytest: setup system-deps java ghz client-deps crd
+pytest: setup system-deps java ghz client-deps crd promtool-k8s
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20
 
 test: setup system-deps java lint pytest

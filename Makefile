@@ -95,8 +95,9 @@ java-deps:
 
 # Two Maven builds. The client: protoc, compile, the JUnit tests against Kafka 3.8.1 and 4.3.1
 # (some start .venv/bin/kassign serve, hence serve-setup), clients/java/target/kassign-client.jar
-# (shaded), into ~/.m2. Then the broker plug-ins on Kafka 4.4.0, which include that jar:
-# clients/java/broker/target/kassign-broker.jar.
+# (shaded), into ~/.m2; beside it, the Prometheus JMX exporter's agent (target/jmx-exporter/) and
+# the test classpath (target/test-classpath.txt) for tests/java/test_jmx_exporter.py. Then the
+# broker plug-ins on Kafka 4.4.0, which include that jar: clients/java/broker/target/kassign-broker.jar.
 java: java-deps serve-setup
 	mvn -B -q -Dstyle.color=never -f clients/java/pom.xml install
 	mvn -B -q -Dstyle.color=never -f clients/java/broker/pom.xml install

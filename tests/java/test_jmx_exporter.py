@@ -1,0 +1,119 @@
+"""deploy/jmx-exporter/kassign-plugins.yml in a real JVM: the Prometheus JMX exporter's agent
+(the jar ``make java`` copies to clients/java/target/jmx-exporter/) exports the plug-ins' MBeans
+as kassign_plugin_* metrics.
+
+The JVM runs ``io.kassign.consumer.FallbackMain`` (clients/java's test sources): the consumer
+plug-in, pointed at a port nobody listens on, falls back once; the test scrapes the agent.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.e2e.harness import JVM_FLAGS
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = ROOT / "clients" / "java" / "target"
+AGENT = TARGET / "jmx-exporter" / "jmx_prometheus_javaagent.jar"
+CLASSPATH = TARGET / "test-classpath.txt"
+CONFIG = ROOT / "deploy" / "jmx-exporter" / "kassign-plugins.yml"
+GROUP = "jmx-fallback"
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _classpath() -> str:
+    for needed in (AGENT, CLASSPATH, TARGET / "test-classes"):
+        assert needed.exists(), f"{needed.relative_to(ROOT)} is missing: run `make java`"
+    return ":".join(
+        [str(TARGET / "test-classes"), str(TARGET / "classes"), CLASSPATH.read_text().strip()]
+    )
+
+
+def _scrape(url: str) -> Samples:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+@pytest.fixture(scope="module")
+def scraped() -> Iterator[Samples]:
+    """What the agent exports once the plug-in in its JVM has fallen back."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            "java",
+            *JVM_FLAGS,
+            f"-javaagent:{AGENT}=127.0.0.1:{port}:{CONFIG}",
+            "-cp",
+            _classpath(),
+            "io.kassign.consumer.FallbackMain",
+            GROUP,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = []
+        deadline = time.monotonic() + 60
+        for line in proc.stdout:  # the plug-in's log, then "fell back"
+            lines.append(line)
+            if line.strip() == "fell back" or time.monotonic() > deadline:
+                break
+        assert lines and lines[-1].strip() == "fell back", "".join(lines)
+        yield _scrape(f"http://127.0.0.1:{port}/metrics")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def _value(samples: Samples, name: str, **labels: str) -> float:
+    return samples[(name, frozenset(labels.items()))]
+
+
+def test_the_fallback_is_counted_by_cause(scraped: Samples) -> None:
+    mine = {"assignor": "consumer-assignor", "group": GROUP}
+    assert _value(scraped, "kassign_plugin_calls_total", **mine) == 1
+    assert _value(scraped, "kassign_plugin_fallbacks_total", **mine) == 1
+    assert _value(scraped, "kassign_plugin_assignments_total", **mine) == 0
+    assert _value(scraped, "kassign_plugin_rejected_assignments_total", **mine) == 0
+    by_cause = "kassign_plugin_fallbacks_by_cause_total"
+    assert _value(scraped, by_cause, cause="unavailable", **mine) == 1
+    latency = _value(scraped, "kassign_plugin_call_latency_max_seconds", **mine)
+    assert 0 < latency < 60  # seconds, not milliseconds
+
+
+def test_only_the_plugins_metrics_are_mapped(scraped: Samples) -> None:
+    """Kafka's own MBeans in the same JVM stay out: the rules name kassign's, nothing else."""
+    exported = {name for name, _ in scraped}
+    assert {n for n in exported if n.startswith("kassign_")} == {
+        "kassign_plugin_calls_total",
+        "kassign_plugin_assignments_total",
+        "kassign_plugin_fallbacks_total",
+        "kassign_plugin_fallbacks_by_cause_total",
+        "kassign_plugin_rejected_assignments_total",
+        "kassign_plugin_call_latency_avg_seconds",
+        "kassign_plugin_call_latency_max_seconds",
+    }
+    assert not {n for n in exported if n.startswith("kafka")}

@@ -1,6 +1,6 @@
 """deploy/jmx-exporter/kassign-plugins.yml in a real JVM: the Prometheus JMX exporter's agent
 (the jar ``make java`` copies to clients/java/target/jmx-exporter/) exports the plug-ins' MBeans
-as kassign_plugin_* metrics.
+as the metrics the alerts and the dashboard query.
 
 The JVM runs ``io.kassign.consumer.FallbackMain`` (clients/java's test sources): the consumer
 plug-in, pointed at a port nobody listens on, falls back once; the test scrapes the agent.
@@ -8,6 +8,7 @@ plug-in, pointed at a port nobody listens on, falls back once; the test scrapes 
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import time
@@ -16,9 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.harness import JVM_FLAGS
+from tests.ops.test_dashboard import metric_names
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "clients" / "java" / "target"
@@ -117,3 +120,13 @@ def test_only_the_plugins_metrics_are_mapped(scraped: Samples) -> None:
         "kassign_plugin_call_latency_max_seconds",
     }
     assert not {n for n in exported if n.startswith("kafka")}
+
+
+def test_every_plugin_metric_the_alerts_and_dashboard_query_is_exported(scraped: Samples) -> None:
+    rules = yaml.safe_load((ROOT / "deploy" / "prometheus" / "alerts.yml").read_text())
+    exprs = [r["expr"] for g in rules["groups"] for r in g["rules"]]
+    panels = json.loads((ROOT / "deploy" / "grafana" / "kassign.json").read_text())["panels"]
+    exprs += [t["expr"] for p in panels for t in p.get("targets", [])]
+    queried = {n for e in exprs for n in metric_names(e) if n.startswith("kassign_plugin_")}
+    assert len(queried) >= 4
+    assert queried - {name for name, _ in scraped} == set()

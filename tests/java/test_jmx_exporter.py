@@ -29,6 +29,7 @@ AGENT = TARGET / "jmx-exporter" / "jmx_prometheus_javaagent.jar"
 CLASSPATH = TARGET / "test-classpath.txt"
 CONFIG = ROOT / "deploy" / "jmx-exporter" / "kassign-plugins.yml"
 GROUP = "jmx-fallback"
+pytestmark = pytest.mark.slow  # one JVM for the module: about 5 s
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
 

@@ -196,6 +196,7 @@ def _targets(base: str, expected: int, timeout: float = 30.0) -> dict[str, Any]:
         time.sleep(0.3)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("prometheus") is None, reason="Debian prometheus not installed")
 def test_the_plain_scrape_config_keeps_the_metrics_port_as_job_kassign(tmp_path: Path) -> None:
     """A real Prometheus runs the job's relabelling on what discovery would find for the

@@ -164,10 +164,10 @@ $(CONTROLLER_GEN):
 		"/usr/local/go/bin/go); controller-gen is built from its source with Go" >&2; exit 1; }
 	GOBIN=$(abspath $(dir $@)) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 
-$(SERVICEMONITOR_CRD): $(CONTROLLER_GEN) | $(VENV)/.serve-deps
+$(SERVICEMONITOR_CRD): $(CONTROLLER_GEN)
 	rm -rf $(CRD_DIR) && mkdir -p $(CRD_DIR)
-	cp -r "$$($(GO) mod download -json $(OPERATOR_API)@$(OPERATOR_VERSION) | \
-		$(PY) -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')" $(CRD_DIR)/api
+	$(GO) mod download $(OPERATOR_API)@$(OPERATOR_VERSION)
+	cp -r "$$($(GO) env GOMODCACHE)/$(OPERATOR_API)@$(OPERATOR_VERSION)" $(CRD_DIR)/api
 	chmod -R u+w $(CRD_DIR)/api
 	cd $(CRD_DIR)/api && PATH="$(dir $(GO)):$$PATH" GOFLAGS=-mod=mod \
 		$(abspath $(CONTROLLER_GEN)) crd:crdVersions=v1 paths=./v1 output:crd:dir=$(abspath $(CRD_DIR))

@@ -3,7 +3,8 @@
 as the metrics the alerts and the dashboard query.
 
 The JVM runs ``io.kassign.consumer.FallbackMain`` (clients/java's test sources): the consumer
-plug-in, pointed at a port nobody listens on, falls back once; the test scrapes the agent.
+and the Kafka Streams plug-ins, pointed at ports nobody listens on, fall back once each; the test
+scrapes the agent.
 """
 
 from __future__ import annotations
@@ -96,8 +97,9 @@ def _value(samples: Samples, name: str, **labels: str) -> float:
     return samples[(name, frozenset(labels.items()))]
 
 
-def test_the_fallback_is_counted_by_cause(scraped: Samples) -> None:
-    mine = {"assignor": "consumer-assignor", "group": GROUP}
+@pytest.mark.parametrize("assignor", ["consumer-assignor", "task-assignor"])
+def test_the_fallback_is_counted_by_cause(scraped: Samples, assignor: str) -> None:
+    mine = {"assignor": assignor, "group": GROUP}
     assert _value(scraped, "kassign_plugin_calls_total", **mine) == 1
     assert _value(scraped, "kassign_plugin_fallbacks_total", **mine) == 1
     assert _value(scraped, "kassign_plugin_assignments_total", **mine) == 0

@@ -60,33 +60,30 @@ def _scrape(url: str) -> Samples:
 
 
 @pytest.fixture(scope="module")
-def scraped() -> Iterator[Samples]:
-    """What the agent exports once the plug-in in its JVM has fallen back."""
+def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Samples]:
+    """What the agent exports once the plug-ins in its JVM have fallen back."""
     port = _free_port()
-    proc = subprocess.Popen(
-        [
-            "java",
-            *JVM_FLAGS,
-            f"-javaagent:{AGENT}=127.0.0.1:{port}:{CONFIG}",
-            "-cp",
-            _classpath(),
-            "io.kassign.consumer.FallbackMain",
-            GROUP,
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    log = tmp_path_factory.mktemp("jmx-exporter") / "jvm.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                "java",
+                *JVM_FLAGS,
+                f"-javaagent:{AGENT}=127.0.0.1:{port}:{CONFIG}",
+                "-cp",
+                _classpath(),
+                "io.kassign.consumer.FallbackMain",
+                GROUP,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
-        assert proc.stdout is not None
-        lines = []
         deadline = time.monotonic() + 60
-        for line in proc.stdout:  # the plug-in's log, then "fell back"
-            lines.append(line)
-            if line.strip() == "fell back" or time.monotonic() > deadline:
-                break
-        assert lines and lines[-1].strip() == "fell back", "".join(lines)
+        while "fell back" not in log.read_text():  # the plug-ins' log lines, then this
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.1)
         yield _scrape(f"http://127.0.0.1:{port}/metrics")
     finally:
         proc.kill()

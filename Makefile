@@ -146,9 +146,9 @@ $(PROMTOOL_K8S_STAMP): $(if $(wildcard $(PROMTOOL_K8S_DIR)/promtool),,promtool-k
 promtool-k8s-missing:
 
 # The Prometheus Operator's ServiceMonitor CRD, its real schema, for the test that validates
-# deploy/k8s/servicemonitor.yaml (tests/ops/test_servicemonitor.py). The Go module proxy serves the
-# Operator's API types (pkg/apis/monitoring), not its repository's example CRDs: they are
-# generated from those types by controller-gen, the tool upstream generates them with.
+# deploy/k8s/servicemonitor.yaml (tests/ops/test_kubernetes_scrape.py). The Go module proxy
+# serves the Operator's API types (pkg/apis/monitoring), not its repository's example CRDs: the
+# CRD is generated from those types by controller-gen, the tool upstream generates them with.
 # Pinned: a new version of either makes a new directory and regenerates.
 OPERATOR_VERSION       := v0.95.2
 CONTROLLER_GEN_VERSION := v0.23.0

@@ -41,12 +41,24 @@ if require promtool "Debian prometheus"; then
     check "promtool check rules" promtool check rules deploy/prometheus/alerts.yml
     check "promtool test rules" promtool test rules deploy/prometheus/alerts.test.yml
 fi
+# Debian's promtool knows no Kubernetes discovery: `make promtool-k8s` builds one that does.
+PROMTOOL_K8S="${PROMTOOL_K8S:-build/tools/promtool-k8s/promtool}"
+if require "$PROMTOOL_K8S" "make promtool-k8s"; then
+    check "promtool check config (Kubernetes)" "$PROMTOOL_K8S" check config \
+        deploy/prometheus/kubernetes-scrape.yml
+fi
 check "grafana dashboard JSON" "$VENV_BIN/python" -m json.tool deploy/grafana/kassign.json /dev/null
-# The oldest Kubernetes with GA gRPC probes, and the newest the validator knows.
+# The oldest Kubernetes with GA gRPC probes, and the newest the validator knows. The
+# ServiceMonitor is the Prometheus Operator's kind, which the validator does not know:
+# tests/ops/test_kubernetes_scrape.py checks it against the Operator's CRD (`make crd`).
+manifests=()
+for manifest in deploy/k8s/*.yaml; do
+    [[ "$manifest" == */servicemonitor.yaml ]] || manifests+=("$manifest")
+done
 if require "$VENV_BIN/kubernetes-validate" "PyPI kubernetes-validate, in requirements.lock"; then
     for version in 1.27 1.37; do
         check "kubernetes-validate $version" "$VENV_BIN/kubernetes-validate" --strict --quiet \
-            -k "$version" deploy/k8s/*.yaml
+            -k "$version" "${manifests[@]}"
     done
 fi
 

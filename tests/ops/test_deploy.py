@@ -25,12 +25,14 @@ DEPLOY_FILES = (
     "docker-compose.yml",
     "deploy/lint.sh",
     "deploy/prometheus/prometheus.yml",
+    "deploy/prometheus/kubernetes-scrape.yml",
     "deploy/prometheus/alerts.yml",
     "deploy/prometheus/alerts.test.yml",
     "deploy/grafana/kassign.json",
     "deploy/k8s/deployment.yaml",
     "deploy/k8s/service.yaml",
     "deploy/k8s/poddisruptionbudget.yaml",
+    "deploy/k8s/servicemonitor.yaml",
 )
 
 
@@ -45,7 +47,8 @@ def _pins(path: Path) -> dict[str, str]:
 
 
 def _run_lint(root: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, VENV_BIN=str(VENV_BIN))
+    promtool_k8s = ROOT / "build" / "tools" / "promtool-k8s" / "promtool"
+    env = dict(os.environ, VENV_BIN=str(VENV_BIN), PROMTOOL_K8S=str(promtool_k8s))
     return subprocess.run(
         ["bash", str(root / "deploy" / "lint.sh")],
         env=env,
@@ -115,6 +118,12 @@ BREAKS = [
         '"uid": "kassign",',
         '"uid": "kassign",,',
         "grafana dashboard JSON",
+    ),
+    (  # a role Kubernetes discovery does not have
+        "deploy/prometheus/kubernetes-scrape.yml",
+        "      - role: endpoints\n",
+        "      - role: endpoint\n",
+        "promtool check config (Kubernetes)",
     ),
     (
         "deploy/k8s/deployment.yaml",

@@ -45,8 +45,9 @@ def ports() -> dict[str, int]:
     return {p["name"]: p["containerPort"] for p in container()["ports"]}
 
 
-def test_the_three_resources_are_there() -> None:
-    assert set(resources()) == {"Deployment", "Service", "PodDisruptionBudget"}
+def test_the_resources_are_there() -> None:
+    """The ServiceMonitor (the Prometheus Operator's) has tests of its own: test_kubernetes_scrape."""
+    assert set(resources()) == {"Deployment", "Service", "PodDisruptionBudget", "ServiceMonitor"}
 
 
 def test_the_command_line_is_kassigns_and_matches_the_ports() -> None:

@@ -37,12 +37,20 @@ pytestmark = [
 @contextmanager
 def prometheus(tmp_path: Path, scrape_port: int) -> Iterator[str]:
     """A Prometheus scraping ``127.0.0.1:scrape_port`` every second; yields its base URL."""
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
+    with prometheus_on(
+        tmp_path,
         "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
         "scrape_configs:\n  - job_name: kassign\n    scrape_interval: 1s\n"
-        f"    static_configs:\n      - targets: ['127.0.0.1:{scrape_port}']\n"
-    )
+        f"    static_configs:\n      - targets: ['127.0.0.1:{scrape_port}']\n",
+    ) as base:
+        yield base
+
+
+@contextmanager
+def prometheus_on(tmp_path: Path, config_text: str) -> Iterator[str]:
+    """A Prometheus running ``config_text`` (written to tmp_path); yields its base URL."""
+    config = tmp_path / "prometheus.yml"
+    config.write_text(config_text)
     for _attempt in range(3):  # a port picked free can be taken before Prometheus binds it
         port = free_port()
         log = (tmp_path / "prometheus.log").open("wb")

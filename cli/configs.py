@@ -25,8 +25,10 @@ KAFKA_NAMES = {
     "rack.aware.assignment.strategy": "rack_aware_strategy",
     "rack.aware.assignment.traffic_cost": "traffic_cost",
     "rack.aware.assignment.non_overlap_cost": "non_overlap_cost",
+    "kassign.standby.rack.spread": "standby_rack_spread",
 }
-"""Kafka Streams' config names (``StreamsConfig``) and the ``AssignmentConfigs`` field each sets."""
+"""Kafka Streams' config names (``StreamsConfig``) and the ``AssignmentConfigs`` field each sets;
+``kassign.*`` ones are kassign's own, named as the Streams plug-in reads them (docs/java.md)."""
 
 _FIELDS = pb.AssignmentConfigs.DESCRIPTOR.fields_by_name
 
@@ -63,9 +65,21 @@ def config_patch(pairs: Iterable[str]) -> dict[str, object]:
         if field is None:
             known = ", ".join([*KAFKA_NAMES, *sorted(_FIELDS)])
             raise json_format.ParseError(f"--config {key}: no such config (known: {known})")
-        repeated = field.is_repeated
-        configs[field.json_name] = [v.strip() for v in value.split(",")] if repeated else value
+        if field.is_repeated:
+            configs[field.json_name] = [v.strip() for v in value.split(",")]
+        elif field.type == field.TYPE_BOOL:
+            configs[field.json_name] = _flag(key, value)
+        else:
+            configs[field.json_name] = value
     return {"configs": configs}
+
+
+def _flag(key: str, value: str) -> bool:
+    """A bool config's text: protobuf's JSON takes ``true``, not ``"true"`` (as a flag gives it)."""
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise json_format.ParseError(f"--config {key}={value}: expected true or false")
+    return text == "true"
 
 
 def kafka_name_hint(name: str) -> str:

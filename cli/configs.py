@@ -45,10 +45,10 @@ def streams_only(pairs: Sequence[str]) -> None:
         raise json_format.ParseError("--config sets a Kafka Streams request's configs")
 
 
-def config_pairs(pairs: Iterable[str]) -> dict[str, str | list[str]]:
+def config_pairs(pairs: Iterable[str]) -> dict[str, str | bool | list[str]]:
     """``AssignmentConfigs`` field -> value from ``KEY=VALUE`` pairs (a later one wins; a list's
     items comma-separated); the pipeline's commands take these as their grid files' entries."""
-    configs: dict[str, str | list[str]] = {}
+    configs: dict[str, str | bool | list[str]] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals:
@@ -58,8 +58,13 @@ def config_pairs(pairs: Iterable[str]) -> dict[str, str | list[str]]:
             raise json_format.ParseError(
                 f"--config {key.strip()}: no such config (known: {known_names()})"
             )
-        repeated = _FIELDS[name].is_repeated
-        configs[name] = [v.strip() for v in value.split(",")] if repeated else value
+        field = _FIELDS[name]
+        if field.is_repeated:
+            configs[name] = [v.strip() for v in value.split(",")]
+        elif field.type == field.TYPE_BOOL:
+            configs[name] = _flag(key, value)
+        else:
+            configs[name] = value
     return configs
 
 
@@ -68,6 +73,14 @@ def config_patch(pairs: Iterable[str]) -> dict[str, object]:
     (``config_pairs``); the caller parses it as it parses requests."""
     configs = config_pairs(pairs)
     return {"configs": {_FIELDS[name].json_name: value for name, value in configs.items()}}
+
+
+def _flag(key: str, value: str) -> bool:
+    """A bool config's text: protobuf's JSON takes ``true``, not ``"true"`` (as a flag gives it)."""
+    text = value.strip().lower()
+    if text not in ("true", "false"):
+        raise json_format.ParseError(f"--config {key}={value}: expected true or false")
+    return text == "true"
 
 
 def kafka_name_hint(name: str) -> str:

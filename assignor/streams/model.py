@@ -108,7 +108,8 @@ class AssignmentConfigs:
 
     ``traffic_cost`` and ``non_overlap_cost`` left ``None`` take the per-assignor defaults of
     KIP-925 (high availability 10/1, sticky 1/10). ``assignment_time_budget_ms`` ``None`` means no
-    budget (the server fills in its default).
+    budget (the server fills in its default). ``standby_rack_spread`` (kassign's own, off as in
+    Kafka): the rack stands in for the one standby tag when no tags are configured (``tags.py``).
     """
 
     assignor: str = "high_availability"
@@ -121,6 +122,7 @@ class AssignmentConfigs:
     traffic_cost: int | None = None
     non_overlap_cost: int | None = None
     assignment_time_budget_ms: int | None = None
+    standby_rack_spread: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,10 @@ KIP-708 lets users tag clients (``client.tag.zone=eu-central-1a``) and name the 
 (``rack.aware.assignment.tags``); standbys of a task should then sit on clients that differ from
 the active and from each other on every such key. KIP-925 §D adds: with no tags configured but a
 rack id on every client, the rack is the one tag; with both present, the tags win and a
-disagreement is reported (not fatal).
+disagreement is reported (not fatal). kassign reads §D so only when ``standby_rack_spread`` is
+set: Kafka's assignors never hand racks to standby placement (issue 27: spreading cost balance
+and traffic on groups where Kafka's least-loaded placement did better), so by default racks
+without tags leave standbys least loaded, as in Kafka.
 
 This module only describes the layout; ``standby.py`` places the replicas.
 """
@@ -61,7 +64,8 @@ class TagLayout:
 
 
 def tag_layout(state: ApplicationState) -> TagLayout:
-    """The layout standby placement should use for ``state`` (tags, else racks, else none).
+    """The layout standby placement should use for ``state`` (tags, else racks when
+    ``standby_rack_spread`` is set, else none).
 
     Tag keys keep their configured order (duplicates dropped); tags a client carries outside
     the configured keys are ignored, as KIP-708 says.
@@ -74,7 +78,7 @@ def tag_layout(state: ApplicationState) -> TagLayout:
         }
         notes = _uncarried(configured, values) + rack_tag_mismatches(state)
         return _layout(TagSource.TAGS, configured, values, notes)
-    if clients and all(c.rack_id for c in clients.values()):
+    if state.configs.standby_rack_spread and clients and all(c.rack_id for c in clients.values()):
         values = {pid: (c.rack_id,) for pid, c in clients.items()}
         return _layout(TagSource.RACK, (RACK_TAG,), values, ())
     return TagLayout(TagSource.NONE, (), {pid: () for pid in clients}, ())

@@ -20,8 +20,10 @@ KAFKA_NAMES = {
     "rack.aware.assignment.strategy": "rack_aware_strategy",
     "rack.aware.assignment.traffic_cost": "traffic_cost",
     "rack.aware.assignment.non_overlap_cost": "non_overlap_cost",
+    "kassign.standby.rack.spread": "standby_rack_spread",
 }
-"""Kafka Streams' config names (``StreamsConfig``) and the ``AssignmentConfigs`` field each sets."""
+"""Kafka Streams' config names (``StreamsConfig``) and the ``AssignmentConfigs`` field each sets;
+``kassign.*`` ones are kassign's own, named as the Streams plug-in reads them (docs/java.md)."""
 
 _FIELDS = pb.AssignmentConfigs.DESCRIPTOR.fields_by_name
 

@@ -292,7 +292,9 @@ def _standby_case(tags: bool):
         client(3, "c", **zone("z1")),
         client(4, "a", **zone("z2")),
     ]
-    extra = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
+    extra: dict[str, object] = (
+        {"rack_aware_assignment_tags": ("zone",)} if tags else {"standby_rack_spread": True}
+    )
     state = state_of(tasks, clients, num_standby_replicas=1, **extra)
     active = {pid(0): frozenset({TaskId(0, 0)})}
     standby = {pid(1): frozenset({TaskId(0, 0)}), pid(4): frozenset()}
@@ -330,7 +332,9 @@ def _diversity_case(tags: bool):
         client(3, "c", zone="z1"),
         client(4, "a", zone="z2"),
     ]
-    extra = {"rack_aware_assignment_tags": ("zone",)} if tags else {}
+    extra: dict[str, object] = (
+        {"rack_aware_assignment_tags": ("zone",)} if tags else {"standby_rack_spread": True}
+    )
     state = state_of(tasks, clients, num_standby_replicas=1, **extra)
     active = {pid(0): frozenset({TaskId(0, 1)}), pid(4): frozenset({TaskId(0, 2)})}
     standby = {pid(1): frozenset({TaskId(0, 1)}), pid(3): frozenset({TaskId(0, 2)})}
@@ -345,7 +349,8 @@ def test_standby_never_loses_tag_diversity_for_cheaper_traffic() -> None:
     assert result == {p: standby.get(p, frozenset()) for p in state.clients}
     assert diag.cross_rack_cost_after == diag.cross_rack_cost_before == 2
     assert diag.rack_optimisation == "optimal" and not diag.solver_fallback  # not a fallback
-    # With no tags the rack is the tag: moving to a third rack keeps two racks per task, so it may.
+    # With no tags and standby_rack_spread the rack is the tag: moving to a third rack keeps two
+    # racks per task, so it may.
     state, active, standby = _diversity_case(tags=False)
     result, diag = optimize_standby_tasks(
         state, active, standby, traffic_cost=10, non_overlap_cost=0

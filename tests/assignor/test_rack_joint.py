@@ -420,7 +420,8 @@ def test_threads_decide_balance_and_no_follow_up_without_caught_up_clients() -> 
 
 
 def test_standbys_change_class_only_where_the_task_keeps_its_spread() -> None:
-    """Racks a (clients 0-2) and b (3-4), no tags, so the rack is the spread key. Task 0_0
+    """Racks a (clients 0-2) and b (3-4), no tags, ``standby_rack_spread``, so the rack is the
+    spread key. Task 0_0
     runs on rack a with both standbys on b; task 0_1 runs on rack a with both standbys on a.
     Their changelogs are local to a and b. Swapping all four standbys costs nothing but leaves
     0_0 on one rack: the first solve finds it, 0_0 is locked to its classes, the second solve
@@ -432,7 +433,9 @@ def test_standbys_change_class_only_where_the_task_keeps_its_spread() -> None:
         [t0, t1],
         clients,
         AssignmentConfigs(
-            rack_aware_strategy=RackAwareStrategy.MIN_TRAFFIC, num_standby_replicas=2
+            rack_aware_strategy=RackAwareStrategy.MIN_TRAFFIC,
+            num_standby_replicas=2,
+            standby_rack_spread=True,
         ),
     )
     pids = list(state.clients)

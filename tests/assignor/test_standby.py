@@ -253,17 +253,35 @@ def test_least_loaded_fallback_when_tags_cannot_tell_clients_apart() -> None:
     assert result.notes == ()
 
 
-def test_racks_stand_in_for_tags_like_a_zone_tag() -> None:
+def _racked(**configs: object) -> ApplicationState:
+    """Nine clients on three racks, six stateful tasks, two standbys each, no tags."""
     actives = {1: [T00, T10], 2: [T01, T11], 3: [T02, T12]}
-    six = tasks("0_0 0_1 0_2 1_0 1_1 1_2")
-    racked = state(
+    return state(
         [
             client(i, threads=2, rack=f"r{(i - 1) % 3 + 1}", active=actives.get(i, ()))
             for i in range(1, 10)
         ],
-        six,
+        tasks("0_0 0_1 0_2 1_0 1_1 1_2"),
         num_standby_replicas=2,
+        **configs,
     )
+
+
+def test_racks_are_ignored_by_default_as_kafka_ignores_them() -> None:
+    """Without ``standby_rack_spread`` standbys go least loaded whatever the racks (issue 27)."""
+    racked = _racked()
+    unracked = replace(
+        racked, clients={p: replace(c, rack_id=None) for p, c in racked.clients.items()}
+    )
+    by_load = assign_standby_tasks(racked, _actives(racked))
+    assert by_load == assign_standby_tasks(unracked, _actives(unracked))
+    assert any((p - 1) % 3 == 0 for p in _holders(by_load, T00))  # a standby on T00's rack
+
+
+def test_racks_stand_in_for_tags_like_a_zone_tag() -> None:
+    actives = {1: [T00, T10], 2: [T01, T11], 3: [T02, T12]}
+    six = tasks("0_0 0_1 0_2 1_0 1_1 1_2")
+    racked = _racked(standby_rack_spread=True)
     tagged = state(
         [
             client(i, threads=2, tags={"zone": f"r{(i - 1) % 3 + 1}"}, active=actives.get(i, ()))

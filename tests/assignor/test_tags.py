@@ -27,15 +27,25 @@ def test_configured_keys_only_and_in_configured_order() -> None:
     assert layout.distinct == (1, 2)
 
 
+RACKED = [client(1, rack="r1"), client(2, rack="r2"), client(3, rack="r1")]
+
+
 def test_rack_is_the_tag_when_no_tags_are_configured_and_every_client_has_one() -> None:
-    layout = tag_layout(state([client(1, rack="r1"), client(2, rack="r2"), client(3, rack="r1")]))
+    layout = tag_layout(state(RACKED, standby_rack_spread=True))
     assert layout.source is TagSource.RACK
     assert layout.values[pid(3)] == ("r1",)
     assert layout.distinct == (2,)
 
 
+def test_racks_are_no_tag_unless_standby_rack_spread_is_set() -> None:
+    """Kafka's assignors never hand racks to standby placement: off by default (issue 27)."""
+    layout = tag_layout(state(RACKED))
+    assert layout.source is TagSource.NONE
+    assert not layout.tag_aware
+
+
 def test_no_awareness_when_a_client_lacks_a_rack() -> None:
-    layout = tag_layout(state([client(1, rack="r1"), client(2)]))
+    layout = tag_layout(state([client(1, rack="r1"), client(2)], standby_rack_spread=True))
     assert layout.source is TagSource.NONE
     assert not layout.tag_aware
 

@@ -28,6 +28,7 @@ def test_kafkas_names_and_the_contracts_set_the_same_fields() -> None:
         "rack.aware.assignment.strategy=min_traffic",
         "rack.aware.assignment.traffic_cost=10",
         "rack.aware.assignment.non_overlap_cost=1",
+        "kassign.standby.rack.spread=true",
     )
     ours = _configs(
         "num_standby_replicas=2",
@@ -38,6 +39,7 @@ def test_kafkas_names_and_the_contracts_set_the_same_fields() -> None:
         "rack_aware_strategy=RACK_AWARE_STRATEGY_MIN_TRAFFIC",
         "traffic_cost=10",
         "non_overlap_cost=1",
+        "standby_rack_spread=true",
     )
     assert kafka == ours
     assert kafka.num_standby_replicas == 2 and list(kafka.rack_aware_assignment_tags) == [
@@ -45,6 +47,7 @@ def test_kafkas_names_and_the_contracts_set_the_same_fields() -> None:
         "cluster",
     ]
     assert kafka.rack_aware_strategy == pb.RACK_AWARE_STRATEGY_MIN_TRAFFIC
+    assert kafka.HasField("standby_rack_spread") and kafka.standby_rack_spread
     assert {f.name for f, _ in kafka.ListFields()} >= set(KAFKA_NAMES.values())
 
 
@@ -65,6 +68,10 @@ def test_a_later_pair_wins_and_a_list_replaces_the_requests() -> None:
         ("num.standby.replica=1", "--config num.standby.replica: no such config"),
         ("num.standby.replicas", "expected KEY=VALUE"),
         ("num.standby.replicas=two", "numStandbyReplicas"),
+        (
+            "kassign.standby.rack.spread=yes",
+            "kassign.standby.rack.spread=yes: expected true or false",
+        ),
     ],
 )
 def test_a_bad_pair_is_refused_naming_it(pair: str, said: str) -> None:

@@ -20,7 +20,6 @@ __all__ = [
     "GHZ_DATA",
     "Outcome",
     "differences",
-    "for_kassign",
     "ghz_request",
     "kafka_outcome",
     "kassign_outcome",
@@ -52,17 +51,6 @@ def kassign_outcome(request: pb.AssignRequest) -> Outcome:
         standby={c.process_id: _ids(c.standby_tasks) for c in response.clients},
         followup=any(c.followup_rebalance_deadline_ms for c in response.clients),
     )
-
-
-def for_kassign(request: pb.AssignRequest) -> pb.AssignRequest:
-    """``request`` as Kafka's HA assignor sees it: consumers' rack ids cleared, since Kafka never
-    lets a rack steer its HA standbys (module docstring) while kassign takes it as a tag."""
-    copy = pb.AssignRequest()
-    copy.CopyFrom(request)
-    for member in copy.members:
-        if member.HasField("subscription"):  # the oracle reads structured subscriptions only
-            member.subscription.ClearField("rack_id")
-    return copy
 
 
 def ghz_request(name: str) -> pb.AssignRequest:

@@ -268,7 +268,8 @@ def group(seed: int) -> Group:
 def large_group(seed: int) -> Group:
     """A load-test-sized group (as ``bench/ghz/data``): 8-40 clients of 1-8 threads, each with a
     rack id half the time, 2-6 sub-topologies of 33-200 partitions (at most ~1,200 tasks), 1-2
-    standbys, no tags. Racks never steer Kafka's HA standbys; see the test's ``for_kassign``."""
+    standbys, no tags. Racks never steer Kafka's HA standbys, nor kassign's unless the request sets
+    ``standby_rack_spread``."""
     rng = random.Random(seed)
     racks = [f"rack-{r}" for r in "abc"] if rng.random() < 0.5 else []
     clients = [

@@ -15,11 +15,12 @@ not worse; the tag spread says which side spread better. Balance is reported, no
   takes over all the group's clients (a client without the tag counts as the value ``""``). That
   is: a task counts when two of its replicas share a value although the group has a value to
   spare. Keys are counted independently, so a group where zone and cluster are tied may not let
-  every task spread on both: both sides pay that alike. Without tag keys, when every client has
-  a rack, the rack is the one key: kassign then keeps a task's replicas on different racks where
-  it can (KIP-925 C and D; docs/assignors.md, Racks as tags), which Kafka's high-availability
-  assignor does not (it hands its standby assignor no racks), so the spread says what that
-  promise costs. Otherwise it is 0.
+  every task spread on both: both sides pay that alike. Without tag keys, when the request sets
+  ``standby_rack_spread`` and every client has a rack, the rack is the one key: kassign then
+  keeps a task's replicas on different racks where it can (KIP-925 C and D; docs/assignors.md,
+  Racks as tags), which Kafka's high-availability assignor does not (it hands its standby
+  assignor no racks), so the spread says what that option costs. Otherwise it is 0: by default
+  kassign, like Kafka, does not spread standbys over racks, and both sides are held to traffic.
 - ``thread_spread``: the most minus the fewest active tasks per thread over the clients.
 """
 
@@ -44,6 +45,7 @@ class GroupView:
     threads: Mapping[str, int]
     tags: Mapping[str, Mapping[str, str]]
     tag_keys: tuple[str, ...]
+    rack_spread: bool
     sources: Mapping[str, tuple[frozenset[str], ...]]
     changelogs: Mapping[str, tuple[frozenset[str], ...]]
     stateful: frozenset[str]
@@ -70,6 +72,7 @@ class GroupView:
             threads=threads,
             tags=tags,
             tag_keys=tuple(request.configs.rack_aware_assignment_tags),
+            rack_spread=request.configs.standby_rack_spread,
             sources=sources,
             changelogs=changelogs,
             stateful=frozenset(_task_id(t.id) for t in request.tasks if t.stateful),
@@ -141,10 +144,11 @@ _RACK_KEY = "\0rack"
 
 
 def _spread_keys(view: GroupView) -> tuple[Mapping[str, Mapping[str, str]], tuple[str, ...]]:
-    """The tags and keys replicas should spread over: the configured ones, else the rack."""
+    """The tags and keys replicas should spread over: the configured ones, else the rack when
+    the request asks for it (``standby_rack_spread``)."""
     if view.tag_keys:
         return view.tags, view.tag_keys
-    if view.rack and all(view.rack.values()):
+    if view.rack_spread and view.rack and all(view.rack.values()):
         return {p: {_RACK_KEY: r} for p, r in view.rack.items()}, (_RACK_KEY,)
     return {}, ()
 

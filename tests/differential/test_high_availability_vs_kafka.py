@@ -22,13 +22,13 @@ Compared differently on purpose (docs/assignors.md):
   standbys land elsewhere, and the loads then steer later phases. The groups where this shows
   are listed in ``EXCLUDED``, each checked to still differ, so a fix shows up as a failure
   asking to empty the list. (Walking Kafka's HashMap order there made all 300 groups agree.)
-- rack ids without tags: kassign's standby placement then takes the rack as the one KIP-708 tag
-  (KIP-925 section D, ``assignor/streams/tags.py``); Kafka's ``HighAvailabilityTaskAssignor``
-  builds its standby assignor with ``StandbyTaskAssignorFactory.create(configs, null)`` (3.8.1,
-  4.3.1), so without ``rack.aware.assignment.tags`` it always uses the least-loaded
-  ``DefaultStandbyTaskAssignor`` and no rack reaches standby placement. kassign is therefore
-  compared on the request with its rack ids cleared (``for_kassign``), and
-  ``test_rack_ids_still_steer_kassigns_standbys`` checks the difference is still there.
+
+Rack ids without tags are compared as they are: Kafka's ``HighAvailabilityTaskAssignor`` builds
+its standby assignor with ``StandbyTaskAssignorFactory.create(configs, null)`` (3.8.1, 4.3.1), so
+no rack reaches its standby placement, and kassign's ignores racks too unless
+``standby_rack_spread`` is set (``assignor/streams/tags.py``; until issue 27 it was on, and the
+racks were cleared here). ``test_standby_rack_spread_keeps_the_old_answer`` checks the option
+still spreads standbys over racks where that changes the answer.
 
 Besides the 300 groups: ``LARGE_GROUPS`` load-test-sized ones (``groups.large_group``: 33-200
 partitions per sub-topology, up to 8 threads, rack ids on every client half the time) and the
@@ -40,11 +40,11 @@ Run alone: ``.venv/bin/python -m pytest -q tests/differential``.
 from __future__ import annotations
 
 import pytest
+from kassign.v1 import assignment_pb2 as pb
 
 from tests.differential import kafka_oracle
 from tests.differential.compare import (
     differences,
-    for_kassign,
     ghz_request,
     kafka_outcome,
     kassign_outcome,
@@ -57,7 +57,8 @@ LARGE_GROUPS = 8
 LARGE_FIRST_SEED = 442_000
 GHZ_GROUPS = ("group_12", "group_200", "group_2000")
 RACK_DIFFERS = {"group_200", "group_2000"}
-"""ghz groups whose answer changes with rack ids (every client has one, no tags configured)."""
+"""ghz groups whose answer changes with ``standby_rack_spread`` (every client has a rack id, no
+tags configured, more clients than racks)."""
 
 _HASHMAP_FALLBACK = "KIP-708 tags left replicas unplaced: Kafka places them walking a HashMap, kassign in task order"
 EXCLUDED: dict[int, str] = {
@@ -103,7 +104,7 @@ def test_high_availability_matches_kafka(kafka_classpath: str, groups: list[Grou
     for g, answer in zip(groups, kafka, strict=True):
         theirs = kafka_outcome(answer)
         followups += theirs.followup
-        diff = differences(kassign_outcome(for_kassign(g.request)), theirs)
+        diff = differences(kassign_outcome(g.request), theirs)
         if g.seed in EXCLUDED:
             if diff:
                 still_excluded.add(g.seed)
@@ -148,21 +149,30 @@ def test_large_and_ghz_groups_match_kafka(kafka_classpath: str, large_groups: li
     failures = [
         "\n".join([name, *diff])
         for name, request, answer in zip(names, requests, kafka, strict=True)
-        if (diff := differences(kassign_outcome(for_kassign(request)), kafka_outcome(answer)))
+        if (diff := differences(kassign_outcome(request), kafka_outcome(answer)))
     ]
     assert not failures, f"{len(failures)} of {len(requests)} differ:\n" + "\n".join(failures)
 
 
+def _spread_over_racks(request: pb.AssignRequest) -> pb.AssignRequest:
+    copy = pb.AssignRequest()
+    copy.CopyFrom(request)
+    copy.configs.standby_rack_spread = True
+    return copy
+
+
 @pytest.mark.slow
-def test_rack_ids_still_steer_kassigns_standbys(kafka_classpath: str) -> None:
-    """The documented difference, checked to be real: with rack ids kept, kassign's standbys
-    (and the actives the standbys' loads steer) differ from Kafka's on the ghz groups where
-    every client has a rack and there are more clients than racks. If kassign drops racks as
-    tags for this assignor, this fails: then remove ``for_kassign`` and this test."""
+def test_standby_rack_spread_keeps_the_old_answer(kafka_classpath: str) -> None:
+    """The option does what docs/rack-aware.md says: with ``standby_rack_spread`` kassign's
+    standbys (and the actives the standbys' loads steer) leave Kafka's least-loaded answer on
+    the ghz groups where every client has a rack and there are more clients than racks; with
+    three clients on three racks (group_12) the spread and the least-loaded choice coincide."""
     kafka = kafka_oracle.run(kafka_classpath, [ghz_request(n) for n in GHZ_GROUPS])
     differing = {
         name
         for name, answer in zip(GHZ_GROUPS, kafka, strict=True)
-        if differences(kassign_outcome(ghz_request(name)), kafka_outcome(answer))
+        if differences(
+            kassign_outcome(_spread_over_racks(ghz_request(name))), kafka_outcome(answer)
+        )
     }
     assert differing == RACK_DIFFERS

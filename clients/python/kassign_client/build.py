@@ -53,6 +53,7 @@ class ConfigValues(TypedDict, total=False):
     traffic_cost: int
     non_overlap_cost: int
     assignment_time_budget_ms: int
+    standby_rack_spread: bool
 
 
 _STRATEGIES = {

@@ -137,4 +137,5 @@ def decode_configs(
         traffic_cost=_optional_cost(configs, "traffic_cost"),
         non_overlap_cost=_optional_cost(configs, "non_overlap_cost"),
         assignment_time_budget_ms=_budget(configs, default_budget_ms, budget_cap_ms),
+        standby_rack_spread=configs.standby_rack_spread,
     )

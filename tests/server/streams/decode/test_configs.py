@@ -19,6 +19,7 @@ def test_defaults_are_kafkas() -> None:
     assert (configs.num_standby_replicas, configs.probing_rebalance_interval_ms) == (0, 600_000)
     assert configs.rack_aware_strategy is RackAwareStrategy.NONE
     assert configs.traffic_cost is None and configs.assignment_time_budget_ms is None
+    assert configs.standby_rack_spread is False  # Kafka's behaviour: racks are no standby tag
 
 
 def test_set_configs_are_kept() -> None:
@@ -34,6 +35,7 @@ def test_set_configs_are_kept() -> None:
         traffic_cost=0,
         non_overlap_cost=3,
         assignment_time_budget_ms=250,
+        standby_rack_spread=True,
     )
     c = decode_request(req, now_ms=0, default_budget_ms=999).state.configs
     assert (
@@ -45,3 +47,4 @@ def test_set_configs_are_kept() -> None:
     assert c.rack_aware_assignment_tags == ("zone",)
     assert c.rack_aware_strategy is RackAwareStrategy.MIN_TRAFFIC
     assert (c.traffic_cost, c.non_overlap_cost, c.assignment_time_budget_ms) == (0, 3, 250)
+    assert c.standby_rack_spread is True

@@ -110,6 +110,15 @@ public final class RequestBuilder {
         return this;
     }
 
+    /**
+     * With no tag keys, spread standbys over the clients' racks (kassign's own option; Kafka's
+     * assignors never do, so it is off unless set).
+     */
+    public RequestBuilder standbyRackSpread(final boolean spread) {
+        configs.setStandbyRackSpread(spread);
+        return this;
+    }
+
     public AssignRequest build() {
         final List<ClientSpec> sortedClients = new ArrayList<>(clients);
         sortedClients.sort(Comparator.comparing(ClientSpec::processId));

@@ -1,5 +1,6 @@
 package io.kassign.streams;
 
+import static io.kassign.plugin.ConfigValues.bool;
 import static io.kassign.plugin.ConfigValues.number;
 import static io.kassign.plugin.ConfigValues.text;
 
@@ -29,6 +30,7 @@ import org.apache.kafka.common.config.ConfigException;
  * <tr><td>kassign.assignment.time.budget.ms</td><td>half the deadline</td><td>the solver's budget; below the deadline</td></tr>
  * <tr><td>kassign.fallback.followup.delay.ms</td><td>60000</td><td>follow-up rebalance after a fallback</td></tr>
  * <tr><td>kassign.group.id</td><td>application.id</td><td>the group id sent (metrics and logs on both sides)</td></tr>
+ * <tr><td>kassign.standby.rack.spread</td><td>false</td><td>with no rack.aware.assignment.tags, spread standbys over racks (not Kafka's behaviour)</td></tr>
  * </table>
  *
  * <p>Why the budget defaults to half the deadline: the server stops optimising when the budget is
@@ -48,7 +50,8 @@ public record AssignorSettings(
         Optional<String> assignor,
         long timeBudgetMs,
         Duration fallbackFollowupDelay,
-        String groupId) {
+        String groupId,
+        boolean standbyRackSpread) {
 
     public static final String TARGET = Connection.TARGET;
     public static final String DEADLINE_MS = Connection.DEADLINE_MS;
@@ -62,6 +65,8 @@ public record AssignorSettings(
     public static final String TIME_BUDGET_MS = Connection.TIME_BUDGET_MS;
     public static final String FALLBACK_FOLLOWUP_DELAY_MS = "kassign.fallback.followup.delay.ms";
     public static final String GROUP_ID = "kassign.group.id";
+    /** Sent as AssignmentConfigs.standby_rack_spread, and only when true (unset: Kafka's way). */
+    public static final String STANDBY_RACK_SPREAD = "kassign.standby.rack.spread";
     /** Kafka Streams' application.id, the consumer group id, used when kassign.group.id is unset. */
     public static final String APPLICATION_ID = "application.id";
 
@@ -95,7 +100,8 @@ public record AssignorSettings(
                 budgetMs,
                 Duration.ofMillis(number(configs, FALLBACK_FOLLOWUP_DELAY_MS, 0)
                         .orElse(DEFAULT_FALLBACK_FOLLOWUP_DELAY_MS)),
-                text(configs, GROUP_ID).or(() -> text(configs, APPLICATION_ID)).orElse(""));
+                text(configs, GROUP_ID).or(() -> text(configs, APPLICATION_ID)).orElse(""),
+                bool(configs, STANDBY_RACK_SPREAD));
     }
 
     /** The connection part: what the shared channel depends on. */

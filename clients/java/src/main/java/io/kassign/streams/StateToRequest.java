@@ -261,6 +261,9 @@ final class StateToRequest {
         configs.rackAwareTrafficCost().ifPresent(request::trafficCost);
         configs.rackAwareNonOverlapCost().ifPresent(request::nonOverlapCost);
         settings.assignor().ifPresent(request::assignor);
+        if (settings.standbyRackSpread()) {
+            request.standbyRackSpread(true);
+        }
         request.assignmentTimeBudgetMs(settings.timeBudgetMs());
     }
 

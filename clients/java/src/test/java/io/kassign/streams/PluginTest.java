@@ -128,8 +128,20 @@ final class PluginTest {
         isTrue(!request.getConfigs().hasNonOverlapCost(), "unset non-overlap cost stays unset");
         equal("sticky", request.getConfigs().getAssignor(), "assignor from kassign.assignor");
         equal(250L, request.getConfigs().getAssignmentTimeBudgetMs(), "time budget");
+        isTrue(!request.getConfigs().hasStandbyRackSpread(), "standby rack spread unset: Kafka's behaviour");
         equal(request, convert(sampleApp(), Map.of("application.id", "orders-app", "kassign.assignor", "sticky",
                 "kassign.assignment.time.budget.ms", 250)), "deterministic");
+    }
+
+    @Test
+    @DisplayName("kassign.standby.rack.spread reaches the request's configs")
+    void standbyRackSpread() {
+        isTrue(convert(sampleApp(), Map.of("kassign.standby.rack.spread", "true"))
+                .getConfigs().getStandbyRackSpread(), "set from a properties string");
+        isTrue(convert(sampleApp(), Map.of("kassign.standby.rack.spread", true))
+                .getConfigs().getStandbyRackSpread(), "set from a boolean");
+        isTrue(!convert(sampleApp(), Map.of("kassign.standby.rack.spread", "false"))
+                .getConfigs().hasStandbyRackSpread(), "false is sent as unset");
     }
 
     /** KIP-441's lag rule, as the service applies it to offset sums. */

@@ -1,0 +1,64 @@
+"""The high-availability assignor's index space and the scratch form of its holdings.
+
+Why apart from the phases: every phase (``high_availability``, ``ha_phases``, ``ha_exchange``)
+reads clients and tasks by position, so the numbering is built once, here, and shared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.holders import compact
+from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+
+__all__ = ["Holdings", "Layout", "settled"]
+
+Holdings = list[set[int]]
+"""Per client index, a set of task indices: the scratch form of one kind of assignment."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Index space, built once: clients in process order, stateful and stateless tasks sorted."""
+
+    clients: tuple[ProcessId, ...]
+    capacities: tuple[int, ...]
+    stateful: tuple[TaskId, ...]
+    stateless: tuple[TaskId, ...]
+    numbers: tuple[int, ...]
+    """``0..len(stateful)-1``, one int object each, shared by every holding (issue 16: a
+    position made afresh for each holding costs 28 bytes each time)."""
+
+    @staticmethod
+    def of(state: ApplicationState) -> Layout:
+        clients = tuple(sorted(state.clients, key=process_key))
+        # a client always has a consumer; guard anyway so a load is never a division by zero
+        capacities = tuple(max(1, state.clients[c].num_threads) for c in clients)
+        stateful = tuple(sorted(state.stateful_tasks))
+        stateless = tuple(sorted(state.stateless_tasks))
+        return Layout(clients, capacities, stateful, stateless, tuple(range(len(stateful))))
+
+    def to_map(
+        self, holdings: Sequence[Iterable[int]], tasks: Sequence[TaskId]
+    ) -> dict[ProcessId, frozenset[TaskId]]:
+        return {
+            c: frozenset(tasks[t] for t in ts) for c, ts in zip(self.clients, holdings, strict=True)
+        }
+
+    def from_map(
+        self, assignment: Mapping[ProcessId, AbstractSet[TaskId]], tasks: Sequence[TaskId]
+    ) -> Holdings:
+        # One index for the call, let go after it (bisecting each task cost more: issue 24);
+        # its values are the layout's shared ints (issue 16).
+        number = dict(zip(tasks, self.numbers, strict=True))
+        return [compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
+
+
+def settled(held: Holdings, balanced: Sequence[list[int]], before: Sequence[list[int]]) -> Holdings:
+    """Each client's holdings after balancing: the set ``balance_over_threads`` kept for a
+    client it left as it was (most of them, and every one of a fresh group), a compact set of
+    the new list for the others (issue 24: not a second set of every task)."""
+    return [h if b == a else compact(b) for h, b, a in zip(held, balanced, before, strict=True)]

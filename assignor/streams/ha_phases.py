@@ -1,0 +1,152 @@
+"""The high-availability assignor's placing phases: stateful actives (1), standbys (2) and
+stateless actives (6), each balanced per thread and then rack-optimised when a strategy is set.
+
+Why apart from ``high_availability``: these phases place replicas from nothing; the assignor's
+module keeps the order of the phases, the KIP-441 movements and the answer's assembly.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import TYPE_CHECKING
+
+from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
+from kassign.assignor.streams.ha_layout import Holdings, Layout, settled
+from kassign.assignor.streams.holders import compact
+from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
+from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
+from kassign.assignor.streams.result import Diagnostics
+from kassign.assignor.streams.standby import named_placement, place_standby_indexed
+from kassign.assignor.streams.tags import tag_layout
+from kassign.assignor.streams.trace_ha import StandbyPhases
+
+if TYPE_CHECKING:
+    from kassign.assignor.streams.rack.replicas import RackTables
+
+__all__ = ["rack_aware", "rack_tables", "standbys", "stateful_actives", "stateless_actives"]
+
+
+def rack_tables(state: ApplicationState, layout: Layout) -> RackTables | None:
+    """The request's rack tables (``rack.replicas``), built once for every rack step that
+    reads integers; ``None`` without a strategy, stateful tasks or a rack on every client."""
+    if not rack_aware(state) or not layout.stateful:
+        return None
+    from kassign.assignor.streams.rack.replicas import RackTables  # numpy, with a strategy
+
+    return RackTables.of(state, layout.stateful)
+
+
+def rack_aware(state: ApplicationState) -> bool:
+    return state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
+
+
+def stateful_actives(
+    state: ApplicationState, layout: Layout, tables: RackTables | None
+) -> tuple[Holdings, Diagnostics, Holdings]:
+    """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back); the
+    guess before rack optimisation comes third (for an explanation)."""
+    guess = round_robin(len(layout.stateful), len(layout.clients), layout.numbers)
+    held = [compact(g) for g in guess]
+    balanced = balance_over_threads(
+        guess, [len(g) for g in guess], capacities=layout.capacities, held=held
+    )
+    active = settled(held, balanced, guess)
+    if not rack_aware(state) or not layout.stateful:
+        return active, Diagnostics(), active
+    if tables is not None:  # integers throughout (issue 24); the maps say why racks cannot help
+        from kassign.assignor.streams.ha_exchange import trim_guess
+
+        trimmed, diagnostics = trim_guess(state, layout, active, tables)
+        return trimmed, diagnostics, active
+    optimised, diagnostics = trim_actives(
+        state, layout.stateful, layout.to_map(active, layout.stateful), CostPhase.HIGH_AVAILABILITY
+    )
+    return layout.from_map(optimised, layout.stateful), diagnostics, active
+
+
+def standby_move_allowed(state: ApplicationState, layout: Layout) -> MoveAllowed | None:
+    """Tag-aware standbys only move between clients with the same tag values (Kafka's
+    ``isAllowedTaskMovement``), so balancing cannot undo their spread; otherwise any move."""
+    tags = tag_layout(state)
+    if not tags.tag_aware:
+        return None
+    values = [tags.values.get(c) for c in layout.clients]
+    return lambda source, target: values[source] == values[target]
+
+
+def standbys(
+    state: ApplicationState,
+    layout: Layout,
+    active: Holdings,
+    tables: RackTables | None,
+    *,
+    keep: bool,
+) -> tuple[Holdings, Diagnostics, StandbyPhases]:
+    """Phase 2: place, balance per thread, and rack-optimise the standby replicas; the first
+    two steps' holdings come third (for an explanation: with ``keep``)."""
+    if state.configs.num_standby_replicas <= 0 or not layout.stateful:
+        return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
+    optimise = rack_aware(state)
+    indexed = place_standby_indexed(
+        state, layout.clients, active, layout.stateful, numbers=layout.numbers
+    )
+    placed = [compact(ts) for ts in indexed.placed]
+    diagnostics = Diagnostics(notes=indexed.notes)
+    # only a trace reads the placement by id (issue 16: not held on otherwise)
+    kept = named_placement(state, layout.clients, layout.stateful, indexed) if keep else None
+    del indexed
+    movable = [sorted(s) for s in placed]
+    counts = [len(a) + len(s) for a, s in zip(active, placed, strict=True)]
+    balanced = balance_over_threads(
+        movable,
+        counts,
+        capacities=layout.capacities,
+        held=placed,  # updated in place; the actives, which never move here, checked beside
+        fixed=active,
+        allowed=standby_move_allowed(state, layout),
+    )
+    standby = settled(placed, balanced, movable)
+    del movable, placed
+    phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
+    if not optimise:
+        return standby, diagnostics, phases
+    if tables is not None:  # integers throughout (issue 24); the maps say why racks cannot help
+        from kassign.assignor.streams.ha_exchange import trim_placed
+
+        trimmed, rack_diagnostics = trim_placed(state, layout, (active, standby), tables)
+        return trimmed, diagnostics.merged(rack_diagnostics), phases
+    active_map = layout.to_map(active, layout.stateful)  # the rack pass reads it many times
+    optimised, rack_diagnostics = trim_standbys(
+        state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY
+    )
+    return (
+        layout.from_map(optimised, layout.stateful),
+        diagnostics.merged(rack_diagnostics),
+        phases,
+    )
+
+
+def stateless_actives(
+    state: ApplicationState, layout: Layout, stateful_active: Sequence[AbstractSet[int]]
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics, dict[ProcessId, frozenset[TaskId]]]:
+    """Phase 6: each stateless task to the client with the fewest actives per thread (before
+    rack optimisation: third, for an explanation).
+
+    Kafka's ``ConstrainedPrioritySet`` keyed by ``activeTaskLoad`` then process id: a heap.
+    """
+    counts = [len(a) for a in stateful_active]
+    heap = [(counts[i] / cap, i) for i, cap in enumerate(layout.capacities)]
+    heapq.heapify(heap)
+    placed: list[set[int]] = [set() for _ in layout.clients]
+    for task in range(len(layout.stateless)):
+        _, client = heapq.heappop(heap)
+        placed[client].add(task)
+        counts[client] += 1
+        heapq.heappush(heap, (counts[client] / layout.capacities[client], client))
+    assignment = layout.to_map(placed, layout.stateless)
+    if not rack_aware(state) or not layout.stateless:
+        return assignment, Diagnostics(), assignment
+    optimised, diagnostics = trim_actives(state, layout.stateless, assignment, CostPhase.STATELESS)
+    return {c: frozenset(optimised.get(c, ())) for c in layout.clients}, diagnostics, assignment

@@ -12,7 +12,9 @@ imported here, on the first rack-aware call, so a request without a strategy nev
 - ``optimise``: the two optimisations, their time budget and fallback;
 - ``problems``: the group as arrays (clients, tasks, racks, costs) for the two graphs;
 - ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``;
-- ``joint``: actives and standbys together, exchanging which replica of a task is active;
+- ``joint``: actives and standbys together, exchanging which replica of a task is active
+  (``joint_replicas`` the same on integers; ``candidates`` the moves it weighs,
+  ``circulation`` the solve that picks them);
 - ``measure``: Kafka's built-in cross-rack measure of an assignment, and the miss tables.
 """
 

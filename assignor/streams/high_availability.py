@@ -30,6 +30,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
 from kassign.assignor.streams.holders import compact, picked
@@ -222,6 +223,7 @@ def _client_assignment(
 ) -> KafkaStreamsAssignment:
     """``KafkaStreamsAssignment.of`` from positions: ``stateful`` is sorted, so sorting the
     positions sorts the ids (ints compare faster than ``TaskId`` tuples; issue 24)."""
+    checkpoint()
     active, standby = (picked(stateful, sorted(ts)) for ts in held)
     if stateless:
         active = tuple(sorted(active + tuple(stateless)))

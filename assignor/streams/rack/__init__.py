@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.costs import CostModel, CostPhase, resolve_costs
 from kassign.assignor.streams.result import Diagnostics
@@ -208,6 +209,7 @@ def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessI
     """Each task's previous active clients (several when more than one claims it)."""
     owners: dict[TaskId, set[ProcessId]] = {}
     for pid, client in state.clients.items():
+        checkpoint()
         for t in client.previous_active_tasks:
             owners.setdefault(t, set()).add(pid)
     return {t: frozenset(ps) for t, ps in owners.items()}

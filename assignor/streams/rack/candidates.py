@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
     ApplicationState,
     ProcessId,
@@ -174,6 +175,7 @@ def subtopology_bounds(
     held = np.zeros((len(keys), len(clients)), np.int64)
     sizes = np.zeros(len(keys), np.int64)
     for t, c in actives:
+        checkpoint()
         g = row.get(_key(t))
         if g is not None:
             held[g, c] += 1

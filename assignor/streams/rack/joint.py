@@ -20,7 +20,8 @@ is made that does not strictly lower the cost, and among the best sets the one w
 
 Here the two steps on maps of task ids (the sticky assignor's, and KIP-924 callers'); their
 candidates and what they keep live in ``candidates``, the circulation in ``circulation``, the
-same steps on integers (the high-availability assignor's) in ``joint_replicas``.
+same steps on integers (the high-availability assignor's) in ``joint_replicas``. The Python
+loops over pairs check the caller's deadline (``interrupt.checkpoint``), as each solve does.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
     ApplicationState,
     ProcessId,
@@ -123,6 +125,7 @@ def exchange_roles(
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
+        checkpoint()
         task, a, b = tasks[int(t_idx[i])], clients[int(source[i])], clients[int(target[i])]
         new_active[a].discard(task)
         new_standby[a].add(task)
@@ -190,6 +193,7 @@ def relocate_actives(
     owner = {t: pid for pid, ts in active.items() for t in ts}
     holders: dict[TaskId, list[ProcessId]] = {}
     for pid, ts in standby.items():
+        checkpoint()
         for t in ts:
             holders.setdefault(t, []).append(pid)
     keeps = spread_keeper(state)
@@ -221,6 +225,7 @@ def relocate_actives(
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
+        checkpoint()
         task = tasks[int(found.task[i])]
         new_active[clients[int(found.source[i])]].discard(task)
         new_active[clients[int(found.target[i])]].add(task)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy
 from kassign.assignor.streams.rack.candidates import (
     Candidates,
@@ -185,6 +186,7 @@ def _keeping_spread(
     for i, (a, b, lo, hi) in enumerate(
         zip(source.tolist(), target.tolist(), starts, ends, strict=True)
     ):
+        checkpoint()
         others = [clients[c] for c in held[lo:hi]]
         out[i] = keeps(clients[a], clients[b], others)
     return out

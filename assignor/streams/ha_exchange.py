@@ -321,7 +321,8 @@ def eligible(layout: HaLayout, index: CatchUpIndex) -> tuple[IntArray, IntArray]
     per_task: dict[int, Sequence[int]] = {}
     free: list[int] = []
     for i in range(len(layout.stateful)):
-        checkpoint()
+        if not i % 64:  # a check costs about a microsecond, a task here about one
+            checkpoint()
         n = index.num_caught_up(i)
         if 0 < n <= _WIDE:
             per_task[i] = index.caught_up(i)

@@ -186,7 +186,8 @@ def _keeping_spread(
     for i, (a, b, lo, hi) in enumerate(
         zip(source.tolist(), target.tolist(), starts, ends, strict=True)
     ):
-        checkpoint()
+        if not i % 64:
+            checkpoint()
         others = [clients[c] for c in held[lo:hi]]
         out[i] = keeps(clients[a], clients[b], others)
     return out

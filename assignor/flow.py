@@ -11,7 +11,10 @@ arrays plus supplies; this module owns everything solver-shaped about them:
 - any status but ``OPTIMAL`` raises ``SolverError`` naming the status;
 - where the solve runs is the process's choice (``use_runner``): OR-Tools holds the GIL for the
   whole solve, so a server hands large graphs to a helper process (``kassign.server.runtime
-  .solver``) and its other threads (health) keep running. The library alone solves in-process.
+  .solver``) and its other threads (health) keep running. The library alone solves in-process;
+- a solve cannot be interrupted, so ``solve`` runs the caller's ``interrupt.checkpoint`` before
+  and after each one (issue 27): a call past its deadline stops between two solves of a
+  sequence, and never waits past the solve it is in for the rest.
 
 Determinism: OR-Tools is deterministic for a given arc order; callers add arcs in a documented
 sorted order, so the same input always yields the same flows.
@@ -26,6 +29,7 @@ from typing import TypeAlias
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.errors import InvalidRequest, SolverError
+from kassign.assignor.interrupt import checkpoint
 from ortools.graph.python import min_cost_flow  # type: ignore[import-untyped]
 
 __all__ = [
@@ -200,9 +204,12 @@ def use_runner(runner: Runner) -> Runner:
 
 
 def solve(graph: FlowGraph) -> FlowSolution:
-    """Solve ``graph`` to optimality; any other outcome raises ``SolverError``."""
+    """Solve ``graph`` to optimality; any other outcome raises ``SolverError``. The caller's
+    check runs before the solve and after it (``interrupt.checkpoint``)."""
+    checkpoint()
     _check(graph)
     status, flows, cost = _runner(graph)
+    checkpoint()
     if status != "OPTIMAL":
         raise SolverError(status, "min-cost flow not solved to optimality")
     return FlowSolution(flows, cost)

@@ -7,6 +7,10 @@ back, and each step numbered, sorted and measured them again (most of a 100,000-
 ``min_traffic`` call, issue 24). Now the holdings become one ``Replicas`` and the request's rack
 tables are built once (``RackTables``); the steps (``rack.joint_replicas``,
 ``rack.optimise.optimize_standby_replicas``) give the map-based steps' answers.
+
+The caller's deadline (``interrupt.checkpoint``) is checked per client and per task in the
+Python loops here, and before and after each solve (``flow.solve``): the phase once ran for
+seconds past a deadline between two checks (issue 27).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Protocol
 
 import numpy as np
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.holders import compact, picked
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
@@ -111,7 +116,11 @@ class Numbering:
         counts = np.bincount(by_layout, minlength=self.state_of.size)
         numbers = self.layout.numbers
         parts = np.split(tasks[order], np.cumsum(counts)[:-1])
-        return [compact(picked(numbers, p.tolist())) for p in parts]
+        held = []
+        for p in parts:
+            checkpoint()
+            held.append(compact(picked(numbers, p.tolist())))
+        return held
 
 
 def toward_share(layout: HaLayout, loads: Sequence[int]) -> list[tuple[int, int]]:
@@ -295,6 +304,7 @@ def previous_codes(state: ApplicationState, tasks: Sequence[TaskId]) -> IntArray
             continue
         if position is None:
             position = dict(zip(tasks, range(len(tasks))))
+        checkpoint()
         for t in client.previous_active_tasks:
             p = position.get(t)
             if p is not None:
@@ -311,6 +321,8 @@ def eligible(layout: HaLayout, index: CatchUpIndex) -> tuple[IntArray, IntArray]
     per_task: dict[int, Sequence[int]] = {}
     free: list[int] = []
     for i in range(len(layout.stateful)):
+        if not i % 64:  # a check costs about a microsecond, a task here about one
+            checkpoint()
         n = index.num_caught_up(i)
         if 0 < n <= _WIDE:
             per_task[i] = index.caught_up(i)

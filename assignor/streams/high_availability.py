@@ -33,6 +33,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.ha_layout import Holdings, Layout
 from kassign.assignor.streams.ha_phases import (
     rack_aware,
@@ -170,6 +171,7 @@ def _client_assignment(
 ) -> KafkaStreamsAssignment:
     """``KafkaStreamsAssignment.of`` from positions: ``stateful`` is sorted, so sorting the
     positions sorts the ids (ints compare faster than ``TaskId`` tuples; issue 24)."""
+    checkpoint()
     active, standby = (picked(stateful, sorted(ts)) for ts in held)
     if stateless:
         active = tuple(sorted(active + tuple(stateless)))

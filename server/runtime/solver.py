@@ -17,6 +17,11 @@ the graph is solved here, as before.
 As with any ``spawn``, the helper imports the program's main module: it must guard its entry
 point (``kassign``'s command and ``python -m kassign.cli`` do).
 
+A call waits for its solve in slices of ``interrupt.CHECK_EVERY_SECONDS``, running its
+checkpoint between them (issue 27): a call whose deadline passes during a solve ends there, its
+solve taken off the helper's queue if it has not started, or left to finish unread (a solve
+cannot be interrupted) if it has; either way the call's thread is free at once.
+
 One helper: solves from several calls take turns, as they did on the GIL, so a worker still uses
 one core for them. A helper that dies (killed, out of memory) fails its solve with
 ``SolverError`` (the rack optimiser's fallback) and is replaced for the next one. It gets SIGTERM
@@ -31,13 +36,13 @@ import multiprocessing
 import os
 import signal
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing.shared_memory import SharedMemory
 
 import numpy as np
-from kassign.assignor import flow
+from kassign.assignor import flow, interrupt
 from kassign.assignor.errors import SolverError
 
 __all__ = ["OFFLOAD_ARCS", "HelperSolver"]
@@ -171,7 +176,21 @@ def _offloaded(
     for column, source in zip(columns, sources, strict=True):
         if source is not None:
             column[...] = source
-    status, cost = pool.submit(_solve_shared, block.name, nodes, arcs).result()
-    flows = np.array(columns[4]) if status == "OPTIMAL" else np.zeros(0, np.int64)
-    del columns
-    return status, flows, cost
+    del columns  # no view may be left if the wait below ends the call
+    status, cost = _waited(pool.submit(_solve_shared, block.name, nodes, arcs))
+    flows = np.array(_columns(block, nodes, arcs)[4]) if status == "OPTIMAL" else None
+    return status, np.zeros(0, np.int64) if flows is None else flows, cost
+
+
+def _waited(solving: Future[tuple[str, int]]) -> tuple[str, int]:
+    """The helper's answer, the caller's checkpoint run every ``CHECK_EVERY_SECONDS`` while
+    it waits; a check that ends the call takes the solve off the queue if it has not started."""
+    while True:
+        try:
+            return solving.result(timeout=interrupt.CHECK_EVERY_SECONDS)
+        except TimeoutError:
+            try:
+                interrupt.checkpoint()
+            except BaseException:
+                solving.cancel()
+                raise

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from hypothesis import given, settings
 from kassign.assignor.errors import Interrupted
+from kassign.assignor.flow import FlowGraph, Outcome, optimal_flows, use_runner
 from kassign.assignor.interrupt import checked, checkpoint
 from kassign.assignor.streams.api import run
+from kassign.assignor.streams.model import ApplicationState, RackAwareStrategy
 
 from tests.assignor.builders import app_states, client, state, tasks
+from tests.ops.serving import load_script
+
+RACK_STOP_CPU = 0.25
+"""CPU seconds a rack-aware call may run after its deadline: the solve it is in (about 40 ms
+here) and the step after it; before issue 27 the 10,000-task call below ran its whole joint
+stage and the rest of the call (80-170 ms at rest, seconds on heavier groups) and never
+stopped inside the assignor."""
 
 
 class Stop(Interrupted):
@@ -74,3 +84,52 @@ def test_a_check_that_never_stops_changes_nothing(group: object) -> None:
     with checked(lambda: calls.append(None), every=0):
         checked_result = run(group)  # type: ignore[arg-type]
     assert checked_result == run(group)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def rack_group() -> ApplicationState:
+    """``rack_aware_bench``'s 10,000 tasks x 1,000 clients (3 racks, a standby, tags),
+    ``min_traffic``: about 0.7 s of CPU, most of it after the first solve."""
+    bench = load_script("bench/rack_aware_bench.py")
+    group: ApplicationState = bench.make_state(10_000, 1_000, RackAwareStrategy.MIN_TRAFFIC)
+    return group
+
+
+class CpuDeadline:
+    """A deadline that expires while the ``expire_in``-th solve of the call runs (OR-Tools
+    cannot be interrupted: the solve is the rack phase's longest piece), as this thread's CPU
+    time; ``runner`` is the library's own solver, counted."""
+
+    def __init__(self, expire_in: int) -> None:
+        self.expire_in = expire_in
+        self.solves = 0
+        self.expired_at: float | None = None
+
+    def runner(self, graph: FlowGraph) -> Outcome:
+        self.solves += 1
+        if self.solves == self.expire_in:
+            self.expired_at = time.thread_time()
+        return optimal_flows(graph)
+
+    def check(self) -> None:
+        if self.expired_at is not None:
+            raise Stop("the deadline passed")
+
+
+def test_a_rack_aware_call_stops_promptly_when_its_deadline_passes_in_the_joint_stage(
+    rack_group: ApplicationState,
+) -> None:
+    """Issue 27: a ``min_traffic`` call ran on for seconds after its deadline; the rack path
+    had no checkpoint, so it stopped only at the next phase's. The deadline expires during the
+    call's third and last solve (phase 5, the joint stage's); the call must stop within
+    ``RACK_STOP_CPU`` of CPU after it, the rest of that solve included."""
+    deadline = CpuDeadline(expire_in=3)
+    previous = use_runner(deadline.runner)
+    try:
+        with checked(deadline.check, every=0), pytest.raises(Stop):
+            run(rack_group)
+        stopped = time.thread_time()
+    finally:
+        use_runner(previous)
+    assert deadline.solves == 3 and deadline.expired_at is not None
+    assert stopped - deadline.expired_at < RACK_STOP_CPU

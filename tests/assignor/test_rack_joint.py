@@ -31,14 +31,9 @@ from kassign.assignor.streams.model import (
     application_state,
 )
 from kassign.assignor.streams.rack import CostPhase, optimise
+from kassign.assignor.streams.rack.circulation import RoleProblem, solve_exchanges
 from kassign.assignor.streams.rack.costs import CostModel, resolve_costs
-from kassign.assignor.streams.rack.joint import (
-    Exchange,
-    RoleProblem,
-    exchange_roles,
-    relocate_actives,
-    solve_exchanges,
-)
+from kassign.assignor.streams.rack.joint import Exchange, exchange_roles, relocate_actives
 from kassign.assignor.streams.rack.optimise import optimize_standby_tasks as place_standbys
 from kassign.assignor.streams.sticky import StickyTaskAssignor
 

@@ -5,15 +5,19 @@ every health check on it timed out, and the heavy calls went on computing long a
 callers gave up. Now (``kassign.server.runtime.admission``, ``kassign.assignor.interrupt``) one
 ``kassign serve`` worker with 3 slots and a queue of 1:
 
-1. two heavy calls compute (each about 5 s of CPU alone, 4 s deadlines); small calls take the
-   third slot and are answered well within their 2 s deadlines;
+1. two heavy calls compute (each about 5 s of CPU alone, 4 s deadlines), the second a KIP-925
+   ``min_traffic`` one (``rack_heavy_request``: its rack steps and solves take most of it; its
+   deadline ``RACK_DEADLINE``, the last);
+   small calls take the third slot and are answered well within their 2 s deadlines;
 2. a third heavy call takes the last slot, a fourth waits in line, and the worker is saturated:
    health says NOT_SERVING for the server (readiness) and SERVING for ``kassign.workers``
    (liveness), the queue depth is 1, and a burst of ``SHED`` more heavy calls is shed with
    RESOURCE_EXHAUSTED at once, each within a second (issue 27 saw 2.4 s when solves held the
    GIL in the worker);
 3. every heavy call ends DEADLINE_EXCEEDED, and the worker's CPU time after the last deadline
-   stays near zero: the work stopped inside standby placement instead of running on;
+   stays near zero: the work stopped inside standby placement and the rack steps instead of
+   running on (issue 27: a rack-aware call ran seconds past its deadline, with no check in its
+   rack steps); the solver helper may finish the one solve it was in, unread (printed);
 4. throughout, every health check is answered within its 2 s deadline.
 
 The heavy request is tests/ops/serving.py's ``heavy_request``: 2,000 tasks over 100 clients with
@@ -51,6 +55,11 @@ pytestmark = pytest.mark.slow
 
 SERVE_ARGS = ("--max-workers", "3", "--max-queue", "1")
 HEAVY_DEADLINE = 4.0
+RACK_DEADLINE = 6.0
+"""The rack-aware heavy call's, the last of the saturation: its solver budget is half of it
+(``calls.BUDGET_SHARE``), 3 s, enough for its two solves (0.9M arcs each, 2.7 s by the
+budget's estimate: a shorter deadline would skip them); the call takes about 8 s alone
+(1.5 s of decoding), so at 6 s it is still assigning."""
 SMALL_DEADLINE = 2.0
 SHED = 8  # heavy calls sent at once to a saturated worker
 HEALTH_DEADLINE = 2.0
@@ -68,8 +77,25 @@ take a core of its own from the worker and the helper: on 2 cores, polling back 
 three processes compete and a check now and then waited 100 ms for a core, not for the GIL. A
 solve of about 1.4 s still sees over 100 checks."""
 STARTING = re.compile(r"worker 0 \(pid (\d+)\) starting")
+ENDED = re.compile(r"call ended: the (?:deadline passed|caller left) (\w+ \w+)")
+"""Where a call past its deadline stopped, as the worker logs it ("during assign": at a
+checkpoint inside the assignor; "before distribute": only once the assignor had finished)."""
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 SERVING = health_pb2.HealthCheckResponse.SERVING
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (a worker's: its solver helper and the spawn
+    context's resource tracker), from /proc."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended while listed
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def cpu_seconds(pid: int) -> float:
@@ -141,6 +167,7 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
     tmp_path: Path,
 ) -> None:
     heavy = heavy_request(tasks=2_000, clients=100, standbys=100)
+    rack = rack_heavy_request(tasks=6_000, clients=300)
     small = json_format.Parse((DATA / "group_12.json").read_text(), pb.AssignRequest())
     with (
         kassign_serve(tmp_path, *SERVE_ARGS, workers=1) as served,
@@ -160,8 +187,8 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
                 assert time.monotonic() < limit, f"queue depth never reached {depth}"
                 time.sleep(0.05)
 
-        # 1. two heavy calls compute; small calls are served beside them
-        heavy_calls = [send(heavy, HEAVY_DEADLINE) for _ in range(2)]
+        # 1. two heavy calls compute, one rack-aware; small calls are served beside them
+        heavy_calls = [send(heavy, HEAVY_DEADLINE), send(rack, RACK_DEADLINE)]
         time.sleep(0.5)
         small_answers = [send(small, SMALL_DEADLINE).result() for _ in range(4)]
         # 2. the last slot, then the line: saturated
@@ -174,8 +201,11 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
         # 3. every heavy call ends at its deadline; then the worker idles
         heavy_answers = [call.result() for call in heavy_calls]
         cpu_at_last_deadline = cpu_seconds(pid)
+        helpers = children(pid)
+        helpers_at_last_deadline = sum(map(cpu_seconds, helpers))
         time.sleep(2.0)
         cpu_after = cpu_seconds(pid) - cpu_at_last_deadline
+        helper_after = sum(map(cpu_seconds, helpers)) - helpers_at_last_deadline
         wait_for_queue(0)
         after_health = watch.check("")[1]
         watch.stop()
@@ -186,12 +216,15 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
             grpc_method="Assign",
         )
         late_small = send(small, SMALL_DEADLINE).result()
+    ended = ENDED.findall(served.log.read_text())
 
     print(
         f"small calls: {[round(a.seconds, 3) for a in small_answers]} s;"
         f" {SHED} shed after {[round(a.seconds, 3) for a in shed]} s; heavy calls ended after"
         f" {[round(a.seconds, 2) for a in heavy_answers]} s;"
-        f" worker CPU in the 2 s after the last deadline: {cpu_after:.2f} s;"
+        f" worker CPU in the 2 s after the last deadline: {cpu_after:.2f} s"
+        f" (its solver helper's: {helper_after:.2f} s);"
+        f" calls ended: {ended};"
         f" slowest of {len(watch.answers)} health checks:"
         f" {max(a.seconds for _, a, _ in watch.answers):.3f} s"
     )
@@ -202,6 +235,7 @@ def test_a_saturated_worker_answers_small_calls_and_probes_and_stops_heavy_work(
     assert saturated_health == {"": NOT_SERVING, WORKERS_SERVICE: SERVING}
     assert [a.code for a in heavy_answers] == [grpc.StatusCode.DEADLINE_EXCEEDED] * 4
     assert cpu_after < CPU_AFTER_DEADLINE_LIMIT
+    assert "before distribute" not in ended  # the rack steps stopped at their deadline
     assert watch.answers and all(a.code == grpc.StatusCode.OK for _, a, _ in watch.answers)
     assert all(status == SERVING for s, _, status in watch.answers if s == WORKERS_SERVICE)
     assert after_health == SERVING and late_small.code == grpc.StatusCode.OK

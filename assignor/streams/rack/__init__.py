@@ -12,7 +12,9 @@ imported here, on the first rack-aware call, so a request without a strategy nev
 - ``optimise``: the two optimisations, their time budget and fallback;
 - ``problems``: the group as arrays (clients, tasks, racks, costs) for the two graphs;
 - ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``;
-- ``joint``: actives and standbys together, exchanging which replica of a task is active;
+- ``joint``: actives and standbys together, exchanging which replica of a task is active
+  (``joint_replicas`` the same on integers; ``candidates`` the moves it weighs,
+  ``circulation`` the solve that picks them);
 - ``measure``: Kafka's built-in cross-rack measure of an assignment, and the miss tables.
 """
 
@@ -22,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.costs import CostModel, CostPhase, resolve_costs
 from kassign.assignor.streams.result import Diagnostics
@@ -206,6 +209,7 @@ def previous_actives(state: ApplicationState) -> dict[TaskId, frozenset[ProcessI
     """Each task's previous active clients (several when more than one claims it)."""
     owners: dict[TaskId, set[ProcessId]] = {}
     for pid, client in state.clients.items():
+        checkpoint()
         for t in client.previous_active_tasks:
             owners.setdefault(t, set()).add(pid)
     return {t: frozenset(ps) for t, ps in owners.items()}

@@ -17,69 +17,47 @@ The cost is Kafka's built-in measure (an active's source partitions, a standby's
 ``traffic_cost`` each with no replica in the client's rack) plus ``non_overlap_cost`` for each of
 the two replicas whose role changed; every exchange also costs one tie-break unit, so no exchange
 is made that does not strictly lower the cost, and among the best sets the one with the fewest.
+
+Here the two steps on maps of task ids (the sticky assignor's, and KIP-924 callers'); their
+candidates and what they keep live in ``candidates``, the circulation in ``circulation``, the
+same steps on integers (the high-availability assignor's) in ``joint_replicas``. The Python
+loops over pairs check the caller's deadline (``interrupt.checkpoint``), as each solve does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-import numpy as np
-from kassign.assignor.flow import ArcBlock, FlowGraph, IntArray, layout, solve
+from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
     ApplicationState,
     ProcessId,
     RackAwareStrategy,
     TaskId,
 )
-from kassign.assignor.streams.rack.int_sets import isin
+from kassign.assignor.streams.rack.candidates import (
+    Candidates,
+    spread_keeper,
+    subtopology_bounds,
+)
 from kassign.assignor.streams.rack.measure import miss_tables
 from kassign.assignor.streams.rack.problems import room_arrays
 from kassign.assignor.streams.result import TaskType
-from kassign.assignor.streams.tags import tag_layout
 
 __all__ = [
-    "Candidates",
     "Exchange",
-    "RoleProblem",
     "choose_exchanges",
     "choose_relocations",
     "exchange_roles",
     "relocate_actives",
-    "solve_exchanges",
-    "spread_keeper",
-    "subtopology_bounds",
 ]
 
 Assignment = Mapping[ProcessId, AbstractSet[TaskId]]
 MayLead = Callable[[TaskId, ProcessId], bool]
 """Whether a client may run a task's active (e.g. it is caught up on the task)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RoleProblem:
-    """Candidate exchanges as parallel arrays: task ``task[i]`` active on client ``source[i]``
-    may become active on ``target[i]`` (which holds a standby of it), for ``gain[i]`` less cost.
-
-    ``group[i]`` is the flow-conservation class of the task (its subtopology under
-    ``balance_subtopology``, else 0). ``may_lose[c]`` / ``may_gain[c]``: how many more actives
-    client ``c`` may give than it takes, and the reverse (``None``: none, counts are kept).
-    ``held[g, c]`` / ``bound[g, c]``: with several classes, how many tasks of class ``g`` client
-    ``c`` runs and may run; a client may then trade one class for another within the bounds
-    (``None``: every (class, client) count is kept). Rows are indexed by ``group`` values.
-    """
-
-    num_clients: int
-    task: IntArray
-    source: IntArray
-    target: IntArray
-    gain: IntArray
-    group: IntArray
-    may_lose: IntArray | None = None
-    may_gain: IntArray | None = None
-    held: IntArray | None = None
-    bound: IntArray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,48 +68,6 @@ class Exchange:
     standby: dict[ProcessId, frozenset[TaskId]]
     exchanged: int
     saved: int
-
-
-def solve_exchanges(p: RoleProblem) -> IntArray:
-    """Indices of the candidates to apply: a minimum-cost circulation, at most one per task."""
-    if p.task.size == 0 or not (p.gain > 0).any():
-        return np.zeros(0, np.int64)
-    tasks, task_node = np.unique(p.task, return_inverse=True)
-    groups, group_of = np.unique(p.group, return_inverse=True)
-    g_n, c_n, n = groups.size, p.num_clients, p.task.size
-    lay = layout(("slot", g_n * c_n), ("task", tasks.size))
-    t0 = lay.start("task")
-    first = np.zeros(tasks.size, np.int64)
-    first[task_node[::-1]] = np.arange(n)[::-1]
-    scale = n + 1
-    arcs: list[ArcBlock] = [
-        (group_of[first] * c_n + p.source[first], t0 + np.arange(tasks.size), 1, 0),
-        (t0 + task_node, group_of * c_n + p.target, 1, -p.gain * scale + 1),
-    ]
-    nodes = lay.num_nodes
-    mixes = p.held is not None and p.bound is not None
-    banks = p.may_lose is not None and p.may_gain is not None
-    if mixes and p.held is not None and p.bound is not None:
-        # A client's slots meet at a hub: a slot gives up to what it holds and takes up to its
-        # bound, so a client may trade one class for another at no cost of its own.
-        hubs, nodes = nodes + np.arange(c_n), nodes + c_n
-        slot_client = np.tile(np.arange(c_n), g_n)
-        slot_ids = np.arange(g_n * c_n)
-        give = p.held[groups].ravel()
-        take = np.maximum(p.bound[groups] - p.held[groups], 0).ravel()
-        arcs += [(hubs[slot_client], slot_ids, give, 0), (slot_ids, hubs[slot_client], take, 0)]
-    elif g_n == 1:
-        hubs = np.arange(c_n)  # one class: a client's slot is the client
-    else:
-        banks = False  # several classes whose counts are kept: nothing to lend
-    if banks and p.may_lose is not None and p.may_gain is not None:
-        # A bank lets a client give more actives than it takes (up to may_lose) and another
-        # take more than it gives (up to may_gain), at no cost of its own.
-        arcs += [(nodes, hubs, p.may_lose, 0), (hubs, nodes, p.may_gain, 0)]
-        nodes += 1
-    graph = FlowGraph.of(nodes, arcs, np.zeros(nodes, np.int64))
-    flows = solve(graph).flows[tasks.size : tasks.size + n]
-    return np.flatnonzero(flows > 0).astype(np.int64)
 
 
 def exchange_roles(
@@ -189,6 +125,7 @@ def exchange_roles(
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     new_standby = {pid: set(standby.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
+        checkpoint()
         task, a, b = tasks[int(t_idx[i])], clients[int(source[i])], clients[int(target[i])]
         new_active[a].discard(task)
         new_standby[a].add(task)
@@ -256,6 +193,7 @@ def relocate_actives(
     owner = {t: pid for pid, ts in active.items() for t in ts}
     holders: dict[TaskId, list[ProcessId]] = {}
     for pid, ts in standby.items():
+        checkpoint()
         for t in ts:
             holders.setdefault(t, []).append(pid)
     keeps = spread_keeper(state)
@@ -287,6 +225,7 @@ def relocate_actives(
     tasks = found.tasks
     new_active = {pid: set(active.get(pid, ())) for pid in clients}
     for i in chosen.tolist():
+        checkpoint()
         task = tasks[int(found.task[i])]
         new_active[clients[int(found.source[i])]].discard(task)
         new_active[clients[int(found.target[i])]].add(task)
@@ -319,178 +258,8 @@ def choose_relocations(
     return chosen, int((before - after)[chosen].sum())
 
 
-def spread_keeper(
-    state: ApplicationState,
-) -> Callable[[ProcessId, ProcessId, Sequence[ProcessId]], bool]:
-    """Whether moving an active from one client to another keeps its replicas' KIP-708 spread.
-
-    Per tag key (the rack when no tags are configured, ``tags.tag_layout``), the count of
-    distinct values over the task's clients must not drop, whether an unset tag counts as a
-    value or not: the old client's value is among the standbys' anyway, or the new client's is
-    not, and is unset only if the old one's was.
-    """
-    layout = tag_layout(state)
-    if not layout.tag_aware:
-        return lambda source, target, others: True
-    values = layout.values
-
-    def keeps(source: ProcessId, target: ProcessId, others: Sequence[ProcessId]) -> bool:
-        for k, (old, new) in enumerate(zip(values[source], values[target], strict=True)):
-            seen = {values[o][k] for o in others}
-            if old not in seen and (new in seen or (new is None and old is not None)):
-                return False
-        return True
-
-    return keeps
-
-
-@dataclass(frozen=True, slots=True)
-class Candidates:
-    """Candidate moves of actives, in the caller's order: candidate ``i`` takes task
-    ``tasks[task[i]]`` from client ``source[i]`` (its active's) to client ``target[i]``.
-    ``leaves[i]`` / ``returns[i]``: 1 where the source / target ran the task before (``None``
-    when no previous owners were given); ``positions``: ``tasks``' rows in the caller's list of
-    every task, for integer callers (``None`` for maps)."""
-
-    tasks: list[TaskId]
-    task: IntArray
-    source: IntArray
-    target: IntArray
-    leaves: IntArray | None
-    returns: IntArray | None
-    positions: IntArray | None = None
-
-    @staticmethod
-    def of(
-        state: ApplicationState,
-        owner: Mapping[TaskId, ProcessId],
-        pairs: Sequence[tuple[TaskId, ProcessId]],
-        previous: Mapping[TaskId, AbstractSet[ProcessId]] | None,
-    ) -> Candidates:
-        """``pairs`` of (task, target client); each task's source is its ``owner``."""
-        clients = list(state.clients)
-        index = {pid: i for i, pid in enumerate(clients)}
-        tasks = sorted({t for t, _ in pairs})  # TaskId's own order is Kafka's
-        row = {t: i for i, t in enumerate(tasks)}
-        task = np.array([row[t] for t, _ in pairs], np.int64)
-        source = np.array([index[owner[t]] for t, _ in pairs], np.int64)
-        target = np.array([index[pid] for _, pid in pairs], np.int64)
-        if previous is None:
-            return Candidates(tasks, task, source, target, None, None)
-        empty: frozenset[ProcessId] = frozenset()
-        owned = [previous.get(tasks[t], empty) for t in task.tolist()]
-        leaves = np.array([clients[a] in o for a, o in zip(source.tolist(), owned)], np.int64)
-        returns = np.array([clients[b] in o for b, o in zip(target.tolist(), owned)], np.int64)
-        return Candidates(tasks, task, source, target, leaves, returns)
-
-    @staticmethod
-    def of_positions(
-        tasks: Sequence[TaskId],
-        task: IntArray,
-        moves: tuple[IntArray, IntArray],
-        previous: IntArray,
-        n_clients: int,
-    ) -> Candidates:
-        """Candidates given as positions in ``tasks`` and (source, target) client indices;
-        ``previous``: each task's previous active clients as ``task * n_clients + client``."""
-        source, target = moves
-        used, row = np.unique(task, return_inverse=True)
-        leaves = isin(task * n_clients + source, previous).astype(np.int64)
-        returns = isin(task * n_clients + target, previous).astype(np.int64)
-        named = [tasks[i] for i in used.tolist()]
-        return Candidates(named, row.astype(np.int64), source, target, leaves, returns, used)
-
-    def solve(
-        self,
-        state: ApplicationState,
-        gain: IntArray,
-        room: tuple[IntArray, IntArray] | None,
-        bounds: tuple[IntArray, IntArray] | None,
-    ) -> IntArray:
-        """The candidates to apply for ``gain`` (``solve_exchanges``' circulation). ``room``:
-        per client, how many more actives it may give than take and take than give.
-        ``bounds``: under ``balance_subtopology``, the KIP-925 (held, bound) per (subtopology,
-        client) within which a client may trade one subtopology for another
-        (``subtopology_bounds``)."""
-        groups = _groups(state, self.tasks, self.task)
-        lose, take = room if room is not None else (None, None)
-        held, bound = bounds if bounds is not None else (None, None)
-        problem = RoleProblem(
-            len(state.clients),
-            self.task,
-            self.source,
-            self.target,
-            gain,
-            groups,
-            lose,
-            take,
-            held,
-            bound,
-        )
-        return solve_exchanges(problem)
-
-    def stickiness(self, non_overlap_cost: int, *, replicas: int) -> IntArray:
-        """What each candidate costs in stickiness.
-
-        Without previous owners: ``non_overlap_cost`` for each replica that changes client
-        (KIP-925's rule against the assignment given). With them: the objective is the traffic
-        plus ``non_overlap_cost`` for each active on a client that did not run it
-        (``moved.moved_counts``' definition), so a candidate pays it for taking a task off a
-        previous owner and earns it back for returning one there; moving a task between two
-        clients that did not run it costs nothing (both are caught up, neither was where it
-        ran).
-        """
-        if self.leaves is None or self.returns is None:
-            return np.full(self.source.size, replicas * non_overlap_cost, np.int64)
-        cost: IntArray = non_overlap_cost * (self.leaves - self.returns)
-        return cost
-
-
-def subtopology_bounds(
-    state: ApplicationState, tasks: list[TaskId], actives: Iterable[tuple[TaskId, int]]
-) -> tuple[IntArray, IntArray] | None:
-    """Under ``balance_subtopology``, per (subtopology of ``tasks``, numbered as ``_groups``
-    does; client): the actives held (``actives``: every (task, client index)), and KIP-925
-    4.B.II's bound with the client's share of the threads for its share of the tasks,
-    ceil(S[s] x threads[c] / all threads); ``None`` under other strategies.
-
-    Phase 1 bounds by the client's count in its balanced start, which is its thread share; the
-    joint stage may move counts toward that share, so the share is what stays fixed.
-    """
-    if state.configs.rack_aware_strategy is not RackAwareStrategy.BALANCE_SUBTOPOLOGY:
-        return None
-    keys = sorted({_key(t) for t in tasks})
-    row = {k: i for i, k in enumerate(keys)}
-    clients = list(state.clients)
-    held = np.zeros((len(keys), len(clients)), np.int64)
-    sizes = np.zeros(len(keys), np.int64)
-    for t, c in actives:
-        g = row.get(_key(t))
-        if g is not None:
-            held[g, c] += 1
-            sizes[g] += 1
-    threads = np.array([max(1, state.clients[p].num_threads) for p in clients], np.int64)
-    total = int(threads.sum())
-    bound: IntArray = (sizes[:, None] * threads[None, :] + total - 1) // total
-    return held, bound
-
-
 def _held(state: ApplicationState, active: Assignment) -> Iterator[tuple[TaskId, int]]:
     """Every active of ``active`` as (task, client index), for ``subtopology_bounds``."""
     for c, pid in enumerate(state.clients):
         for t in active.get(pid, ()):
             yield t, c
-
-
-def _key(t: TaskId) -> tuple[str, int]:
-    return (t.named_topology or "", t.subtopology)
-
-
-def _groups(state: ApplicationState, tasks: list[TaskId], t_idx: IntArray) -> IntArray:
-    """The conservation class per candidate: its subtopology under ``balance_subtopology``."""
-    if state.configs.rack_aware_strategy is not RackAwareStrategy.BALANCE_SUBTOPOLOGY:
-        return np.zeros(t_idx.size, np.int64)
-    keys = sorted({(t.named_topology or "", t.subtopology) for t in tasks})
-    number = {k: i for i, k in enumerate(keys)}
-    per_task = np.array([number[(t.named_topology or "", t.subtopology)] for t in tasks])
-    return per_task[t_idx].astype(np.int64)

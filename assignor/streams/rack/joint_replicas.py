@@ -17,15 +17,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy
-from kassign.assignor.streams.rack.int_sets import isin
-from kassign.assignor.streams.rack.joint import (
+from kassign.assignor.streams.rack.candidates import (
     Candidates,
-    choose_exchanges,
-    choose_relocations,
     spread_keeper,
     subtopology_bounds,
 )
+from kassign.assignor.streams.rack.int_sets import isin
+from kassign.assignor.streams.rack.joint import choose_exchanges, choose_relocations
 from kassign.assignor.streams.rack.measure import miss_tables
 from kassign.assignor.streams.rack.replicas import RackTables, Replicas
 from kassign.assignor.streams.result import TaskType
@@ -173,7 +173,7 @@ def _keeping_spread(
     source: IntArray,
     target: IntArray,
 ) -> npt.NDArray[np.bool_]:
-    """Which moves keep the task's KIP-708 spread (``joint.spread_keeper``), the standbys of
+    """Which moves keep the task's KIP-708 spread (``candidates.spread_keeper``), the standbys of
     each task read from the sorted replicas by slicing."""
     if not tag_layout(state).tag_aware:
         return np.ones(task.size, np.bool_)
@@ -186,6 +186,8 @@ def _keeping_spread(
     for i, (a, b, lo, hi) in enumerate(
         zip(source.tolist(), target.tolist(), starts, ends, strict=True)
     ):
+        if not i % 64:
+            checkpoint()
         others = [clients[c] for c in held[lo:hi]]
         out[i] = keeps(clients[a], clients[b], others)
     return out

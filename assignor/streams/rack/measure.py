@@ -12,6 +12,7 @@ from collections.abc import Set as AbstractSet
 
 import numpy as np
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.costs import CostModel
 from kassign.assignor.streams.rack.int_sets import unique
@@ -40,6 +41,7 @@ def cross_rack_cost(state: ApplicationState, active: Assignment, standby: Assign
     total = 0
     for assignment, miss in zip((active, standby), misses, strict=True):
         for pid, ts in assignment.items():
+            checkpoint()
             rows = np.fromiter(map(row.__getitem__, ts), np.int64, len(ts))
             total += int(miss[rows, client_rack[index[pid]]].sum())
     return total
@@ -84,6 +86,7 @@ def miss_tables(
     tables = []
     racks: list[str] = []
     for kind in kinds:
+        checkpoint()
         costs = rack_costs(
             state,
             tasks,

@@ -31,6 +31,7 @@ from dataclasses import replace
 import numpy as np
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
     MAX_RACK_COST,
     ApplicationState,
@@ -265,7 +266,9 @@ def optimize_standby_tasks(
     if solved is None:
         return result, diagnostics
     new: dict[ProcessId, set[TaskId]] = {pid: set() for pid in clients}
-    for t, c in zip(solved[0].tolist(), solved[1].tolist(), strict=True):
+    for i, (t, c) in enumerate(zip(solved[0].tolist(), solved[1].tolist(), strict=True)):
+        if not i % 1024:  # a check costs about a microsecond, a step here a tenth of one
+            checkpoint()
         new[clients[c]].add(ordered[t])
     result.update({p: frozenset(ts) for p, ts in new.items()})
     return result, diagnostics
@@ -364,9 +367,10 @@ def _replicas(
     """Every standby as (task position in ``ordered``, client index), sorted by task then
     client: per client one array, not a tuple per replica (issue 24)."""
     task_of = dict(zip(ordered, range(len(ordered))))
-    tasks = [
-        np.fromiter(map(task_of.__getitem__, ts), np.int64, len(ts)) for ts in standby.values()
-    ]
+    tasks = []
+    for ts in standby.values():
+        checkpoint()
+        tasks.append(np.fromiter(map(task_of.__getitem__, ts), np.int64, len(ts)))
     clients = [np.full(len(ts), index[p], np.int64) for p, ts in standby.items()]
     rep_task = np.concatenate([*tasks, np.zeros(0, np.int64)])
     rep_client = np.concatenate([*clients, np.zeros(0, np.int64)])
@@ -509,7 +513,9 @@ def _apply(
 ) -> None:
     """Put each task on its client in ``result`` (which no longer holds any of ``tasks``)."""
     placed: dict[ProcessId, list[TaskId]] = {}
-    for t, c in zip(tasks, placement, strict=True):
+    for i, (t, c) in enumerate(zip(tasks, placement, strict=True)):
+        if not i % 1024:
+            checkpoint()
         placed.setdefault(clients[c], []).append(t)
     for pid, ts in placed.items():
         result[pid] = result[pid] | frozenset(ts)

@@ -13,6 +13,7 @@ from collections.abc import Set as AbstractSet
 
 import numpy as np
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
     ApplicationState,
     ProcessId,
@@ -201,6 +202,7 @@ def active_owners(
     wanted = {t: i for i, t in enumerate(tasks)}
     owner = [-1] * len(tasks)
     for pid in sorted(assignment, key=lambda p: index[p]):
+        checkpoint()
         c = index[pid]
         for t in assignment[pid]:
             i = wanted.get(t)
@@ -307,6 +309,7 @@ def miss_columns(
     owner = task[counts]
     out = np.zeros((len(tasks), len(racks)), np.int64)
     for r in range(len(racks)):
+        checkpoint()
         out[:, r] = np.bincount(owner, weights=miss[:, r], minlength=len(tasks))
     return out, part[blind], task[blind]
 
@@ -393,6 +396,7 @@ def diversity(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> np.n
     span = int(vals.max(initial=0)) + 1
     few = t_n * span <= 8 * all_t.size + 4096
     for k in range(width):
+        checkpoint()
         if few:
             seen = np.zeros((t_n, span), np.bool_)
             seen[all_t, vals[:, k]] = True

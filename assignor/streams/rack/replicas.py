@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from kassign.assignor.flow import IntArray
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.rack.problems import client_racks, miss_columns
@@ -74,6 +75,7 @@ class RackTables:
         racks = sorted({str(c.rack_id) for c in state.clients.values()})
         tables, blind = [], []
         for kind in (TaskType.ACTIVE, TaskType.STANDBY):
+            checkpoint()
             misses, _, blind_task = miss_columns(
                 state,
                 tasks,

@@ -201,6 +201,11 @@ class Reader:
         self.offset += 4 * count
         return values
 
+    def count(self, what: str = "array", *, min_size: int = 1) -> int:
+        """An array's ``int32`` count, checked against the bytes left (the caller reads the
+        elements: ``offset_sum_columns`` reads them a chunk at a time)."""
+        return self._count(what, min_size)
+
     def _count(self, what: str, min_size: int) -> int:
         start = self.offset
         count = self._fixed(_I32, what, " count")

@@ -22,6 +22,7 @@ from kassign.kafka.subscription_info import (
     split_task_lists,
     task_list_sums,
 )
+from kassign.server.streams.decode.offset_sums import ReportedSums, split_known
 from kassign.server.streams.decode.topology import TaskIds, decode_task_id
 from kassign.v1 import assignment_pb2 as pb
 
@@ -189,7 +190,7 @@ class InfoReport:
     version: int
     latest_supported_version: int
     user_end_point: str | None
-    offset_sums: tuple[tuple[TaskId, int], ...]
+    offset_sums: ReportedSums  # the topology's tasks only (offset_sums.py)
     client_tags: tuple[tuple[str, str], ...]
     unique_field: int
     error_code: int
@@ -214,13 +215,19 @@ def info_report(
     field: str,
     member: str,
     known: TaskIds | None,
+    reported: ReportedSums | None = None,
 ) -> InfoReport:
+    """The rest of the checks; ``reported``: the offset sums, already checked as columns
+    (``offset_sums.checked_columns``: ``info`` then carries none)."""
+    end_point = _check_end_point(info.user_end_point, f"{field}.user_end_point", member)
+    if reported is None:
+        reported = split_known(_offset_sums(info, field, member, known), known)
     return InfoReport(
         process_id=identity[0],
         version=info.version,
         latest_supported_version=identity[1],
-        user_end_point=_check_end_point(info.user_end_point, f"{field}.user_end_point", member),
-        offset_sums=_offset_sums(info, field, member, known),
+        user_end_point=end_point,
+        offset_sums=reported,
         client_tags=_client_tags(info, field, member),
         unique_field=info.unique_field,
         error_code=info.error_code,

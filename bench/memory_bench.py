@@ -20,7 +20,15 @@ its name says):
 - ``streams-standby``: the same with ``num_standby_replicas`` 1 (a copy of every task to place,
   move and answer, in a request that grew by two bytes);
 - ``streams-sticky``: the same with the sticky assignor (its book of task pairs grew with the
-  square of the tasks per client: 50,000 tasks took 9 GB and 77 s before issue 16's fix).
+  square of the tasks per client: 50,000 tasks took 9 GB and 77 s before issue 16's fix);
+- ``streams-sums``: ``streams-tasks``' 10,000 tasks, one member's userData (v9, Kafka's bytes,
+  12 bytes a sum) reporting offset sums of those and of tasks the topology lacks, up to
+  ``--max-reported-tasks`` (issue 27);
+- ``streams-sums-message``: the same sums as a structured ``SubscriptionInfo`` (v11; issue 27:
+  2,000,000 sums took a worker to 57 times the request);
+- ``consumer-wide``, ``consumer-wide-v1``: 500 topics, 2,000 members subscribing to all, range,
+  up to 1,000,000 partitions, in the compact form the Python client sends (issue 24) and in
+  the v1 form (issue 27: the compact call took 166 times the request).
 """
 
 from __future__ import annotations
@@ -46,7 +54,12 @@ from kassign.kafka.consumer_protocol import (
     OwnedTopicPartitions,
     encode_consumer_subscription,
 )
-from kassign.kafka.subscription_info import SubscriptionInfoData, encode_subscription_info
+from kassign.kafka.subscription_info import (
+    PartitionOffsetSum,
+    SubscriptionInfoData,
+    SubtopologyOffsetSums,
+    encode_subscription_info,
+)
 from kassign.server.limits import DEFAULT_LIMITS
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -129,6 +142,50 @@ def streams_tasks(n: int) -> Message:
     return pb.AssignRequest(members=members, tasks=tasks, now_ms=1)
 
 
+def streams_sums(n: int) -> Message:
+    request = streams_tasks(10_000)
+    groups = [
+        SubtopologyOffsetSums(g, tuple(PartitionOffsetSum(p, 500) for p in range(1000)))
+        for g in range(n // 1000)
+    ]
+    info = SubscriptionInfoData(
+        version=9,
+        process_id=UUID(int=1),
+        latest_supported_version=11,
+        grouped_offset_sums=tuple(groups),
+    )
+    request.members[0].subscription.info_bytes = encode_subscription_info(info)  # type: ignore[attr-defined]
+    return request
+
+
+def streams_sums_message(n: int) -> Message:
+    request = streams_tasks(10_000)
+    info = request.members[0].subscription.info  # type: ignore[attr-defined]
+    info.CopyFrom(
+        pb.SubscriptionInfo(version=11, latest_supported_version=11, process_id=str(UUID(int=1)))
+    )
+    add = info.task_offset_sums.add
+    for g in range(n // 1000):
+        for p in range(1000):
+            add(task=pb.TaskId(subtopology=g, partition=p), offset_sum=500)
+    return request
+
+
+def consumer_wide(partitions: int, *, compact: bool = True) -> Message:
+    from kassign_client import consumer
+
+    topics = [f"topic-{t:03}" for t in range(500)]
+    return consumer.request(
+        [consumer.member(f"member-{m:04}", topics) for m in range(2_000)],
+        [consumer.topic(t, max(1, partitions // len(topics))) for t in topics],
+        compact=compact,
+    )
+
+
+def consumer_wide_v1(partitions: int) -> Message:
+    return consumer_wide(partitions, compact=False)
+
+
 def streams_standby(n: int) -> Message:
     request = streams_tasks(n)
     request.configs.num_standby_replicas = 1  # type: ignore[attr-defined]
@@ -148,6 +205,10 @@ SHAPES: dict[str, tuple[str, Callable[[int], Message], int]] = {
     "streams-tasks": ("streams", streams_tasks, DEFAULT_LIMITS.tasks),
     "streams-standby": ("streams", streams_standby, DEFAULT_LIMITS.tasks),
     "streams-sticky": ("streams", streams_sticky, DEFAULT_LIMITS.tasks),
+    "streams-sums": ("streams", streams_sums, DEFAULT_LIMITS.reported_tasks),
+    "streams-sums-message": ("streams", streams_sums_message, DEFAULT_LIMITS.reported_tasks),
+    "consumer-wide": ("consumer", consumer_wide, DEFAULT_LIMITS.partitions),
+    "consumer-wide-v1": ("consumer", consumer_wide_v1, DEFAULT_LIMITS.partitions),
 }
 
 
@@ -212,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     worst = 0.0
     print(
-        f"{'shape':>15} {'count':>9} {'request MB':>10} {'peak MB':>8} {'ratio':>6} {'answer MB':>9} {'s':>6}"
+        f"{'shape':>20} {'count':>9} {'request MB':>10} {'peak MB':>8} {'ratio':>6} {'answer MB':>9} {'s':>6}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.shapes.split(","):
@@ -224,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
                 ratio = got["peak"] / size
                 worst = max(worst, ratio)
                 print(
-                    f"{name:>15} {count:>9,} {size / 1e6:>10.2f} {got['peak'] / 1e6:>8.1f} "
+                    f"{name:>20} {count:>9,} {size / 1e6:>10.2f} {got['peak'] / 1e6:>8.1f} "
                     f"{ratio:>6.1f} {got['answer'] / 1e6:>9.2f} {got['seconds']:>6.2f}"
                 )
     print(f"worst ratio {worst:.1f} (target {TARGET:.0f})")

@@ -17,6 +17,7 @@ step is taken per partition in Python. Kafka's bytes come only when asked for
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from kassign.server.consumer.group_bytes import FlatPartitions, Ints
@@ -38,22 +39,32 @@ def packed(values: Ints) -> tuple[bytes, Ints]:
 
     Each value's bytes are a row of a matrix as wide as the largest value's varint (partition
     numbers: one or two bytes), the rows cut to each value's size by a mask: no step per value.
+    Non-negative values below 2**32 are cut up as 4-byte numbers, in one scratch column
+    (issue 27: a million partitions' runs took 8-byte copies of every array several times).
     """
-    v = values.astype(np.int64).view(np.uint64)
-    top = int(v.max()) if len(v) else 0
+    v: np.ndarray[Any, Any]
+    least, top = (int(values.min()), int(values.max())) if len(values) else (0, 0)
+    if 0 <= least and top < 1 << 32:  # partition numbers, counts, indexes: 4 bytes each
+        v = values.astype(np.uint32)
+    else:
+        v = values.astype(np.int64).view(np.uint64)
+        top = int(v.max())
     width = next((k for k in range(1, _VARINT_BYTES) if top < 1 << (7 * k)), _VARINT_BYTES)
     at = np.zeros(len(v) + 1, dtype=np.int64)
     if width == 1:
         at[1:] = np.arange(1, len(v) + 1)
         return v.astype(np.uint8).tobytes(), at
-    sizes = np.ones(len(v), dtype=np.int64)
+    sizes = np.ones(len(v), dtype=np.uint8)
     for k in range(1, width):
-        sizes += v >= np.uint64(1 << (7 * k))
-    np.cumsum(sizes, out=at[1:])
+        sizes += v >= (1 << (7 * k))
+    np.cumsum(sizes, dtype=np.int64, out=at[1:])
     rows = np.empty((len(v), width), dtype=np.uint8)
+    low = np.empty_like(v)  # one scratch column, reused: no temporary of 8 bytes a value
     for k in range(width):
-        low = ((v >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        rows[:, k] = low | ((sizes > k + 1).astype(np.uint8) << np.uint8(7))
+        np.right_shift(v, 7 * k, out=low)
+        np.bitwise_and(low, 0x7F, out=low)
+        rows[:, k] = low
+        rows[:, k] |= (sizes > k + 1).view(np.uint8) << np.uint8(7)
     return rows[np.arange(width) < sizes[:, None]].tobytes(), at
 
 

@@ -22,6 +22,12 @@ from kassign.kafka.subscription_info import (
     split_task_lists,
     task_list_sums,
 )
+from kassign.server.streams.decode.offset_sums import (
+    ReportedSums,
+    checked_columns,
+    message_columns,
+    split_known,
+)
 from kassign.server.streams.decode.topology import TaskIds, decode_task_id
 from kassign.v1 import assignment_pb2 as pb
 
@@ -122,6 +128,15 @@ def _offset_sums(
     return tuple((tasks[i], pairs[i][1]) for i in order)
 
 
+def _columns_checked(info: pb.SubscriptionInfo, known: TaskIds | None) -> ReportedSums | None:
+    """v7+ structured sums checked as columns (``offset_sums.py``); ``None`` where the one
+    checker must run: task lists given, a named topology, or any fault (it names the first)."""
+    if info.prev_tasks or info.standby_tasks:
+        return None
+    columns = message_columns(info.task_offset_sums)
+    return None if columns is None else checked_columns(columns, known)
+
+
 def _client_tags(info: pb.SubscriptionInfo, field: str, member: str) -> tuple[tuple[str, str], ...]:
     if info.client_tags and info.version < _FIRST_CLIENT_TAGS_VERSION:
         raise InvalidRequest(
@@ -189,7 +204,7 @@ class InfoReport:
     version: int
     latest_supported_version: int
     user_end_point: str | None
-    offset_sums: tuple[tuple[TaskId, int], ...]
+    offset_sums: ReportedSums  # the topology's tasks only (offset_sums.py)
     client_tags: tuple[tuple[str, str], ...]
     unique_field: int
     error_code: int
@@ -214,13 +229,21 @@ def info_report(
     field: str,
     member: str,
     known: TaskIds | None,
+    reported: ReportedSums | None = None,
 ) -> InfoReport:
+    """The rest of the checks; ``reported``: the offset sums, already checked as columns
+    (``offset_sums.checked_columns``: ``info`` then carries none)."""
+    end_point = _check_end_point(info.user_end_point, f"{field}.user_end_point", member)
+    if reported is None and not carries_task_lists(info.version):
+        reported = _columns_checked(info, known)
+    if reported is None:
+        reported = split_known(_offset_sums(info, field, member, known), known)
     return InfoReport(
         process_id=identity[0],
         version=info.version,
         latest_supported_version=identity[1],
-        user_end_point=_check_end_point(info.user_end_point, f"{field}.user_end_point", member),
-        offset_sums=_offset_sums(info, field, member, known),
+        user_end_point=end_point,
+        offset_sums=reported,
         client_tags=_client_tags(info, field, member),
         unique_field=info.unique_field,
         error_code=info.error_code,

@@ -10,6 +10,7 @@ path and a request gives the same answer however it was sent.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from array import array
 from collections.abc import Iterable
 from uuid import UUID
@@ -22,11 +23,13 @@ from kassign.kafka.buffer import TopicPartitionRuns, WireError
 from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.kafka.subscription_info import (
     LATEST_VERSION,
+    decode_subscription_columns,
     decode_subscription_info,
     peek_versions,
 )
 from kassign.server.streams.decode.info import InfoReports, info_identity, info_report
 from kassign.server.streams.decode.kafka_bytes import info_to_pb, subscription_to_pb
+from kassign.server.streams.decode.offset_sums import ReportedSums, checked_columns
 from kassign.server.streams.decode.topology import TaskIds
 from kassign.v1 import assignment_pb2 as pb
 
@@ -35,7 +38,8 @@ __all__ = ["DecodedMember", "TopicPartition", "decode_member"]
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class DecodedMember:
-    """What one member told the leader, checked; offset sums as reported (v1-6: -2 / -3).
+    """What one member told the leader, checked; offset sums as reported (v1-6: -2 / -3) of
+    the topology's tasks, the others counted (``ignored_sums``) and the first few named.
 
     The request decoder builds the clients from these, and the response encoder and the CLI read
     them back (ids, ownership, rack, versions) for the per-member answer.
@@ -52,6 +56,8 @@ class DecodedMember:
     latest_supported_version: int
     user_end_point: str | None
     offset_sums: tuple[tuple[TaskId, int], ...]  # in task order, however the wire grouped them
+    ignored_sums: int  # offset sums of tasks the topology lacks (every sum kept without one)
+    ignored_first: tuple[TaskId, ...]  # the first ``offset_sums.LISTED`` of those, in task order
     client_tags: tuple[tuple[str, str], ...]  # sorted by key
     unique_field: int
     error_code: int
@@ -120,14 +126,27 @@ def _generation(sub: pb.ConsumerSubscription, field: str, member: str) -> int | 
     return sub.generation_id
 
 
-def _info_bytes(data: bytes, field: str, member: str) -> pb.SubscriptionInfo:
-    """Streams' userData decoded; a newer version is named with its latest supported version."""
+def _info_bytes(
+    data: bytes, field: str, member: str, known: TaskIds | None
+) -> tuple[pb.SubscriptionInfo, ReportedSums | None]:
+    """Streams' userData decoded, its offset sums checked as columns where they can be (the
+    message then carries none, issue 27); a newer version is named with its latest supported
+    version."""
     try:
-        return info_to_pb(decode_subscription_info(data))
+        read = decode_subscription_columns(data)
+    except WireError:
+        read = None  # the read below names the fault
+    reported = checked_columns(read[1], known) if read is not None else None
+    if read is not None and reported is not None:
+        return info_to_pb(read[0]), reported
+    try:
+        return info_to_pb(decode_subscription_info(data)), None
     except WireError as exc:
         versions = peek_versions(data)
         if versions is not None and versions[0] > LATEST_VERSION:
-            return pb.SubscriptionInfo(version=versions[0], latest_supported_version=versions[1])
+            return pb.SubscriptionInfo(
+                version=versions[0], latest_supported_version=versions[1]
+            ), None
         raise InvalidRequest(str(exc), field=field, member=member) from exc
 
 
@@ -160,7 +179,10 @@ def _structured(
         raise InvalidRequest(str(exc), field="raw_subscription", member=member.member_id) from exc
 
 
-def _info(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[pb.SubscriptionInfo, str]:
+def _user_data(
+    sub: pb.ConsumerSubscription, field: str, member: str
+) -> tuple[pb.SubscriptionInfo | bytes, str]:
+    """The member's ``SubscriptionInfo``, structured or as Kafka's bytes, and its field path."""
     which = sub.WhichOneof("user_data")
     if which == "info":
         return sub.info, f"{field}.info"
@@ -168,9 +190,17 @@ def _info(sub: pb.ConsumerSubscription, field: str, member: str) -> tuple[pb.Sub
         name = (
             "raw_subscription.user_data" if field == "raw_subscription" else f"{field}.info_bytes"
         )
-        return _info_bytes(sub.info_bytes, name, member), name
+        return sub.info_bytes, name
     name = "raw_subscription.user_data" if field == "raw_subscription" else f"{field}.info"
     raise InvalidRequest("no Kafka Streams userData (SubscriptionInfo)", field=name, member=member)
+
+
+def _cache_key(user_data: pb.SubscriptionInfo | bytes, field: str) -> bytes:
+    """``InfoReports``' key: the field path and the info (bytes by their digest: the cache
+    must not hold a second copy of a userData of millions of offset sums)."""
+    if isinstance(user_data, bytes):
+        return field.encode() + b"\1" + hashlib.blake2b(user_data).digest()
+    return field.encode() + b"\0" + user_data.SerializeToString()
 
 
 def decode_member(
@@ -189,13 +219,18 @@ def decode_member(
     if not mid:
         raise InvalidRequest("member id is empty", field="member_id")
     sub, field, runs = _structured(member)
-    info, info_field = _info(sub, field, mid)
-    key = info_field.encode() + b"\0" + info.SerializeToString() if infos is not None else b""
+    user_data, info_field = _user_data(sub, field, mid)
+    key = _cache_key(user_data, info_field) if infos is not None else b""
     checked = infos.get(key) if infos is not None else None
     if checked is None:
+        info, reported = (
+            _info_bytes(user_data, info_field, mid, known)
+            if isinstance(user_data, bytes)
+            else (user_data, None)
+        )
         identity = info_identity(info, info_field, mid)
         owned, generation = _owned_of(sub, runs, field, mid), _generation(sub, field, mid)
-        checked = info_report(info, identity, info_field, mid, known)
+        checked = info_report(info, identity, info_field, mid, known, reported)
         if infos is not None:
             infos[key] = checked
     else:
@@ -211,7 +246,9 @@ def decode_member(
         version=checked.version,
         latest_supported_version=checked.latest_supported_version,
         user_end_point=checked.user_end_point,
-        offset_sums=checked.offset_sums,
+        offset_sums=checked.offset_sums.kept,
+        ignored_sums=checked.offset_sums.ignored,
+        ignored_first=checked.offset_sums.ignored_first,
         client_tags=checked.client_tags,
         unique_field=checked.unique_field,
         error_code=checked.error_code,

@@ -131,14 +131,13 @@ def _rack(reports: Sequence[DecodedMember], notes: list[str]) -> str | None:
 
 
 def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> ConsumerReport:
-    """A member's known offset sums and owned tasks; unknown ones are dropped with a note."""
-    known = topology.tasks.keys()
-    sums = {t: s for t, s in report.offset_sums if t in known}
-    unknown = sorted((t for t, _ in report.offset_sums if t not in known))
-    if unknown:
+    """A member's offset sums (the decoder kept only the topology's tasks) and owned tasks;
+    what was dropped is noted."""
+    sums = dict(report.offset_sums)
+    if report.ignored_sums:
         notes.append(
-            f"member {report.member_id!r}: ignored offset sums of {len(unknown)} task(s) the "
-            f"topology does not have: {_listed(unknown)}"
+            f"member {report.member_id!r}: ignored offset sums of {report.ignored_sums} task(s) "
+            f"the topology does not have: {_listed(report.ignored_first, report.ignored_sums)}"
         )
     active, stray, named = _owned_tasks(report.owned_partitions, topology)
     if stray:

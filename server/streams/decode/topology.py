@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import TaskId
@@ -28,17 +29,35 @@ __all__ = ["TaskIds", "Topology", "decode_task_id", "decode_topology"]
 
 class TaskIds:
     """One ``TaskId`` object per task per request: the topology's own, then any other a
-    member reports; the tens of thousands of ids members report then compare by identity."""
+    member reports; the tens of thousands of ids members report then compare by identity.
+    ``knows`` (and ``unnamed_keys``, its columnar form) says which the topology has: offset
+    sums of the others are dropped as they are decoded (issue 27)."""
 
-    __slots__ = ("_others", "_own")
+    __slots__ = ("_keys", "_others", "_tasks")
 
-    def __init__(self, tasks: TaskTable | None = None) -> None:
-        self._own = tasks.own_id if tasks is not None else lambda _task: None
+    def __init__(self, tasks: TaskTable) -> None:
+        self._tasks = tasks
         self._others: dict[TaskId, TaskId] = {}
+        self._keys: np.ndarray[Any, np.dtype[np.int64]] | None = None
 
     def canonical(self, task: TaskId) -> TaskId:
-        own = self._own(task)
+        own = self._tasks.own_id(task)
         return own if own is not None else self._others.setdefault(task, task)
+
+    def own(self, task: TaskId) -> TaskId | None:
+        """The topology's object for ``task``, or ``None`` where the topology lacks it."""
+        return self._tasks.own_id(task)
+
+    def knows(self, task: TaskId) -> bool:
+        return task in self._tasks
+
+    def unnamed_keys(self) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """The topology's tasks without a named topology as ``subtopology << 32 | partition``,
+        sorted (built once per request)."""
+        if self._keys is None:
+            keys = [(t[1] << 32) | t[2] for t in self._tasks.ids if not t[0]]
+            self._keys = np.sort(np.array(keys, dtype=np.int64))
+        return self._keys
 
 
 def decode_task_id(

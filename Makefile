@@ -21,7 +21,7 @@ JAVA_APT_PACKAGES := openjdk-17-jdk-headless maven
 # (deploy/requirements-runtime.txt; requirements-build.txt for `make gen` and the install).
 SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.txt
 
-.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing grpcurl grpcurl-missing crd promtool-k8s promtool-k8s-missing lint gen clean client-dist client-deps bench-check
+.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing grpcurl grpcurl-missing crd lint gen clean client-dist client-deps bench-check
 
 # Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
 setup: $(VENV)/.installed $(VENV)/.client $(VENV)/.native $(VENV)/.deps
@@ -150,54 +150,35 @@ $(GRPCURL_STAMP): $(if $(wildcard $(VENV)/bin/grpcurl),,grpcurl-missing)
 
 ghz-missing grpcurl-missing:
 
-# promtool with Kubernetes service discovery, for `promtool check config` of
-# deploy/prometheus/kubernetes-scrape.yml (deploy/lint.sh): Debian's Prometheus is built without
-# it. Built from the Prometheus Go module with only that discovery (its own build tags); the
-# stamp names the version, as ghz's does. The first build compiles client-go: minutes.
-PROMETHEUS_GO_VERSION := v0.316.0
-PROMTOOL_K8S_DIR      := build/tools/promtool-k8s
-PROMTOOL_K8S_STAMP    := $(PROMTOOL_K8S_DIR)/.version-$(PROMETHEUS_GO_VERSION)
-
-promtool-k8s: $(PROMTOOL_K8S_STAMP)
-
-$(PROMTOOL_K8S_STAMP): $(if $(wildcard $(PROMTOOL_K8S_DIR)/promtool),,promtool-k8s-missing)
-	@test -n "$(GO)" || { echo "make promtool-k8s: no Go toolchain (neither 'go' on PATH nor" \
-		"/usr/local/go/bin/go); promtool is built from its source with Go" >&2; exit 1; }
-	GOBIN=$(abspath $(PROMTOOL_K8S_DIR)) $(GO) install -tags remove_all_sd,enable_kubernetes_sd \
-		github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_GO_VERSION)
-	rm -f $(PROMTOOL_K8S_DIR)/.version-*
-	touch $@
-
-promtool-k8s-missing:
-
-# The Prometheus Operator's ServiceMonitor CRD, its real schema, for the test that validates
-# deploy/k8s/servicemonitor.yaml (tests/ops/test_kubernetes_scrape.py). The Go module proxy
-# serves the Operator's API types (pkg/apis/monitoring), not its repository's example CRDs: the
-# CRD is generated from those types by controller-gen, the tool upstream generates them with.
-# Pinned: a new version of either makes a new directory and regenerates.
+# The Prometheus Operator's ServiceMonitor CRD, its real schema, against which
+# tests/ops/test_kubernetes_scrape.py validates deploy/k8s/servicemonitor.yaml. The Go module
+# proxy serves the Operator's API types (pkg/apis/monitoring), not its repository's example CRDs:
+# the CRD is generated from those types by controller-gen, the tool upstream generates them with.
+# The result is committed ($(SERVICEMONITOR_CRD), its first line naming both pinned versions,
+# which the test compares with these): building controller-gen and generating takes minutes on a
+# fresh machine, more than `make test` can spend on every run. `make crd` regenerates it.
 OPERATOR_VERSION       := v0.95.2
 CONTROLLER_GEN_VERSION := v0.23.0
 OPERATOR_API           := github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
-CRD_DIR                := build/crd/operator-$(OPERATOR_VERSION)
-SERVICEMONITOR_CRD     := $(CRD_DIR)/monitoring.coreos.com_servicemonitors.yaml
+SERVICEMONITOR_CRD     := tests/ops/data/monitoring.coreos.com_servicemonitors.yaml
+CRD_WORK               := build/crd/operator-$(OPERATOR_VERSION)
 CONTROLLER_GEN         := build/tools/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
-
-crd: $(SERVICEMONITOR_CRD)
 
 $(CONTROLLER_GEN):
 	@test -n "$(GO)" || { echo "make crd: no Go toolchain (neither 'go' on PATH nor" \
 		"/usr/local/go/bin/go); controller-gen is built from its source with Go" >&2; exit 1; }
 	GOBIN=$(abspath $(dir $@)) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 
-$(SERVICEMONITOR_CRD): $(CONTROLLER_GEN)
-	rm -rf $(CRD_DIR) && mkdir -p $(CRD_DIR)
+crd: $(CONTROLLER_GEN)
+	rm -rf $(CRD_WORK) && mkdir -p $(CRD_WORK)
 	$(GO) mod download $(OPERATOR_API)@$(OPERATOR_VERSION)
-	cp -r "$$($(GO) env GOMODCACHE)/$(OPERATOR_API)@$(OPERATOR_VERSION)" $(CRD_DIR)/api
-	chmod -R u+w $(CRD_DIR)/api
-	cd $(CRD_DIR)/api && PATH="$(dir $(GO)):$$PATH" GOFLAGS=-mod=mod \
-		$(abspath $(CONTROLLER_GEN)) crd:crdVersions=v1 paths=./v1 output:crd:dir=$(abspath $(CRD_DIR))
-	rm -rf $(CRD_DIR)/api
-	test -s $@
+	cp -r "$$($(GO) env GOMODCACHE)/$(OPERATOR_API)@$(OPERATOR_VERSION)" $(CRD_WORK)/api
+	chmod -R u+w $(CRD_WORK)/api
+	cd $(CRD_WORK)/api && PATH="$(dir $(GO)):$$PATH" GOFLAGS=-mod=mod \
+		$(abspath $(CONTROLLER_GEN)) crd:crdVersions=v1 paths=./v1 output:crd:dir=$(abspath $(CRD_WORK))
+	{ echo "# make crd: controller-gen $(CONTROLLER_GEN_VERSION) over $(OPERATOR_API)@$(OPERATOR_VERSION); do not edit"; \
+		cat $(CRD_WORK)/monitoring.coreos.com_servicemonitors.yaml; } > $(SERVICEMONITOR_CRD)
+	test -s $(SERVICEMONITOR_CRD)
 
 # The Python client as a package of its own (clients/python/pyproject.toml, `kassign-client`):
 # kassign_client, the generated kassign.v1 and kassign.kafka (the byte formats it encodes) are
@@ -226,14 +207,14 @@ $(CLIENT_DEPS)/.stamp: requirements.lock | setup
 		$$(grep -E '^(grpcio|protobuf)==' requirements.lock)
 	touch $@
 
-lint: setup system-deps promtool-k8s
+lint: setup system-deps
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --no-error-summary -p kassign -p kassign_client
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
 
-pytest: setup system-deps java ghz grpcurl client-deps crd promtool-k8s
+pytest: setup system-deps java ghz grpcurl client-deps
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20
 
 test: setup system-deps java lint pytest

@@ -4,7 +4,7 @@ both scrape the kassign Service's pods under the job alerts.yml and the dashboar
 Without this, the usual annotation-driven job (kubernetes-pods) scrapes kassign under another
 job, and every alert but KassignAbsent is silent while that one fires for ever. The
 ServiceMonitor is validated against the Prometheus Operator's CRD schema (``make crd`` generates
-it from the Operator's API types), strictly: a field the CRD does not list is refused, as the
+it from the Operator's API types into tests/ops/data), strictly: a field the CRD does not list is refused, as the
 API server's strict field validation refuses it. The job each produces is derived by the rule of
 the tool that scrapes: the Operator's (jobLabel, else the Service's name), Prometheus's relabelling.
 """
@@ -35,14 +35,21 @@ DASHBOARD = ROOT / "deploy" / "grafana" / "kassign.json"
 
 
 def _crd_path() -> Path:
-    """The CRD ``make crd`` generated, at the Operator version the Makefile pins."""
-    version = re.search(
-        r"^OPERATOR_VERSION\s*:=\s*(\S+)$", (ROOT / "Makefile").read_text(), re.MULTILINE
-    )
-    assert version, "OPERATOR_VERSION not found in the Makefile"
-    path = ROOT / "build" / "crd" / f"operator-{version.group(1)}"
-    path /= "monitoring.coreos.com_servicemonitors.yaml"
-    assert path.exists(), f"{path.relative_to(ROOT)} is missing: run `make crd`"
+    """The CRD ``make crd`` generated and the repository keeps, at the Operator and
+    controller-gen versions the Makefile pins (its first line names them: a pin moved without
+    regenerating fails here)."""
+    makefile = (ROOT / "Makefile").read_text()
+    pins = {
+        name: re.search(rf"^{name}\s*:=\s*(\S+)$", makefile, re.MULTILINE)
+        for name in ("OPERATOR_VERSION", "CONTROLLER_GEN_VERSION")
+    }
+    assert all(pins.values()), f"pins not found in the Makefile: {pins}"
+    path = ROOT / "tests" / "ops" / "data" / "monitoring.coreos.com_servicemonitors.yaml"
+    first = path.read_text().partition("\n")[0]
+    operator, generator = (m.group(1) for m in pins.values() if m)
+    assert f"controller-gen {generator} " in first and first.endswith(
+        f"@{operator}; do not edit"
+    ), f"{path.relative_to(ROOT)} is of another version ({first!r}): run `make crd`"
     return path
 
 

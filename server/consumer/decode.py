@@ -14,7 +14,7 @@ ways agree); the structured ``info`` is refused, since no consumer assignor read
 it back as bytes would mean choosing a version for the caller.
 
 Checks are the library's (``consumer_group``); its ``InvalidRequest`` names the model's field,
-which ``located`` turns into the request's path (``subscription.owned_partitions``,
+which ``request_paths.located`` turns into the request's path (``subscription.owned_partitions``,
 ``raw_subscription``) for the member at fault.
 """
 
@@ -24,8 +24,7 @@ import functools
 import operator
 import struct
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,25 +43,16 @@ from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.server.consumer import limits as checks
 from kassign.server.consumer.options import decode_options
+from kassign.server.consumer.request_paths import compact_fields, located
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits, check_text
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
 
-__all__ = ["DecodedConsumerRequest", "decode_member", "decode_request", "located"]
+__all__ = ["DecodedConsumerRequest", "decode_member", "decode_request"]
 
 _PARTITION_TAG = b"\x12"  # ConsumerTopic.partitions: field 2, length-delimited
 _COMPILED_PIECES = 2048
 _FIRST = operator.itemgetter(0)
-
-_MODEL_FIELDS = {
-    "topics": "topics",
-    "owned_partitions": "owned_partitions",
-    "generation": "generation_id",
-}
-"""The library's field names (``Member``) -> the structured subscription's."""
-
-_COMPACT_FIELDS = {"topics": "topic_list", "owned_partitions": "owned_by_topic"}
-"""The same, for a member that sent them in the compact form (issue 24)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +82,7 @@ def decode_request(
     checks.check_request(request, limits)
     members: list[Member] = []
     user_data_fields: dict[str, str] = {}
-    compact_fields: dict[str, frozenset[str]] = {}
+    compact_sent: dict[str, frozenset[str]] = {}
     decoder = SubscriptionDecoder()  # one per request: members share their topic lists
     lists = _topic_lists(request.topic_lists)
     for sent in request.members:
@@ -100,9 +90,9 @@ def decode_request(
         member, user_data_field = decode_member(sent, decoder, lists)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)
-        used = _compact_fields(sent)
+        used = compact_fields(sent)
         if used:
-            compact_fields.setdefault(member.member_id, used)
+            compact_sent.setdefault(member.member_id, used)
     rack_sets: dict[bytes, frozenset[str]] = {}
     shared = [frozenset(r for r in racks.rack_ids if r) for racks in request.replica_rack_lists]
     topics = [
@@ -116,7 +106,7 @@ def decode_request(
     for member in members:
         where = user_data_fields[member.member_id].partition(".")[0]
         check_text(member.rack_id or "", limits, field=f"{where}.rack_id", member=member.member_id)
-    with located(user_data_fields, compact_fields):
+    with located(user_data_fields, compact_sent):
         group = consumer_group(members, topics)
     with_bytes = request.assignment_bytes or not request.compact_answer
     checks.check_answer(group, limits, compact=request.compact_answer, assignment_bytes=with_bytes)
@@ -129,7 +119,7 @@ def decode_request(
         compact_answer=request.compact_answer,
         assignment_bytes=with_bytes,
         user_data_fields=user_data_fields,
-        compact_fields=compact_fields,
+        compact_fields=compact_sent,
     )
 
 
@@ -363,54 +353,3 @@ def _pieces(count: int, stride: int) -> Callable[[bytes, int], tuple[bytes, ...]
         f"{stride}s" * count
     ).unpack_from
     return unpack
-
-
-def _compact_fields(sent: pb.MemberSubscription) -> frozenset[str]:
-    """Which of the compact form's member fields ``sent`` used."""
-    if sent.WhichOneof("kind") != "subscription":
-        return frozenset()
-    sub = sent.subscription
-    return frozenset(
-        name
-        for name, used in (
-            ("topic_list", sub.HasField("topic_list")),
-            ("owned_by_topic", bool(sub.owned_by_topic)),
-        )
-        if used
-    )
-
-
-@contextmanager
-def located(
-    user_data_fields: Mapping[str, str], compact_fields: Mapping[str, frozenset[str]]
-) -> Iterator[None]:
-    """Re-raise the library's member errors with the request's field path.
-
-    ``user_data_fields`` maps member id -> the path of its user data; the member's other fields
-    sit beside it, in ``subscription`` or ``raw_subscription``: the compact ones when the
-    member sent them (``compact_fields``).
-    """
-    try:
-        yield
-    except InvalidRequest as exc:
-        if exc.member is None or exc.member not in user_data_fields:
-            raise
-        path = _request_path(
-            exc.field, user_data_fields[exc.member], compact_fields.get(exc.member, frozenset())
-        )
-        if path == exc.field:
-            raise
-        raise InvalidRequest(exc.reason, field=path, member=exc.member) from exc
-
-
-def _request_path(model_field: str, user_data_field: str, compact: frozenset[str]) -> str:
-    """The request's path of a ``Member`` field, for a member whose user data sits at
-    ``user_data_field`` and that sent the ``compact`` fields; ``member_id`` and
-    ``group_instance_id`` are the same in both."""
-    if model_field == "user_data":
-        return user_data_field
-    if model_field not in _MODEL_FIELDS:
-        return model_field
-    prefix = user_data_field.partition(".")[0]
-    name = _COMPACT_FIELDS.get(model_field, "")
-    return f"{prefix}.{name if name in compact else _MODEL_FIELDS[model_field]}"

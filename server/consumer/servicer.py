@@ -21,8 +21,9 @@ from kassign.assignor.consumer.result import GroupAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
 from kassign.server.calls import Deadline, PhaseClock, status_on_error
 from kassign.server.consumer import encode
-from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request, located
+from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request
 from kassign.server.consumer.explain import add_consumer_explanation
+from kassign.server.consumer.request_paths import located
 from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.v1 import consumer_pb2 as cpb

@@ -10,7 +10,7 @@ Kafka's rule (at most 249 characters) is the model's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup
 from kassign.kafka.counts import subscription_counts
@@ -151,15 +151,18 @@ def answer_bytes(
     )
 
 
-def _numbers_bytes(count: int) -> int:
-    """Partition numbers 0 to ``count - 1`` as packed varints, summed by runs of one size."""
-    total, low = 0, 0
+def _varint_runs(low: int, count: int) -> Iterator[tuple[int, int]]:
+    """Partition numbers ``low`` to ``count - 1`` by varint size: (size, how many)."""
     while low < count:
         size = varint_bytes(low)
         high = min(count, 1 << (7 * size))
-        total += (high - low) * size
+        yield size, high - low
         low = high
-    return total
+
+
+def _numbers_bytes(count: int) -> int:
+    """Partition numbers 0 to ``count - 1`` as packed varints."""
+    return sum(size * n for size, n in _varint_runs(0, count))
 
 
 def _topic_bytes(name: str, count: int) -> int:
@@ -169,14 +172,10 @@ def _topic_bytes(name: str, count: int) -> int:
         return 0
     length = len(name.encode("utf-8"))
     head = 1 + varint_bytes(length) + length
-    total = entry_bytes(head) + _ASSIGNED_BYTES  # partition 0: proto3 leaves the number out
-    low = 1
-    while low < count:
-        size = varint_bytes(low)
-        high = min(count, 1 << (7 * size))
-        total += (high - low) * (entry_bytes(head + 1 + size) + _ASSIGNED_BYTES)
-        low = high
-    return total
+    first = entry_bytes(head) + _ASSIGNED_BYTES  # partition 0: proto3 leaves the number out
+    return first + sum(
+        n * (entry_bytes(head + 1 + size) + _ASSIGNED_BYTES) for size, n in _varint_runs(1, count)
+    )
 
 
 def check_answer(

@@ -91,9 +91,7 @@ final class ResponseToGroup {
                 }
             }
             if (!member.hasAssigned()) {
-                throw new InvalidAnswer("the service answered member " + id + " without partition runs: it predates"
-                        + " the compact wire this plug-in sends (issue 24) and read its members as subscribed to"
-                        + " nothing; upgrade the service");
+                throw InvalidAnswer.withoutRuns(id);
             }
             final Assignment assignment = runs(member, names);
             result.put(id, assignment);

@@ -10,4 +10,14 @@ public class InvalidAnswer extends RuntimeException {
     public InvalidAnswer(final String message) {
         super(message);
     }
+
+    /**
+     * A member answered without the partition runs a compact request asks for: the answer of a
+     * service older than the compact wire, which reads the members as subscribed to nothing.
+     */
+    public static InvalidAnswer withoutRuns(final String memberId) {
+        return new InvalidAnswer("the service answered member " + memberId + " without partition runs: it"
+                + " predates the compact wire this plug-in sends (issue 24) and read its members as subscribed"
+                + " to nothing; upgrade the service");
+    }
 }

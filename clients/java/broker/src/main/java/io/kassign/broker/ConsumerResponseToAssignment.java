@@ -66,9 +66,7 @@ final class ConsumerResponseToAssignment {
             ids[me] = id;
             final Member given = new Member(id, me, group, held, ids);
             if (!member.hasAssigned()) {
-                throw new InvalidAnswer("the service answered member " + id + " without partition runs: it predates"
-                        + " the compact wire this plug-in sends (issue 24) and read its members as subscribed to"
-                        + " nothing; upgrade the service");
+                throw InvalidAnswer.withoutRuns(id);
             }
             readRuns(member.getAssigned(), names, given);
             given.partitions.values().removeIf(Set::isEmpty);

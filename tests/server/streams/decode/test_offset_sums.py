@@ -17,7 +17,7 @@ from kassign.kafka.subscription_info import (
 from kassign.server.streams.decode import decode_request
 from kassign.server.streams.decode.kafka_bytes import info_to_pb
 
-from tests.server.streams.decode.builders import P1, member, request, three_ways
+from tests.server.streams.decode.builders import P1, member, request, task, three_ways
 from tests.server.streams.decode.builders import info as info_message
 
 
@@ -43,6 +43,16 @@ def test_the_note_names_ten_ignored_tasks_in_task_order() -> None:
         + ", ".join(f"5_{p}" for p in range(1, 11))
         + " and 20 more",
     )
+
+
+def test_a_topology_of_named_tasks_only_keeps_no_unnamed_sum() -> None:
+    """The columns' check then searches an empty list of the topology's unnamed tasks."""
+    named = task(0, 0)
+    named.id.named_topology = "n"
+    sent = request(member("a", sums={(0, 0): 5, (1, 2): 3}), tasks=[named])
+    (got,) = decode_request(sent, now_ms=1).members
+    assert (got.offset_sums, got.ignored_sums) == ((), 2)
+    assert got.ignored_first == (TaskId(0, 0), TaskId(1, 2))
 
 
 @pytest.mark.parametrize("as_bytes", [True, False])

@@ -86,8 +86,11 @@ def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
     itself), found as numbers, without an object per partition."""
     keys, topics = _keys(claims)
     keys = np.sort(keys)
+    repeats = keys[1:][keys[1:] == keys[:-1]]
     shared: dict[str, set[int]] = {}
-    for key in np.unique(keys[1:][keys[1:] == keys[:-1]]).tolist():
+    if not len(repeats):  # the usual group: np.unique's fixed cost is most of a small call's step
+        return shared
+    for key in np.unique(repeats).tolist():
         shared.setdefault(topics[key >> 32], set()).add(_signed(key & 0xFFFFFFFF))
     return shared
 

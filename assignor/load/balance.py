@@ -2,19 +2,17 @@
 
 Minimising the largest load on machines of different speeds is NP-hard (it contains bin
 packing), so ``balance`` searches for the smallest *target* ``T`` (a load per unit of
-capacity) at which a placement is found, by bisection between the bound and a greedy
-placement's peak; at each ``T`` a member has room for ``T x capacity``:
+capacity) at which a placement is found: from the bound it steps up until a fill fits, then
+bisects. At a target each member has room for ``T x capacity``; a *fill* places every item,
+heaviest first, on the eligible member with the most room left (worst fit), or fails.
 
-- *sticky*: each member keeps its previous items, lightest first, while they fit in its room
-  (the most items kept), then the rest go heaviest first to the eligible member with the most
-  room left (worst fit);
-- *fresh*: nothing kept, every item heaviest first the same way, which packs better when the
-  kept items leave rooms too fragmented for the heavy ones.
-
-A ``T`` is reached when either finds room for every item. The answer is the sticky placement
-at the final target if it has one, else the fresh one. ``slack`` trades a little balance for
-stickiness: when the target found is within ``slack`` of the bound, the sticky placement may use
-up to ``bound x (1 + slack)``, so loads drifting a little move few items.
+At the target found, the *sticky* fill first lets each member keep its previous items,
+heaviest first, each that still fits in its room (light items are the ones that move: they fit
+in the little room a drift leaves others), then fills the rest. ``slack`` trades a little
+balance for stickiness: when the target found is within ``slack`` of the bound, the sticky fill
+may use up to ``bound x (1 + slack)``, so loads drifting a little move few items. Without a
+sticky fill the fresh one stands. Last, moves and swaps off the peak member while the peak is
+above that goal (the heuristics' leftovers on small groups).
 
 Ties break by member and item index: the same problem gives the same placement.
 """
@@ -31,7 +29,8 @@ __all__ = ["BoolArray", "LoadPlan", "LoadProblem", "balance"]
 
 BoolArray = np.ndarray[tuple[int, int], np.dtype[np.bool_]]
 
-_PRECISION = 1e-4  # bisection stops when the target is known to this share of the bound
+_PRECISION = 1e-3  # bisection stops when the target is known to this share of the bound
+_GROWTH = 1.25  # the target's steps up from the bound until a placement fits
 _EPS = 1e-9  # float sums compared with this share of the room
 _ROUNDS = 64  # moves or swaps tried off the peak member, at most
 
@@ -76,11 +75,17 @@ class LoadPlan:
 
 def balance(problem: LoadProblem, *, slack: float = 0.01) -> LoadPlan:
     """The placement described in the module's docstring."""
+    for i in range(len(problem.loads)) if problem.eligible is not None else ():
+        if not len(problem.allowed(i)):
+            raise ValueError(f"item {i} may go to no member")
     bound = lower_bound(problem.loads, problem.capacities)
-    greedy = _greedy(problem)
-    lo, hi = bound, peak_ratio(problem.loads, problem.capacities, greedy)
-    best = greedy
-    while hi - lo > _PRECISION * max(bound, 1e-300):
+    lo = hi = bound
+    found = _fill(problem, hi, keep=False)
+    while found is None:  # the bound is rarely reached: raise the target until a fill fits
+        lo, hi = hi, hi * _GROWTH
+        found = _fill(problem, hi, keep=False)
+    best = found
+    while hi - lo > _PRECISION * bound:
         target = (lo + hi) / 2
         found = _fill(problem, target, keep=False)
         if found is None:
@@ -151,15 +156,17 @@ def _worst_fit(problem: LoadProblem, pool: IntArray, rooms: FloatArray, owners: 
     roomiest has too little. Writes ``owners`` and ``rooms``."""
     loads = problem.loads
     if problem.eligible is None or problem.classes is None:
-        heap = [(-float(r), m) for m, r in enumerate(rooms)]
+        heap = [(-r, m) for m, r in enumerate(rooms.tolist())]
         heapq.heapify(heap)
-        for i in pool.tolist():
+        chosen = []
+        for w in loads[pool].tolist():
             room, m = heap[0]
-            if loads[i] > -room:
+            if w > -room:
                 return False
-            rooms[m] -= loads[i]
-            owners[i] = m
-            heapq.heapreplace(heap, (-float(rooms[m]), m))
+            chosen.append(m)
+            heapq.heapreplace(heap, (room + w, m))
+        owners[pool] = chosen
+        rooms[:] = [-r for r, _ in sorted(heap, key=lambda e: e[1])]
         return True
     heaps: dict[int, list[tuple[float, int]]] = {}
     for i in pool.tolist():
@@ -248,20 +255,3 @@ def _give(owners: IntArray, totals: FloatArray, loads: FloatArray, i: int, p: in
     owners[i] = q
     totals[p] -= loads[i]
     totals[q] += loads[i]
-
-
-def _greedy(problem: LoadProblem) -> IntArray:
-    """A first placement, heaviest first to the eligible member whose load per capacity would
-    be least after it: the bisection's upper end."""
-    loads, caps = problem.loads, problem.capacities
-    totals = np.zeros(len(caps))
-    owners = np.full(len(loads), -1, dtype=np.int64)
-    order = np.lexsort((np.arange(len(loads)), -loads))
-    for i in order.tolist():
-        allowed = problem.allowed(i)
-        if not len(allowed):
-            raise ValueError(f"item {i} may go to no member")
-        m = int(allowed[np.argmin((totals[allowed] + loads[i]) / caps[allowed])])
-        totals[m] += loads[i]
-        owners[i] = m
-    return owners

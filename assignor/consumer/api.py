@@ -8,6 +8,7 @@ from typing import Protocol
 
 from kassign.assignor.consumer import (
     cooperative_sticky,
+    load_balanced,
     rack_optimal,
     range_assignor,
     roundrobin,
@@ -16,8 +17,9 @@ from kassign.assignor.consumer import (
 from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup
 from kassign.assignor.consumer.result import GroupAssignment
 from kassign.assignor.errors import InvalidRequest, unknown_name
+from kassign.assignor.load.figures import Balance
 
-__all__ = ["ASSIGNORS", "KAFKA_ASSIGNORS", "ConsumerAssignor", "assign"]
+__all__ = ["ASSIGNORS", "KAFKA_ASSIGNORS", "LOAD_AWARE", "ConsumerAssignor", "assign"]
 
 
 class ConsumerAssignor(Protocol):
@@ -45,6 +47,10 @@ KAFKA_ASSIGNORS = (
 )
 """Kafka's four classic assignors' names, whose answers equal Kafka's."""
 
+LOAD_AWARE = (sticky.NAME, cooperative_sticky.NAME, rack_optimal.NAME)
+"""The assignors that balance, so have a load-aware mode (``range`` and ``roundrobin`` spread
+each topic by rule, with nothing to balance by load)."""
+
 ASSIGNORS: Mapping[str, ConsumerAssignor] = MappingProxyType(
     {
         range_assignor.NAME: _kafkas(range_assignor.assign_range),
@@ -61,8 +67,16 @@ own ``rack-optimal`` (docs/consumer-assignors.md)."""
 def assign(
     name: str, group: ConsumerGroup, options: AssignOptions = AssignOptions()
 ) -> GroupAssignment:
-    """Run the assignor called ``name``; an unknown name is the caller's error."""
+    """Run the assignor called ``name``; an unknown name is the caller's error. With
+    ``balance=LOAD`` the balancing ones run in their load-aware mode (``load_balanced``)."""
     assignor = ASSIGNORS.get(name)
     if assignor is None:
         raise InvalidRequest(unknown_name("assignor", name, ASSIGNORS), field="assignor")
+    if options.balance is Balance.LOAD:
+        if name not in LOAD_AWARE:
+            raise InvalidRequest(
+                f"balance LOAD is for {', '.join(LOAD_AWARE)}, not {name!r}",
+                field="options.balance",
+            )
+        return load_balanced.assign_load_balanced(name, group, options)
     return assignor(group, options)

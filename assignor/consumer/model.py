@@ -36,6 +36,7 @@ from kassign.assignor.claims import (
     topic_partitions,
 )
 from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.load.figures import Balance
 
 __all__ = [
     "DEFAULT_GENERATION",
@@ -132,13 +133,20 @@ class AssignOptions:
     ``co_partitioned``: sets of topics whose partition p goes to one member; ``stickiness_cost``:
     the cost of moving an owned partition, against 1 per cross-rack partition (0: racks
     first, exactly, then the fewest moves);
-    ``time_budget_s``: the solver's budget, past which a valid fallback is returned and reported.
+    ``time_budget_s``: the solver's budget, past which a valid fallback is returned and reported;
+    ``balance``: ``LOAD`` balances load per unit of capacity (issue 25) with ``sticky``,
+    ``cooperative-sticky`` and ``rack-optimal`` (``load_balanced``), from ``loads`` (topic ->
+    each partition's load; 1 for a topic not listed) and ``capacities`` (member id -> weight;
+    1 for a member not listed).
     """
 
     cooperative: bool = False
     co_partitioned: tuple[frozenset[str], ...] = ()
     stickiness_cost: float = 0.0
     time_budget_s: float = 2.0
+    balance: Balance = Balance.COUNT
+    loads: Mapping[str, Sequence[float]] | None = None
+    capacities: Mapping[str, float] | None = None
 
 
 def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> ConsumerGroup:

@@ -44,6 +44,7 @@ from kassign.assignor.consumer.result import (
     RackStatus,
     group_assignment,
     moving_away,
+    withheld_from,
 )
 from kassign.assignor.errors import InvalidRequest, SolverError
 from kassign.assignor.flow import IntArray, solve
@@ -74,7 +75,7 @@ def assign_rack_optimal(
             owner = _fallback(problem)
         for unit, m in zip(problem.units, owner.tolist(), strict=True):
             target[problem.members[m]].extend(unit)
-    withheld = _withheld(group, target) if options.cooperative else frozenset()
+    withheld = withheld_from(group, target) if options.cooperative else frozenset()
     return group_assignment(
         NAME,
         group,
@@ -160,19 +161,6 @@ def _budget(seconds: float) -> Callable[[int], None]:
         spent[0] = total
 
     return afford
-
-
-def _withheld(
-    group: ConsumerGroup, target: dict[str, list[TopicPartition]]
-) -> frozenset[TopicPartition]:
-    """Partitions going to a member while another member still reports owning them."""
-    claimants: dict[TopicPartition, set[str]] = {}
-    for m in group.members:
-        for tp in m.owned_partitions:
-            claimants.setdefault(tp, set()).add(m.member_id)
-    return frozenset(
-        tp for member, tps in target.items() for tp in tps if claimants.get(tp, set()) - {member}
-    )
 
 
 def _kafka_reason(group: ConsumerGroup) -> RackReason:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import repeat
 from typing import NamedTuple
 
@@ -29,6 +29,7 @@ from kassign.assignor.consumer.model import (
     TopicPartition,
     claims_on,
 )
+from kassign.assignor.load.figures import LoadFigures
 
 __all__ = [
     "AssignmentReport",
@@ -38,6 +39,7 @@ __all__ = [
     "RackStatus",
     "group_assignment",
     "moving_away",
+    "withheld_from",
 ]
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
@@ -97,7 +99,9 @@ class AssignmentReport:
       gets this round, so their old owner can revoke them first;
     - ``rack_status``, ``solver_reason``: (``rack-optimal``) whether its solver's optimum was
       applied, and if not why. ``rack_aware``/``rack_reason`` are then the mode Kafka's sticky
-      assignors would have chosen on the group.
+      assignors would have chosen on the group;
+    - ``load``: (``balance=LOAD``, issue 25) the bound, the peak and the mean load per unit of
+      capacity.
     """
 
     rack_aware: bool
@@ -108,6 +112,7 @@ class AssignmentReport:
     rack_status: RackStatus = RackStatus.OFF
     solver_reason: str = ""
     cross_rack_partitions_before: int = 0
+    load: LoadFigures | None = None
 
     @property
     def solver_fallback(self) -> bool:
@@ -129,6 +134,10 @@ class GroupAssignment:
     def partitions(self) -> dict[str, Sequence[TopicPartition]]:
         """Member id -> its partitions."""
         return {m.member_id: m.partitions for m in self.members}
+
+    def with_load(self, figures: LoadFigures) -> GroupAssignment:
+        """The same assignment, its report carrying a load-balanced answer's figures."""
+        return replace(self, report=replace(self.report, load=figures))
 
 
 def group_assignment(
@@ -336,6 +345,20 @@ def _moved(
     claimed: set[TopicPartition] = set().union(*claims.values())
     kept = sum(len(mine[m].intersection(tps)) for m, tps in claims.items() if m in mine)
     return len(claimed & assigned) - kept
+
+
+def withheld_from(
+    group: ConsumerGroup, target: Mapping[str, Collection[TopicPartition]]
+) -> frozenset[TopicPartition]:
+    """Partitions going to a member while another member still reports owning them: under
+    the cooperative protocol nobody gets them this round (their owner revokes them first)."""
+    claimants: dict[TopicPartition, set[str]] = {}
+    for m in group.members:
+        for tp in m.owned_partitions:
+            claimants.setdefault(tp, set()).add(m.member_id)
+    return frozenset(
+        tp for member, tps in target.items() for tp in tps if claimants.get(tp, set()) - {member}
+    )
 
 
 def moving_away(

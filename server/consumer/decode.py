@@ -70,6 +70,7 @@ class DecodedConsumerRequest:
     user_data_fields: Mapping[str, str] = field(default_factory=dict, compare=False)
     # members that sent topic_list or owned_by_topic: their errors name those fields
     compact_fields: Mapping[str, frozenset[str]] = field(default_factory=dict, compare=False)
+    loads_sent: bool = False  # partition loads or capacities came, whatever the balance (issue 25)
 
 
 def decode_request(
@@ -110,17 +111,31 @@ def decode_request(
         group = consumer_group(members, topics)
     with_bytes = request.assignment_bytes or not request.compact_answer
     checks.check_answer(group, limits, compact=request.compact_answer, assignment_bytes=with_bytes)
+    loads = {t.name: t.partition_loads for t in request.topics if t.partition_loads}
+    capacities = _capacities(request.members)
     return DecodedConsumerRequest(
         group_id=request.group_id,
         assignor=request.assignor,
         group=group,
-        options=decode_options(request.options, request.assignor),
+        options=decode_options(
+            request.options, request.assignor, loads=loads, capacities=capacities
+        ),
+        loads_sent=bool(loads or capacities),
         options_set=request.options.ByteSize() > 0,
         compact_answer=request.compact_answer,
         assignment_bytes=with_bytes,
         user_data_fields=user_data_fields,
         compact_fields=compact_sent,
     )
+
+
+def _capacities(members: Iterable[pb.MemberSubscription]) -> dict[str, float]:
+    """The capacities members sent (issue 25); the library checks them, naming the member."""
+    return {
+        m.member_id: m.subscription.capacity
+        for m in members
+        if m.WhichOneof("kind") == "subscription" and m.subscription.HasField("capacity")
+    }
 
 
 def decode_member(

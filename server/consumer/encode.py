@@ -16,6 +16,7 @@ from __future__ import annotations
 from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.common import partitions_per_topic, subscribed_topics
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
+from kassign.assignor.load.figures import Balance, LoadFigures
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.compact_wire import compact_members_wire, topic_table
 from kassign.server.consumer.decode import DecodedConsumerRequest
@@ -117,7 +118,14 @@ def _report(
         max_partitions_per_member=max(counts, default=0),
         min_partitions_per_member=min(counts, default=0),
         notes=_notes(decoded),
+        load=_load(report.load),
     )
+
+
+def _load(figures: LoadFigures | None) -> common_pb2.LoadFigures | None:
+    if figures is None:
+        return None
+    return common_pb2.LoadFigures(bound=figures.bound, peak=figures.peak, mean=figures.mean)
 
 
 def _notes(decoded: DecodedConsumerRequest) -> list[str]:
@@ -129,6 +137,9 @@ def _notes(decoded: DecodedConsumerRequest) -> list[str]:
         shown = ", ".join(missing[:_NOTED_TOPICS])
         more = f" and {len(missing) - _NOTED_TOPICS} more" if len(missing) > _NOTED_TOPICS else ""
         notes.append(f"subscribed topics without metadata, not assigned: {shown}{more}")
-    if decoded.assignor in KAFKA_ASSIGNORS and decoded.options_set:
+    by_load = decoded.options.balance is Balance.LOAD
+    if decoded.assignor in KAFKA_ASSIGNORS and decoded.options_set and not by_load:
         notes.append(f"options ignored: {decoded.assignor} is Kafka's assignor, which has none")
+    if decoded.loads_sent and not by_load:
+        notes.append("partition loads and capacities ignored: balance is COUNT (options.balance)")
     return notes

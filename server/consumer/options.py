@@ -7,11 +7,13 @@ a request sets any). The protocol, left unspecified, is the assignor's own: coop
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from kassign.assignor.consumer import cooperative_sticky
 from kassign.assignor.consumer.model import AssignOptions
 from kassign.assignor.errors import InvalidRequest
+from kassign.assignor.load.figures import Balance
+from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = ["decode_options"]
@@ -19,14 +21,35 @@ __all__ = ["decode_options"]
 _DEFAULTS = AssignOptions()
 
 
-def decode_options(options: cpb.ConsumerAssignOptions, assignor: str) -> AssignOptions:
-    """The library's options; ``InvalidRequest`` names the ``options.…`` field at fault."""
+def decode_options(
+    options: cpb.ConsumerAssignOptions,
+    assignor: str,
+    *,
+    loads: Mapping[str, Sequence[float]] | None = None,
+    capacities: Mapping[str, float] | None = None,
+) -> AssignOptions:
+    """The library's options; ``InvalidRequest`` names the ``options.…`` field at fault.
+    ``loads`` and ``capacities`` (the topics' and members' figures) are kept with balance
+    LOAD only: with COUNT nothing reads them."""
+    balance = _balance(options.balance)
+    by_load = balance is Balance.LOAD
     return AssignOptions(
         cooperative=_cooperative(options.protocol, assignor),
         co_partitioned=_co_partitioned(options.co_partitioned),
         stickiness_cost=_stickiness_cost(options),
         time_budget_s=_time_budget_s(options),
+        balance=balance,
+        loads=loads if by_load else None,
+        capacities=capacities if by_load else None,
     )
+
+
+def _balance(balance: int) -> Balance:
+    if balance in (common_pb2.BALANCE_UNSPECIFIED, common_pb2.BALANCE_COUNT):
+        return Balance.COUNT
+    if balance == common_pb2.BALANCE_LOAD:
+        return Balance.LOAD
+    raise InvalidRequest(f"unknown balance {balance}", field="options.balance")
 
 
 def _cooperative(protocol: int, assignor: str) -> bool:

@@ -171,6 +171,12 @@ def _structured(
                 field=f"subscription.{name}",
                 member=member.member_id,
             )
+        if given.HasField("capacity"):  # issue 25's, consumer groups only
+            raise InvalidRequest(
+                "capacity is ConsumerAssignmentService's; a client's capacity is its threads",
+                field="subscription.capacity",
+                member=member.member_id,
+            )
         return given, "subscription", None
     try:
         sub, runs = SubscriptionDecoder().decode_runs(member.raw_subscription)

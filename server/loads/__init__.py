@@ -1,0 +1,1 @@
+"""Where partition loads come from when a request does not carry them (issue 25)."""

@@ -18,7 +18,9 @@ sides interleaved so that the machine's noise falls on both:
 The plug-ins call a ``kassign serve`` started here (one worker, loopback). Each line prints both
 wall times (what the coordinator waits; the issue's ratio, plug-in / Kafka) and the JVM's CPU
 times (the plug-in's own conversions; the service's CPU is not in it), and says whether the
-answers are equal, valid, balanced, and whether the plug-in fell back. The classpath is
+answers are equal, valid, balanced, and whether the plug-in fell back. Then the JVM's own work
+alone, as thread CPU time, robust to the service's load: building the request, and checking and
+converting one real answer. The classpath is
 ``clients/java/broker``'s test classpath (``make java`` first). Nothing here asserts a time.
 
 Usage: ``python bench/broker_plugin_bench.py [--sizes small,medium,large] [--cases fresh,leave]
@@ -88,7 +90,8 @@ def line_text(line: dict[str, Any]) -> str:
     return (
         f"{what} {line['assignor']:<7} Kafka {kafka:8.1f} ms (cpu {float(line['kafka_cpu_ms']):8.1f})"
         f"  plug-in {plugin:8.1f} ms (jvm cpu {float(line['plugin_cpu_ms']):8.1f})"
-        f"  {plugin / kafka:6.2f}x  {', '.join(checks)}"
+        f"  {plugin / kafka:6.2f}x  {', '.join(checks)}; the JVM's own work (thread CPU):"
+        f" request {float(line['request_cpu_ms']):.1f} ms, answer {float(line['answer_cpu_ms']):.1f} ms"
     )
 
 

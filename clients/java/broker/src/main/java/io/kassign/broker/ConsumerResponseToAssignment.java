@@ -6,7 +6,6 @@ import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
 import io.kassign.v1.PartitionRuns;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -69,8 +68,7 @@ final class ConsumerResponseToAssignment {
                 throw InvalidAnswer.withoutRuns(id);
             }
             readRuns(member.getAssigned(), names, given);
-            given.partitions.values().removeIf(Set::isEmpty);
-            result.put(id, new MemberAssignmentImpl(given.partitions));
+            result.put(id, new MemberAssignmentImpl(given.partitions()));
         }
         for (final String id : group.memberIds()) {
             if (!result.containsKey(id)) {
@@ -89,10 +87,11 @@ final class ConsumerResponseToAssignment {
         final Map<String, Held> held;
         final String[] ids;
         final Set<Uuid> subscribed;
-        final Map<Uuid, Set<Integer>> partitions = new HashMap<>();
+        /** Per topic, the partitions taken so far: numbers[0 .. size), grown as needed. */
+        final Map<Uuid, PartitionNumbers.Growing> taken = new HashMap<>();
         String lastName;
         Held topic;
-        Set<Integer> assigned;
+        PartitionNumbers.Growing assigned;
 
         Member(final String id, final int me, final GroupSpec group, final Map<String, Held> held, final String[] ids) {
             this.id = id;
@@ -110,7 +109,7 @@ final class ConsumerResponseToAssignment {
                 if (topic != null && !subscribed.contains(topic.id)) {
                     topic = null;
                 }
-                assigned = topic == null ? null : partitions.computeIfAbsent(topic.id, t -> new HashSet<>());
+                assigned = topic == null ? null : taken.computeIfAbsent(topic.id, t -> new PartitionNumbers.Growing());
             }
             if (topic == null || p < 0 || p >= topic.holder.length) {
                 throw new InvalidAnswer("the service gave member " + id + " partition " + name + "-"
@@ -125,6 +124,17 @@ final class ConsumerResponseToAssignment {
             if (group.isPartitionAssignable(topic.id, p)) {
                 assigned.add(p);
             }
+        }
+
+        /** The partitions taken, by topic, those with none left out. */
+        Map<Uuid, Set<Integer>> partitions() {
+            final Map<Uuid, Set<Integer>> partitions = new HashMap<>();
+            taken.forEach((topic, numbers) -> {
+                if (numbers.size() > 0) {
+                    partitions.put(topic, numbers.build());
+                }
+            });
+            return partitions;
         }
     }
 

@@ -11,7 +11,9 @@ import io.kassign.v1.RebalanceProtocol;
 import io.kassign.v1.TopicList;
 import io.kassign.v1.TopicPartitions;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,8 +47,15 @@ final class GroupSpecToConsumerRequest {
     private GroupSpecToConsumerRequest() {
     }
 
-    /** The subscribed topics in the metadata: name sent (the id's string) to id, and partition counts. */
-    record Topics(Map<String, Uuid> ids, Map<Uuid, Integer> partitions) {
+    /**
+     * The subscribed topics in the metadata: name sent (the id's string) to id, and partition
+     * counts, sorted by id (the order sent) and hashed (looked up once per member and topic).
+     */
+    record Topics(Map<String, Uuid> ids, Map<Uuid, Integer> partitions, Map<Uuid, Known> known) {
+        /** A topic's name as sent and partition count, looked up by id. */
+        record Known(String name, int count) {
+        }
+
         static Topics of(final GroupSpec group, final SubscribedTopicDescriber describer) {
             final Map<String, Uuid> ids = new TreeMap<>();
             final Map<Uuid, Integer> partitions = new TreeMap<>();
@@ -57,13 +66,12 @@ final class GroupSpecToConsumerRequest {
                     partitions.put(id, count);
                 }
             }
-            return new Topics(Collections.unmodifiableMap(ids), Collections.unmodifiableMap(partitions));
+            final Map<Uuid, Known> known = new HashMap<>();
+            ids.forEach((name, id) -> known.put(id, new Known(name, partitions.get(id))));
+            return new Topics(Collections.unmodifiableMap(ids), Collections.unmodifiableMap(partitions),
+                    Collections.unmodifiableMap(known));
         }
 
-        boolean has(final Uuid topic, final int partition) {
-            final Integer count = partitions.get(topic);
-            return count != null && partition >= 0 && partition < count;
-        }
     }
 
     static String name(final Uuid topic) {
@@ -94,11 +102,20 @@ final class GroupSpecToConsumerRequest {
             }
             request.addTopicLists(names);
         });
-        for (final String member : new TreeSet<>(group.memberIds())) {
-            request.addMembers(member(group, member, topics, lists));
+        // HOMOGENEOUS: the coordinator says every member subscribes to the same topics, so one list
+        // serves them all, without hashing and comparing each member's set (500 topics x 2,000 members).
+        final boolean homogeneous = group.subscriptionType() == SubscriptionType.HOMOGENEOUS;
+        int shared = -1;
+        for (final String member : sortedMembers(group)) {
+            final org.apache.kafka.coordinator.group.api.assignor.MemberSubscription subscription =
+                    group.memberSubscription(member);
+            if (shared < 0 || !homogeneous) {
+                shared = lists.indexOf(subscription.subscribedTopicIds());
+            }
+            request.addMembers(member(group, member, subscription, shared, topics));
         }
-        final IndexedTable<Set<String>> replicas = new IndexedTable<>(
-                racks -> request.addReplicaRackLists(PartitionReplicas.newBuilder().addAllRackIds(racks)));
+        final IndexedTable<Set<String>> replicas = new IndexedTable<>(racks ->
+                request.addReplicaRackLists(PartitionReplicas.newBuilder().addAllRackIds(new TreeSet<>(racks))));
         topics.partitions().forEach((id, count) -> request.addTopics(topic(describer, id, count, replicas)));
         return request.setCompactAnswer(true).setOptions(ConsumerAssignOptions.newBuilder()
                         .setProtocol(RebalanceProtocol.REBALANCE_PROTOCOL_EAGER)
@@ -106,46 +123,68 @@ final class GroupSpecToConsumerRequest {
                 .build();
     }
 
+    private static String[] sortedMembers(final GroupSpec group) {
+        final String[] members = group.memberIds().toArray(new String[0]);
+        Arrays.sort(members);
+        return members;
+    }
+
     /**
-     * The member: its subscribed topics as an index into the request's topic lists (each distinct
-     * set added once through {@code lists}: a homogeneous group sends one), its current target by
-     * topic, restricted to partitions still in the metadata.
+     * The member: its subscribed topics as {@code topicList}, an index into the request's topic
+     * lists, and its current target by topic (topics sorted, then numbers), restricted to
+     * partitions still in the metadata.
      */
-    private static MemberSubscription member(final GroupSpec group, final String member, final Topics topics,
-                                             final IndexedTable<Set<Uuid>> lists) {
+    private static MemberSubscription member(final GroupSpec group, final String member,
+                                             final org.apache.kafka.coordinator.group.api.assignor.MemberSubscription
+                                                     subscription, final int topicList, final Topics topics) {
         final MemberSubscription.Builder sent = MemberSubscription.newBuilder().setMemberId(member);
-        final org.apache.kafka.coordinator.group.api.assignor.MemberSubscription subscription =
-                group.memberSubscription(member);
         subscription.instanceId().ifPresent(sent::setGroupInstanceId);
         final ConsumerSubscription.Builder s = ConsumerSubscription.newBuilder()
-                .setTopicList(lists.indexOf(subscription.subscribedTopicIds()))
+                .setTopicList(topicList)
                 .setRackId(subscription.rackId().orElse(""));
-        final Map<Uuid, Set<Integer>> owned = new TreeMap<>(group.memberAssignment(member).partitions());
-        owned.forEach((topic, partitions) -> {
-            final TopicPartitions.Builder entry = TopicPartitions.newBuilder().setTopic(name(topic));
-            for (final int p : new TreeSet<>(partitions)) {
-                if (topics.has(topic, p)) {
+        final Map<Uuid, Set<Integer>> owned = group.memberAssignment(member).partitions();
+        final Uuid[] held = owned.keySet().toArray(new Uuid[0]);
+        Arrays.sort(held);
+        for (final Uuid topic : held) {
+            final Topics.Known known = topics.known().get(topic);
+            if (known == null) { // not subscribed, or not in the metadata: nothing of it is assigned
+                continue;
+            }
+            final TopicPartitions.Builder entry = TopicPartitions.newBuilder().setTopic(known.name());
+            for (final int p : sorted(owned.get(topic))) {
+                if (p >= 0 && p < known.count()) {
                     entry.addPartitions(p);
                 }
             }
             if (entry.getPartitionsCount() > 0) {
                 s.addOwnedByTopic(entry);
             }
-        });
+        }
         return sent.setSubscription(s).build();
+    }
+
+    private static int[] sorted(final Set<Integer> partitions) {
+        final int[] numbers = new int[partitions.size()];
+        int n = 0;
+        for (final int p : partitions) {
+            numbers[n++] = p;
+        }
+        Arrays.sort(numbers);
+        return numbers;
     }
 
     /**
      * The partition count and, when some partition has a replica on a rack, per partition the
-     * index of its racks (sorted) in the request's replica rack lists, each distinct set added
-     * once through {@code made} (a million partitions, a few rack sets).
+     * index of its racks in the request's replica rack lists, each distinct set added once (sorted)
+     * through {@code made}: a million partitions, a few rack sets, each partition's set hashed once
+     * as the describer gives it, not copied.
      */
     private static ConsumerTopic topic(final SubscribedTopicDescriber describer, final Uuid id, final int count,
                                        final IndexedTable<Set<String>> made) {
         final List<Set<String>> racks = new ArrayList<>(count);
         boolean anyRack = false;
         for (int p = 0; p < count; p++) {
-            final Set<String> set = new TreeSet<>(describer.racksForPartition(id, p));
+            final Set<String> set = describer.racksForPartition(id, p);
             racks.add(set);
             anyRack |= !set.isEmpty();
         }

@@ -1,19 +1,18 @@
 package io.kassign.broker;
 
-import io.kassign.broker.GroupToStreamsRequest.Task;
 import io.kassign.broker.GroupToStreamsRequest.Topology;
 import io.kassign.client.TaskIds;
 import io.kassign.plugin.InvalidAnswer;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentError;
 import io.kassign.v1.TaskId;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.streams.assignor.MemberAssignment;
@@ -41,8 +40,7 @@ final class StreamsResponseToAssignment {
         }
         final Set<String> members = new HashSet<>(group.memberIds());
         final Map<String, MemberAssignment> result = new HashMap<>();
-        final Map<Task, String> activeOwner = new HashMap<>();
-        final Map<String, Set<Task>> heldByProcess = new HashMap<>();
+        final Checks checks = new Checks(topology, response.getMembersCount());
         for (final io.kassign.v1.MemberAssignment answer : response.getMembersList()) {
             final String member = answer.getMemberId();
             if (!members.contains(member)) {
@@ -51,20 +49,9 @@ final class StreamsResponseToAssignment {
             if (result.containsKey(member)) {
                 throw new InvalidAnswer("the service listed member " + member + " twice");
             }
-            final Set<Task> held = heldByProcess.computeIfAbsent(group.memberMetadata(member).processId(),
-                    p -> new HashSet<>());
-            final Map<String, Set<Integer>> active = tasks(answer.getActiveTasksList(), topology, member, false);
-            final Map<String, Set<Integer>> standby = tasks(answer.getStandbyTasksList(), topology, member, true);
-            for (final Task task : flatten(active)) {
-                final String other = activeOwner.putIfAbsent(task, member);
-                if (other != null) {
-                    throw new InvalidAnswer("task " + name(task) + " is active on both " + other + " and " + member);
-                }
-                hold(held, task, member);
-            }
-            for (final Task task : flatten(standby)) {
-                hold(held, task, member);
-            }
+            final Checks.Member given = checks.member(member, group.memberMetadata(member).processId());
+            final Map<String, Set<Integer>> active = tasks(answer.getActiveTasksList(), topology, given, false);
+            final Map<String, Set<Integer>> standby = tasks(answer.getStandbyTasksList(), topology, given, true);
             result.put(member, new MemberAssignment(active, standby));
         }
         for (final String member : members) {
@@ -72,45 +59,103 @@ final class StreamsResponseToAssignment {
                 throw new InvalidAnswer("the service left out member " + member);
             }
         }
-        if (activeOwner.size() != topology.tasks()) {
-            throw new InvalidAnswer("the service assigned " + activeOwner.size() + " of " + topology.tasks()
+        if (checks.actives() != topology.tasks()) {
+            throw new InvalidAnswer("the service assigned " + checks.actives() + " of " + topology.tasks()
                     + " active tasks");
         }
         return new GroupAssignment(result);
     }
 
-    private static void hold(final Set<Task> held, final Task task, final String member) {
-        if (!held.add(task)) {
-            throw new InvalidAnswer("task " + name(task) + " is given twice to the process of member " + member);
+    /**
+     * What the checks remember, by task number (a subtopology's first number plus the partition):
+     * each active's member, each process's tasks, the tasks the member being read listed. Why
+     * arrays and bit sets rather than maps and sets of task records: 10,000 tasks with a standby
+     * each over 1,000 members are 20,000 entries, each looked at once.
+     */
+    private static final class Checks {
+        private final Map<String, Integer> first = new HashMap<>();
+        private final int[] activeOwner;
+        private final int[] listedBy;
+        private final String[] answered;
+        private final Map<String, BitSet> heldByProcess = new HashMap<>();
+        private int actives;
+        private int members;
+
+        Checks(final Topology topology, final int members) {
+            int total = 0;
+            for (final String name : topology.ids().names()) {
+                first.put(name, total);
+                total += topology.partitions().get(name);
+            }
+            this.activeOwner = new int[total];
+            this.listedBy = new int[total];
+            this.answered = new String[members + 1];
+        }
+
+        int actives() {
+            return actives;
+        }
+
+        Member member(final String id, final String process) {
+            final int me = ++members;
+            answered[me] = id;
+            return new Member(id, me, heldByProcess.computeIfAbsent(process, p -> new BitSet()));
+        }
+
+        /** One member of the answer as it is read. */
+        final class Member {
+            final String id;
+            final int me;
+            final BitSet held;
+
+            Member(final String id, final int me, final BitSet held) {
+                this.id = id;
+                this.me = me;
+                this.held = held;
+            }
+
+            /** Records a known task the member was given, or refuses the answer. */
+            void take(final String subtopology, final int partition, final TaskId id, final boolean standby) {
+                final int task = first.get(subtopology) + partition;
+                if (listedBy[task] == me) {
+                    throw new InvalidAnswer("the service listed task " + TaskIds.format(id) + " twice for " + this.id);
+                }
+                listedBy[task] = me;
+                if (!standby) {
+                    if (activeOwner[task] != 0) {
+                        throw new InvalidAnswer("task " + TaskIds.format(id) + " is active on both "
+                                + answered[activeOwner[task]] + " and " + this.id);
+                    }
+                    activeOwner[task] = me;
+                    actives++;
+                }
+                if (held.get(task)) {
+                    throw new InvalidAnswer("task " + TaskIds.format(id) + " is given twice to the process of member "
+                            + this.id);
+                }
+                held.set(task);
+            }
         }
     }
 
-    private static Map<String, Set<Integer>> tasks(final List<TaskId> ids, final Topology topology, final String member,
-                                                   final boolean standby) {
-        final Map<String, Set<Integer>> tasks = new TreeMap<>();
+    private static Map<String, Set<Integer>> tasks(final List<TaskId> ids, final Topology topology,
+                                                   final Checks.Member member, final boolean standby) {
+        final Map<String, PartitionNumbers.Growing> tasks = new TreeMap<>();
         for (final TaskId id : ids) {
             final String subtopology = id.getNamedTopology().isEmpty() ? topology.ids().name(id.getSubtopology()) : null;
             if (subtopology == null || !topology.has(subtopology, id.getPartition())) {
-                throw new InvalidAnswer("the service assigned unknown task " + TaskIds.format(id) + " to " + member);
+                throw new InvalidAnswer("the service assigned unknown task " + TaskIds.format(id) + " to " + member.id);
             }
             if (standby && !topology.stateful().contains(subtopology)) {
-                throw new InvalidAnswer("the service gave " + member + " a standby of stateless task " + TaskIds.format(id));
+                throw new InvalidAnswer("the service gave " + member.id + " a standby of stateless task "
+                        + TaskIds.format(id));
             }
-            if (!tasks.computeIfAbsent(subtopology, s -> new TreeSet<>()).add(id.getPartition())) {
-                throw new InvalidAnswer("the service listed task " + TaskIds.format(id) + " twice for " + member);
-            }
+            member.take(subtopology, id.getPartition(), id, standby);
+            tasks.computeIfAbsent(subtopology, s -> new PartitionNumbers.Growing()).add(id.getPartition());
         }
-        return tasks;
-    }
-
-    private static Set<Task> flatten(final Map<String, Set<Integer>> tasks) {
-        final Set<Task> flat = new TreeSet<>();
-        tasks.forEach((subtopology, partitions) -> partitions.forEach(p -> flat.add(new Task(subtopology, p))));
-        return flat;
-    }
-
-    private static String name(final Task task) {
-        return task.subtopology() + "_" + task.partition();
+        final Map<String, Set<Integer>> built = new TreeMap<>();
+        tasks.forEach((subtopology, partitions) -> built.put(subtopology, partitions.build()));
+        return built;
     }
 
     /** For logs: actives and standbys per process, "PROCESS=2a/2s ...", sorted by process. */
@@ -118,12 +163,16 @@ final class StreamsResponseToAssignment {
         final Map<String, int[]> counts = new TreeMap<>();
         assignment.members().forEach((member, tasks) -> {
             final int[] count = counts.computeIfAbsent(group.memberMetadata(member).processId(), p -> new int[2]);
-            count[0] += flatten(tasks.activeTasks()).size();
-            count[1] += flatten(tasks.standbyTasks()).size();
+            count[0] += size(tasks.activeTasks());
+            count[1] += size(tasks.standbyTasks());
         });
         final StringBuilder text = new StringBuilder();
         counts.forEach((process, count) -> text.append(text.length() == 0 ? "" : " ").append(process).append('=')
                 .append(count[0]).append("a/").append(count[1]).append('s'));
         return text.toString();
+    }
+
+    private static int size(final Map<String, Set<Integer>> tasks) {
+        return tasks.values().stream().mapToInt(Set::size).sum();
     }
 }

@@ -93,9 +93,14 @@ class Numbering:
 
     def holdings(self, replicas: Replicas) -> tuple[list[set[int]], list[set[int]]]:
         """Per layout client, its actives and standbys as sets of the layout's shared ints."""
+        return self.actives(replicas), self.standbys(replicas)
+
+    def actives(self, replicas: Replicas) -> list[set[int]]:
         held = np.flatnonzero(replicas.owner >= 0)
-        active = self._split(held, replicas.owner[held])
-        return active, self._split(replicas.rep_task, replicas.rep_client)
+        return self._split(held, replicas.owner[held])
+
+    def standbys(self, replicas: Replicas) -> list[set[int]]:
+        return self._split(replicas.rep_task, replicas.rep_client)
 
     def room(self, loads: Sequence[int]) -> tuple[IntArray, IntArray]:
         """``_toward_share`` of layout-ordered ``loads``, as (may_lose, may_gain) in state order."""
@@ -113,13 +118,13 @@ class Numbering:
     def _split(self, tasks: IntArray, clients: IntArray) -> list[set[int]]:
         by_layout = self.layout_of[clients]
         order = np.argsort(by_layout, kind="stable")
-        counts = np.bincount(by_layout, minlength=self.state_of.size)
-        numbers = self.layout.numbers
-        parts = np.split(tasks[order], np.cumsum(counts)[:-1])
-        held = []
-        for p in parts:
+        ends = np.cumsum(np.bincount(by_layout, minlength=self.state_of.size)).tolist()
+        numbers, flat = self.layout.numbers, tasks[order].tolist()
+        held, start = [], 0
+        for end in ends:  # slices of one list: np.split made an array per client
             checkpoint()
-            held.append(compact(picked(numbers, p.tolist())))
+            held.append(compact(picked(numbers, flat[start:end])))
+            start = end
         return held
 
 
@@ -243,7 +248,7 @@ def trim_guess(
     optimised, diagnostics = optimize_active_replicas(
         state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap
     )
-    return numbering.holdings(optimised)[0], diagnostics
+    return numbering.actives(optimised), diagnostics
 
 
 def trim_placed(
@@ -262,7 +267,7 @@ def trim_placed(
     )
     if optimised is replicas:
         return held[1], diagnostics
-    return numbering.holdings(optimised)[1], diagnostics
+    return numbering.standbys(optimised), diagnostics
 
 
 def measured(
@@ -320,11 +325,10 @@ def eligible(layout: HaLayout, index: CatchUpIndex) -> tuple[IntArray, IntArray]
     n_c = len(layout.clients)
     per_task: dict[int, Sequence[int]] = {}
     free: list[int] = []
-    for i in range(len(layout.stateful)):
-        if not i % 64:  # a check costs about a microsecond, a task here about one
-            checkpoint()
-        n = index.num_caught_up(i)
+    for i, n in enumerate(index.caught_up_counts()):
         if 0 < n <= _WIDE:
+            if not len(per_task) % 64:  # a check costs about a microsecond
+                checkpoint()
             per_task[i] = index.caught_up(i)
         else:
             free.append(i)

@@ -285,6 +285,17 @@ class CatchUpIndex:
         caught = len(self._caught[task]) if local else 0
         return caught + (unreported if self._default_caught[task] else 0)
 
+    def caught_up_counts(self) -> list[int]:
+        """``num_caught_up`` of every task: a task nobody reported is its default times the
+        clients, without a call each (a fresh 100,000-task group reports none; issue 24)."""
+        n_c, default = self._n_clients, self._default_caught
+        counts = [n_c if caught else 0 for caught in default]
+        for i, task in enumerate(self._local):
+            if not i % 64:
+                checkpoint()
+            counts[task] = self.num_caught_up(task)
+        return counts
+
     def caught_up(self, task: int) -> list[int]:
         """The caught-up clients, ascending (every unreported client too when the changelog
         is short enough, which is why this is a list built on demand, not stored)."""

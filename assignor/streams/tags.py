@@ -73,9 +73,7 @@ def tag_layout(state: ApplicationState) -> TagLayout:
     configured = tuple(dict.fromkeys(state.configs.rack_aware_assignment_tags))
     clients = state.clients
     if configured:
-        values = {
-            pid: tuple(c.client_tags.get(key) for key in configured) for pid, c in clients.items()
-        }
+        values = {pid: tuple(map(c.client_tags.get, configured)) for pid, c in clients.items()}
         notes = _uncarried(configured, values) + rack_tag_mismatches(state)
         return _layout(TagSource.TAGS, configured, values, notes)
     if state.configs.standby_rack_spread and clients and all(c.rack_id for c in clients.values()):

@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kassign.assignor.streams.lags import (
     UNBOUNDED_RECOVERY_LAG,
+    CatchUpIndex,
     ConsumerReport,
     TaskLags,
     compute_lags,
@@ -141,3 +142,24 @@ def test_sparse_lags_answer_membership_for_stateful_tasks_only() -> None:
     assert T01 in lags and T02 in lags
     assert T03 not in lags and T04 not in lags
     assert lags.get(T04) is None and lags.get(T01) == 10
+
+
+@given(
+    st.lists(st.integers(0, 300), min_size=1, max_size=12),
+    st.lists(st.dictionaries(st.integers(0, 11), st.integers(-3, 300)), max_size=6),
+    st.integers(0, 200),
+)
+def test_caught_up_counts_count_every_caught_up_client(
+    ends: list[int], reported: list[dict[int, int]], acceptable: int
+) -> None:
+    # the counts of every task at once read unreported tasks without a call each; each must
+    # still be the number of clients whose lag (reported, else the end-offset sum) is caught up
+    tasks = [TaskId(0, k) for k in range(len(ends))]
+    client_lags = [{tasks[k]: lag for k, lag in r.items() if k < len(ends)} for r in reported]
+    index = CatchUpIndex(tasks, ends, client_lags=client_lags, acceptable_recovery_lag=acceptable)
+    expected = [
+        sum(is_caught_up(lags.get(t, end), acceptable) for lags in client_lags)
+        for t, end in zip(tasks, ends, strict=True)
+    ]
+    assert index.caught_up_counts() == expected
+    assert expected == [index.num_caught_up(k) for k in range(len(tasks))]

@@ -324,6 +324,7 @@ def optimize_standby_replicas(
         None,
         None if fixed is None else isin(codes, fixed),
         room,
+        tables.classes,
     )
     solved, diagnostics = _standby_outcome(state, problem, len(tables.racks), task_spread)
     if solved is None:

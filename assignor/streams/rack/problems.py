@@ -125,9 +125,11 @@ def build_standby_problem(
     anchored: np.ndarray | None = None,
     fixed: np.ndarray | None = None,
     room: tuple[np.ndarray, np.ndarray] | None = None,
+    classes: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> StandbyProblem:
-    """Number racks (sorted) and KIP-708 tag classes for the replicas given by index."""
-    client_class, class_values = tag_classes(state, list(state.clients))
+    """Number racks (sorted) and KIP-708 tag classes for the replicas given by index
+    (``classes``: ``tag_classes`` of ``state.clients``, if the caller has them already)."""
+    client_class, class_values = classes or tag_classes(state, list(state.clients))
     return StandbyProblem(
         client_rack=client_racks(state, racks),
         client_class=client_class,

@@ -17,7 +17,7 @@ from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
-from kassign.assignor.streams.rack.problems import client_racks, miss_columns
+from kassign.assignor.streams.rack.problems import client_racks, miss_columns, tag_classes
 from kassign.assignor.streams.result import TaskType
 
 __all__ = ["RackTables", "Replicas"]
@@ -57,7 +57,9 @@ class RackTables:
     racks; ``active_blind[t]`` / ``standby_blind[t]``: a partition of task ``t`` that kind needs
     has unknown racks, so a step that reads task ``t`` as that kind is disabled, as the
     map-based step's own table would have said. ``client_order[c]``: client ``c``'s rank by
-    process id (``UUID`` order), by which the map-based steps sorted their candidates."""
+    process id (``UUID`` order), by which the map-based steps sorted their candidates.
+    ``classes``: each client's KIP-708 tag class and each class's value codes
+    (``problems.tag_classes``), which every standby solve of the request reads."""
 
     racks: list[str]
     client_rack: IntArray
@@ -66,6 +68,7 @@ class RackTables:
     active_blind: np.ndarray
     standby_blind: np.ndarray
     client_order: IntArray
+    classes: tuple[IntArray, IntArray]
 
     @staticmethod
     def of(state: ApplicationState, tasks: Sequence[TaskId]) -> RackTables | None:
@@ -90,4 +93,7 @@ class RackTables:
         pids = list(state.clients)
         order = np.zeros(len(pids), np.int64)
         order[sorted(range(len(pids)), key=pids.__getitem__)] = np.arange(len(pids))
-        return RackTables(racks, client_rack, tables[0], tables[1], blind[0], blind[1], order)
+        classes = tag_classes(state, pids)
+        return RackTables(
+            racks, client_rack, tables[0], tables[1], blind[0], blind[1], order, classes
+        )

@@ -17,7 +17,8 @@ so that the machine's noise falls on both:
   Kafka's ``TaskAssignmentUtils.validateTaskAssignment``.
 
 The plug-ins call a ``kassign serve`` started here (one worker, loopback). Each line is printed
-as plug-in / Kafka; a line whose plug-in fell back to Kafka's own assignor says so. The classpath
+as plug-in / Kafka; a consumer line also gives the best CPU time of the calling thread on each side
+(the plug-in's is the JVM's own work: its thread is parked during the call); a line whose plug-in fell back to Kafka's own assignor says so. The classpath
 is ``clients/java``'s test classpath (``mvn process-test-classes dependency:build-classpath``, so
 ``make java`` first, for ~/.m2). Nothing here asserts a time.
 
@@ -100,6 +101,11 @@ def describe(line: dict[str, Any]) -> str:
         shape = f"{tasks:>9,} tasks      x {clients:>5,} clients"
         verdict = "both valid" if line["valid"] else "INVALID"
         name = "KIP-924 sticky"
+    if "plugin_cpu_ms" in line:
+        verdict += (
+            f"; CPU of the calling thread: plug-in {float(line['plugin_cpu_ms']):.1f} ms,"
+            f" Kafka {float(line['kafka_cpu_ms']):.1f} ms"
+        )
     if float(line["fallbacks"]):
         verdict += f", FELL BACK {int(float(line['fallbacks']))} times"
     return (

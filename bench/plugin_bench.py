@@ -8,19 +8,22 @@ so that the machine's noise falls on both:
 - consumer groups, Kafka's large-test shapes (``TOPICSxPARTITIONSxMEMBERS``: every member
   subscribed to every topic, fresh, no racks): Kafka's ``sticky``, ``cooperative-sticky`` and
   ``range`` against ``io.kassign.consumer.KassignConsumerAssignor`` asking the service for the same
-  assignor, whose answer must be equal (each member's partitions);
+  assignor, whose answer must be equal (each member's partitions); ``--scenarios fresh,leave``:
+  ``leave`` is the next rebalance once the first member has left, each member owning what Kafka
+  gave it (eager ``sticky``'s previous assignment in its userData, as Kafka's StickyAssignor sends it);
 - Kafka Streams (``TASKSxCLIENTS``: all tasks stateful, one standby, fresh clients of two threads):
   Kafka's KIP-924 ``StickyTaskAssignor`` against ``io.kassign.streams.KassignTaskAssignor`` (the
   service's default assignor); the answers differ by design, so both are only checked with
   Kafka's ``TaskAssignmentUtils.validateTaskAssignment``.
 
 The plug-ins call a ``kassign serve`` started here (one worker, loopback). Each line is printed
-as plug-in / Kafka; a line whose plug-in fell back to Kafka's own assignor says so. The classpath
+as plug-in / Kafka; a consumer line also gives the best CPU time of the calling thread on each side
+(the plug-in's is the JVM's own work: its thread is parked during the call); a line whose plug-in fell back to Kafka's own assignor says so. The classpath
 is ``clients/java``'s test classpath (``mvn process-test-classes dependency:build-classpath``, so
 ``make java`` first, for ~/.m2). Nothing here asserts a time.
 
 Usage: ``python bench/plugin_bench.py [--sizes small,medium,large] [--streams 1000x100,10000x1000]
-[--assignors sticky,cooperative-sticky,range] [--repeats 3] [--warmup 2] [--main-classes DIR]
+[--assignors sticky,cooperative-sticky,range] [--scenarios fresh,leave] [--repeats 3] [--warmup 2] [--main-classes DIR]
 [--jvm=-XX:StartFlightRecording=filename=bench.jfr]``;
 ``--sizes`` also takes explicit shapes (``5x200x50``); ``--streams ''`` leaves Streams out;
 ``--main-classes`` times another build's plug-ins (a copy of its ``clients/java/target/classes``)
@@ -92,16 +95,21 @@ def describe(line: dict[str, Any]) -> str:
         topics, partitions, members = (int(x) for x in str(line["shape"]).split("x"))
         shape = f"{topics * partitions:>9,} partitions x {members:>5,} members"
         verdict = "same answer" if line["equal"] else "ANSWERS DIFFER"
-        name = str(line["assignor"])
+        name = f"{line['assignor']} {line['scenario']}"
     else:
         tasks, clients = (int(x) for x in str(line["shape"]).split("x"))
         shape = f"{tasks:>9,} tasks      x {clients:>5,} clients"
         verdict = "both valid" if line["valid"] else "INVALID"
         name = "KIP-924 sticky"
+    if "plugin_cpu_ms" in line:
+        verdict += (
+            f"; CPU of the calling thread: plug-in {float(line['plugin_cpu_ms']):.1f} ms,"
+            f" Kafka {float(line['kafka_cpu_ms']):.1f} ms"
+        )
     if float(line["fallbacks"]):
         verdict += f", FELL BACK {int(float(line['fallbacks']))} times"
     return (
-        f"{shape}  {name:<18} Kafka {kafka_ms:9.1f} ms  plug-in {plugin_ms:9.1f} ms"
+        f"{shape}  {name:<24} Kafka {kafka_ms:9.1f} ms  plug-in {plugin_ms:9.1f} ms"
         f"  {plugin_ms / kafka_ms:6.2f}x  {verdict}"
     )
 
@@ -111,6 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="small,medium,large")
     parser.add_argument("--streams", default="1000x100,10000x1000")
     parser.add_argument("--assignors", default="sticky,cooperative-sticky,range")
+    parser.add_argument("--scenarios", default="fresh", help="fresh,leave (a member has left)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--heap", default="8g", help="the JVM's -Xmx")
@@ -144,7 +153,8 @@ def main(argv: list[str] | None = None) -> None:
         command = ["java", f"-Xmx{args.heap}", quiet, *args.jvm, "-cp", cp, MAIN_CLASS]
         command += ["--target", target]
         command += ["--consumer", ",".join(shapes), "--streams", args.streams]
-        command += ["--assignors", args.assignors, "--repeats", str(args.repeats)]
+        command += ["--assignors", args.assignors, "--scenarios", args.scenarios]
+        command += ["--repeats", str(args.repeats)]
         command += ["--warmup", str(args.warmup)]
         with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as bench:
             assert bench.stdout is not None

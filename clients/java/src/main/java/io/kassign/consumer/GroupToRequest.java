@@ -110,28 +110,47 @@ final class GroupToRequest {
     /**
      * The topic in the compact form: its partition count and, when some replica has a rack, per
      * partition an index into the request's {@code replica_rack_lists} ({@code made}). A partition
-     * the metadata does not list has no known replica.
+     * the metadata does not list has no known replica. Why the first pass: most clusters have no
+     * racks, and a million partitions' rack lists were most of building the request (JFR), to be
+     * thrown away; so the lists are made only when some replica has a rack.
      */
     static ConsumerTopic compactTopic(final Cluster cluster, final String topic, final IndexedTable<List<String>> made) {
         final int count = cluster.partitionCountForTopic(topic);
+        final List<PartitionInfo> infos = cluster.partitionsForTopic(topic);
+        final ConsumerTopic.Builder out = ConsumerTopic.newBuilder().setName(topic).setPartitionCount(count);
+        if (!anyRack(infos, count)) {
+            return out.build();
+        }
         final List<List<String>> racks = new ArrayList<>(Collections.nCopies(count, List.of()));
-        boolean anyRack = false;
-        for (final PartitionInfo info : cluster.partitionsForTopic(topic)) {
+        for (final PartitionInfo info : infos) {
             if (info.partition() >= 0 && info.partition() < count) {
-                final List<String> replicas = racks(info);
-                racks.set(info.partition(), replicas);
-                for (final String rack : replicas) {
-                    anyRack |= !rack.isEmpty();
+                racks.set(info.partition(), racks(info));
+            }
+        }
+        for (final List<String> replicas : racks) {
+            out.addReplicaRackList(made.indexOf(replicas));
+        }
+        return out.build();
+    }
+
+    /** Whether {@link #racks} would find a rack among the topic's partitions (the same replicas, no list made). */
+    private static boolean anyRack(final List<PartitionInfo> infos, final int count) {
+        for (final PartitionInfo info : infos) {
+            if (info.partition() < 0 || info.partition() >= count) {
+                continue;
+            }
+            final Node leader = info.leader();
+            final boolean hasLeader = leader != null && !leader.isEmpty();
+            if (hasLeader && !rack(leader).isEmpty()) {
+                return true;
+            }
+            for (final Node replica : info.replicas() == null ? new Node[0] : info.replicas()) {
+                if (replica != null && !(hasLeader && replica.id() == leader.id()) && !rack(replica).isEmpty()) {
+                    return true;
                 }
             }
         }
-        final ConsumerTopic.Builder out = ConsumerTopic.newBuilder().setName(topic).setPartitionCount(count);
-        if (anyRack) {
-            for (final List<String> replicas : racks) {
-                out.addReplicaRackList(made.indexOf(replicas));
-            }
-        }
-        return out.build();
+        return false;
     }
 
     /** The racks of every replica (offline ones too, as KIP-881 reads them), the leader's first; "" for no rack. */

@@ -37,23 +37,65 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>Why it looks the way it does: a large group's answer holds every partition of the group (a
  * million in Kafka's largest test), so each is touched a fixed, small number of times: who holds
- * which partition is kept per topic in an array indexed by partition, with each member's
- * subscribed topics marked on the same per-topic record, rather than in sets of TopicPartition.
- * The deadline is checked once per member.
+ * which partition is kept per topic in an array indexed by partition, rather than in sets of
+ * TopicPartition; topics go by their index in the answer's table, and which of them a member
+ * subscribed to is worked out once per distinct topic list (a large group's members mostly list
+ * the same topics), not topic by topic for every member. The deadline is checked once per member.
  */
 final class ResponseToGroup {
     private ResponseToGroup() {
     }
 
-    /** One subscribed topic as the checks see it. */
+    /** One answered topic as the checks see it. */
     private static final class Topic {
         /** holder[p]: the response position + 1 of the member given partition p; 0 for none. */
         final int[] holder;
-        /** The response position + 1 of the last member found subscribed to this topic. */
-        int subscriber;
 
         Topic(final int partitions) {
             this.holder = new int[partitions];
+        }
+    }
+
+    /** The answer's topic table: each name's record (null when the metadata does not know it), by index. */
+    private static final class Table {
+        final String[] names;
+        final Topic[] topics;
+        private final Map<String, Integer> index;
+        private final Map<List<String>, boolean[]> subscribed = new HashMap<>();
+
+        Table(final List<String> names, final Cluster cluster) {
+            this.names = names.toArray(new String[0]);
+            this.topics = new Topic[this.names.length];
+            this.index = new HashMap<>(2 * this.names.length);
+            for (int i = 0; i < this.names.length; i++) {
+                index.putIfAbsent(this.names[i], i);
+                topics[i] = topic(cluster, this.names[i]);
+            }
+        }
+
+        /** Per table index, whether {@code list} names that topic: made once per distinct list. */
+        boolean[] subscribed(final List<String> list) {
+            return subscribed.computeIfAbsent(list, topics -> {
+                final boolean[] marked = new boolean[names.length];
+                for (final String topic : topics) {
+                    final Integer at = index.get(topic);
+                    if (at != null) {
+                        marked[at] = true;
+                    }
+                }
+                return marked;
+            });
+        }
+
+        /** The records by name, for the checks that start from a member's owned partitions. */
+        Map<String, Topic> byName() {
+            final Map<String, Topic> out = new HashMap<>(2 * names.length);
+            for (final Map.Entry<String, Integer> name : index.entrySet()) {
+                if (topics[name.getValue()] != null) {
+                    out.put(name.getKey(), topics[name.getValue()]);
+                }
+            }
+            return out;
         }
     }
 
@@ -70,8 +112,7 @@ final class ResponseToGroup {
         final Map<String, Assignment> result = new HashMap<>(2 * answered.size());
         final Map<String, Integer> position = new HashMap<>(2 * answered.size());
         final String[] ids = new String[answered.size() + 1];
-        final Map<String, Topic> topics = new HashMap<>();
-        final String[] names = response.getTopicsList().toArray(new String[0]);
+        final Table table = new Table(response.getTopicsList(), cluster);
         for (final ConsumerMemberAssignment member : answered) {
             check(deadline);
             final String id = member.getMemberId();
@@ -84,36 +125,10 @@ final class ResponseToGroup {
                 throw new InvalidAnswer("the service listed member " + id + " twice");
             }
             ids[me] = id;
-            for (final String subscribed : subscription.topics()) {
-                final Topic topic = topics.computeIfAbsent(subscribed, name -> topic(cluster, name));
-                if (topic != null) {
-                    topic.subscriber = me;
-                }
-            }
             if (!member.hasAssigned()) {
                 throw InvalidAnswer.withoutRuns(id);
             }
-            final Assignment assignment = runs(member, names);
-            result.put(id, assignment);
-            String lastName = null;
-            Topic topic = null;
-            for (final TopicPartition tp : assignment.partitions()) {
-                if (!tp.topic().equals(lastName)) {
-                    lastName = tp.topic();
-                    topic = topics.get(lastName);
-                }
-                if (topic == null || topic.subscriber != me || tp.partition() < 0
-                        || tp.partition() >= topic.holder.length) {
-                    throw new InvalidAnswer("the service gave member " + id + " partition " + tp
-                            + ", not of a topic it subscribed to in the metadata");
-                }
-                final int other = topic.holder[tp.partition()];
-                if (other != 0) {
-                    throw new InvalidAnswer("the service gave partition " + tp + " to both " + ids[other] + " and "
-                            + id);
-                }
-                topic.holder[tp.partition()] = me;
-            }
+            result.put(id, runs(member, table, table.subscribed(subscription.topics()), me, ids));
         }
         if (result.size() != members.size()) {
             for (final String id : members.keySet()) {
@@ -123,7 +138,7 @@ final class ResponseToGroup {
             }
         }
         if (protocol == RebalanceProtocol.COOPERATIVE) {
-            checkCooperative(members, position, topics, ids, deadline);
+            checkCooperative(members, position, table.byName(), ids, deadline);
         }
         check(deadline);
         return new GroupAssignment(result);
@@ -144,10 +159,17 @@ final class ResponseToGroup {
     /**
      * The member's Assignment from a compact answer's runs (issue 24): run i is counts[i]
      * partitions of topic names[topics[i]], the numbers end to end; one TopicPartition per
-     * partition, as Kafka's Assignment holds them, and no bytes to decode. Bytes sent too (asked
-     * for) must hold the same partitions. Runs that do not add up are refused.
+     * partition, as Kafka's Assignment holds them, and no bytes to decode. Runs that do not add up
+     * are refused, and so is a partition of a topic the member ({@code me}) did not subscribe to
+     * ({@code subscribed}, by table index) or the metadata does not hold, or already given
+     * (recorded in the table's holders). Bytes sent too (asked
+     * for) must hold the same partitions. Why the checks are made here, run by run: a million
+     * partitions were read into TopicPartitions, then walked again to look each one's topic up by
+     * name (JFR); a run's topic is looked up once.
      */
-    static Assignment runs(final ConsumerMemberAssignment member, final String[] names) {
+    private static Assignment runs(final ConsumerMemberAssignment member, final Table table,
+                                   final boolean[] subscribed, final int me, final String[] ids) {
+        final String[] names = table.names;
         final io.kassign.v1.PartitionRuns runs = member.getAssigned();
         final int total = runs.getPartitionsCount();
         if (runs.getTopicsCount() != runs.getCountsCount()) {
@@ -157,15 +179,27 @@ final class ResponseToGroup {
         final List<TopicPartition> partitions = new ArrayList<>(total);
         int at = 0;
         for (int r = 0; r < runs.getTopicsCount(); r++) {
-            final int topic = runs.getTopics(r);
+            final int index = runs.getTopics(r);
             final int count = runs.getCounts(r);
-            if (topic < 0 || topic >= names.length || count < 0 || count > total - at) {
-                throw new InvalidAnswer("member " + member.getMemberId() + "'s run " + r + " names topic " + topic
+            if (index < 0 || index >= names.length || count < 0 || count > total - at) {
+                throw new InvalidAnswer("member " + member.getMemberId() + "'s run " + r + " names topic " + index
                         + " of " + names.length + " with " + count + " partitions, past the answer's lists");
             }
-            final String name = names[topic];
+            final String name = names[index];
+            final Topic topic = subscribed[index] ? table.topics[index] : null;
             for (final int end = at + count; at < end; at++) {
-                partitions.add(new TopicPartition(name, runs.getPartitions(at)));
+                final int partition = runs.getPartitions(at);
+                if (topic == null || partition < 0 || partition >= topic.holder.length) {
+                    throw new InvalidAnswer("the service gave member " + ids[me] + " partition "
+                            + new TopicPartition(name, partition) + ", not of a topic it subscribed to in the metadata");
+                }
+                final int other = topic.holder[partition];
+                if (other != 0) {
+                    throw new InvalidAnswer("the service gave partition " + new TopicPartition(name, partition)
+                            + " to both " + ids[other] + " and " + ids[me]);
+                }
+                topic.holder[partition] = me;
+                partitions.add(new TopicPartition(name, partition));
             }
         }
         if (at != total) {

@@ -4,6 +4,8 @@ import io.kassign.consumer.KassignConsumerAssignor;
 import io.kassign.streams.BenchApplications;
 import io.kassign.streams.KassignTaskAssignor;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -14,10 +16,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Supplier;
 import javax.management.ObjectName;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignment;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
+import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.RebalanceProtocol;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.RangeAssignor;
@@ -50,7 +54,8 @@ import org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssigno
  * with Kafka's own validation.
  *
  * <p>Arguments: {@code --target HOST:PORT --consumer 50x800x800,... --streams 1000x100,...
- * --assignors sticky,cooperative-sticky,range --repeats N --warmup N --deadline-ms N}. Nothing here
+ * --assignors sticky,cooperative-sticky,range --scenarios fresh,leave --repeats N --warmup N --deadline-ms N}
+ * ({@code leave}: the rebalance after the fresh one, as Kafka assigned it, once the first member has left). Nothing here
  * asserts a time.
  */
 public final class PluginBench {
@@ -60,7 +65,7 @@ public final class PluginBench {
     public static void main(final String[] args) throws Exception {
         final Map<String, String> options = new HashMap<>(Map.of("--consumer", "50x800x800", "--streams", "",
                 "--assignors", "sticky,cooperative-sticky,range", "--repeats", "3", "--warmup", "2",
-                "--deadline-ms", "600000"));
+                "--deadline-ms", "600000", "--scenarios", "fresh"));
         for (int i = 0; i + 1 < args.length; i += 2) {
             options.put(args[i], args[i + 1]);
         }
@@ -71,6 +76,7 @@ public final class PluginBench {
         final int repeats = Integer.parseInt(options.get("--repeats"));
         final int warmup = Integer.parseInt(options.get("--warmup"));
         final String deadline = options.get("--deadline-ms");
+        final List<String> scenarios = list(options.get("--scenarios"));
         for (final String shape : list(options.get("--consumer"))) {
             final String[] dims = shape.split("x");
             final int topics = Integer.parseInt(dims[0]);
@@ -79,7 +85,14 @@ public final class PluginBench {
             final Cluster cluster = cluster(topics, partitions);
             final GroupSubscription group = fresh(topics, members);
             for (final String name : list(options.get("--assignors"))) {
-                consumerLine(shape, name, cluster, group, target, deadline, repeats, warmup);
+                for (final String scenario : scenarios) {
+                    final GroupSubscription input = switch (scenario) {
+                        case "fresh" -> group;
+                        case "leave" -> leave(group, kafka(name).assign(cluster, group), name);
+                        default -> throw new IllegalArgumentException("no scenario " + scenario);
+                    };
+                    consumerLine(shape, name, scenario, cluster, input, target, deadline, repeats, warmup);
+                }
             }
         }
         for (final String shape : list(options.get("--streams"))) {
@@ -121,6 +134,36 @@ public final class PluginBench {
         return new GroupSubscription(subscriptions);
     }
 
+    /**
+     * The rebalance after {@code previous} (generation 1) when the first member has left: each other
+     * member's owned partitions as its consumer reports them (none under EAGER, which revokes all
+     * before joining) and, for Kafka's eager StickyAssignor, which reads its previous assignment from
+     * its user data, that user data as Kafka encodes it (a million partitions' worth in the group).
+     */
+    static GroupSubscription leave(final GroupSubscription fresh, final GroupAssignment previous, final String name) {
+        final Map<String, Subscription> subscriptions = new LinkedHashMap<>();
+        boolean first = true;
+        for (final Map.Entry<String, Subscription> member : fresh.groupSubscription().entrySet()) {
+            if (first) {
+                first = false;
+                continue;
+            }
+            final String id = member.getKey();
+            final List<String> topics = member.getValue().topics();
+            final Assignment held = previous.groupAssignment().get(id);
+            ByteBuffer userData = null;
+            if (name.equals("sticky")) {
+                final StickyAssignor sticky = new StickyAssignor();
+                sticky.onAssignment(held, new ConsumerGroupMetadata("bench", 1, id, Optional.empty()));
+                userData = sticky.subscriptionUserData(Set.copyOf(topics));
+            }
+            final boolean eager = !kafka(name).supportedProtocols().contains(RebalanceProtocol.COOPERATIVE);
+            subscriptions.put(id, new Subscription(topics, userData, eager ? List.of() : held.partitions(), 1,
+                    Optional.empty()));
+        }
+        return new GroupSubscription(subscriptions);
+    }
+
     private static ConsumerPartitionAssignor kafka(final String name) {
         return switch (name) {
             case "sticky" -> new StickyAssignor();
@@ -130,10 +173,11 @@ public final class PluginBench {
         };
     }
 
-    private static void consumerLine(final String shape, final String name, final Cluster cluster,
+    private static void consumerLine(final String shape, final String name, final String scenario,
+                                     final Cluster cluster,
                                      final GroupSubscription group, final String target, final String deadline,
                                      final int repeats, final int warmup) throws Exception {
-        final String groupId = "bench-" + shape + "-" + name;
+        final String groupId = "bench-" + shape + "-" + name + "-" + scenario;
         final KassignConsumerAssignor plugin = new KassignConsumerAssignor();
         plugin.configure(Map.of("group.id", groupId, "kassign.target", target, "kassign.deadline.ms", deadline,
                 "kassign.consumer.assignor", name, "partition.assignment.strategy",
@@ -142,9 +186,11 @@ public final class PluginBench {
                 () -> plugin.assign(cluster, group), repeats, warmup);
         final double fallbacks = metric("consumer-assignor", groupId, "fallbacks-total");
         final boolean equal = partitions(timed.kafka()).equals(partitions(timed.plugin()));
-        print(Map.of("kind", "consumer", "shape", shape, "assignor", name, "kafka_ms", timed.kafkaMs(),
-                "plugin_ms", timed.pluginMs(), "equal", equal, "fallbacks", fallbacks,
-                "partitions", count(timed.plugin())));
+        final Map<String, Object> line = new HashMap<>(Map.of("kind", "consumer", "shape", shape, "assignor", name,
+                "scenario", scenario, "kafka_ms", timed.kafkaMs(), "plugin_ms", timed.pluginMs(), "equal", equal,
+                "fallbacks", fallbacks, "partitions", count(timed.plugin())));
+        line.putAll(Map.of("kafka_cpu_ms", timed.kafkaCpuMs(), "plugin_cpu_ms", timed.pluginCpuMs()));
+        print(line);
     }
 
     private static void streamsLine(final String shape, final ApplicationState state, final String target,
@@ -169,7 +215,13 @@ public final class PluginBench {
                 "fallbacks", metric("task-assignor", groupId, "fallbacks-total")));
     }
 
-    private record Timed<T>(double kafkaMs, T kafka, double pluginMs, T plugin) {
+    /**
+     * Best wall times, and best CPU times of the calling thread: the plug-in's is its JVM's own work
+     * (building the request, parsing and converting the answer), the thread being parked during the
+     * call, so it can be seen through the load of a shared machine that the wall times are not.
+     */
+    private record Timed<T>(double kafkaMs, T kafka, double pluginMs, T plugin, double kafkaCpuMs,
+                            double pluginCpuMs) {
     }
 
     /** Warm both, then best of {@code repeats} each, alternating which goes first. */
@@ -181,25 +233,32 @@ public final class PluginBench {
         }
         double kafkaBest = Double.MAX_VALUE;
         double pluginBest = Double.MAX_VALUE;
+        double kafkaCpu = Double.MAX_VALUE;
+        double pluginCpu = Double.MAX_VALUE;
+        final ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         T kafkaAnswer = null;
         T pluginAnswer = null;
         for (int i = 0; i < repeats; i++) {
             for (int side = 0; side < 2; side++) {
                 final boolean kafkaTurn = (side == 0) == (i % 2 == 0);
                 System.gc();
+                final long cpuStart = threads.getCurrentThreadCpuTime();
                 final long start = System.nanoTime();
                 final T answer = kafkaTurn ? kafka.get() : plugin.get();
                 final double ms = (System.nanoTime() - start) / 1e6;
+                final double cpuMs = (threads.getCurrentThreadCpuTime() - cpuStart) / 1e6;
                 if (kafkaTurn) {
                     kafkaBest = Math.min(kafkaBest, ms);
+                    kafkaCpu = Math.min(kafkaCpu, cpuMs);
                     kafkaAnswer = answer;
                 } else {
                     pluginBest = Math.min(pluginBest, ms);
+                    pluginCpu = Math.min(pluginCpu, cpuMs);
                     pluginAnswer = answer;
                 }
             }
         }
-        return new Timed<>(kafkaBest, kafkaAnswer, pluginBest, pluginAnswer);
+        return new Timed<>(kafkaBest, kafkaAnswer, pluginBest, pluginAnswer, kafkaCpu, pluginCpu);
     }
 
     /** Each member's partitions, sorted (the order within one member's assignment carries no meaning). */

@@ -112,6 +112,27 @@ final class ConsumerPluginTest {
     }
 
     @Test
+    @DisplayName("request: replica rack indexes only for a topic with a rack somewhere, a follower's counting; "
+            + "none for one whose brokers have no rack or an empty one")
+    void requestRackIndexes() {
+        final Node bare = new Node(8, "h8", 9092);
+        final Node empty = new Node(9, "h9", 9092, "");
+        final Cluster metadata = new Cluster("c", List.of(bare, empty, Groups.node(1)), List.of(
+                new PartitionInfo("n", 0, bare, new Node[] {bare, empty}, new Node[0]),
+                new PartitionInfo("n", 1, empty, new Node[] {empty}, new Node[0]),
+                new PartitionInfo("r", 0, bare, new Node[] {bare}, new Node[0]),
+                new PartitionInfo("r", 1, bare, new Node[] {bare, Groups.node(1)}, new Node[0])), Set.of(), Set.of());
+        final ConsumerAssignRequest request = GroupToRequest.convert(metadata,
+                group("m", member(List.of("n", "r"), "a", List.of(), 1)), ConsumerSettings.defaults(),
+                RebalanceProtocol.EAGER);
+        equal(List.of(), request.getTopics(0).getReplicaRackListList(), "n: no rack on any replica, no indexes");
+        final ConsumerTopic r = request.getTopics(1);
+        equal(List.of(""), request.getReplicaRackLists(r.getReplicaRackList(0)).getRackIdsList(), "r0: no rack");
+        equal(List.of("", "a"), request.getReplicaRackLists(r.getReplicaRackList(1)).getRackIdsList(),
+                "r1: the follower's rack");
+    }
+
+    @Test
     @DisplayName("settings: assignor, protocol, co-partitioned topics, budget; malformed values name the key")
     void settings() {
         final ConsumerSettings s = ConsumerSettings.from(Map.of("kassign.consumer.assignor", "range",

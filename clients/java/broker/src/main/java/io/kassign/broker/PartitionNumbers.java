@@ -4,6 +4,7 @@ import java.util.AbstractSet;
 import java.util.Arrays;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.Set;
 
 /**
  * One member's partitions of one topic as the coordinator receives them: an immutable set over a
@@ -23,7 +24,7 @@ final class PartitionNumbers extends AbstractSet<Integer> {
 
     /** Numbers as they are read, in a growing array, then {@link #build} once. */
     static final class Growing {
-        private int[] values = new int[8];
+        private int[] values = new int[4];
         private int size;
 
         void add(final int p) {
@@ -37,8 +38,10 @@ final class PartitionNumbers extends AbstractSet<Integer> {
             return size;
         }
 
-        PartitionNumbers build() {
-            return new PartitionNumbers(values, size);
+        /** The set: one partition (a range group's usual member and topic) as {@code Set.of}, which
+         * costs one small object, not an array copy and a wrapper. */
+        Set<Integer> build() {
+            return size == 1 ? Set.of(values[0]) : new PartitionNumbers(values, size);
         }
     }
 

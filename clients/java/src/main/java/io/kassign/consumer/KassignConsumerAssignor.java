@@ -9,11 +9,15 @@ import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerAssignmentReport;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
+import org.apache.kafka.clients.consumer.StickyAssignor;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.Configurable;
 import org.slf4j.Logger;
@@ -50,6 +54,13 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
     private volatile ConsumerSettings settings = ConsumerSettings.defaults();
     private volatile RebalanceProtocol protocol = RebalanceProtocol.COOPERATIVE;
     private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(AssignorMetrics.CONSUMER_ASSIGNOR, "");
+    /**
+     * Eager sticky's memory. Under EAGER a member gives up every partition before it rejoins, so its
+     * subscription owns nothing; Kafka's StickyAssignor carries the member's last assignment and
+     * generation in its userData instead, which the service reads as Kafka does. Kafka's own class
+     * keeps and encodes them here, so the bytes are Kafka's.
+     */
+    private final StickyAssignor stickyMemory = new StickyAssignor();
 
     /** Reads the kassign.* keys; a malformed one throws Kafka's ConfigException naming it. */
     @Override
@@ -64,6 +75,18 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
     @Override
     public String name() {
         return NAME;
+    }
+
+    /** With the service's {@code sticky}: the last assignment as Kafka's StickyAssignor sends it. */
+    @Override
+    public ByteBuffer subscriptionUserData(final Set<String> topics) {
+        return "sticky".equals(settings.assignor()) ? stickyMemory.subscriptionUserData(topics) : null;
+    }
+
+    /** Remembers this member's assignment and generation for {@link #subscriptionUserData}. */
+    @Override
+    public void onAssignment(final Assignment assignment, final ConsumerGroupMetadata metadata) {
+        stickyMemory.onAssignment(assignment, metadata);
     }
 
     /**

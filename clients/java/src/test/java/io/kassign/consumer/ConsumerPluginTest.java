@@ -29,8 +29,10 @@ import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignme
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.RebalanceProtocol;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.RangeAssignor;
+import org.apache.kafka.clients.consumer.StickyAssignor;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.Node;
@@ -130,6 +132,23 @@ final class ConsumerPluginTest {
         equal(List.of(""), request.getReplicaRackLists(r.getReplicaRackList(0)).getRackIdsList(), "r0: no rack");
         equal(List.of("", "a"), request.getReplicaRackLists(r.getReplicaRackList(1)).getRackIdsList(),
                 "r1: the follower's rack");
+    }
+
+    @Test
+    @DisplayName("eager sticky: the member's last assignment travels in its userData, as Kafka's StickyAssignor sends it")
+    void stickyUserData() {
+        final KassignConsumerAssignor sticky = assignor(Map.of("kassign.consumer.assignor", "sticky"));
+        final StickyAssignor kafka = new StickyAssignor();
+        final Assignment last = new Assignment(List.of(tp("t", 0), tp("t", 3)));
+        final ConsumerGroupMetadata metadata = new ConsumerGroupMetadata("g", 7, "m", Optional.empty());
+        sticky.onAssignment(last, metadata);
+        kafka.onAssignment(last, metadata);
+        final ByteBuffer ours = sticky.subscriptionUserData(Set.of("t"));
+        isTrue(ours != null, "userData sent with the service's sticky");
+        equal(kafka.subscriptionUserData(Set.of("t")), ours, "Kafka's bytes: partitions and generation");
+        final KassignConsumerAssignor other = assignor(Map.of("kassign.consumer.assignor", "cooperative-sticky"));
+        other.onAssignment(last, metadata);
+        isTrue(other.subscriptionUserData(Set.of("t")) == null, "none with the other assignors");
     }
 
     @Test

@@ -103,6 +103,8 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
 
 def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> Ids:
     """Step 1: each member keeps what its claims and the quotas allow; returns the kept."""
+    if not any(map(len, owned.values())):
+        return _keep_nothing(b, list(owned))
     kept: list[Ids] = []
     local: dict[str, np.ndarray] = {}  # per rack, whether it is in each replica rack set
     for member, claims in owned.items():
@@ -135,6 +137,18 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
         b.give(member, keep)
         kept.append(keep)
     return concatenated(kept)
+
+
+def _keep_nothing(b: _Builder, members: list[str]) -> Ids:
+    """Step 1 when no member claims anything (a fresh group): what the member-by-member step
+    does with empty claims, without its numpy steps per member (issue 24: 50-70 ms at 2,000
+    members). Each keeps nothing, so is under a minimum above zero; with a minimum of zero it
+    is at the minimum while members at the maximum are wanted (no member reaches it here)."""
+    if b.min_quota > 0:
+        b.under_min.extend(members)
+    elif b.over < b.expected_over:
+        b.at_min.extend(members)
+    return concatenated([])
 
 
 def _assign_rack_aware_round_robin(b: _Builder, unassigned: Ids) -> Ids:

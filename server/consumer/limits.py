@@ -10,6 +10,7 @@ Kafka's rule (at most 249 characters) is the model's.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup
@@ -31,9 +32,13 @@ _ASSIGNED_BYTES = 4
 """Each assigned partition's number in its member's ConsumerProtocolAssignment bytes."""
 
 
+_PARTITIONS = operator.attrgetter("partitions")
+
+
 def _owned_count(sub: pb.ConsumerSubscription) -> int:
-    """The structured subscription's owned partitions, in either form (issue 24)."""
-    return len(sub.owned_partitions) + sum(len(e.partitions) for e in sub.owned_by_topic)
+    """The structured subscription's owned partitions, in either form (issue 24); entries
+    counted by ``map`` (a rejoining 1M-partition group sends a million of them)."""
+    return len(sub.owned_partitions) + sum(map(len, map(_PARTITIONS, sub.owned_by_topic)))
 
 
 def _member_counts(
@@ -44,11 +49,14 @@ def _member_counts(
     *,
     bounded: bool,
     list_sizes: Sequence[int] = (),
+    structured_owned: int = 0,
 ) -> int:
     """The member's owned partitions, counted without decoding; its ids and topics checked.
 
     ``bounded``: the raw subscriptions' sizes alone keep the request within the limits, so a
-    raw one is not walked and its size's bound is returned (``_size_bound``)."""
+    raw one is not walked and its size's bound is returned (``_size_bound``);
+    ``structured_owned``: a structured member's owned partitions, as ``_bounded_by_size``
+    counted them (not walked twice)."""
     who = member.member_id
     check_text(who, limits, field=f"{field}.member_id")
     check_text(member.group_instance_id, limits, field=f"{field}.group_instance_id", member=who)
@@ -62,7 +70,7 @@ def _member_counts(
     else:
         sub = member.subscription
         check_text(sub.rack_id, limits, field=f"{field}.subscription.rack_id", member=who)
-        topics, owned = len(sub.topics), _owned_count(sub)
+        topics, owned = len(sub.topics), structured_owned
         if sub.HasField("topic_list") and 0 <= sub.topic_list < len(list_sizes):
             topics += list_sizes[sub.topic_list]  # out of range: the decoder names it
     check_count(topics, limits, "partitions", "subscribed topics", field=field, member=who)
@@ -85,9 +93,10 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
     list_sizes = [len(topics.topics) for topics in request.topic_lists]
     for i, size in enumerate(list_sizes):
         check_count(size, limits, "partitions", "subscribed topics", field=f"topic_lists[{i}]")
-    bounded = _bounded_by_size(request.members, limits)
+    structured = _structured_owned(request.members)
+    bounded = _bounded_by_size(request.members, structured, limits)
     owned = 0
-    for i, member in enumerate(request.members):
+    for i, (member, structured_owned) in enumerate(zip(request.members, structured, strict=True)):
         owned += _member_counts(
             member,
             f"members[{i}]",
@@ -95,6 +104,7 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
             limits.owned_partitions - owned,
             bounded=bounded,
             list_sizes=list_sizes,
+            structured_owned=structured_owned,
         )
         check_count(
             owned,
@@ -106,17 +116,26 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
         )
 
 
-def _bounded_by_size(members: Iterable[pb.MemberSubscription], limits: RequestLimits) -> bool:
+def _structured_owned(members: Iterable[pb.MemberSubscription]) -> list[int]:
+    """Each structured member's owned partitions (``_owned_count``), 0 for a raw one."""
+    return [
+        0 if member.WhichOneof("kind") == "raw_subscription" else _owned_count(member.subscription)
+        for member in members
+    ]
+
+
+def _bounded_by_size(
+    members: Iterable[pb.MemberSubscription], structured: Iterable[int], limits: RequestLimits
+) -> bool:
     """Whether the raw subscriptions' sizes (``_size_bound``), with the structured members'
-    owned partitions, keep the request's owned partitions and every member's topics within
-    ``limits``, so that no raw subscription needs walking."""
-    owned = longest = 0
+    owned partitions (``structured``, per member), keep the request's owned partitions and
+    every member's topics within ``limits``, so that no raw subscription needs walking."""
+    owned = sum(structured)
+    longest = 0
     for member in members:
         if member.WhichOneof("kind") == "raw_subscription":
             owned += _size_bound(member.raw_subscription)
             longest = max(longest, len(member.raw_subscription))
-        else:
-            owned += _owned_count(member.subscription)
     return owned <= limits.owned_partitions and longest // 2 <= limits.partitions
 
 

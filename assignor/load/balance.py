@@ -38,13 +38,16 @@ _ROUNDS = 64  # moves or swaps tried off the peak member, at most
 @dataclass(frozen=True, slots=True)
 class LoadProblem:
     """Items with loads and previous owners (``-1``: none), members with capacities; an item of
-    class ``c`` may go to member ``m`` only if ``eligible[c, m]`` (no ``eligible``: anywhere)."""
+    class ``c`` may go to member ``m`` only if ``eligible[c, m]`` (no ``eligible``: anywhere).
+    ``stay``: what moving each item away from its owner costs (a Streams task's state bytes);
+    a member over its room keeps the costliest first, so the cheap ones move (none: by load)."""
 
     loads: FloatArray
     capacities: FloatArray
     owners: IntArray
     classes: IntArray | None = None
     eligible: BoolArray | None = None
+    stay: FloatArray | None = None
 
     def __post_init__(self) -> None:
         if (self.loads < 0).any() or not np.isfinite(self.loads).all():
@@ -55,6 +58,8 @@ class LoadProblem:
             raise ValueError("one previous owner (or -1) per item")
         if (self.classes is None) != (self.eligible is None):
             raise ValueError("classes and eligible come together")
+        if self.stay is not None and len(self.stay) != len(self.loads):
+            raise ValueError("one stay cost per item")
 
     def allowed(self, item: int) -> IntArray:
         """The members ``item`` may go to, in index order."""
@@ -125,12 +130,16 @@ def _kept(problem: LoadProblem, rooms: FloatArray) -> IntArray:
     """The previous items each member keeps: heaviest first, each that still fits in its room.
 
     Keeping the heavy ones leaves light items to move, which fit in the little room the other
-    members have left when loads drift; a member within its room keeps everything."""
+    members have left when loads drift; a member within its room keeps everything. With
+    ``stay``, the costliest to move come first (ties: heaviest)."""
     loads, prev = problem.loads, problem.owners
     mine = np.flatnonzero(prev >= 0)
     if problem.eligible is not None and problem.classes is not None:
         mine = mine[problem.eligible[problem.classes[mine], prev[mine]]]
-    order = mine[np.lexsort((mine, -loads[mine], prev[mine]))]
+    keys = [mine, -loads[mine], prev[mine]]
+    if problem.stay is not None:  # the costliest to move first, then the heaviest
+        keys.insert(2, -problem.stay[mine])
+    order = mine[np.lexsort(keys)]
     if not len(order):
         return order
     owner = prev[order]

@@ -26,6 +26,7 @@ from kassign.assignor.streams.result import (
     RackStatus,
     TaskAssignment,
 )
+from kassign.server.load_figures import load_message
 from kassign.server.streams.explain import add_explanation
 from kassign.server.streams.response_wire import (
     ClientEntry,
@@ -189,4 +190,5 @@ def _report(decoded: DecodedRequest, assignment: TaskAssignment) -> pb.Assignmen
         cross_rack_cost_after=diagnostics.cross_rack_cost_after,
         solver_fallback=diagnostics.solver_fallback,
         notes=list(decoded.notes) + list(diagnostics.notes),
+        load=load_message(diagnostics.load, "request"),
     )

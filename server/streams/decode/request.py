@@ -25,8 +25,10 @@ from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state
 from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     ApplicationState,
+    Balance,
     KafkaStreamsState,
     TaskId,
+    TaskLoads,
 )
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams.decode import limits as checks
@@ -181,6 +183,17 @@ def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> No
         )
 
 
+def _task_loads(topology: Topology, balance: Balance, notes: list[str]) -> TaskLoads:
+    """The tasks' loads with ``balance`` ``LOAD``; otherwise none, and a note if some came
+    (as the consumer room does with partition loads)."""
+    given = topology.loads
+    if balance is Balance.LOAD:
+        return given
+    if given.loads or given.state_bytes:
+        notes.append("task loads and state bytes ignored: balance is COUNT (configs.balance)")
+    return TaskLoads()
+
+
 def decode_request(
     request: pb.AssignRequest,
     *,
@@ -210,7 +223,13 @@ def decode_request(
     clients = [_client(by_process[p], topology, notes) for p in sorted(by_process, key=process_key)]
     _shared_partitions(reports, notes)
     # Tasks (the topology's dict) and clients are already in their canonical order.
-    state = ApplicationState(topology.tasks, {c.process_id: c for c in clients}, configs, now_ms)
+    state = ApplicationState(
+        topology.tasks,
+        {c.process_id: c for c in clients},
+        configs,
+        now_ms,
+        _task_loads(topology, configs.balance, notes),
+    )
     checks.check_answer(state, limits, request.ByteSize())
     return DecodedRequest(
         state=state,

@@ -14,9 +14,10 @@ load core's balance.
    KIP-708 tags, rack trim of standbys with a strategy), then Kafka's standby movements with
    the warm-up budget left. Standbys carry no load: the peak counts actives only.
 
-No active rack trim and no active/standby exchange run here: both move actives by count and
-would undo the balance. ``assign_by_load`` returns ``None`` when the core does not fit the
-budget (``load_plan.affordable``); the caller then answers by count.
+With a KIP-925 strategy, step 1's actives are rack-trimmed only among tasks of one load
+(``load_racks``: no client's load changes); the active/standby exchange does not run (it
+moves load). ``assign_by_load`` returns why (a note) when the core does not fit the budget
+(``load_plan.affordable``); the caller then answers by count.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from kassign.assignor.streams.load_plan import (
     previous_owners,
     task_costs,
 )
+from kassign.assignor.streams.load_racks import trim_equal_loads
 from kassign.assignor.streams.model import ApplicationState
 from kassign.assignor.streams.movement import move_standby_tasks
+from kassign.assignor.streams.rack import CostPhase
 from kassign.assignor.streams.result import (
     Diagnostics,
     KafkaStreamsAssignment,
@@ -75,15 +78,24 @@ def assign_by_load(state: ApplicationState) -> TaskAssignment | str:
     )
     plan = balance(LoadProblem(loads, caps, owners, classes, eligible, stay))
     stateful = len(layout.stateful)
+    placed, racks = trim_equal_loads(
+        state,
+        items,
+        (plan.owners, layout.clients),
+        loads,
+        classes == 0,
+        lambda i: CostPhase.HIGH_AVAILABILITY if i < stateful else CostPhase.STATELESS,
+    )
     active: Holdings = [set() for _ in layout.clients]
     stateless: list[list[int]] = [[] for _ in layout.clients]
-    for t, c in enumerate(plan.owners.tolist()):
+    for t, c in enumerate(placed.tolist()):
         (active[c].add(t) if t < stateful else stateless[c].append(t - stateful))
     standby, diagnostics, _ = standbys(
         state, layout, active, rack_tables(state, layout), keep=False
     )
+    diagnostics = racks.merged(diagnostics)
     wanted = _wanted(loads, caps, stay, plan, (classes, eligible), stateful)
-    warm, budget = _warm_up(wanted, plan.owners, standby, state.configs.max_warmup_replicas)
+    warm, budget = _warm_up(wanted, placed, standby, state.configs.max_warmup_replicas)
     copied = move_standby_tasks(
         index,
         active,

@@ -81,8 +81,9 @@ def _assign(
     sticky: _Map
     by_load = sticky_actives_by_load(state) if state.configs.balance is Balance.LOAD else None
     diagnostics = Diagnostics()
-    if isinstance(by_load, dict):  # issue 25: no count-keeping rack trim of the actives
-        active = sticky = by_load
+    if isinstance(by_load, tuple):  # issue 25: its own rack trim (``load_racks``)
+        active, diagnostics = by_load
+        sticky = active
         book = ClientBook(state, active)
     else:
         if by_load is not None:
@@ -90,7 +91,7 @@ def _assign(
         book = ClientBook(state)
         _assign_actives(state, book)
         active = sticky = book.handed(book.active)  # the standbys below never change the actives
-    if rack_aware(state) and not isinstance(by_load, dict):
+    if rack_aware(state) and not isinstance(by_load, tuple):
         active, more = _optimise_actives(state, active)
         diagnostics = diagnostics.merged(more)
         book = ClientBook(state, active)
@@ -115,7 +116,7 @@ def _assign(
         standby, more = _optimise_standbys(state, active, standby)
         trimmed = standby
         diagnostics = diagnostics.merged(more)
-        if not isinstance(by_load, dict):  # an exchange moves actives: not by load
+        if not isinstance(by_load, tuple):  # an exchange moves actives: not by load
             active, standby, joint = _exchange(state, active, standby)
             diagnostics = diagnostics.merged(joint)
     assignment = task_assignment(

@@ -30,6 +30,7 @@ from kassign.assignor.streams.model import (
 from kassign.assignor.streams.result import TaskAssignment
 from kassign.assignor.streams.validate import AssignmentError
 
+from tests.assignor.rack_cases import task_info
 from tests.assignor.strategies import app_states, uuid_for
 
 ASSIGNORS = ("high_availability", "sticky")
@@ -237,3 +238,28 @@ def _check_caught_up(state: ApplicationState, result: TaskAssignment) -> None:
             assert a.process_id in caught or (
                 not caught and lags[a.process_id] == min(lags.values())
             )
+
+
+@pytest.mark.parametrize("assignor", ASSIGNORS)
+def test_racks_trimmed_among_tasks_of_one_load(assignor: str) -> None:
+    """Two loads, two tasks each, one of each per rack: swapping within a load keeps the peak
+    at the bound and leaves no task reading across racks."""
+    racks = {TASKS[0]: "r2", TASKS[1]: "r1", TASKS[2]: "r2", TASKS[3]: "r1"}
+    loads = {TASKS[0]: 3.0, TASKS[1]: 3.0, TASKS[2]: 1.0, TASKS[3]: 1.0}
+    clients = [replace(_client(1), rack_id="r1"), replace(_client(2), rack_id="r2")]
+    state = application_state(
+        [task_info(t, [[racks[t]]]) for t in racks],
+        clients,
+        AssignmentConfigs(
+            assignor=assignor,
+            balance=Balance.LOAD,
+            rack_aware_strategy=RackAwareStrategy.MIN_TRAFFIC,
+        ),
+        task_loads=TaskLoads(loads),
+    )
+    result = _assigned(state)
+    for i, rack in ((1, "r1"), (2, "r2")):
+        assert {racks[t] for t in _active(result, i)} == {rack}
+    figures = result.diagnostics.load
+    assert figures is not None and figures.peak == figures.bound == 4.0
+    assert result.diagnostics.cross_rack_cost_after == 0

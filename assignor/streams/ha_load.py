@@ -8,7 +8,7 @@ load core's balance.
 2. the same core with every client eligible, starting from step 1's answer: where it reaches
    a peak more than ``_GAIN`` below step 1's, each stateful task it would run on a client not
    caught up gets a warm-up there (heaviest first, ``max_warmup_replicas`` at most; a standby
-   already there serves as one), and a follow-up rebalance is asked for: once caught up, the
+   already there becomes one), and a follow-up rebalance is asked for: once caught up, the
    client is eligible in step 1 (the KIP-441 way: actives never wait on a restore);
 3. standbys as the count mode places them (``ha_phases.standbys``: never beside their active,
    KIP-708 tags, rack trim of standbys with a strategy), then Kafka's standby movements with
@@ -158,12 +158,13 @@ def _wanted(
 def _warm_up(
     wanted: Sequence[tuple[int, int]], owners: IntArray, standby: Holdings, budget: int
 ) -> tuple[list[AbstractSet[int]], int]:
-    """A warm-up on each wanted client, while ``budget`` lasts; a standby already there is
-    one (it restores already) and costs none. ``standby`` gains the warm-ups (never on the
-    task's active client: that one is caught up, the wanted one is not)."""
+    """A warm-up on each wanted client, while ``budget`` lasts; a standby already there
+    becomes one (kept there: the standby movements would take a lagging standby away).
+    ``standby`` gains the warm-ups (never on the task's active client: that one is caught up,
+    the wanted one is not)."""
     warm: list[set[int]] = [set() for _ in standby]
     for t, c in wanted:
-        if t in standby[c] or c == owners[t]:
+        if c == owners[t]:
             continue
         if budget <= 0:
             break

@@ -34,6 +34,7 @@ from kassign.assignor.streams.ha_phases import rack_tables, standbys
 from kassign.assignor.streams.load_plan import (
     affordable,
     caught_up_classes,
+    eligibility,
     measured_figures,
     previous_owners,
     task_costs,
@@ -62,20 +63,16 @@ def assign_by_load(state: ApplicationState) -> TaskAssignment | str:
     layout = Layout.of(state)
     items = layout.stateful + layout.stateless
     index = catch_up_index(state, layout)
-    why = affordable(
-        state,
-        len(items),
-        len(layout.clients),
-        1 + len(index.reported_among(range(len(layout.stateful)))),
+    classes, keys = caught_up_classes(
+        index, len(layout.stateful), len(layout.stateless), len(layout.clients)
     )
+    why = affordable(state, len(items), len(layout.clients), len(keys))
     if why is not None:
         return why
+    eligible = eligibility(keys, len(layout.clients))
     loads, stay = task_costs(state, items)
     caps = np.array(layout.capacities, dtype=np.float64)
     owners = previous_owners(state, layout.clients, items, last_wins=False)
-    classes, eligible = caught_up_classes(
-        index, len(layout.stateful), len(layout.stateless), len(layout.clients)
-    )
     plan = balance(LoadProblem(loads, caps, owners, classes, eligible, stay))
     stateful = len(layout.stateful)
     placed, racks = trim_equal_loads(

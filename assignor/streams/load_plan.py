@@ -31,6 +31,7 @@ from kassign.assignor.streams.result import Diagnostics, TaskAssignment
 __all__ = [
     "affordable",
     "caught_up_classes",
+    "eligibility",
     "fallback_note",
     "measured_figures",
     "previous_owners",
@@ -39,10 +40,12 @@ __all__ = [
 ]
 
 _US_PER_STEP = 0.4
-"""Estimated CPU per step of the core (a heap step per item or an eligible client per class,
-in each of ``_FILLS`` fills), about twice the most one took here (0.19 us: 2,000 tasks on 20
-clients, both passes of the high-availability mode): the budget's only unit."""
+"""Estimated CPU per step of the core (a heap step per item in each of ``_FILLS`` fills; a
+(class, client) cell of eligibility, read by numpy, counts ``_CELL_STEPS``), about twice the
+most one took here (0.19 us: 2,000 tasks on 20 clients; 20,000 tasks on 1,000 clients with
+19,611 classes took 1.4 s, priced 3.2): the budget's only unit."""
 _FILLS = 20
+_CELL_STEPS = 0.01
 _MAX_CELLS = 20_000_000
 """At most this many (class, client) cells of eligibility (a byte each): past it, counts."""
 
@@ -80,23 +83,29 @@ def previous_owners(
 
 def caught_up_classes(
     index: CatchUpIndex, stateful: int, stateless: int, clients: int
-) -> tuple[IntArray, BoolArray]:
-    """Eligibility classes for the core: a stateful task may run on the clients caught up on
-    it, or where none is, on the least lagging ones (those the KIP-441 movements would pick);
-    a stateless one anywhere. Class 0 is every client: also each task nobody reported a lag
-    for (every client is then equally caught up, or equally behind)."""
+) -> tuple[IntArray, list[tuple[int, ...]]]:
+    """Eligibility classes for the core, and each class's clients (``()``: every one): a
+    stateful task may run on the clients caught up on it, or where none is, on the least
+    lagging ones (those the KIP-441 movements would pick); a stateless one anywhere. Class 0 is
+    every client: also each task nobody reported a lag for (every client is then equally
+    caught up, or equally behind)."""
     rows: dict[tuple[int, ...], int] = {(): 0}
     classes = np.zeros(stateful + stateless, dtype=np.int64)
     for t in index.reported_among(range(stateful)):
         allowed = index.caught_up(t) or _least_lagging(index, t)
         key = tuple(allowed) if len(allowed) < clients else ()
         classes[t] = rows.setdefault(key, len(rows))
-    eligible = np.zeros((len(rows), clients), dtype=np.bool_)
+    return classes, list(rows)
+
+
+def eligibility(keys: Sequence[tuple[int, ...]], clients: int) -> BoolArray:
+    """The core's ``eligible`` matrix of ``caught_up_classes``' classes."""
+    eligible = np.zeros((len(keys), clients), dtype=np.bool_)
     eligible[0] = True
-    for key, r in rows.items():
+    for r, key in enumerate(keys):
         if key:
             eligible[r, list(key)] = True
-    return classes, eligible
+    return eligible
 
 
 def _least_lagging(index: CatchUpIndex, task: int) -> list[int]:
@@ -112,7 +121,7 @@ def affordable(state: ApplicationState, items: int, clients: int, classes: int) 
     before it starts, as the rack solver's arcs are (``rack/optimise.py``)."""
     if classes * clients > _MAX_CELLS:
         return f"{classes} eligibility classes x {clients} clients exceed {_MAX_CELLS} cells"
-    steps = _FILLS * (items * math.log2(clients + 1) + classes * clients)
+    steps = _FILLS * (items * math.log2(clients + 1) + classes * clients * _CELL_STEPS)
     budget = state.configs.assignment_time_budget_ms
     if budget is not None and steps * _US_PER_STEP / 1000 > budget:
         return f"time budget of {budget} ms too small for {items} tasks on {clients} clients"

@@ -194,17 +194,20 @@ def test_past_the_budget_the_count_answer_stands(assignor: str) -> None:
 
 @st.composite
 def _loaded_states(draw: st.DrawFn) -> ApplicationState:
-    """The HA strategies' random groups (lags, tags, previous owners), loads drawn per task."""
+    """The HA strategies' random groups (lags, tags, previous owners), loads and state bytes
+    drawn per task."""
     state = draw(app_states(max_clients=5))
     n = len(state.tasks)
     loads = draw(st.lists(st.floats(0, 100, allow_nan=False), min_size=n, max_size=n))
+    sizes = draw(st.lists(st.integers(0, 10**9), min_size=n, max_size=n))
     configs = replace(
         state.configs,
         assignor=draw(st.sampled_from(ASSIGNORS)),
         balance=Balance.LOAD,
         rack_aware_strategy=draw(st.sampled_from(RackAwareStrategy)),
     )
-    return replace(state, configs=configs, task_loads=TaskLoads(dict(zip(state.tasks, loads))))
+    costs = TaskLoads(dict(zip(state.tasks, loads)), dict(zip(state.tasks, sizes)))
+    return replace(state, configs=configs, task_loads=costs)
 
 
 @settings(max_examples=40, deadline=None)

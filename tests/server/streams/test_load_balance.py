@@ -82,3 +82,12 @@ def test_an_unknown_balance_names_the_config() -> None:
     with pytest.raises(InvalidRequest) as err:
         decode_request(request, now_ms=1)
     assert err.value.field == "configs.balance"
+
+
+def test_an_explanation_of_the_load_mode_is_given() -> None:
+    """No rules of its own yet (docs/load-aware.md): every replica is still explained."""
+    request = _loaded()
+    request.explain = True
+    response = assign_request(request).response
+    assert response.report.load.peak == 25.0
+    assert len(response.explanation.tasks) == len(request.tasks)

@@ -86,7 +86,10 @@ def assign_by_load(state: ApplicationState) -> TaskAssignment | str:
     active: Holdings = [set() for _ in layout.clients]
     stateless: list[list[int]] = [[] for _ in layout.clients]
     for t, c in enumerate(placed.tolist()):
-        (active[c].add(t) if t < stateful else stateless[c].append(t - stateful))
+        if t < stateful:
+            active[c].add(t)
+        else:
+            stateless[c].append(t - stateful)
     standby, diagnostics, _ = standbys(
         state, layout, active, rack_tables(state, layout), keep=False
     )

@@ -126,7 +126,7 @@ def _assign(
     if by_load is not None:
         figures = Diagnostics(load=measured_figures(state, assignment))
         assignment = task_assignment(assignment.assignments, diagnostics.merged(figures))
-    if not explain:
+    if not explain or isinstance(by_load, tuple):  # the load mode has no rules traced yet
         return assignment, None
     phases = StickyPhases(
         actives=(sticky, optimised, active),

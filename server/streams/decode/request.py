@@ -184,14 +184,13 @@ def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> No
 
 
 def _task_loads(topology: Topology, balance: Balance, notes: list[str]) -> TaskLoads:
-    """The tasks' loads with ``balance`` ``LOAD``; otherwise none, and a note if some came
-    (as the consumer room does with partition loads)."""
+    """The tasks' loads, kept whatever the balance (the pipeline's what-if grids may switch it
+    on); the assignors read them only with ``LOAD``, and a note says when they are ignored (as
+    the consumer room does with partition loads)."""
     given = topology.loads
-    if balance is Balance.LOAD:
-        return given
-    if given.loads or given.state_bytes:
+    if balance is not Balance.LOAD and (given.loads or given.state_bytes):
         notes.append("task loads and state bytes ignored: balance is COUNT (configs.balance)")
-    return TaskLoads()
+    return given
 
 
 def decode_request(

@@ -18,6 +18,7 @@ __all__ = [
     "CONSUMER",
     "STREAMS",
     "ClientView",
+    "GroupLoad",
     "GroupView",
     "Kind",
     "MoveCounts",
@@ -65,6 +66,8 @@ class ClientView:
     followup_ms: int  # 0 none
     previous_active: tuple[str, ...]  # task names, in task order
     previous_standby: tuple[str, ...]
+    load: float | None = None  # balance LOAD: what it was given; None under COUNT
+    capacity: float | None = None  # balance LOAD: what its load is weighed against
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,7 @@ class TaskView:
     replicas: tuple[ReplicaView, ...]  # the active first, then the others in process order
     partitions: tuple[tuple[str, str], ...]  # ("input-3", "source, racks a b") for the story
     withheld: str = ""  # consumer groups: why no member has it this round (cooperative)
+    load: float | None = None  # balance LOAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,16 @@ class MoveCounts:
     stateless_actives: int
     standbys: int
     warmups: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLoad:
+    """A load-balanced answer's figures (its report's ``load``), each per unit of capacity."""
+
+    bound: float
+    peak: float
+    mean: float
+    source: str  # "" when the answer does not say
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +139,7 @@ class GroupView:
     tasks: tuple[TaskView, ...]  # task order
     notes: tuple[str, ...]
     words: Words = STREAMS
+    load: GroupLoad | None = None  # balance LOAD only
     _clients: Mapping[str, ClientView] = field(init=False, repr=False, compare=False)
     _tasks: Mapping[str, TaskView] = field(init=False, repr=False, compare=False)
     _held: Mapping[str, tuple[tuple[TaskView, ReplicaView], ...]] = field(

@@ -20,6 +20,7 @@ from uuid import UUID
 from kassign.assignor.streams.model import KafkaStreamsState, TaskInfo
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.result import TaskType
+from kassign.cli.explain_load import group_load
 from kassign.cli.explain_model import ClientView, GroupView, Kind, ReplicaView, TaskView
 from kassign.cli.table import task_name
 from kassign.server.streams.decode.request import DecodedRequest
@@ -57,9 +58,11 @@ def _client_views(
 ) -> tuple[ClientView, ...]:
     by_pid = {_pid(p): c for p, c in decoded.state.clients.items()}
     order = {t: i for i, t in enumerate(sorted(decoded.state.tasks))}
+    told = {c.process_id: c for c in response.explanation.clients}
     views = []
     for answer in response.clients:
         state = by_pid[answer.process_id]
+        load, capacity = _load(told.get(answer.process_id), state.num_threads)
         views.append(
             ClientView(
                 process_id=answer.process_id,
@@ -75,9 +78,18 @@ def _client_views(
                 previous_standby=tuple(
                     str(t) for t in sorted(state.previous_standby_tasks, key=order.__getitem__)
                 ),
+                load=load,
+                capacity=capacity,
             )
         )
     return tuple(views)
+
+
+def _load(told: pb.ClientExplanation | None, threads: int) -> tuple[float | None, float | None]:
+    """A client's load and capacity (balance LOAD), its threads where no capacity is told."""
+    if told is None or not told.HasField("load"):
+        return None, None
+    return told.load, told.capacity if told.HasField("capacity") else float(threads)
 
 
 def _cross_rack(info: TaskInfo, kind: Kind, rack: str) -> int:
@@ -221,4 +233,5 @@ def group_view(
         clients=_client_views(decoded, response, zone),
         tasks=tuple(tasks),
         notes=tuple(response.report.notes),
+        load=group_load(response.report),
     )

@@ -18,6 +18,7 @@ from kassign.cli.explain_model import (
     Kind,
     ReplicaView,
     TaskView,
+    rule_word,
 )
 from kassign.v1 import common_pb2 as common
 from kassign.v1 import consumer_pb2 as cpb
@@ -45,9 +46,7 @@ def _task(p: cpb.PartitionExplanation, racks: dict[str, str]) -> TaskView:
                 process_id=p.member_id,
                 moved=bool(p.previous_owners) and p.member_id not in p.previous_owners,
                 cross_rack=int(bool(rack and p.replica_racks and rack not in p.replica_racks)),
-                rule=common.PlacementRule.Name(p.rule).removeprefix("PLACEMENT_RULE_").lower()
-                if p.rule
-                else "",
+                rule=rule_word(p.rule),
                 reason=p.reason,
             ),
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from kassign.assignor.streams.explain import ReplicaKind
 from kassign.assignor.streams.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
+from kassign.v1 import common_pb2
 
 __all__ = [
     "CONSUMER",
@@ -27,6 +28,7 @@ __all__ = [
     "Words",
     "changed_replicas",
     "lag_text",
+    "rule_word",
 ]
 
 
@@ -203,3 +205,13 @@ def lag_text(lag: int, acceptable: int) -> str:
     if lag == UNKNOWN_OFFSET_SUM:
         return "unknown offsets"
     return f"{lag:,} behind ({'caught up' if lag <= acceptable else 'not caught up'})"
+
+
+def rule_word(rule: int) -> str:
+    """A ``PlacementRule`` as the view names it (``caught_up``, ``load``), "" for none; a value
+    newer than this reader as ``rule N`` (a reason still reads: it starts with its rule)."""
+    if rule == common_pb2.PLACEMENT_RULE_UNSPECIFIED:
+        return ""
+    if rule not in common_pb2.PlacementRule.values():
+        return f"rule {rule}"
+    return common_pb2.PlacementRule.Name(rule).removeprefix("PLACEMENT_RULE_").lower()

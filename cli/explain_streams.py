@@ -21,7 +21,14 @@ from kassign.assignor.streams.model import KafkaStreamsState, TaskInfo
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.result import TaskType
 from kassign.cli.explain_load import group_load
-from kassign.cli.explain_model import ClientView, GroupView, Kind, ReplicaView, TaskView
+from kassign.cli.explain_model import (
+    ClientView,
+    GroupView,
+    Kind,
+    ReplicaView,
+    TaskView,
+    rule_word,
+)
 from kassign.cli.table import task_name
 from kassign.server.streams.decode.request import DecodedRequest
 from kassign.v1 import assignment_pb2 as pb
@@ -157,7 +164,7 @@ def _replicas(
                 process_id=pid,
                 moved=moved or kind is Kind.WARM_UP,
                 cross_rack=_cross_rack(info, kind, state.rack_id or ""),
-                rule=_rule(why.rule) if why is not None else "",
+                rule=rule_word(why.rule) if why is not None else "",
                 reason=why.reason if why is not None else "",
             )
         )
@@ -170,12 +177,6 @@ def _config_text(value: object) -> str:
     if isinstance(value, tuple):
         return ",".join(map(str, value)) or "-"
     return "-" if value is None else str(value)
-
-
-def _rule(rule: int) -> str:
-    if rule == pb.PLACEMENT_RULE_UNSPECIFIED:
-        return ""
-    return pb.PlacementRule.Name(rule).removeprefix("PLACEMENT_RULE_").lower()
 
 
 def group_view(

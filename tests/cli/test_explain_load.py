@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 from kassign.cli import main as cli
+from kassign.cli.explain_consumer import consumer_view
 from kassign.cli.explain_html import page
+from kassign.cli.explain_model import rule_word
 from kassign.cli.explain_streams import group_view
 from kassign.cli.explain_text import group_summary
 from kassign.server.consumer.servicer import assign_consumer_request
@@ -127,3 +129,15 @@ def test_a_streams_client_with_load_figures_is_told_the_same_way() -> None:
     assert f'data-share="{share:.4f}"' in page(view)
     plain = group_view(outcome.decoded, assign_request(request).response)
     assert "of the bound" not in "\n".join(group_summary(plain)) + page(plain)
+
+
+def test_a_rule_newer_than_the_reader_is_told_by_number_and_its_reason() -> None:
+    request = cli.read_consumer_request(str(BY_LOAD))
+    asked = cpb.ConsumerAssignRequest()
+    asked.CopyFrom(request)
+    asked.explain = True
+    response = assign_consumer_request(asked).response
+    assert [rule_word(v) for v in (0, 1, 8)] == ["", "sticky", "load"]
+    response.explanation.partitions[0].rule = 99  # a server from after this reader
+    (replica,) = consumer_view(asked, response).tasks[0].replicas
+    assert replica.rule == "rule 99" and replica.why.startswith("load: ")

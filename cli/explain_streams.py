@@ -20,15 +20,9 @@ from uuid import UUID
 from kassign.assignor.streams.model import KafkaStreamsState, TaskInfo
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.result import TaskType
+from kassign.cli import explain_model
 from kassign.cli.explain_load import group_load
-from kassign.cli.explain_model import (
-    ClientView,
-    GroupView,
-    Kind,
-    ReplicaView,
-    TaskView,
-    rule_word,
-)
+from kassign.cli.explain_model import ClientView, GroupView, Kind, ReplicaView, TaskView
 from kassign.cli.table import task_name
 from kassign.server.streams.decode.request import DecodedRequest
 from kassign.v1 import assignment_pb2 as pb
@@ -164,7 +158,7 @@ def _replicas(
                 process_id=pid,
                 moved=moved or kind is Kind.WARM_UP,
                 cross_rack=_cross_rack(info, kind, state.rack_id or ""),
-                rule=rule_word(why.rule) if why is not None else "",
+                rule=explain_model.rule_word(why.rule) if why is not None else "",
                 reason=why.reason if why is not None else "",
             )
         )

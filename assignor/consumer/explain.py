@@ -115,8 +115,9 @@ def _story(
     if facts is None:
         rule, reason = rules.of(member, previous, racks)
         return PartitionStory(tp, member, previous, racks, rule, reason)
-    rule, reason = facts.rule(tp, member, previous)
-    return PartitionStory(tp, member, previous, racks, rule, reason, facts.load_of(tp))
+    load = facts.load_of(tp)
+    rule, reason = facts.rule(tp, load, member, previous)
+    return PartitionStory(tp, member, previous, racks, rule, reason, load)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,17 +29,20 @@ __all__ = ["LoadFacts", "load_facts"]
 
 @dataclass(frozen=True, slots=True)
 class LoadFacts:
-    """What a load-balanced answer's explanation reads: the bound, each partition's load, each
-    member's capacity, topics and load assigned this round."""
+    """What a load-balanced answer's explanation reads: the bound, each partition's load (by
+    topic, then partition number), each member's capacity, topics and load assigned this round,
+    and its share's words (the same in every reason that names it)."""
 
     bound: float
-    partition_load: Mapping[TopicPartition, float]
+    partition_load: Mapping[str, Sequence[float]]
     capacity: Mapping[str, float]
     topics: Mapping[str, frozenset[str]]
     member_load: Mapping[str, float]
+    at: Mapping[str, str]  # member -> "m0 at 0.97 of the bound with it"
 
     def load_of(self, tp: TopicPartition) -> float:
-        return self.partition_load.get(tp, 0.0)
+        loads = self.partition_load.get(tp.topic, ())
+        return loads[tp.partition] if tp.partition < len(loads) else 0.0
 
     def share(self, member: str, extra: float = 0.0) -> float:
         """``member``'s load per unit of capacity over the bound, with ``extra`` load added."""
@@ -47,10 +50,9 @@ class LoadFacts:
         return share_of_bound(load, self.capacity.get(member, 0.0), self.bound)
 
     def rule(
-        self, tp: TopicPartition, member: str | None, previous: Sequence[str]
+        self, tp: TopicPartition, load: float, member: str | None, previous: Sequence[str]
     ) -> tuple[Rule, str]:
-        """The rule and reason of ``tp``'s placement on ``member`` (None: withheld)."""
-        load = self.load_of(tp)
+        """The rule and reason of ``tp`` (its ``load``) placed on ``member`` (None: withheld)."""
         owners = [p for p in previous if tp.topic in self.topics.get(p, ())]
         if member is None:
             owner = owners[0] if owners else ", ".join(previous) or "its owner"
@@ -60,7 +62,7 @@ class LoadFacts:
                 f"load: withheld while it moves for load; {owner} revokes it first"
                 + (keeping if owners else ""),
             )
-        at = f"{member} at {self.share(member):.2f} of the bound with it"
+        at = self.at[member]
         if member in previous:
             return Rule.STICKY, f"sticky: {member} owned it and keeps it; {at}"
         if owners:
@@ -85,22 +87,28 @@ def load_facts(
         raise ValueError("a load-balanced answer is explained with the options it was assigned by")
     topics = partitions_per_topic(group)
     loads = partition_loads(topics, options.loads).tolist()
-    partition_load: dict[TopicPartition, float] = {}
-    k = 0
+    partition_load: dict[str, list[float]] = {}
+    start = 0
     for topic, count in topics.items():
-        for p in range(count):
-            partition_load[TopicPartition(topic, p)] = loads[k]
-            k += 1
+        partition_load[topic] = loads[start : start + count]
+        start += count
     members = sorted(group.members, key=lambda m: m.member_id)
     caps = member_capacities(members, options.capacities).tolist()
-    member_load = {
-        m.member_id: sum(partition_load.get(tp, 0.0) for tp in m.partitions)
-        for m in assignment.members
+    capacity = {m.member_id: c for m, c in zip(members, caps, strict=True)}
+    member_load = {m.member_id: 0.0 for m in members}
+    for m in assignment.members:
+        member_load[m.member_id] = sum(
+            partition_load[tp.topic][tp.partition] for tp in m.partitions if tp.topic in topics
+        )
+    at = {
+        m: f"{m} at {share_of_bound(load, capacity[m], figures.bound):.2f} of the bound with it"
+        for m, load in member_load.items()
     }
     return LoadFacts(
         bound=figures.bound,
         partition_load=partition_load,
-        capacity={m.member_id: c for m, c in zip(members, caps, strict=True)},
+        capacity=capacity,
         topics={m.member_id: frozenset(m.topics) for m in members},
         member_load=member_load,
+        at=at,
     )

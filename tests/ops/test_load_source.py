@@ -129,6 +129,54 @@ def test_a_slow_prometheus_is_cut_at_the_timeout() -> None:
         assert reading.loads == {} and "timed out" in reading.error
 
 
+class Drip(http.server.BaseHTTPRequestHandler):
+    """An answer that comes a byte every 0.1 s: each read is quick, the whole one takes 3 s."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", "30")
+        self.end_headers()
+        for _ in range(30):
+            self.wfile.write(b" ")
+            self.wfile.flush()
+            time.sleep(0.1)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_dripping_answer_is_cut_at_the_timeout() -> None:
+    with served(Drip) as port:
+        started = time.monotonic()
+        reading = PrometheusLoads(f"http://127.0.0.1:{port}", timeout_s=0.4).fetch()
+        assert time.monotonic() - started < 1.5
+        assert reading.loads == {} and reading.error == "timed out after 0.4 s"
+
+
+def test_a_callers_time_left_cuts_the_timeout_and_its_failure_is_not_kept() -> None:
+    with served(Slow) as port:
+        source = PrometheusLoads(f"http://127.0.0.1:{port}", timeout_s=5.0, retry_s=60.0)
+        started = time.monotonic()
+        first = source.fetch(timeout_s=0.3)
+        assert time.monotonic() - started < 1.5
+        assert first.error == "timed out after 0.3 s"
+        second = source.fetch(timeout_s=0.2)  # asked again, not served the other's failure
+        assert not second.cached and second.error == "timed out after 0.2 s"
+
+
+def test_a_call_waits_behind_another_query_only_its_own_time() -> None:
+    with served(Slow) as port:
+        source = PrometheusLoads(f"http://127.0.0.1:{port}", timeout_s=1.2)
+        first = threading.Thread(target=source.fetch)
+        first.start()
+        time.sleep(0.1)  # the first holds the query
+        started = time.monotonic()
+        behind = source.fetch(timeout_s=0.2)
+        assert time.monotonic() - started < 0.8  # not the 1.1 s the first has left
+        assert behind.error == "timed out after 0.2 s behind another query"
+        first.join()
+
+
 class Counting(http.server.BaseHTTPRequestHandler):
     """An instant-query API answering one series, counting the queries it got."""
 

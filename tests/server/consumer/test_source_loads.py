@@ -5,6 +5,7 @@ load source fills them, counts stand in when there is none or it failed, and the
 from __future__ import annotations
 
 import pytest
+from kassign.server.calls import Deadline
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.server.consumer.source_loads import NO_SOURCE
 from kassign.server.loads.prometheus import LoadReading
@@ -86,3 +87,24 @@ def test_count_balance_never_asks_the_source() -> None:
     req.options.ClearField("balance")
     got = report(req, LoadReading(HOT), heard)
     assert not got.HasField("load") and heard.reads == [] and not got.notes
+
+
+class Deadlined:
+    """A call's context with ``left`` seconds to its deadline, its caller waiting."""
+
+    def __init__(self, left: float) -> None:
+        self.left = left
+
+    def time_remaining(self) -> float:
+        return self.left
+
+    def is_active(self) -> bool:
+        return True
+
+
+def test_the_source_gets_at_most_half_the_calls_time_left() -> None:
+    reader = Fixed(LoadReading(HOT))
+    source = LoadSource(LoadSourceConfig(source=SOURCE), reader=reader)
+    deadline = Deadline(Deadlined(0.8))  # type: ignore[arg-type]
+    assign_consumer_request(request(), loads=source, deadline=deadline)
+    assert reader.timeouts == [0.4]

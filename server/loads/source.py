@@ -94,6 +94,7 @@ class LoadSource:
         reader: Reader | None = None,
     ) -> None:
         self.name = config.source
+        self._last_index: tuple[PartitionLoads, fill.TopicIndex] | None = None
         self._observer = observer or _Unobserved()
         self._reader: Reader = reader or PrometheusLoads(
             parse_source(config.source),
@@ -107,13 +108,24 @@ class LoadSource:
     ) -> fill.Filled[dict[str, list[float]]]:
         """A consumer group's loads per topic (``fill.topic_loads``), read within ``timeout_s``
         (the call's time left) and the source's own timeout."""
-        return self._read(timeout_s, lambda loads: fill.topic_loads(self.name, topics, loads))
+        return self._read(
+            timeout_s, lambda loads: fill.topic_loads(self.name, topics, self._index(loads))
+        )
 
     def task_loads(
         self, tasks: fill.TaskSources[_K], timeout_s: float | None
     ) -> fill.Filled[dict[_K, float]]:
         """A Streams topology's task loads (``fill.task_loads``), read as ``topic_loads``."""
         return self._read(timeout_s, lambda loads: fill.task_loads(self.name, tasks, loads))
+
+    def _index(self, loads: PartitionLoads) -> fill.TopicIndex:
+        """The reading by topic, built once per reading (a race builds it twice: harmless)."""
+        last = self._last_index
+        if last is not None and last[0] is loads:
+            return last[1]
+        index = fill.TopicIndex.of(loads)
+        self._last_index = (loads, index)
+        return index
 
     def _read(
         self, timeout_s: float | None, fill_in: Callable[[PartitionLoads], fill.Filled[_L]]

@@ -4,8 +4,9 @@ outcome a source tells its observer."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from kassign.server.loads.fill import task_loads, topic_loads
+from kassign.server.loads.fill import TopicIndex, task_loads, topic_loads
 from kassign.server.loads.prometheus import LoadReading
 from kassign.server.loads.source import LoadSource, LoadSourceConfig
 
@@ -14,13 +15,13 @@ READING = {("a", 0): 30.0, ("a", 1): 10.0, ("b", 0): 2.0, ("other", 0): 99.0}
 
 
 def test_every_partition_known_gives_its_load_and_no_note() -> None:
-    filled = topic_loads(SOURCE, {"a": 2, "b": 1}, READING)
+    filled = topic_loads(SOURCE, {"a": 2, "b": 1}, TopicIndex.of(READING))
     assert filled.loads == {"a": [30.0, 10.0], "b": [2.0]}
     assert (filled.missing, filled.note) == (0, "")
 
 
 def test_missing_partitions_get_the_mean_of_the_known_ones() -> None:
-    filled = topic_loads(SOURCE, {"a": 3, "b": 2}, READING)
+    filled = topic_loads(SOURCE, {"a": 3, "b": 2}, TopicIndex.of(READING))
     assert filled.loads == {"a": [30.0, 10.0, 14.0], "b": [2.0, 14.0]}
     assert filled.missing == 2
     assert filled.note == (
@@ -39,7 +40,7 @@ def test_missing_partitions_get_the_mean_of_the_known_ones() -> None:
 def test_counts_stand_in_when_the_reading_weighs_nothing(
     reading: dict[tuple[str, int], float], why: str
 ) -> None:
-    filled = topic_loads(SOURCE, {"a": 3}, reading)
+    filled = topic_loads(SOURCE, {"a": 3}, TopicIndex.of(reading))
     assert filled.loads is None
     assert filled.note == f"load source prometheus://prom:9090: {why}; balanced by count"
 
@@ -106,3 +107,10 @@ def test_the_source_tells_each_readings_outcome(
 def test_a_bad_setting_names_its_flag(fields: dict[str, object], flag: str) -> None:
     with pytest.raises(ValueError, match=flag):
         LoadSourceConfig(**{"source": SOURCE, **fields})  # type: ignore[arg-type]
+
+
+def test_the_index_reads_a_topics_partitions_by_number_however_sparse() -> None:
+    index = TopicIndex.of({("a", 10**12): 5.0, ("a", 1): 2.0, ("b", 0): 1.0})
+    row = index.partitions("a", 3)
+    assert row[1] == 2.0 and np.isnan(row[[0, 2]]).all()
+    assert np.isnan(index.partitions("c", 2)).all() and len(index.partitions("a", 0)) == 0

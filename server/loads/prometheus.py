@@ -82,6 +82,7 @@ class PrometheusLoads:
         whole answer both fit in it. A failure cut short by a caller's ``timeout_s`` is not
         cached: a call in a hurry must not cost the next ones their loads."""
         wait = self.timeout_s if timeout_s is None else max(0.0, min(self.timeout_s, timeout_s))
+        ends = time.monotonic() + wait
         if not self._lock.acquire(timeout=wait):
             return LoadReading({}, f"timed out after {wait:g} s behind another query", self.clock())
         try:
@@ -90,25 +91,26 @@ class PrometheusLoads:
                 self.retry_s if last.error else self.ttl_s
             ):
                 return LoadReading(last.loads, last.error, last.read_at, cached=True)
-            reading = self._query(now, wait)
+            reading = self._query(now, ends, f"{wait:g}")
             if not reading.error or wait >= self.timeout_s:
                 self._last = reading
             return reading
         finally:
             self._lock.release()
 
-    def _query(self, now: float, wait: float) -> LoadReading:
+    def _query(self, now: float, ends: float, wait: str) -> LoadReading:
+        """One query, over by ``ends`` (``time.monotonic``); ``wait`` is that time as told."""
         url = f"{self.base_url}/api/v1/query?" + urllib.parse.urlencode({"query": self.query})
-        ends = time.monotonic() + wait
         try:
-            with urllib.request.urlopen(url, timeout=max(wait, 1e-3)) as answer:
+            left = max(ends - time.monotonic(), 1e-3)
+            with urllib.request.urlopen(url, timeout=left) as answer:
                 body = _read_until(answer, ends, self.max_bytes + 1)
         except urllib.error.HTTPError as e:
             return LoadReading({}, f"Prometheus answered HTTP {e.code}: {_error_of(e)}", now)
         except (OSError, ValueError) as e:  # refused, unreachable, timed out
             reason = getattr(e, "reason", e)
             if isinstance(reason, TimeoutError):
-                return LoadReading({}, f"timed out after {wait:g} s", now)
+                return LoadReading({}, f"timed out after {wait} s", now)
             return LoadReading({}, f"Prometheus at {self.base_url} unreachable: {reason}", now)
         if len(body) > self.max_bytes:
             return LoadReading({}, f"Prometheus answer over {self.max_bytes} bytes, not read", now)

@@ -108,3 +108,11 @@ def test_the_source_gets_at_most_half_the_calls_time_left() -> None:
     deadline = Deadline(Deadlined(0.8))  # type: ignore[arg-type]
     assign_consumer_request(request(), loads=source, deadline=deadline)
     assert reader.timeouts == [0.4]
+
+
+def test_capacities_alone_are_not_loads_the_source_fills_them() -> None:
+    req = request()
+    for member in req.members:
+        member.subscription.capacity = 2.0
+    got = report(req, LoadReading(HOT))
+    assert got.load.source == "prometheus" and got.load.bound == 15.0  # the hot 30 on 2

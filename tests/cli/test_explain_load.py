@@ -56,7 +56,7 @@ def test_the_summary_shows_each_members_load_against_the_bound(
     out = _run(capsys, "explain", "--kind", "consumer", str(BY_LOAD))
     f = response.report.load
     assert f"load per unit of capacity: bound {f.bound:.4g}, peak {f.peak:.4g}" in out
-    assert f"({f.peak / f.bound:.2f} of the bound), mean {f.mean:.4g}" in out
+    assert f"({f.peak / f.bound:.2f} of the bound), mean {f.mean:.4g}; loads from request" in out
     for member, (load, cap, share) in figures.items():
         line = re.search(rf"^  {member} \(no rack\): \d+ partition\(s\), (.*)$", out, re.MULTILINE)
         assert line, member

@@ -256,6 +256,7 @@ def test_a_load_balanced_groups_page_bars_each_members_load_against_the_bound(
         "bound": f"{figures.bound:.4g}",
         "peak": f"{figures.peak:.4g} ({figures.peak / figures.bound:.2f} of the bound)",
         "mean": f"{figures.mean:.4g}",
+        "source": "request",  # the request's own partition_loads
     }
     loads = list(request.topics[0].partition_loads)
     caps = {m.member_id: m.subscription.capacity or 1.0 for m in request.members}

@@ -135,7 +135,7 @@ def _encode(
     """The response; with ``request.explain`` (opt-in, issue 17) its explanation too."""
     wire = encode.encode_response(decoded, assignment)
     if request.explain:
-        explanation = explain_consumer(decoded.group, assignment)
+        explanation = explain_consumer(decoded.group, assignment, decoded.options)
         add_consumer_explanation(wire.head, explanation)
     return wire
 

@@ -116,3 +116,13 @@ def test_capacities_alone_are_not_loads_the_source_fills_them() -> None:
         member.subscription.capacity = 2.0
     got = report(req, LoadReading(HOT))
     assert got.load.source == "prometheus" and got.load.bound == 15.0  # the hot 30 on 2
+
+
+def test_the_explanation_tells_the_loads_the_source_gave() -> None:
+    req = request()
+    req.explain = True
+    source = LoadSource(LoadSourceConfig(source=SOURCE), None, reader=Fixed(LoadReading(HOT)))
+    data = assign_consumer_request(req, loads=source).wire.SerializeToString()
+    told = cpb.ConsumerAssignResponse.FromString(data).explanation
+    assert [p.load for p in told.partitions] == [HOT[("a", p)] for p in range(10)]
+    assert sorted(m.load for m in told.members) == [4.0, 5.0, 30.0]  # nine 1s over two

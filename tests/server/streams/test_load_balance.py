@@ -85,9 +85,16 @@ def test_an_unknown_balance_names_the_config() -> None:
 
 
 def test_an_explanation_of_the_load_mode_is_given() -> None:
-    """No rules of its own yet (docs/load-aware.md): every replica is still explained."""
+    """Each client's load and capacity (threads) under LOAD, none under COUNT; no rules of its
+    own yet (docs/load-aware.md), but every task is still explained."""
     request = _loaded()
     request.explain = True
     response = assign_request(request).response
     assert response.report.load.peak == 25.0
     assert len(response.explanation.tasks) == len(request.tasks)
+    clients = response.explanation.clients
+    assert sum(c.load for c in clients) == 61.0  # every task's load, once
+    assert max(c.load / c.capacity for c in clients) == response.report.load.peak
+    counted = _loaded(pb.BALANCE_COUNT)
+    counted.explain = True
+    assert not assign_request(counted).response.explanation.clients[0].HasField("load")

@@ -189,6 +189,6 @@ def _report(decoded: DecodedRequest, assignment: TaskAssignment) -> pb.Assignmen
         cross_rack_cost_before=diagnostics.cross_rack_cost_before,
         cross_rack_cost_after=diagnostics.cross_rack_cost_after,
         solver_fallback=diagnostics.solver_fallback,
-        notes=list(decoded.notes) + list(diagnostics.notes),
-        load=load_message(diagnostics.load, "request"),
+        notes=[*decoded.notes, *decoded.load_notes, *diagnostics.notes],
+        load=load_message(diagnostics.load, decoded.load_source),
     )

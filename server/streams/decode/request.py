@@ -52,6 +52,11 @@ class DecodedRequest:
     members: tuple[DecodedMember, ...]  # sorted by member id
     notes: tuple[str, ...] = ()
     group_id: str = ""
+    load_source: str = ""
+    """Where the state's task loads came from (``LoadFigures.source``): "request", the
+    server's load source ("prometheus", ``source_loads``), or "" (none: every task weighs 1)."""
+    load_notes: tuple[str, ...] = ()
+    """What the load source did, for the report's notes (``source_loads``)."""
 
 
 def _listed(items: Iterable[object], count: int | None = None) -> str:
@@ -235,4 +240,5 @@ def decode_request(
         members=reports,
         notes=tuple(notes),
         group_id=request.group_id,
+        load_source="request" if topology.loads.loads else "",
     )

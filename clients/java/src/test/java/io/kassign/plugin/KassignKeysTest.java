@@ -4,7 +4,10 @@ import static io.kassign.client.Check.equal;
 import static io.kassign.client.Check.isTrue;
 import static io.kassign.client.Check.raises;
 
+import io.kassign.client.DocProperties;
+import io.kassign.consumer.ConsumerSettings;
 import io.kassign.consumer.KassignConsumerAssignor;
+import io.kassign.streams.AssignorSettings;
 import io.kassign.streams.KassignTaskAssignor;
 import io.kassign.testlog.CapturingProvider;
 import io.kassign.v1.Balance;
@@ -81,6 +84,21 @@ final class KassignKeysTest {
         for (final String name : List.of("rack-optimal", "sticky", "cooperative-sticky")) {
             new KassignConsumerAssignor().configure(Map.of("kassign.balance", "load", "kassign.consumer.assignor", name));
         }
+    }
+
+    @Test
+    @DisplayName("docs/load-aware.md's worked example: its Streams and consumer properties configure balance LOAD, "
+            + "every key known")
+    void docExample() {
+        CapturingProvider.clear();
+        final Map<String, Object> streams = DocProperties.block("load-aware.md", "streams.properties");
+        new KassignTaskAssignor().configure(streams);
+        equal(Balance.BALANCE_LOAD, AssignorSettings.from(streams).balance(), "Streams: load");
+        final Map<String, Object> consumer = DocProperties.block("load-aware.md", "consumer.properties");
+        new KassignConsumerAssignor().configure(consumer);
+        equal(Balance.BALANCE_LOAD, ConsumerSettings.from(consumer).balance(), "consumer: load");
+        equal(List.of(), CapturingProvider.events().stream().filter(e -> e.level() == Level.WARN)
+                .map(CapturingProvider.Event::message).toList(), "no unknown key");
     }
 
     @Test

@@ -14,8 +14,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kassign.broker.ConsumerGroups.Cluster;
 import io.kassign.broker.ConsumerGroups.Member;
 import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
+import io.kassign.client.DocProperties;
 import io.kassign.client.LiveServer;
 import io.kassign.plugin.InvalidAnswer;
+import io.kassign.plugin.KassignKeys;
 import io.kassign.v1.Balance;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -217,6 +219,15 @@ final class ConsumerGroupFallbackTest {
                 () -> ConsumerGroupSettings.from(Map.of("kassign.assignment.time.budget.ms", "300")));
         assertThrows(ConfigException.class, () -> new KassignConsumerGroupAssignor()
                 .configure(Map.of("kassign.retry.max.attempts", "0")));
+    }
+
+    @Test
+    void docExampleConfiguresConsumerGroupsByLoadAndStreamsGroupsByCount() {
+        final Map<String, Object> broker = DocProperties.block("load-aware.md", "server.properties");
+        assertEquals(Balance.BALANCE_LOAD, ConsumerGroupSettings.from(broker).balance());
+        assertEquals(Balance.BALANCE_COUNT, StreamsSettings.from(broker).balance());
+        broker.keySet().stream().filter(k -> k.startsWith("kassign.")).forEach(
+                k -> assertTrue(KassignKeys.KNOWN.contains(k), k + " is read by no plug-in"));
     }
 
     @Test

@@ -30,8 +30,9 @@ import org.apache.kafka.common.config.ConfigException;
  *     partition: {@code a,b;c,d} (rack-optimal only)</td></tr>
  * <tr><td>kassign.assignment.time.budget.ms</td><td>half the deadline</td><td>the solver's budget</td></tr>
  * <tr><td>kassign.group.id</td><td>group.id</td><td>the group id sent (metrics and logs on both sides)</td></tr>
- * <tr><td>kassign.balance</td><td>count</td><td>count or load: what the service balances; load takes the
- *     partitions' loads from the service's --load-source ({@link Balancing}); not with range or roundrobin</td></tr>
+ * <tr><td>kassign.consumer.balance, else kassign.balance</td><td>count</td><td>count or load: what the service
+ *     balances; load takes the partitions' loads from the service's --load-source ({@link Balancing}); not with
+ *     range or roundrobin</td></tr>
  * </table>
  *
  * @param strategies the consumer's partition.assignment.strategy as configured (class names or classes),
@@ -71,7 +72,7 @@ public record ConsumerSettings(Connection connection, String assignor, Optional<
         return new ConsumerSettings(connection, assignor, only, coPartitioned(configs), connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).or(() -> text(configs, "group.id")).orElse(""),
                 configs.get("partition.assignment.strategy"),
-                Balancing.forConsumers(configs, ASSIGNOR, assignor, Balancing.KEY));
+                Balancing.forConsumers(configs, ASSIGNOR, assignor));
     }
 
     private static Optional<RebalanceProtocol> protocol(final Map<String, ?> configs) {

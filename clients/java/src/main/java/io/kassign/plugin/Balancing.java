@@ -8,7 +8,6 @@ import io.kassign.v1.ConsumerAssignmentReport;
 import io.kassign.v1.LoadFigures;
 import java.math.BigDecimal;
 import java.math.MathContext;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -17,16 +16,19 @@ import org.apache.kafka.common.config.ConfigException;
 
 /**
  * What the service is asked to balance (issue 25), for all four plug-ins: {@code kassign.balance}
- * = {@code count} (Kafka's way, the default) or {@code load}. The plug-ins send no loads: with
- * LOAD the service takes each partition's load from its own {@code --load-source} (one query,
- * cached for every group), so the figures are the same whichever plug-in or client asks.
+ * = {@code count} (Kafka's way, the default) or {@code load}; {@code kassign.consumer.balance}
+ * for the two consumer plug-ins and {@code kassign.streams.balance} for the two Streams ones win
+ * over it (a broker's one server.properties configures both kinds, as a consumer's
+ * {@code kassign.consumer.assignor} names its assignor). The plug-ins send no loads: with LOAD
+ * the service takes each partition's load from its own {@code --load-source} (one query, cached
+ * for every group), so the figures are the same whichever plug-in or client asks.
  */
 public final class Balancing {
-    /** Read by every plug-in; on a broker, the per-plug-in keys below win over it. */
+    /** Read by every plug-in, when its kind's key below is unset. */
     public static final String KEY = "kassign.balance";
-    /** The broker's consumer-group plug-in alone (one server.properties configures both). */
+    /** The consumer plug-ins' own (classic and broker-side). */
     public static final String CONSUMER_KEY = "kassign.consumer.balance";
-    /** The broker's streams plug-in alone. */
+    /** The Streams plug-ins' own (KIP-924 and broker-side). */
     public static final String STREAMS_KEY = "kassign.streams.balance";
     /** The service's consumer assignors that spread partitions by rule and refuse LOAD (options.balance). */
     public static final List<String> COUNT_ONLY_CONSUMER_ASSIGNORS = List.of("range", "roundrobin");
@@ -39,7 +41,7 @@ public final class Balancing {
      *
      * @throws ConfigException naming the key, for any other value
      */
-    public static Balance from(final Map<String, ?> configs, final String... keys) {
+    static Balance from(final Map<String, ?> configs, final String... keys) {
         for (final String key : keys) {
             final Optional<String> value = text(configs, key);
             if (value.isPresent()) {
@@ -54,17 +56,25 @@ public final class Balancing {
     }
 
     /**
-     * A consumer plug-in's balance, refused at configure() time with an assignor the service
-     * would refuse it for (range and roundrobin: every call would fail and fall back).
+     * A Streams plug-in's balance: {@code kassign.streams.balance}, else {@code kassign.balance}.
      *
-     * @throws ConfigException naming the balance key that asked for LOAD
+     * @throws ConfigException naming the key, for a value other than count or load
      */
-    public static Balance forConsumers(final Map<String, ?> configs, final String assignorKey, final String assignor,
-                                       final String... keys) {
-        final Balance balance = from(configs, keys);
+    public static Balance forStreams(final Map<String, ?> configs) {
+        return from(configs, STREAMS_KEY, KEY);
+    }
+
+    /**
+     * A consumer plug-in's balance: {@code kassign.consumer.balance}, else {@code kassign.balance};
+     * refused at configure() time with an assignor the service would refuse it for (range and
+     * roundrobin: every call would fail and fall back).
+     *
+     * @throws ConfigException naming the key, for a value other than count or load, or LOAD with those
+     */
+    public static Balance forConsumers(final Map<String, ?> configs, final String assignorKey, final String assignor) {
+        final Balance balance = from(configs, CONSUMER_KEY, KEY);
         if (balance == Balance.BALANCE_LOAD && COUNT_ONLY_CONSUMER_ASSIGNORS.contains(assignor)) {
-            final String key = Arrays.stream(keys).filter(k -> text(configs, k).isPresent()).findFirst()
-                    .orElse(KEY);
+            final String key = text(configs, CONSUMER_KEY).isPresent() ? CONSUMER_KEY : KEY;
             throw new ConfigException(key, text(configs, key).orElse("load"), "the service's " + assignor
                     + " assignor (" + assignorKey + ") balances by count only; load needs rack-optimal, sticky or "
                     + "cooperative-sticky");

@@ -33,7 +33,7 @@ import org.apache.kafka.common.config.ConfigException;
  * <tr><td>kassign.fallback.followup.delay.ms</td><td>60000</td><td>follow-up rebalance after a fallback</td></tr>
  * <tr><td>kassign.group.id</td><td>application.id</td><td>the group id sent (metrics and logs on both sides)</td></tr>
  * <tr><td>kassign.standby.rack.spread</td><td>false</td><td>with no rack.aware.assignment.tags, spread standbys over racks (not Kafka's behaviour)</td></tr>
- * <tr><td>kassign.balance</td><td>count</td><td>count or load: tasks per thread, or their load from the service's --load-source ({@link Balancing})</td></tr>
+ * <tr><td>kassign.streams.balance, else kassign.balance</td><td>count</td><td>count or load: tasks per thread, or their load from the service's --load-source ({@link Balancing})</td></tr>
  * </table>
  *
  * <p>Why the budget defaults to half the deadline: the server stops optimising when the budget is
@@ -106,7 +106,7 @@ public record AssignorSettings(
                         .orElse(DEFAULT_FALLBACK_FOLLOWUP_DELAY_MS)),
                 text(configs, GROUP_ID).or(() -> text(configs, APPLICATION_ID)).orElse(""),
                 bool(configs, STANDBY_RACK_SPREAD),
-                Balancing.from(configs, Balancing.KEY));
+                Balancing.forStreams(configs));
     }
 
     /** The connection part: what the shared channel depends on. */

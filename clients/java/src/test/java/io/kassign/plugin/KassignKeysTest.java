@@ -64,8 +64,15 @@ final class KassignKeysTest {
         equal(Balance.BALANCE_COUNT, Balancing.from(Map.of(), Balancing.KEY), "unset: count");
         equal(Balance.BALANCE_LOAD, Balancing.from(Map.of("kassign.balance", " LOAD "), Balancing.KEY), "any case");
         equal(Balance.BALANCE_COUNT, Balancing.from(Map.of("kassign.balance", "count"), Balancing.KEY), "count");
-        equal(Balance.BALANCE_COUNT, Balancing.from(Map.of("kassign.streams.balance", "count", "kassign.balance",
-                "load"), Balancing.STREAMS_KEY, Balancing.KEY), "the first key set wins");
+        equal(Balance.BALANCE_COUNT, Balancing.forStreams(Map.of("kassign.streams.balance", "count", "kassign.balance",
+                "load")), "the kind's own key wins");
+        equal(Balance.BALANCE_LOAD, AssignorSettings.from(Map.of("kassign.streams.balance", "load")).balance(),
+                "the Streams plug-in reads kassign.streams.balance");
+        equal(Balance.BALANCE_LOAD, ConsumerSettings.from(Map.of("kassign.consumer.balance", "load",
+                "kassign.balance", "count")).balance(), "the consumer plug-in reads kassign.consumer.balance first");
+        final ConfigException own = raises(ConfigException.class, () -> ConsumerSettings.from(Map.of(
+                "kassign.consumer.balance", "load", "kassign.consumer.assignor", "roundrobin")));
+        isTrue(own.getMessage().contains("kassign.consumer.balance"), "names the key set: " + own.getMessage());
         final ConfigException streams = raises(ConfigException.class, () -> new KassignTaskAssignor()
                 .configure(Map.of("kassign.balance", "weight")));
         isTrue(streams.getMessage().contains("kassign.balance") && streams.getMessage().contains("weight")

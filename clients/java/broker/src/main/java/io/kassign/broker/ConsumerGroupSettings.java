@@ -61,6 +61,6 @@ record ConsumerGroupSettings(Connection connection, String assignor, long timeBu
                 assignor,
                 connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).orElse("consumer@broker-" + node),
-                Balancing.forConsumers(configs, ASSIGNOR, assignor, Balancing.CONSUMER_KEY, Balancing.KEY));
+                Balancing.forConsumers(configs, ASSIGNOR, assignor));
     }
 }

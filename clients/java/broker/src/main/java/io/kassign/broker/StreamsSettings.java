@@ -63,6 +63,6 @@ record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String
                 text(configs, GROUP_ID).orElse("streams@broker-" + node),
                 number(configs, ACCEPTABLE_RECOVERY_LAG, 0),
                 number(configs, NUM_WARMUP_REPLICAS, 0).filter(n -> n > 0),
-                Balancing.from(configs, Balancing.STREAMS_KEY, Balancing.KEY));
+                Balancing.forStreams(configs));
     }
 }

@@ -91,7 +91,10 @@ def assign_load_balanced(
     reason = group_rack_reason(group)
     by_rack = name == rack_optimal.NAME or reason.enables
     sites, local = _racks(group, topics, members) if by_rack else (None, None)
-    problem = LoadProblem(loads, caps, owners, classes, subscribers, sites, local)
+    if subscribers.all():  # one class, every member: the core's unrestricted (bulk) path
+        problem = LoadProblem(loads, caps, owners, sites=sites, local=local)
+    else:
+        problem = LoadProblem(loads, caps, owners, classes, subscribers, sites, local)
     afford = priced_budget(options.time_budget_s, _MS_PER_ITEM, "item placements")
     try:
         plan = balance(problem, racks_first=name == rack_optimal.NAME, afford=afford)

@@ -16,7 +16,8 @@ may use up to ``bound x (1 + slack)``, so loads drifting a little move few items
 (``LoadProblem.sites``) that last fill sends each item to a rack-local member with room when
 there is one: racks never raise the peak past that target, nor (unless ``racks_first``) move a
 kept item. When it fails, the same fill without racks, then at the target found itself; the
-search's placement stands if none fits. Last, moves and swaps off the peak member while the
+search's placement stands if none fits. With racks, ``racks.settle`` then brings cross-rack
+items home by moves and swaps within that target (the greedy fill's leftovers). Last, moves and swaps off the peak member while the
 peak is above that goal (the heuristics' leftovers on small groups).
 
 Ties break by member and item index: the same problem gives the same placement.
@@ -31,6 +32,7 @@ import numpy as np
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.load.bound import FloatArray, IntArray, lower_bound, peak_ratio
 from kassign.assignor.load.fill import fill
+from kassign.assignor.load.racks import settle
 
 __all__ = ["BoolArray", "LoadPlan", "LoadProblem", "balance"]
 
@@ -102,9 +104,11 @@ def balance(
     kept (``rack-optimal``'s order); else kept items stay and racks only steer the rest.
     ``afford``: told, before each fill or improvement round, how many items it places; it
     raises to stop (a caller's time budget, priced without a clock)."""
-    for i in range(len(problem.loads)) if problem.eligible is not None else ():
-        if not len(problem.allowed(i)):
-            raise ValueError(f"item {i} may go to no member")
+    if problem.eligible is not None and problem.classes is not None:
+        reachable = np.asarray(problem.eligible.any(axis=1))
+        stranded = np.flatnonzero(~reachable[problem.classes])
+        if len(stranded):
+            raise ValueError(f"item {int(stranded[0])} may go to no member")
     pay = afford if afford is not None else _free
     bound = lower_bound(problem.loads, problem.capacities)
     best, hi = _search(problem, bound, pay)
@@ -118,7 +122,10 @@ def balance(
             final = fill(problem, target, keep=True, racks=steer, racks_first=racks_first)
             if final is not None:
                 break
-    owners = _improve(problem, final if final is not None else best, bound * (1 + slack), pay)
+    placed = final if final is not None else best
+    if racks:
+        placed = settle(problem, placed, relaxed, racks_first=racks_first, pay=pay)
+    owners = _improve(problem, placed, bound * (1 + slack), pay)
     return LoadPlan(
         owners=owners,
         bound=bound,

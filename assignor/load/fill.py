@@ -157,38 +157,45 @@ def _worst_fit_classes(
     """As ``_worst_fit_any`` among each item's eligible members, rack-local ones first when
     ``racks``. A heap of (room, member) per class (and per class and site), refreshed lazily:
     rooms only shrink, so an entry that is stale shows too much room and is fixed on top."""
-    loads, prev = problem.loads, problem.owners
     m_all = len(rooms)
-    classes = problem.classes if problem.classes is not None else np.zeros(len(loads), np.int64)
+    classes = problem.classes if problem.classes is not None else np.zeros(len(owners), np.int64)
     eligible = problem.eligible if problem.eligible is not None else np.ones((1, m_all), bool)
+    room = rooms.tolist()
     heaps: dict[tuple[int, int], list[tuple[float, int]]] = {}
 
-    def roomiest(key: tuple[int, int], members: np.ndarray) -> list[tuple[float, int]]:
+    def roomiest(key: tuple[int, int]) -> list[tuple[float, int]]:
         heap = heaps.get(key)
         if heap is None:
-            heap = heaps[key] = [(-float(rooms[m]), int(m)) for m in np.flatnonzero(members)]
+            c, s = key
+            members = eligible[c] if s < 0 else eligible[c] & local[s]
+            heap = heaps[key] = [(-room[m], m) for m in np.flatnonzero(members).tolist()]
             heapq.heapify(heap)
-        while heap and -heap[0][0] != rooms[heap[0][1]]:
-            heapq.heapreplace(heap, (-float(rooms[heap[0][1]]), heap[0][1]))
+        while heap and -heap[0][0] != room[heap[0][1]]:
+            heapq.heapreplace(heap, (-room[heap[0][1]], heap[0][1]))
         return heap
 
-    sites, local = problem.sites, problem.local
-    for i in pool.tolist():
-        c, w, m = int(classes[i]), float(loads[i]), -1
-        if racks:
-            assert sites is not None and local is not None
-            s = int(sites[i])
-            near = roomiest((c, s), eligible[c] & local[s])
-            o = int(prev[i])
+    local = problem.local if problem.local is not None else np.ones((1, m_all), bool)
+    sites = problem.sites[pool].tolist() if racks and problem.sites is not None else None
+    prev = problem.owners[pool].tolist()
+    chosen = []
+    for k, (c, w) in enumerate(
+        zip(classes[pool].tolist(), problem.loads[pool].tolist(), strict=True)
+    ):
+        m = -1
+        if sites is not None:
+            near = roomiest((c, sites[k]))
+            o = prev[k]
             if near and -near[0][0] >= w:
                 m = near[0][1]
-            elif o >= 0 and eligible[c, o] and rooms[o] >= w:
+            elif o >= 0 and room[o] >= w and eligible[c, o]:
                 m = o
         if m < 0:
-            heap = roomiest((c, -1), eligible[c])
+            heap = roomiest((c, -1))
             if not heap or (strict and w > -heap[0][0]):
                 return False
             m = heap[0][1]
-        rooms[m] -= w
-        owners[i] = m
+        room[m] -= w
+        chosen.append(m)
+    owners[pool] = chosen
+    rooms[:] = room
     return True

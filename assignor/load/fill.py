@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["fill"]
 
 _EPS = 1e-9  # float sums compared with this share of the room
-_LIGHT = 1e-4  # items this share of the target (on the smallest member) or lighter go in bulk
+_LIGHT = 1e-3  # items this share of the target (on the smallest member) or lighter go in bulk
 _BULK = 256  # ... when there are at least this many
 
 

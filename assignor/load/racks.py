@@ -25,6 +25,7 @@ __all__ = ["settle"]
 
 _EPS = 1e-9  # as the fill: rooms get this share of the target more
 _ITEMS = 256  # cross-rack items examined, at most (each a pass over the items)
+_PASS = 16  # a numpy pass over n items is priced as a fill of n / this (measured: ~1/50)
 
 
 def settle(
@@ -46,7 +47,7 @@ def settle(
     stayed = owners == problem.owners
     crossing = np.flatnonzero(~local[sites, owners] & (racks_first | ~stayed))
     for i in crossing[np.lexsort((crossing, -loads[crossing]))][:_ITEMS].tolist():
-        pay(n)
+        pay(max(n // _PASS, 1))
         p, w, c, s = int(owners[i]), float(loads[i]), int(classes[i]), int(sites[i])
         homes = eligible[c] & local[s]
         fits = np.flatnonzero(homes & (rooms >= w))

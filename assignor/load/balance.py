@@ -70,8 +70,13 @@ class LoadProblem:
             raise ValueError("classes and eligible come together")
         if (self.sites is None) != (self.local is None):
             raise ValueError("sites and local come together")
-        if self.sites is not None and len(self.sites) != len(self.loads):
-            raise ValueError("one site per item")
+        if self.sites is not None and self.local is not None:
+            if len(self.sites) != len(self.loads):
+                raise ValueError("one site per item")
+            if self.local.shape[1:] != self.capacities.shape or (
+                len(self.sites) and not 0 <= self.sites.min() <= self.sites.max() < len(self.local)
+            ):
+                raise ValueError("local takes a row per site and a column per member")
 
     def allowed(self, item: int) -> IntArray:
         """The members ``item`` may go to, in index order."""

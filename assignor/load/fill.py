@@ -21,6 +21,7 @@ import heapq
 from typing import TYPE_CHECKING
 
 import numpy as np
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.load.bound import FloatArray, IntArray
 from kassign.assignor.load.bulk import place_light
 
@@ -32,6 +33,7 @@ __all__ = ["fill"]
 _EPS = 1e-9  # float sums compared with this share of the room
 _LIGHT = 1e-3  # items this share of the target (on the smallest member) or lighter go in bulk
 _BULK = 256  # ... when there are at least this many
+_CHECK = 4095  # the caller's stop check runs every 4,096 items placed one by one
 
 
 def fill(
@@ -123,7 +125,9 @@ def _worst_fit_any(
     heap = [(-r, m) for m, r in enumerate(rooms.tolist())]
     heapq.heapify(heap)
     chosen = []
-    for w in loads[heavy].tolist():
+    for k, w in enumerate(loads[heavy].tolist()):
+        if not k & _CHECK:
+            checkpoint()
         room, m = heap[0]
         if strict and w > -room:
             return False
@@ -181,6 +185,8 @@ def _worst_fit_classes(
     for k, (c, w) in enumerate(
         zip(classes[pool].tolist(), problem.loads[pool].tolist(), strict=True)
     ):
+        if not k & _CHECK:
+            checkpoint()
         m = -1
         if sites is not None:
             near = roomiest((c, sites[k]))

@@ -119,6 +119,13 @@ def test_bad_figures_are_refused() -> None:
         fresh(np.array([-1.0]), np.ones(1))
     with pytest.raises(ValueError, match="positive"):
         fresh(np.array([1.0]), np.zeros(1))
+    one = (np.array([1.0]), np.ones(2), np.array([-1]))
+    with pytest.raises(ValueError, match="together"):
+        LoadProblem(*one, sites=np.array([0]))
+    with pytest.raises(ValueError, match="a column per member"):
+        LoadProblem(*one, sites=np.array([0]), local=np.ones((1, 3), bool))
+    with pytest.raises(ValueError, match="a row per site"):
+        LoadProblem(*one, sites=np.array([1]), local=np.ones((1, 2), bool))
 
 
 def test_light_items_in_bulk_level_the_rooms() -> None:

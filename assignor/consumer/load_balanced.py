@@ -55,7 +55,7 @@ from kassign.assignor.load import LoadProblem, balance
 from kassign.assignor.load.bound import lower_bound, peak_ratio
 from kassign.assignor.load.figures import Balance, LoadFigures
 
-__all__ = ["assign_load_balanced", "partition_loads"]
+__all__ = ["assign_load_balanced", "member_capacities", "partition_loads"]
 
 _MS_PER_ITEM = 0.001
 """A fill's price per item placed: conservative (docs/load-aware.md, "Limits")."""
@@ -74,7 +74,7 @@ def assign_load_balanced(
     names = list(topics)
     offsets = np.cumsum([0, *topics.values()])
     loads = partition_loads(topics, options.loads)
-    caps = _capacities(members, options.capacities)
+    caps = member_capacities(members, options.capacities)
     row = {t: i for i, t in enumerate(names)}
     subscribers = np.zeros((len(names), len(members)), dtype=bool)
     for m in members:
@@ -197,7 +197,9 @@ def partition_loads(
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def _capacities(members: Sequence[Member], given: Mapping[str, float] | None) -> np.ndarray:
+def member_capacities(members: Sequence[Member], given: Mapping[str, float] | None) -> np.ndarray:
+    """Each of ``members``' capacity, ``given``'s or 1; ``InvalidRequest`` naming the member
+    for one that is not a positive number."""
     given = given or {}
     caps = np.array([given.get(m.member_id, 1.0) for m in members], dtype=np.float64)
     for m, c in zip(members, caps.tolist(), strict=True):

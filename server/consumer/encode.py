@@ -118,18 +118,22 @@ def _report(
         max_partitions_per_member=max(counts, default=0),
         min_partitions_per_member=min(counts, default=0),
         notes=[*_notes(decoded), *report.notes],
-        load=_load(report.load),
+        load=_load(report.load, decoded.load_source),
     )
 
 
-def _load(figures: LoadFigures | None) -> common_pb2.LoadFigures | None:
+def _load(figures: LoadFigures | None, source: str) -> common_pb2.LoadFigures | None:
+    """The figures, and where the loads came from (empty: counts stood in, a note says why)."""
     if figures is None:
         return None
-    return common_pb2.LoadFigures(bound=figures.bound, peak=figures.peak, mean=figures.mean)
+    return common_pb2.LoadFigures(
+        bound=figures.bound, peak=figures.peak, mean=figures.mean, source=source
+    )
 
 
 def _notes(decoded: DecodedConsumerRequest) -> list[str]:
-    """What the caller may not expect: options Kafka's assignors ignore, topics without metadata."""
+    """What the caller may not expect: options Kafka's assignors ignore, topics without
+    metadata, where balance LOAD's loads came from when not from the request."""
     notes = []
     group = decoded.group
     missing = sorted(subscribed_topics(group.members).difference(group.topics))
@@ -142,4 +146,5 @@ def _notes(decoded: DecodedConsumerRequest) -> list[str]:
         notes.append(f"options ignored: {decoded.assignor} is Kafka's assignor, which has none")
     if decoded.loads_sent and not by_load:
         notes.append("partition loads and capacities ignored: balance is COUNT (options.balance)")
+    notes.extend(decoded.load_notes)
     return notes

@@ -89,6 +89,25 @@ def test_streams_refuses_a_capacity() -> None:
     assert error.value.member == "c1"
 
 
+def test_the_explanation_tells_loads_and_the_load_rule_only_under_load() -> None:
+    req = request()
+    req.explain = True
+    response = answer(req)
+    told = response.explanation
+    given = {m.member_id: sum(HOT[p] for _, p in m.partitions) for m in consumer.answers(response)}
+    assert {m.member_id: (m.load, m.capacity) for m in told.members} == {
+        m: (load, 1.0) for m, load in given.items()
+    }
+    assert [p.load for p in told.partitions] == HOT
+    assert {p.rule for p in told.partitions} == {common_pb2.PLACEMENT_RULE_LOAD}  # none owned
+    assert all(p.reason.startswith("load: no owner before") for p in told.partitions)
+    req.options.ClearField("balance")
+    counted = answer(req).explanation
+    assert not any(m.HasField("load") or m.HasField("capacity") for m in counted.members)
+    assert not any(p.HasField("load") for p in counted.partitions)
+    assert common_pb2.PLACEMENT_RULE_LOAD not in {p.rule for p in counted.partitions}
+
+
 def test_past_the_budget_a_note_and_the_count_answer() -> None:
     members = [consumer.member(f"m{i}", ["a"]) for i in range(3)]
     req = consumer.request(members, [consumer.topic("a", 3000)], assignor="sticky", group_id="g")

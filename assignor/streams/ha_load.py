@@ -73,7 +73,7 @@ def assign_by_load(state: ApplicationState) -> TaskAssignment | str:
     loads, stay = task_costs(state, items)
     caps = np.array(layout.capacities, dtype=np.float64)
     owners = previous_owners(state, layout.clients, items, last_wins=False)
-    plan = balance(LoadProblem(loads, caps, owners, classes, eligible, stay))
+    plan = balance(LoadProblem(loads, caps, owners, classes, eligible, stay=stay))
     stateful = len(layout.stateful)
     placed, racks = trim_equal_loads(
         state,

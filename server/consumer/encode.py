@@ -118,7 +118,7 @@ def _report(
         solver_fallback=report.solver_fallback,
         max_partitions_per_member=max(counts, default=0),
         min_partitions_per_member=min(counts, default=0),
-        notes=_notes(decoded),
+        notes=[*_notes(decoded), *report.notes],
         load=load_message(report.load, decoded.load_source),
     )
 

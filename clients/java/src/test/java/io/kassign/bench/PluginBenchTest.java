@@ -32,7 +32,7 @@ final class PluginBenchTest {
         for (final int warmup : new int[] {0, 1}) {
             final PluginBench.Timed<GroupAssignment> timed = PluginBench.interleaved(() -> PluginBench.unread(leave),
                     g -> PluginBench.kafka("sticky").assign(cluster, g),
-                    g -> PluginBench.kafka("sticky").assign(cluster, g), 2, warmup);
+                    g -> PluginBench.kafka("sticky").assign(cluster, g), 1, warmup);
             equal(partitions(timed.kafka()), partitions(timed.plugin()), "both sides, warm-up " + warmup);
             for (final Map.Entry<String, Assignment> member : timed.plugin().groupAssignment().entrySet()) {
                 final Set<TopicPartition> kept = partitions(timed.plugin()).get(member.getKey());

@@ -3,7 +3,7 @@ line of figures, a text bar, and the page's bar with the bound marked.
 
 Why generic: it reads only ``GroupView.load`` and each ``ClientView``'s load and capacity, which
 the consumer view fills from the answer's explanation, and the Streams view fills from
-``ClientExplanation.load`` once the Streams assignors set it. A share is load per unit of
+``ClientExplanation.load`` (set under balance LOAD). A share is load per unit of
 capacity over the bound: 1 is the bound, below which no answer's peak can be.
 """
 

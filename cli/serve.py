@@ -214,7 +214,7 @@ def _add_load_source_arguments(p: argparse.ArgumentParser) -> None:
         "--load-source",
         type=_load_source,
         metavar="prometheus://HOST:PORT",
-        help="read partition loads for consumer groups' balance LOAD requests that send none"
+        help="read partition loads for balance LOAD requests that send none (consumer and Streams)"
         " from this Prometheus (docs/load-aware.md); a failed read balances by count and"
         " says so (default: none, such requests balance by count)",
     )

@@ -49,7 +49,9 @@ class LoadProblem:
     class ``c`` may go to member ``m`` only if ``eligible[c, m]`` (no ``eligible``: anywhere).
     Racks, optional: an item of site ``s`` (``sites``: its replicas' racks, as a number) is
     rack-local on member ``m`` if ``local[s, m]``; ``balance`` prefers those where the peak
-    and the moves allow."""
+    and the moves allow. ``stay``, optional: what moving each item away from its owner costs
+    (a Streams task's state bytes); a member over its room keeps the costliest first, so the
+    cheap ones move (none: by load)."""
 
     loads: FloatArray
     capacities: FloatArray
@@ -58,6 +60,7 @@ class LoadProblem:
     eligible: BoolArray | None = None
     sites: IntArray | None = None
     local: BoolArray | None = None
+    stay: FloatArray | None = None
 
     def __post_init__(self) -> None:
         if (self.loads < 0).any() or not np.isfinite(self.loads).all():
@@ -70,6 +73,8 @@ class LoadProblem:
             raise ValueError("classes and eligible come together")
         if (self.sites is None) != (self.local is None):
             raise ValueError("sites and local come together")
+        if self.stay is not None and len(self.stay) != len(self.loads):
+            raise ValueError("one stay cost per item")
         if self.sites is not None and self.local is not None:
             if len(self.sites) != len(self.loads):
                 raise ValueError("one site per item")

@@ -68,14 +68,18 @@ def _kept(problem: LoadProblem, rooms: FloatArray, *, racks_first: bool) -> IntA
     """The previous items each member keeps: heaviest first, each that still fits in its room.
 
     Keeping the heavy ones leaves light items to move, which fit in the little room the other
-    members have left when loads drift; a member within its room keeps everything."""
+    members have left when loads drift; a member within its room keeps everything. With
+    ``stay``, the costliest to move come first (ties: heaviest)."""
     loads, prev = problem.loads, problem.owners
     mine = np.flatnonzero(prev >= 0)
     if problem.eligible is not None and problem.classes is not None:
         mine = mine[problem.eligible[problem.classes[mine], prev[mine]]]
     if racks_first:
         mine = mine[_local_or_nowhere_better(problem, mine)]
-    order = mine[np.lexsort((mine, -loads[mine], prev[mine]))]
+    keys = [mine, -loads[mine], prev[mine]]
+    if problem.stay is not None:  # the costliest to move first, then the heaviest
+        keys.insert(2, -problem.stay[mine])
+    order = mine[np.lexsort(keys)]
     if not len(order):
         return order
     owner = prev[order]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.common import partitions_per_topic, subscribed_topics
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
-from kassign.assignor.load.figures import Balance, LoadFigures
+from kassign.assignor.load.figures import Balance
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.compact_wire import compact_members_wire, topic_table
 from kassign.server.consumer.decode import DecodedConsumerRequest
@@ -28,6 +28,7 @@ from kassign.server.consumer.group_bytes import (
 )
 from kassign.server.consumer.members_wire import members_wire
 from kassign.server.consumer.response_wire import ConsumerWireResponse
+from kassign.server.load_figures import load_message
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
@@ -118,16 +119,7 @@ def _report(
         max_partitions_per_member=max(counts, default=0),
         min_partitions_per_member=min(counts, default=0),
         notes=[*_notes(decoded), *report.notes],
-        load=_load(report.load, decoded.load_source),
-    )
-
-
-def _load(figures: LoadFigures | None, source: str) -> common_pb2.LoadFigures | None:
-    """The figures, and where the loads came from (empty: counts stood in, a note says why)."""
-    if figures is None:
-        return None
-    return common_pb2.LoadFigures(
-        bound=figures.bound, peak=figures.peak, mean=figures.mean, source=source
+        load=load_message(report.load, decoded.load_source),
     )
 
 

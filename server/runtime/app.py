@@ -184,6 +184,7 @@ def create_server(
     )
     # Each room adds its own service; health and reflection follow the names they return.
     limits = replace(config.limits, answer_bytes=config.max_message_bytes)
+    loads = _load_source(config.load_source, load_source_observer)  # one reader, both rooms
     services = (
         streams.add_to_server(
             server,
@@ -191,13 +192,14 @@ def create_server(
             observer=observer,
             journal=journal,
             limits=limits,
+            loads=loads,
         ),
         consumer.add_to_server(
             server,
             observer=consumer_observer,
             journal=consumer_journal,
             limits=limits,
-            loads=_load_source(config.load_source, load_source_observer),
+            loads=loads,
         ),
     )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -149,3 +149,14 @@ def test_bulk_placement_stays_near_the_bound() -> None:
     rng = np.random.default_rng(9)
     plan = balance(fresh(zipf(100_000, 0.8, rng), np.ones(10)))
     assert plan.peak <= 1.001 * plan.bound
+
+
+@pytest.mark.parametrize("cheap", [0, 1, 2])
+def test_stay_makes_the_cheapest_to_move_the_one_that_moves(cheap: int) -> None:
+    """Member 0 ran three equal items and must give one up: the one with the least to restore
+    (without ``stay``, the last by index)."""
+    stay = np.array([100.0, 100.0, 100.0, 0.0])
+    stay[cheap] = 1.0
+    owners = np.array([0, 0, 0, 1], dtype=np.int64)
+    plan = balance(LoadProblem(np.ones(4), np.ones(2), owners, stay=stay))
+    assert np.flatnonzero(plan.owners != owners).tolist() == [cheap]

@@ -119,7 +119,7 @@ def affordable(state: ApplicationState, items: int, clients: int, classes: int) 
     """Why the core may not run within ``assignment_time_budget_ms`` (or memory), or ``None``.
 
     No clock is read (the answer must not depend on the machine's speed): the work is priced
-    before it starts, as the rack solver's arcs are (``rack/optimise.py``)."""
+    before it starts, as the rack solver's arcs are (``rack/outcomes.py``)."""
     if classes * clients > _MAX_CELLS:
         return f"{classes} eligibility classes x {clients} clients exceed {_MAX_CELLS} cells"
     steps = _FILLS * (items * math.log2(clients + 1) + classes * clients * _CELL_STEPS)

@@ -1,7 +1,7 @@
 """A task table's partitions as columns, for passes that read every partition at once.
 
 Why a module: ``task_table.py`` stores them; the rack-aware costs read them as numpy arrays
-(``rack/problems.py``), and the flags' meaning is shared by both and by ``rack/costs.py``.
+(``rack/cost_tables.py``), and the flags' meaning is shared by both and by ``rack/costs.py``.
 """
 
 from __future__ import annotations

@@ -194,9 +194,9 @@ _ESTIMATE = re.compile(r"too small for (\d+) arcs \(about (\d+) ms\)")
 def test_the_budget_is_compared_with_the_estimated_work_alone(monkeypatch, kind: str) -> None:  # type: ignore[no-untyped-def]
     # With a millisecond per arc, the smallest budget that lets every solve run is the
     # number of arcs solved; one millisecond less falls back, with the estimate in the reason.
-    from kassign.assignor.streams.rack import optimise
+    from kassign.assignor.streams.rack import outcomes
 
-    monkeypatch.setattr(optimise, "_MS_PER_ARC", 1.0)
+    monkeypatch.setattr(outcomes, "_MS_PER_ARC", 1.0)
     budget, reasons = 1, []
     result, diag = _optimise(kind, budget)
     while diag.solver_fallback:
@@ -443,7 +443,7 @@ def test_built_in_assignors_call_the_optimiser_end_to_end(
 
 
 def test_when_a_hub_cannot_be_split_the_per_client_graph_decides(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from kassign.assignor.streams.rack import optimise as rack
+    from kassign.assignor.streams.rack import outcomes as rack
 
     calls = []
 

@@ -370,7 +370,7 @@ def test_high_availability_leaves_no_cheaper_standby_placement(state: Applicatio
     around the final actives, even with every standby of a task that has a warm-up held in place.
 
     Exact means each standby keeps its tag class (Kafka's rule). Letting a task's several
-    standbys change class together is a heuristic (lock-and-resolve, ``optimise._solve_loose``)
+    standbys change class together is a heuristic (lock-and-resolve, ``outcomes._solve_loose``)
     whose answer depends on where it starts, so it may still find a saving from here; but its
     last round always contains this neighbourhood, and the assignor re-trims until no gain.
     """

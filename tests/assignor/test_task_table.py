@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.streams import task_table
 from kassign.assignor.streams.model import TaskId, TaskInfo, TaskTopicPartition
-from kassign.assignor.streams.task_table import TaskTable, TaskTableBuilder
+from kassign.assignor.streams.task_table import TaskTable
+from kassign.assignor.streams.task_table_builder import TaskTableBuilder
 
 _TOPOLOGIES = (None, "alpha", "β-orders", "\U0001f600")
 

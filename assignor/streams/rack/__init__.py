@@ -9,8 +9,10 @@ their partitions), as ``TaskAssignmentUtils`` does. This module loads nothing he
 imported here, on the first rack-aware call, so a request without a strategy never pays for it.
 
 - ``costs``: the defaults by caller and ``resolve_costs``;
-- ``optimise``: the two optimisations, their time budget and fallback;
+- ``optimise``: the two optimisations' entry points (maps of task ids, or integer tables);
+- ``outcomes``: their solves within the time budget, checked, and their reports (or fallback);
 - ``problems``: the group as arrays (clients, tasks, racks, costs) for the two graphs;
+- ``cost_tables``: the per-rack miss tables and KIP-925's enablement rules;
 - ``active_flow`` / ``standby_flow``: the two graphs on ``kassign.assignor.flow``;
 - ``joint``: actives and standbys together, exchanging which replica of a task is active
   (``joint_replicas`` the same on integers; ``candidates`` the moves it weighs,

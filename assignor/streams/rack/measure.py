@@ -14,9 +14,9 @@ import numpy as np
 from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.rack.cost_tables import rack_costs
 from kassign.assignor.streams.rack.costs import CostModel
 from kassign.assignor.streams.rack.int_sets import unique
-from kassign.assignor.streams.rack.problems import rack_costs
 from kassign.assignor.streams.result import TaskType
 
 __all__ = ["cross_rack_cost", "holdings_cost", "miss_tables"]

@@ -6,7 +6,8 @@ Both functions take a valid assignment and return one at least as cheap under th
 all their partitions in KIP-924's utilities; standbys their changelog partitions), plus
 ``non_overlap_cost`` if the client is not where the task started. Per-client counts never change;
 ``balance_subtopology`` also caps each subtopology per client (KIP-925 4.B.II). The graphs live in
-``rack_graph.py`` (actives) and ``rack_standby.py`` (standbys); the solver in ``flow.py``.
+``active_flow.py`` and ``standby_flow.py``; the solver in ``flow.py``; the solves within the
+budget, their checks and their reports in ``outcomes.py``.
 
 They change nothing, and say why in ``Diagnostics.rack_optimisation``, when the strategy is
 ``none`` ("off"), when a client has no rack or a partition's replica racks are unknown, or when
@@ -23,13 +24,12 @@ any machine under any load. Wall-clock limits are the caller's gRPC deadline.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 import numpy as np
-from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
+from kassign.assignor.errors import InvalidAssignment, InvalidRequest
 from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
@@ -39,30 +39,21 @@ from kassign.assignor.streams.model import (
     RackAwareStrategy,
     TaskId,
 )
-from kassign.assignor.streams.rack.active_flow import placement_cost, solve_active_compact
+from kassign.assignor.streams.rack.cost_tables import rack_costs
 from kassign.assignor.streams.rack.costs import CostModel
 from kassign.assignor.streams.rack.int_sets import isin
+from kassign.assignor.streams.rack.outcomes import active_outcome, standby_outcome
 from kassign.assignor.streams.rack.problems import (
     Assignment,
     active_owners,
     active_problem,
-    build_active_problem,
     build_standby_problem,
-    check_standbys,
-    diversity,
     every_client,
     holds_state,
     owners,
-    rack_costs,
     room_arrays,
 )
 from kassign.assignor.streams.rack.replicas import RackTables, Replicas
-from kassign.assignor.streams.rack.standby_flow import (
-    StandbyProblem,
-    solve_standby_compact,
-    solve_standby_dense,
-    standby_cost,
-)
 from kassign.assignor.streams.result import Diagnostics, RackStatus, TaskType
 from kassign.assignor.timing import RACK_OPTIMISATION, timed
 
@@ -78,8 +69,6 @@ __all__ = [
 
 MAX_COST = MAX_RACK_COST
 """Largest traffic or non-overlap cost accepted (``model.MAX_RACK_COST``)."""
-_MS_PER_ARC = 0.003
-"""Solve-time estimate per arc (about twice the measured CPU time), the budget's only unit."""
 
 
 @timed(RACK_OPTIMISATION)
@@ -117,7 +106,7 @@ def optimize_active_tasks(
     racks, misses = costs
     anchored = holds_state(state, ordered, start) if anchor_on_state else None
     costs_of = (traffic_cost, non_overlap_cost)
-    placement, diagnostics = _active_outcome(
+    placement, diagnostics = active_outcome(
         state, ordered, start, (racks, misses), costs_of, anchored
     )
     if placement is None:
@@ -159,49 +148,12 @@ def optimize_active_replicas(
     if (misses == misses[:, :1]).all():
         return replicas, _disabled(what, "every task's cross-rack cost is the same on every rack")
     costs = (traffic_cost, non_overlap_cost)
-    placement, diagnostics = _active_outcome(
+    placement, diagnostics = active_outcome(
         state, ordered, start, (tables.racks, misses), costs, None
     )
     if placement is None:
         return replicas, diagnostics
     return replace(replicas, owner=placement.astype(np.int64)), diagnostics
-
-
-def _active_outcome(
-    state: ApplicationState,
-    ordered: list[TaskId],
-    start: IntArray,
-    rack_table: tuple[list[str], IntArray],
-    costs: tuple[int, int],
-    anchored: np.ndarray | None,
-) -> tuple[IntArray | None, Diagnostics]:
-    """The solved placement (``None``: the input stands) and the report, for both callers."""
-    racks, misses = rack_table
-    traffic_cost, non_overlap_cost = costs
-    problem = build_active_problem(
-        state, ordered, start, racks, misses, traffic_cost, non_overlap_cost, anchored
-    )
-    subtopology = problem.subtopology
-    unit = replace(problem, traffic_cost=1, non_overlap_cost=0, subtopology=None)
-    before = placement_cost(unit, start)
-    n_c = len(state.clients)
-    arcs = len(ordered) * (len(racks) + 1) + n_c * (1 + 2 * _subtopologies(subtopology))
-    try:
-        _afford(state, 0, arcs)
-        placement = solve_active_compact(problem)
-        if not np.array_equal(np.bincount(placement, minlength=n_c), problem.counts):
-            raise SolverError("BAD_RESULT", "per-client task counts changed")
-    except SolverError as exc:
-        return None, _fallback(f"{len(ordered)} active tasks", exc, before)
-    moved = int((placement != start).sum())
-    after = placement_cost(unit, placement)
-    note = f"rack: {len(ordered)} active tasks, {moved} moved, cross-rack partitions {before} -> {after}"
-    return placement, Diagnostics(
-        rack_status=RackStatus.OPTIMAL,
-        cross_rack_cost_before=before,
-        cross_rack_cost_after=after,
-        notes=(note,),
-    )
 
 
 @timed(RACK_OPTIMISATION)
@@ -262,7 +214,7 @@ def optimize_standby_tasks(
         _fixed(fixed, ordered, clients, rep_task, rep_client),
         room_arrays(clients, slack),
     )
-    solved, diagnostics = _standby_outcome(state, problem, len(racks), task_spread)
+    solved, diagnostics = standby_outcome(state, problem, len(racks), task_spread)
     if solved is None:
         return result, diagnostics
     new: dict[ProcessId, set[TaskId]] = {pid: set() for pid in clients}
@@ -326,38 +278,10 @@ def optimize_standby_replicas(
         room,
         tables.classes,
     )
-    solved, diagnostics = _standby_outcome(state, problem, len(tables.racks), task_spread)
+    solved, diagnostics = standby_outcome(state, problem, len(tables.racks), task_spread)
     if solved is None:
         return replicas, diagnostics
     return replicas.with_standbys(used[solved[0]], solved[1]), diagnostics
-
-
-def _standby_outcome(
-    state: ApplicationState, problem: StandbyProblem, n_racks: int, task_spread: bool
-) -> tuple[tuple[IntArray, IntArray] | None, Diagnostics]:
-    """The solved standbys (``None``: the input stands) and the report, for both callers."""
-    if task_spread:
-        problem = replace(problem, loose=np.ones(problem.active_client.size, np.bool_))
-    unit = replace(problem, traffic_cost=1, non_overlap_cost=0)
-    rep_task, rep_client = problem.rep_task, problem.rep_client
-    before = standby_cost(unit, rep_task, rep_client)
-    try:
-        solved = _solve_standbys(state, problem, n_racks)
-    except SolverError as exc:
-        return None, _fallback(f"{rep_task.size} standbys", exc, before)
-    n_c = problem.client_rack.size
-    stayed = isin(solved[0] * n_c + solved[1], rep_task * n_c + rep_client).sum()
-    moved = int(solved[0].size - stayed)
-    after = standby_cost(unit, *solved)
-    note = (
-        f"rack: {rep_task.size} standbys, {moved} moved, cross-rack partitions {before} -> {after}"
-    )
-    return solved, Diagnostics(
-        rack_status=RackStatus.OPTIMAL,
-        cross_rack_cost_before=before,
-        cross_rack_cost_after=after,
-        notes=(note,),
-    )
 
 
 def _replicas(
@@ -398,112 +322,15 @@ def _fixed(
     )
 
 
-def _solve_standbys(
-    state: ApplicationState, problem: StandbyProblem, n_racks: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Compact graph first, the per-client one if its hub split fails; checked, within budget.
-
-    With ``loose`` tasks, their standbys may change tag class in the solve; a task whose tag
-    diversity dropped is then locked to its classes and the group solved again, at most
-    ``_LOOSE_ROUNDS`` times before every task is locked. Locking to the starting classes is
-    stricter than the rule: with room to move counts, the first solve may spend a task's
-    freedom on a count change, and the lock then forbids a cheaper swap that keeps counts. So
-    when a task was locked, the group is also solved with counts kept, and the cheaper wins.
-    Every solve counts against the one budget.
-    """
-    solved, locked, spent = _solve_loose(state, problem, n_racks, 0)
-    if locked and (problem.may_lose is not None or problem.may_gain is not None):
-        kept, _, _ = _solve_loose(
-            state, replace(problem, may_lose=None, may_gain=None), n_racks, spent
-        )
-        if standby_cost(problem, *kept) < standby_cost(problem, *solved):
-            solved = kept
-    check_standbys(problem, *solved)
-    return solved
-
-
-def _solve_loose(
-    state: ApplicationState, problem: StandbyProblem, n_racks: int, spent: int
-) -> tuple[tuple[np.ndarray, np.ndarray], bool, int]:
-    """The lock-and-resolve rounds; also whether any task had to be locked, and arcs spent."""
-    locked = False
-    given: np.ndarray | None = None  # the input's diversity, the same every round
-    for round_ in range(_LOOSE_ROUNDS + 1):
-        if problem.loose is not None and round_ == _LOOSE_ROUNDS:
-            problem = replace(problem, loose=None)
-        solved, spent = _solve_standbys_once(state, problem, n_racks, spent)
-        if problem.loose is None:
-            break
-        if given is None:
-            given = diversity(problem, problem.rep_task, problem.rep_client)
-        dropped = np.any(diversity(problem, *solved) < given, axis=1)
-        if not dropped.any():
-            break
-        locked = True
-        problem = replace(problem, loose=problem.loose & ~dropped)
-    return solved, locked, spent
-
-
-_LOOSE_ROUNDS = 10
-"""Each round locks at least one more task, and usually settles in two or three; the cap
-bounds the solves for a group whose tasks keep dropping diversity one after another."""
-
-
-def _solve_standbys_once(
-    state: ApplicationState, problem: StandbyProblem, n_racks: int, spent: int
-) -> tuple[tuple[np.ndarray, np.ndarray], int]:
-    """One solve, compact graph first; the result and the arcs spent so far."""
-    replicas, classes = problem.rep_task.size, problem.class_values.shape[0]
-    spent = _afford(state, spent, replicas * (n_racks * classes + 1))
-    solved = solve_standby_compact(problem)
-    if solved is None:
-        spent = _afford(state, spent, replicas * problem.client_rack.size)
-        solved = solve_standby_dense(problem)
-    return solved, spent
-
-
 def _check_costs(traffic_cost: int, non_overlap_cost: int) -> None:
     for name, value in (("traffic_cost", traffic_cost), ("non_overlap_cost", non_overlap_cost)):
         if not 0 <= value <= MAX_COST:
             raise InvalidRequest(f"{value} is outside [0, {MAX_COST}]", field=f"configs.{name}")
 
 
-def _subtopologies(subtopology: np.ndarray | None) -> int:
-    return 0 if subtopology is None else int(subtopology.max(initial=-1)) + 1
-
-
-def _afford(state: ApplicationState, spent: int, arcs: int) -> int:
-    """``spent + arcs``: the arcs this optimisation has solved, with the next solve's.
-
-    ``SolverError`` (TIME_BUDGET) when their estimated time exceeds the budget. No clock is read:
-    the decision, and the reason given, are functions of the request.
-    """
-    total = spent + arcs
-    budget = state.configs.assignment_time_budget_ms
-    if budget is not None and total * _MS_PER_ARC > budget:
-        raise SolverError(
-            "TIME_BUDGET",
-            f"time budget of {budget} ms too small for {total} arcs"
-            f" (about {math.ceil(total * _MS_PER_ARC)} ms)",
-        )
-    return total
-
-
 def _disabled(what: str, reason: str) -> Diagnostics:
     status = Diagnostics(rack_status=RackStatus.DISABLED, rack_reason=reason)
     return replace(status, notes=(f"rack: {what}, {status.rack_optimisation}",))
-
-
-def _fallback(what: str, exc: SolverError, before: int) -> Diagnostics:
-    reason = str(exc) if exc.status != "TIME_BUDGET" else str(exc).split(": ", 1)[1]
-    return Diagnostics(
-        rack_status=RackStatus.FALLBACK,
-        rack_reason=reason,
-        solver_fallback=True,
-        cross_rack_cost_before=before,
-        cross_rack_cost_after=before,
-        notes=(f"rack: {what}, fallback: {reason}",),
-    )
 
 
 def _apply(

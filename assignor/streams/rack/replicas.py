@@ -16,8 +16,9 @@ import numpy as np
 from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, TaskId
+from kassign.assignor.streams.rack.cost_tables import miss_columns
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
-from kassign.assignor.streams.rack.problems import client_racks, miss_columns, tag_classes
+from kassign.assignor.streams.rack.problems import client_racks, tag_classes
 from kassign.assignor.streams.result import TaskType
 
 __all__ = ["RackTables", "Replicas"]

@@ -22,7 +22,8 @@ import numpy as np
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import TaskId, TaskLoads
-from kassign.assignor.streams.task_table import Partition, TaskTable, TaskTableBuilder
+from kassign.assignor.streams.task_table import TaskTable
+from kassign.assignor.streams.task_table_builder import Partition, TaskTableBuilder
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["TaskIds", "Topology", "decode_task_id", "decode_topology"]

@@ -63,13 +63,7 @@ def active_outcome(
         return None, _fallback(f"{len(ordered)} active tasks", exc, before)
     moved = int((placement != start).sum())
     after = placement_cost(unit, placement)
-    note = f"rack: {len(ordered)} active tasks, {moved} moved, cross-rack partitions {before} -> {after}"
-    return placement, Diagnostics(
-        rack_status=RackStatus.OPTIMAL,
-        cross_rack_cost_before=before,
-        cross_rack_cost_after=after,
-        notes=(note,),
-    )
+    return placement, _optimal(f"{len(ordered)} active tasks", moved, before, after)
 
 
 def standby_outcome(
@@ -89,10 +83,13 @@ def standby_outcome(
     stayed = isin(solved[0] * n_c + solved[1], rep_task * n_c + rep_client).sum()
     moved = int(solved[0].size - stayed)
     after = standby_cost(unit, *solved)
-    note = (
-        f"rack: {rep_task.size} standbys, {moved} moved, cross-rack partitions {before} -> {after}"
-    )
-    return solved, Diagnostics(
+    return solved, _optimal(f"{rep_task.size} standbys", moved, before, after)
+
+
+def _optimal(what: str, moved: int, before: int, after: int) -> Diagnostics:
+    """The report of a solve that stands: both costs and the note saying what moved."""
+    note = f"rack: {what}, {moved} moved, cross-rack partitions {before} -> {after}"
+    return Diagnostics(
         rack_status=RackStatus.OPTIMAL,
         cross_rack_cost_before=before,
         cross_rack_cost_after=after,

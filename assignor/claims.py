@@ -57,16 +57,21 @@ def _keys(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, list[str]]:
     """Every claimed partition as one int64, its topic's index (in the returned list of
     topics) in the high half and its number in the low, claim by claim."""
     index: dict[str, int] = {}
-    ids: list[int] = []
+    ids: list[np.ndarray] = []
     counts, numbers = array("q"), array("i")
+    per_list: dict[int, np.ndarray] = {}  # by topic tuple: a group's members mostly share one
     for owned in claims:  # end to end first: a few numpy steps in all, not a few per claim
         if owned.numbers:
-            ids += map(index.setdefault, owned.topics, map(len, repeat(index)))
+            found = per_list.get(id(owned.topics))
+            if found is None:
+                indexes = map(index.setdefault, owned.topics, map(len, repeat(index)))
+                found = per_list[id(owned.topics)] = np.fromiter(indexes, np.int64)
+            ids.append(found)
             counts += owned.counts
             numbers += owned.numbers
     if not numbers:
         return np.zeros(0, np.int64), list(index)
-    topic_of = np.repeat(np.array(ids, np.int64), np.frombuffer(counts, dtype=np.int64))
+    topic_of = np.repeat(np.concatenate(ids), np.frombuffer(counts, dtype=np.int64))
     return (topic_of << 32) | np.frombuffer(numbers, dtype=np.uint32), list(index)
 
 
@@ -95,6 +100,22 @@ def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
     return shared
 
 
+_LAST_WITHIN: list[tuple[tuple[str, ...], Container[str], bool]] = []
+"""The last ``_all_within`` answer: a group's members mostly share one topic tuple (as the
+readers hand them over) and are asked about one container, a thousand times per call."""
+
+
+def _all_within(names: tuple[str, ...], topics: Container[str]) -> bool:
+    """Whether every one of ``names`` is in ``topics``; the last answer kept by identity (the
+    objects held with it, so neither id is reused while it is)."""
+    last = _LAST_WITHIN[0] if _LAST_WITHIN else None
+    if last is not None and last[0] is names and last[1] is topics:
+        return last[2]
+    within = all(map(topics.__contains__, names))
+    _LAST_WITHIN[:] = [(names, topics, within)]
+    return within
+
+
 def _signed(value: int) -> int:
     return value - 2**32 if value >= 2**31 else value
 
@@ -121,7 +142,7 @@ class OwnedPartitions(Sequence[TopicPartition]):
     of the same partitions. Claims no assignor walks (topics outside the metadata) stay numbers.
     """
 
-    __slots__ = ("_ends", "_objects", "_within", "counts", "numbers", "topics")
+    __slots__ = ("_ends_cache", "_objects", "_within", "counts", "numbers", "topics")
 
     def __init__(self, runs: Iterable[tuple[str, Iterable[int]]] = ()) -> None:
         topics: list[str] = []
@@ -139,18 +160,27 @@ class OwnedPartitions(Sequence[TopicPartition]):
         cls, topics: Sequence[str], counts: Iterable[int], numbers: array[int]
     ) -> OwnedPartitions:
         """From a reader's entries (``TopicPartitionRuns``): topics and counts per entry, the
-        numbers end to end; ``numbers`` is kept, not copied."""
+        numbers end to end; ``numbers`` is kept, not copied, and so are ``counts`` when an
+        ``array('q')`` and ``topics`` when a tuple."""
         owned = cls.__new__(cls)
-        owned._set(list(topics), array("q", counts), numbers)
+        kept = isinstance(counts, array) and counts.typecode == "q"
+        owned._set(topics, counts if kept else array("q", counts), numbers)  # type: ignore[arg-type]
         return owned
 
-    def _set(self, topics: list[str], counts: array[int], numbers: array[int]) -> None:
-        self.topics = tuple(topics)
+    def _set(self, topics: Sequence[str], counts: array[int], numbers: array[int]) -> None:
+        self.topics = tuple(topics)  # a tuple given is kept: members' equal lists stay one object
         self.counts = counts
         self.numbers = numbers
-        self._ends = array("q", accumulate(counts))
+        self._ends_cache: array[int] | None = None
         self._objects: tuple[TopicPartition, ...] | None = None
         self._within: tuple[Container[str], OwnedPartitions] | None = None
+
+    @property
+    def _ends(self) -> array[int]:
+        """Each entry's end in ``numbers``, made when first read (most claims never are)."""
+        if self._ends_cache is None:
+            self._ends_cache = array("q", accumulate(self.counts))
+        return self._ends_cache
 
     @staticmethod
     def sorted_from(partitions: Iterable[tuple[str, int]]) -> OwnedPartitions:
@@ -185,7 +215,7 @@ class OwnedPartitions(Sequence[TopicPartition]):
         if self._within is not None and self._within[0] is topics:
             return self._within[1]
         within = self
-        if not all(map(topics.__contains__, self.topics)):
+        if not _all_within(self.topics, topics):
             within = OwnedPartitions(run for run in self.runs if run[0] in topics)
         self._within = (topics, within)
         return within

@@ -45,12 +45,16 @@ class TopicPartition(NamedTuple):
 
 
 def claims_on(
-    partitions: Collection[TopicPartition], topics: Container[str]
+    partitions: Collection[TopicPartition],
+    topics: Container[str],
+    seen: dict[int, bool] | None = None,
 ) -> Collection[TopicPartition]:
     """``partitions`` as they are, or, when compact (``OwnedPartitions``), only those on
     ``topics``: for counts and comparisons with assigned partitions, which claims of other
-    topics never meet, without an object per such claim."""
-    return partitions.of_topics(topics) if isinstance(partitions, OwnedPartitions) else partitions
+    topics never meet, without an object per such claim (``seen``: as ``of_topics``)."""
+    if isinstance(partitions, OwnedPartitions):
+        return partitions.of_topics(topics, seen)
+    return partitions
 
 
 def _keys(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, list[str]]:
@@ -100,19 +104,18 @@ def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
     return shared
 
 
-_LAST_WITHIN: list[tuple[tuple[str, ...], Container[str], bool]] = []
-"""The last ``_all_within`` answer: a group's members mostly share one topic tuple (as the
-readers hand them over) and are asked about one container, a thousand times per call."""
-
-
-def _all_within(names: tuple[str, ...], topics: Container[str]) -> bool:
-    """Whether every one of ``names`` is in ``topics``; the last answer kept by identity (the
-    objects held with it, so neither id is reused while it is)."""
-    last = _LAST_WITHIN[0] if _LAST_WITHIN else None
-    if last is not None and last[0] is names and last[1] is topics:
-        return last[2]
-    within = all(map(topics.__contains__, names))
-    _LAST_WITHIN[:] = [(names, topics, within)]
+def _all_within(
+    names: tuple[str, ...], topics: Container[str], seen: dict[int, bool] | None
+) -> bool:
+    """Whether every one of ``names`` is in ``topics``; ``seen``: answers by topic tuple, kept
+    by a caller asking a group's members about one container (members mostly share one
+    tuple: a thousand scans of it per call otherwise). The caller holds the tuples meanwhile,
+    so no id is reused."""
+    if seen is None:
+        return all(map(topics.__contains__, names))
+    within = seen.get(id(names))
+    if within is None:
+        within = seen[id(names)] = all(map(topics.__contains__, names))
     return within
 
 
@@ -209,13 +212,16 @@ class OwnedPartitions(Sequence[TopicPartition]):
         rising[starts[(starts > 0) & (starts < len(numbers))] - 1] = True  # entry boundaries
         return bool(rising.all())
 
-    def of_topics(self, topics: Container[str]) -> OwnedPartitions:
+    def of_topics(
+        self, topics: Container[str], seen: dict[int, bool] | None = None
+    ) -> OwnedPartitions:
         """The claims on ``topics`` only, dropped entry by entry (the last answer kept: one
-        group's metadata is asked for again and again)."""
+        group's metadata is asked for again and again). ``seen``: a caller's answers for the
+        members' topic tuples, whether all are in ``topics`` (one dict per loop over a group)."""
         if self._within is not None and self._within[0] is topics:
             return self._within[1]
         within = self
-        if not _all_within(self.topics, topics):
+        if not _all_within(self.topics, topics, seen):
             within = OwnedPartitions(run for run in self.runs if run[0] in topics)
         self._within = (topics, within)
         return within

@@ -165,7 +165,8 @@ def group_assignment(
     kept_back = frozenset(withheld)
     revoked = revoked or {}
     topics = group.topics
-    claims = {m: claims_on(tps, topics) for m, tps in claims.items()}
+    seen: dict[int, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
+    claims = {m: claims_on(tps, topics, seen) for m, tps in claims.items()}
     space = _one_space(target)
     listed = (
         _of_ids(group, space, target, claims, kept_back, revoked, cross_rack)  # type: ignore[arg-type]

@@ -81,8 +81,10 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
     read = list(
         map(_decoded, decode_sticky_user_data_group([m.user_data or None for m in members]))
     )
+    seen: dict[int, bool] = {}
     known = [
-        (m.member_id, r[0].of_topics(group.topics)) for m, r in zip(members, read, strict=True)
+        (m.member_id, r[0].of_topics(group.topics, seen))
+        for m, r in zip(members, read, strict=True)
     ]
     check_claims(known, group.topics, field="user_data", counts=partition_counts(group.topics))
     return {m.member_id: MemberData(*r) for m, r in zip(members, read, strict=True)}

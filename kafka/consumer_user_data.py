@@ -54,6 +54,7 @@ class StickyClaims:
 
 
 def _column(raw: bytes, code: str) -> array[int]:
+    """The core's native-endian column as an ``array`` (no object per number)."""
     column = array(code)
     column.frombytes(raw)
     return column
@@ -61,8 +62,8 @@ def _column(raw: bytes, code: str) -> array[int]:
 
 def decode_sticky_user_data_group(user_data: Sequence[bytes | None]) -> list[StickyClaims]:
     """Each member's bytes (``None``: nothing, no generation) as ``StickyAssignor`` reads
-    them: v1, else v0 (empty bytes fit neither); bytes after the struct ignored; malformed UTF-8 in names replaced by U+FFFD
-    as Java's decoder replaces it.
+    them: v1, else v0 (empty bytes fit neither); bytes after the struct ignored; malformed
+    UTF-8 in names replaced by U+FFFD as Java's decoder replaces it.
 
     The reading is the compiled core's (``kassign_native.sticky_user_data``,
     ``assignor/native/src/user_data.rs``), the whole group's bytes at once without the GIL (a

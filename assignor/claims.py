@@ -45,28 +45,37 @@ class TopicPartition(NamedTuple):
 
 
 def claims_on(
-    partitions: Collection[TopicPartition], topics: Container[str]
+    partitions: Collection[TopicPartition],
+    topics: Container[str],
+    seen: dict[int, bool] | None = None,
 ) -> Collection[TopicPartition]:
     """``partitions`` as they are, or, when compact (``OwnedPartitions``), only those on
     ``topics``: for counts and comparisons with assigned partitions, which claims of other
-    topics never meet, without an object per such claim."""
-    return partitions.of_topics(topics) if isinstance(partitions, OwnedPartitions) else partitions
+    topics never meet, without an object per such claim (``seen``: as ``of_topics``)."""
+    if isinstance(partitions, OwnedPartitions):
+        return partitions.of_topics(topics, seen)
+    return partitions
 
 
 def _keys(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, list[str]]:
     """Every claimed partition as one int64, its topic's index (in the returned list of
     topics) in the high half and its number in the low, claim by claim."""
     index: dict[str, int] = {}
-    ids: list[int] = []
+    ids: list[np.ndarray] = []
     counts, numbers = array("q"), array("i")
+    per_list: dict[int, np.ndarray] = {}  # by topic tuple: a group's members mostly share one
     for owned in claims:  # end to end first: a few numpy steps in all, not a few per claim
         if owned.numbers:
-            ids += map(index.setdefault, owned.topics, map(len, repeat(index)))
+            found = per_list.get(id(owned.topics))
+            if found is None:
+                indexes = map(index.setdefault, owned.topics, map(len, repeat(index)))
+                found = per_list[id(owned.topics)] = np.fromiter(indexes, np.int64)
+            ids.append(found)
             counts += owned.counts
             numbers += owned.numbers
     if not numbers:
         return np.zeros(0, np.int64), list(index)
-    topic_of = np.repeat(np.array(ids, np.int64), np.frombuffer(counts, dtype=np.int64))
+    topic_of = np.repeat(np.concatenate(ids), np.frombuffer(counts, dtype=np.int64))
     return (topic_of << 32) | np.frombuffer(numbers, dtype=np.uint32), list(index)
 
 
@@ -95,6 +104,21 @@ def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
     return shared
 
 
+def _all_within(
+    names: tuple[str, ...], topics: Container[str], seen: dict[int, bool] | None
+) -> bool:
+    """Whether every one of ``names`` is in ``topics``; ``seen``: answers by topic tuple, kept
+    by a caller asking a group's members about one container (members mostly share one
+    tuple: a thousand scans of it per call otherwise). The caller holds the tuples meanwhile,
+    so no id is reused."""
+    if seen is None:
+        return all(map(topics.__contains__, names))
+    within = seen.get(id(names))
+    if within is None:
+        within = seen[id(names)] = all(map(topics.__contains__, names))
+    return within
+
+
 def _signed(value: int) -> int:
     return value - 2**32 if value >= 2**31 else value
 
@@ -121,7 +145,7 @@ class OwnedPartitions(Sequence[TopicPartition]):
     of the same partitions. Claims no assignor walks (topics outside the metadata) stay numbers.
     """
 
-    __slots__ = ("_ends", "_objects", "_within", "counts", "numbers", "topics")
+    __slots__ = ("_ends_cache", "_objects", "_within", "counts", "numbers", "topics")
 
     def __init__(self, runs: Iterable[tuple[str, Iterable[int]]] = ()) -> None:
         topics: list[str] = []
@@ -139,18 +163,27 @@ class OwnedPartitions(Sequence[TopicPartition]):
         cls, topics: Sequence[str], counts: Iterable[int], numbers: array[int]
     ) -> OwnedPartitions:
         """From a reader's entries (``TopicPartitionRuns``): topics and counts per entry, the
-        numbers end to end; ``numbers`` is kept, not copied."""
+        numbers end to end; ``numbers`` is kept, not copied, and so are ``counts`` when an
+        ``array('q')`` and ``topics`` when a tuple."""
         owned = cls.__new__(cls)
-        owned._set(list(topics), array("q", counts), numbers)
+        kept = isinstance(counts, array) and counts.typecode == "q"
+        owned._set(topics, counts if kept else array("q", counts), numbers)  # type: ignore[arg-type]
         return owned
 
-    def _set(self, topics: list[str], counts: array[int], numbers: array[int]) -> None:
-        self.topics = tuple(topics)
+    def _set(self, topics: Sequence[str], counts: array[int], numbers: array[int]) -> None:
+        self.topics = tuple(topics)  # a tuple given is kept: members' equal lists stay one object
         self.counts = counts
         self.numbers = numbers
-        self._ends = array("q", accumulate(counts))
+        self._ends_cache: array[int] | None = None
         self._objects: tuple[TopicPartition, ...] | None = None
         self._within: tuple[Container[str], OwnedPartitions] | None = None
+
+    @property
+    def _ends(self) -> array[int]:
+        """Each entry's end in ``numbers``, made when first read (most claims never are)."""
+        if self._ends_cache is None:
+            self._ends_cache = array("q", accumulate(self.counts))
+        return self._ends_cache
 
     @staticmethod
     def sorted_from(partitions: Iterable[tuple[str, int]]) -> OwnedPartitions:
@@ -179,13 +212,16 @@ class OwnedPartitions(Sequence[TopicPartition]):
         rising[starts[(starts > 0) & (starts < len(numbers))] - 1] = True  # entry boundaries
         return bool(rising.all())
 
-    def of_topics(self, topics: Container[str]) -> OwnedPartitions:
+    def of_topics(
+        self, topics: Container[str], seen: dict[int, bool] | None = None
+    ) -> OwnedPartitions:
         """The claims on ``topics`` only, dropped entry by entry (the last answer kept: one
-        group's metadata is asked for again and again)."""
+        group's metadata is asked for again and again). ``seen``: a caller's answers for the
+        members' topic tuples, whether all are in ``topics`` (one dict per loop over a group)."""
         if self._within is not None and self._within[0] is topics:
             return self._within[1]
         within = self
-        if not all(map(topics.__contains__, self.topics)):
+        if not _all_within(self.topics, topics, seen):
             within = OwnedPartitions(run for run in self.runs if run[0] in topics)
         self._within = (topics, within)
         return within

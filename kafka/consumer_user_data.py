@@ -7,22 +7,25 @@
 - ``CooperativeStickyAssignor`` writes only its generation (int32), read when the subscription
   itself carries none (ConsumerProtocolSubscription v0-1).
 
-These are the formats only; what an assignor does with bytes that fit neither (Kafka treats
+Eager userData is read by the compiled core (``decode_sticky_user_data_group``: a group's at
+once), the one reader of those bytes; it is written here. These are the formats only; what an assignor does with bytes that fit neither (Kafka treats
 them as "no previous assignment, generation -1") is the assignor's business.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kassign.kafka.buffer import Reader, TopicPartitionRuns, WireError, Writer
 
 __all__ = [
+    "StickyClaims",
     "StickyUserData",
     "decode_cooperative_generation",
     "decode_sticky_user_data",
-    "decode_sticky_user_data_runs",
+    "decode_sticky_user_data_group",
     "encode_cooperative_generation",
     "encode_sticky_user_data",
 ]
@@ -39,29 +42,62 @@ class StickyUserData:
     generation: int | None
 
 
-def _read_partitions(r: Reader, names: dict[bytes, str] | None) -> TopicPartitionRuns:
-    return r.topic_partition_runs("previous_assignment", "topic", lenient=True, names=names)
+@dataclass(frozen=True, slots=True)
+class StickyClaims:
+    """One member's userData as read: its partitions, entry by entry (a member's previous
+    assignment may hold tens of thousands: no tuple per partition), its generation (v1) or
+    ``None`` (v0; none; bytes that fit neither), and for those ``failure``."""
+
+    runs: TopicPartitionRuns
+    generation: int | None
+    failure: WireError | None
 
 
-def decode_sticky_user_data(data: bytes, names: dict[bytes, str] | None = None) -> StickyUserData:
-    """v1, else v0, as ``StickyAssignor`` tries them; ``WireError`` when neither fits.
-    ``names``: topic names already decoded, shared by a group's members
-    (``Reader.topic_partitions``)."""
-    runs, generation = decode_sticky_user_data_runs(data, names)
-    return StickyUserData(tuple(runs.pairs()), generation)
+def _column(raw: bytes, code: str) -> array[int]:
+    """The core's native-endian column as an ``array`` (no object per number)."""
+    column = array(code)
+    column.frombytes(raw)
+    return column
 
 
-def decode_sticky_user_data_runs(
-    data: bytes, names: dict[bytes, str] | None = None
-) -> tuple[TopicPartitionRuns, int | None]:
-    """``decode_sticky_user_data`` with the partitions as read, entry by entry (a member's
-    previous assignment may hold tens of thousands: no tuple per partition)."""
-    try:
-        r = Reader(data)
-        runs = _read_partitions(r, names)
-        return runs, r.int32("generation")
-    except WireError:
-        return _read_partitions(Reader(data), names), None
+def decode_sticky_user_data_group(user_data: Sequence[bytes | None]) -> list[StickyClaims]:
+    """Each member's bytes (``None``: nothing, no generation) as ``StickyAssignor`` reads
+    them: v1, else v0 (empty bytes fit neither); bytes after the struct ignored; malformed
+    UTF-8 in names replaced by U+FFFD as Java's decoder replaces it.
+
+    The reading is the compiled core's (``kassign_native.sticky_user_data``,
+    ``assignor/native/src/user_data.rs``), the whole group's bytes at once without the GIL (a
+    rejoining group of 2,000 members sends a million entries; issue 24), so it needs the
+    server's install, where ``kassign_native`` is built."""
+    import kassign_native  # the server's compiled core; the client never decodes these
+
+    names, generations, failures, entry_ends, number_ends, topic_raw, counts_raw, numbers_raw = (
+        kassign_native.sticky_user_data(list(user_data))
+    )
+    topic_of = _column(topic_raw, "q")
+    counts, numbers = _column(counts_raw, "q"), _column(numbers_raw, "i")
+    shared: dict[bytes, tuple[str, ...]] = {}  # members mostly name one topic list: one tuple
+    out: list[StickyClaims] = []
+    entry = number = 0
+    for end, number_end, generation, failure in zip(
+        _column(entry_ends, "q"), _column(number_ends, "q"), generations, failures, strict=True
+    ):
+        key = topic_raw[8 * entry : 8 * end]
+        topics = shared.get(key)
+        if topics is None:
+            topics = shared[key] = tuple(map(names.__getitem__, topic_of[entry:end]))
+        runs = TopicPartitionRuns(topics, counts[entry:end], numbers[number:number_end])
+        out.append(StickyClaims(runs, generation, None if failure is None else WireError(*failure)))
+        entry, number = end, number_end
+    return out
+
+
+def decode_sticky_user_data(data: bytes) -> StickyUserData:
+    """v1, else v0, as ``StickyAssignor`` tries them; ``WireError`` when neither fits."""
+    (claims,) = decode_sticky_user_data_group([data])
+    if claims.failure is not None:
+        raise claims.failure
+    return StickyUserData(tuple(claims.runs.pairs()), claims.generation)
 
 
 def _write_topic_assignment(w: Writer, group: tuple[str, Sequence[int]]) -> None:

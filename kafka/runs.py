@@ -113,8 +113,8 @@ class TopicPartitionRuns(NamedTuple):
     """An array of {topic, partitions} as read: per entry its topic and its partition count,
     and all entries' partitions end to end, 4 bytes each (``array('i')``)."""
 
-    topics: list[str]
-    counts: list[int]
+    topics: Sequence[str]
+    counts: Sequence[int]
     numbers: array[int]
 
     def entries(self) -> Iterator[tuple[str, array[int]]]:

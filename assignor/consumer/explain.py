@@ -154,11 +154,8 @@ def _claims(group: ConsumerGroup, assignor: str) -> list[tuple[str, Sequence[Top
     """Each member's previous partitions as the assignor reads them (the report's claims): the
     eager ``sticky`` from its userData, the others from the subscription's owned partitions."""
     if assignor == sticky.NAME:
-        names: dict[bytes, str] = {}
-        return [
-            (m.member_id, sticky.sticky_member_data(group, m, names=names).partitions)
-            for m in group.members
-        ]
+        data = sticky.sticky_members_data(group, group.members)
+        return [(m.member_id, data[m.member_id].partitions) for m in group.members]
     return [(m.member_id, m.owned_partitions) for m in group.members]
 
 

@@ -217,5 +217,5 @@ def _claims(
 ) -> dict[str, Sequence[TopicPartition]]:
     """What each member claims under ``name``: eager sticky's userData, else owned partitions."""
     if name == sticky.NAME:
-        return {m.member_id: sticky.sticky_member_data(group, m).partitions for m in members}
+        return {m: d.partitions for m, d in sticky.sticky_members_data(group, members).items()}
     return {m.member_id: m.owned_partitions for m in members}

@@ -295,22 +295,27 @@ def _group_plainly_valid(
 ) -> bool:
     """``_runs_plainly_valid`` of every member's claims at once: legal names, numbers in
     their topics' ranges, none twice within a member (claims of two members may overlap)."""
-    named = set().union(*(c.topics for c in claims))
+    lists = {id(c.topics): c.topics for c in claims}  # members mostly share one topic tuple
+    named = set().union(*lists.values())
     if not named.issubset(topics) and not all(t in topics or _legal_topic_name(t) for t in named):
         return False
     held = [c for c in claims if c.numbers]
     if not held:
         return True
-    entries = [t for c in held for t in c.topics]
+    column = {t: i for i, t in enumerate(sorted(named))}
+    per_list = {  # per topic tuple: each entry's partition count in the metadata, its column
+        key: (
+            np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, count=len(names)),
+            np.fromiter(map(column.__getitem__, names), np.int64, count=len(names)),
+        )
+        for key, names in lists.items()
+    }
     sizes = np.concatenate([np.frombuffer(c.counts, dtype=np.int64) for c in held])
     numbers = np.concatenate([np.frombuffer(c.numbers, dtype=np.intc) for c in held])
-    limits = np.fromiter(
-        map(counts.get, entries, repeat(_INT32_MAX)), dtype=np.int64, count=len(entries)
-    )
+    limits = np.concatenate([per_list[id(c.topics)][0] for c in held])
     if numbers.min() < 0 or np.any(numbers >= np.repeat(limits, sizes)):
         return False
-    column = {t: i for i, t in enumerate(sorted(named))}
-    topic = np.fromiter(map(column.__getitem__, entries), dtype=np.int64, count=len(entries))
+    topic = np.concatenate([per_list[id(c.topics)][1] for c in held])
     owner = np.repeat(np.arange(len(held), dtype=np.int64), [len(c.topics) for c in held])
     keys = (np.repeat(owner * len(column) + topic, sizes) << 32) | numbers.astype(np.int64)
     keys.sort()

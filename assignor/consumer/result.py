@@ -19,6 +19,7 @@ from kassign.assignor.consumer.columns import (
     Ids,
     PartitionList,
     PartitionSpace,
+    concatenated,
     replica_rack_sets,
 )
 from kassign.assignor.consumer.java_order import java_key
@@ -169,7 +170,8 @@ def group_assignment(
     kept_back = frozenset(withheld)
     revoked = revoked or {}
     topics = group.topics
-    claims = {m: claims_on(tps, topics) for m, tps in claims.items()}
+    seen: dict[int, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
+    claims = {m: claims_on(tps, topics, seen) for m, tps in claims.items()}
     space = _one_space(target)
     listed = (
         _of_ids(group, space, target, claims, kept_back, revoked, cross_rack)  # type: ignore[arg-type]
@@ -287,17 +289,14 @@ def _moved_ids(
     their claimants (claims outside the space are never assigned)."""
     place = {m.member_id: i for i, m in enumerate(ordered)}
     owner = np.full(space.total, -1, dtype=np.int64)
-    for member, mine in target.items():
-        owner[mine.ids] = place[member]
-    claimed, claimant = [], []
-    for member, tps in claims.items():
-        within = space.claimed(tps if isinstance(tps, Sequence) else tuple(tps))
-        if len(within):
-            claimed.append(within)
-            claimant.append(np.full(len(within), place.get(member, -2), dtype=np.int64))
-    if not claimed:
+    mine = [t.ids for t in target.values()]  # the group's arrays at once, not a step per member
+    owner[concatenated(mine)] = np.repeat([place[m] for m in target], list(map(len, mine)))
+    listed = [tps if isinstance(tps, Sequence) else tuple(tps) for tps in claims.values()]
+    claimed = space.claimed_all(listed)
+    ids = concatenated(claimed)
+    if not len(ids):
         return 0
-    ids, by = np.concatenate(claimed), np.concatenate(claimant)
+    by = np.repeat([place.get(m, -2) for m in claims], list(map(len, claimed)))
     got = owner[ids]
     return _distinct(space, ids[got >= 0]) - _distinct(space, ids[got == by])
 

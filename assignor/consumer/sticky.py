@@ -24,7 +24,7 @@ the same topics and the general one otherwise.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 
 from kassign.assignor.consumer import sticky_constrained, sticky_general
 from kassign.assignor.consumer.columns import PartitionSpace
@@ -35,7 +35,6 @@ from kassign.assignor.consumer.model import (
     Member,
     OwnedPartitions,
     check_claims,
-    check_partitions,
     partition_counts,
 )
 from kassign.assignor.consumer.result import GroupAssignment, group_assignment
@@ -46,10 +45,15 @@ from kassign.assignor.consumer.sticky_base import (
     rack_info,
     resolve_ownership,
 )
-from kassign.kafka.buffer import WireError
-from kassign.kafka.consumer_user_data import decode_sticky_user_data_runs
+from kassign.kafka.consumer_user_data import StickyClaims, decode_sticky_user_data_group
 
-__all__ = ["NAME", "assign_sticky", "assign_sticky_partitions", "sticky_member_data"]
+__all__ = [
+    "NAME",
+    "assign_sticky",
+    "assign_sticky_partitions",
+    "sticky_member_data",
+    "sticky_members_data",
+]
 
 NAME = "sticky"
 
@@ -58,11 +62,7 @@ _TOPIC = operator.itemgetter(0)
 
 def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``StickyAssignor.assign`` on ``group``."""
-    names: dict[bytes, str] = {}  # topic names met in the members' userData, decoded once
-    decoded = {m.member_id: _decoded(m, names) for m in group.members}
-    known = [(m, claims.of_topics(group.topics)) for m, (claims, _) in decoded.items()]
-    check_claims(known, group.topics, field="user_data", counts=partition_counts(group.topics))
-    data = {m: MemberData(claims, generation) for m, (claims, generation) in decoded.items()}
+    data = sticky_members_data(group, group.members)
     outcome = assign_sticky_partitions(group, lambda m: data[m.member_id])
     claims = {m: d.partitions for m, d in data.items()}
     return group_assignment(
@@ -70,36 +70,38 @@ def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     )
 
 
-def sticky_member_data(
-    group: ConsumerGroup,
-    member: Member,
-    *,
-    names: dict[bytes, str] | None = None,
-    counts: Mapping[str, int] | None = None,
-) -> MemberData:
-    """The member's previous assignment as ``StickyAssignor`` decodes its userData.
+def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict[str, MemberData]:
+    """Each member's previous assignment as ``StickyAssignor`` decodes its userData, the
+    group's bytes read at once (``decode_sticky_user_data_group``).
 
     Decoded partitions of topics in the metadata must exist there and be distinct
-    (``InvalidRequest`` otherwise: Kafka would assign such a partition twice). ``names``:
-    topic names already decoded (``decode_sticky_user_data``), shared by a group's members;
-    ``counts``: the metadata's partition counts (``partition_counts``), likewise.
+    (``InvalidRequest`` naming the first member at fault: Kafka would assign such a partition
+    twice); claims of other topics are ignored, unchecked.
     """
-    partitions, generation = _decoded(member, names)
-    known = partitions.of_topics(group.topics)  # claims of other topics: ignored, unchecked
-    check_partitions(known, group.topics, field="user_data", member=member.member_id, counts=counts)
-    return MemberData(partitions, generation)
+    read = list(
+        map(_decoded, decode_sticky_user_data_group([m.user_data or None for m in members]))
+    )
+    seen: dict[int, bool] = {}
+    known = [
+        (m.member_id, r[0].of_topics(group.topics, seen))
+        for m, r in zip(members, read, strict=True)
+    ]
+    check_claims(known, group.topics, field="user_data", counts=partition_counts(group.topics))
+    return {m.member_id: MemberData(*r) for m, r in zip(members, read, strict=True)}
 
 
-def _decoded(member: Member, names: dict[bytes, str] | None) -> tuple[OwnedPartitions, int | None]:
-    """The member's userData as ``StickyAssignor`` reads it (partitions, generation), unchecked:
-    none or empty, nothing and no generation; bytes that fit neither layout, nothing and -1."""
-    if not member.user_data:
-        return OwnedPartitions(), None
-    try:
-        runs, generation = decode_sticky_user_data_runs(member.user_data, names)
-    except WireError:
+def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
+    """``sticky_members_data`` of one member."""
+    return sticky_members_data(group, [member])[member.member_id]
+
+
+def _decoded(read: StickyClaims) -> tuple[OwnedPartitions, int | None]:
+    """Kafka's reading of a member's userData (partitions, generation): none or empty,
+    nothing and no generation; bytes that fit neither layout, nothing and -1."""
+    if read.failure is not None:
         return OwnedPartitions(), DEFAULT_GENERATION
-    return OwnedPartitions.of_entries(runs.topics, runs.counts, runs.numbers), generation
+    runs = read.runs
+    return OwnedPartitions.of_entries(runs.topics, runs.counts, runs.numbers), read.generation
 
 
 def assign_sticky_partitions(

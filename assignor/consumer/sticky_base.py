@@ -192,7 +192,10 @@ def resolve_ownership(
     owned: Mapping[str, Sequence[TopicPartition]]
     if distinct_claims(claims):
         # nobody claims a partition another claims: every claim on an assigned topic stands
-        owned = {m.member_id: _assigned(c, topics) for m, c in zip(members, claims, strict=True)}
+        seen: dict[int, bool] = {}
+        owned = {
+            m.member_id: _assigned(c, topics, seen) for m, c in zip(members, claims, strict=True)
+        }
         several: set[TopicPartition] = set()
     else:
         owned, several = _settle_claims(members, topics, data)
@@ -203,12 +206,12 @@ def resolve_ownership(
 
 
 def _assigned(
-    claims: Sequence[TopicPartition], topics: Mapping[str, int]
+    claims: Sequence[TopicPartition], topics: Mapping[str, int], seen: dict[int, bool]
 ) -> Sequence[TopicPartition]:
     """The claims on topics being assigned, in claim order (compact claims stay compact, those
-    of other topics passed over without an object per partition)."""
+    of other topics passed over without an object per partition; ``seen``: ``of_topics``')."""
     if isinstance(claims, OwnedPartitions):
-        return claims.of_topics(topics)
+        return claims.of_topics(topics, seen)
     if set(map(_TOPIC, claims)).issubset(topics):
         return list(claims)
     return [tp for tp in claims if tp.topic in topics]

@@ -1,6 +1,7 @@
 """kassign's compiled core (Rust, ``assignor/native/src``); called by
 ``kassign.assignor.consumer.sticky_general``, ``sticky_constrained`` and
-``kassign.assignor.streams.standby``, which document the algorithms."""
+``kassign.assignor.streams.standby``, which document the algorithms; and by
+``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it)."""
 
 from collections.abc import Callable
 
@@ -64,3 +65,21 @@ def standby_placement(
     """Standby placement over ``tasks`` positions and client ranks, without the GIL: (per rank
     the positions it received, in order; with tags, the ``(position, rank)`` replicas placed
     least loaded; the positions left short)."""
+
+def sticky_user_data(
+    members: list[bytes | None],
+) -> tuple[
+    list[str],
+    list[int | None],
+    list[tuple[str, int] | None],
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+]:
+    """Eager ``StickyAssignor`` userData of every member at once (``None``: nothing),
+    read without the GIL: (topic names; per member its generation (v1) or ``None``, and
+    ``(reason, offset)`` where its bytes fit neither layout; per member the end of its entries
+    and of its numbers; per entry its name's index and its partition count, as int64 bytes;
+    every entry's partitions end to end, int32 bytes; native byte order)."""

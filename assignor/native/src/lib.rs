@@ -14,9 +14,11 @@ mod hash_table;
 mod lists;
 mod movements;
 mod standby;
+mod user_data;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 
 /// Native-endian `int64` values of `bytes` (numpy's `tobytes()`), as unsigned 32-bit numbers.
@@ -257,10 +259,58 @@ fn standby_placement(
     Ok((out.placed, out.untagged, out.short))
 }
 
+/// `values` as native-endian bytes (numpy's and `array`'s layout), without a copy per value.
+fn ne_bytes<T: Copy, const N: usize>(
+    py: Python<'_>,
+    values: &[T],
+    to: impl Fn(T) -> [u8; N],
+) -> Py<PyBytes> {
+    let mut bytes = Vec::with_capacity(values.len() * N);
+    for &v in values {
+        bytes.extend_from_slice(&to(v));
+    }
+    PyBytes::new(py, &bytes).unbind()
+}
+
+/// Eager `StickyAssignor` userData of every member at once (`None`: nothing), read
+/// without the GIL; see `user_data.rs`. Returns (topic names; per member its generation (v1)
+/// or `None`, and `(reason, offset)` where its bytes fit neither layout, else `None`; per
+/// member the end of its entries and of its numbers; per entry its name's index and its count;
+/// the numbers) — every column native-endian int64 bytes but the numbers, int32.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn sticky_user_data(
+    py: Python<'_>,
+    members: Vec<Option<PyBackedBytes>>,
+) -> (
+    Vec<String>,
+    Vec<Option<i32>>,
+    Vec<Option<(String, usize)>>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+) {
+    let slices: Vec<Option<&[u8]>> = members.iter().map(|m| m.as_deref()).collect();
+    let c = py.detach(|| user_data::read(&slices));
+    (
+        c.names,
+        c.generations,
+        c.failures,
+        ne_bytes(py, &c.entry_ends, i64::to_ne_bytes),
+        ne_bytes(py, &c.number_ends, i64::to_ne_bytes),
+        ne_bytes(py, &c.entry_topic, i64::to_ne_bytes),
+        ne_bytes(py, &c.entry_count, i64::to_ne_bytes),
+        ne_bytes(py, &c.numbers, i32::to_ne_bytes),
+    )
+}
+
 #[pymodule]
 fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(general_assignment, m)?)?;
     m.add_function(wrap_pyfunction!(rack_round_robin, m)?)?;
     m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
+    m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
     Ok(())
 }

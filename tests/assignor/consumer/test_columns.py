@@ -4,6 +4,7 @@ answers and bytes whether an assignor worked on ids or on objects."""
 from __future__ import annotations
 
 import random
+from array import array
 
 import numpy as np
 from hypothesis import given, settings
@@ -36,6 +37,33 @@ def test_ids_stand_for_their_partitions(sizes: dict[str, int], data: st.DataObje
     assert hash(listed) == hash(tuple(picked)) and len(listed) == len(picked)
     owned = OwnedPartitions.sorted_from(picked)
     assert space.objects(space.ids(owned)) == list(owned)
+
+
+@settings(deadline=None, max_examples=40)
+@given(counts, st.data())
+def test_a_group_read_at_once_gives_each_members_ids(
+    sizes: dict[str, int], data: st.DataObject
+) -> None:
+    """``claimed_all`` (the group's compact claims in one pass) is ``claimed`` of each: claims
+    of topics outside the space dropped, members sharing a topic tuple, empty ones."""
+    space = PartitionSpace.of(sizes)
+    outside = TopicPartition("elsewhere", 3)
+    every = [TopicPartition(t, p) for t in sorted(sizes) for p in range(sizes[t])] + [outside]
+    claims: list[OwnedPartitions] = []
+    for picked in data.draw(st.lists(st.lists(st.sampled_from(every), unique=True), max_size=5)):
+        claims.append(OwnedPartitions.of_entries(*_entries(picked)))
+    expected = [PartitionSpace.of(sizes).claimed(c) for c in claims]
+    got = space.claimed_all(claims)
+    assert [g.tolist() for g in got] == [e.tolist() for e in expected]
+
+
+def _entries(picked: list[TopicPartition]) -> tuple[list[str], list[int], array[int]]:
+    """An entry per partition, in the order picked (as a reader may hand them over)."""
+    return (
+        [tp.topic for tp in picked],
+        [1] * len(picked),
+        array("i", [tp.partition for tp in picked]),
+    )
 
 
 @settings(deadline=None)

@@ -34,15 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 from kassign.assignor.consumer import Member, Topic, assign, consumer_group
 from kassign.assignor.load import LoadProblem, balance, peak_ratio
+from kassign.pipeline.loads import zipf_loads as zipf
 from ortools.sat.python import cp_model
 
 SIZES = "10x100,10x10000,50x1000,100x5000,200x10000,1000x100000,2000x100000"
 EXACT_SECONDS = 10.0
-
-
-def zipf(n: int, exponent: float, rng: np.random.Generator) -> np.ndarray:
-    """``n`` Zipf-distributed loads in a random order."""
-    return 1000.0 / (rng.permutation(n) + 1) ** exponent
 
 
 def count_balanced(members: int, items: int) -> np.ndarray:

@@ -9,11 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.load import LoadProblem, balance, lower_bound, peak_ratio
-
-
-def zipf(n: int, exponent: float, rng: np.random.Generator) -> np.ndarray:
-    """Loads of ``n`` items, Zipf-distributed (rank ``k`` carries ``1000 / k**exponent``)."""
-    return 1000.0 / (rng.permutation(n) + 1) ** exponent
+from kassign.pipeline.loads import zipf_loads as zipf
 
 
 def fresh(loads: np.ndarray, capacities: np.ndarray) -> LoadProblem:

@@ -81,6 +81,11 @@ class LoadGroup:
     def member_ids(self) -> list[str]:
         return [f"member-{i:05d}" for i in range(len(self.capacities))]
 
+    @property
+    def starts(self) -> IntArray:
+        """Where each topic's partitions start among all, and (last) how many there are."""
+        return np.cumsum([0, *(n for _, n in self.topics)], dtype=np.int64)
+
 
 @dataclass(frozen=True, slots=True)
 class RoundMeasures:
@@ -142,7 +147,7 @@ def _consumer_group(group: LoadGroup, owners: IntArray, generation: int) -> Cons
     """The group as its leader sees it: every member subscribed to every topic, owning
     ``owners``' partitions (the cooperative protocol's owned partitions)."""
     names = tuple(name for name, _ in group.topics)
-    starts = np.cumsum([0, *(n for _, n in group.topics)])
+    starts = group.starts
     order = np.argsort(owners, kind="stable")  # partitions by owner, ascending within one
     bounds = np.searchsorted(owners[order], np.arange(len(group.capacities) + 1))
     members = []
@@ -166,11 +171,12 @@ def _consumer_group(group: LoadGroup, owners: IntArray, generation: int) -> Cons
 
 
 def _owners(group: LoadGroup, result: GroupAssignment) -> IntArray:
-    start = dict(zip((n for n, _ in group.topics), np.cumsum([0, *(p for _, p in group.topics)])))
+    starts = group.starts
+    start = {name: int(starts[k]) for k, (name, _) in enumerate(group.topics)}
     index = {member_id: i for i, member_id in enumerate(group.member_ids)}
-    owners = np.full(sum(n for _, n in group.topics), -1, dtype=np.int64)
+    owners = np.full(int(starts[-1]), -1, dtype=np.int64)
     for member in result.members:
-        places = [int(start[tp.topic]) + tp.partition for tp in member.partitions]
+        places = [start[tp.topic] + tp.partition for tp in member.partitions]
         owners[places] = index[member.member_id]
     return owners
 
@@ -178,7 +184,7 @@ def _owners(group: LoadGroup, result: GroupAssignment) -> IntArray:
 def _options(group: LoadGroup, balance: Balance, loads: FloatArray) -> AssignOptions:
     if balance is Balance.COUNT:
         return AssignOptions()
-    cuts = np.cumsum([0, *(n for _, n in group.topics)])
+    cuts = group.starts
     return AssignOptions(
         balance=Balance.LOAD,
         loads={

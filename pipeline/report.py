@@ -158,7 +158,7 @@ def _loads(frame: pd.DataFrame) -> list[Section]:
             "balancing load per unit of capacity), over every group's rounds: the busiest "
             "member's load per unit of capacity over the mean (max over mean), the least any "
             "assignment reaches (bound over mean), the peak over that bound (1 is optimal), "
-            "the partitions moved per group over all rounds and in all, and the time per round.",
+            "the partitions moved per group over all rounds and in all, and the CPU time per round.",
             load_summary_table(frame),
             number_format="{:.3f}",
         ),

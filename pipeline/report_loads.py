@@ -46,7 +46,7 @@ def load_summary_table(frame: pd.DataFrame) -> pd.DataFrame:
             "moved_per_group": moves.mean(),
             "moved_total": moves.sum(),
             "rebalances": grouped["rebalances"].sum(),
-            "assign_ms": 1000 * grouped["assign_seconds"].mean(),
+            "assign_cpu_ms": 1000 * grouped["assign_cpu_seconds"].mean(),
         }
     )
     return table.sort_index()

@@ -199,7 +199,9 @@ def per_round_plot(
     name: str, table: pd.DataFrame, ylabel: str, floor: pd.Series | None = None
 ) -> str:
     """A line per configuration (a load simulation has two: count and load) across rounds;
-    ``floor``, if given, dashed: the least value any assignment reaches (the bound)."""
+    ``floor``, if given, dashed: the least value any assignment reaches (the bound), and the
+    axis then fits the lines (a ratio near 30 would flatten against a zero); otherwise (counts)
+    it starts at zero."""
 
     def draw() -> Figure:
         fig = Figure(figsize=(WIDTH, 3.6), layout="constrained")
@@ -212,7 +214,8 @@ def per_round_plot(
         ax.set_xticks(list(table.columns))
         ax.set_xlabel("round")
         ax.set_ylabel(ylabel)
-        ax.set_ylim(bottom=0)
+        if floor is None:
+            ax.set_ylim(bottom=0)
         fig.legend(loc="outside upper center", ncols=len(table) + (floor is not None))
         return fig
 

@@ -59,7 +59,7 @@ _LOAD_TYPES: dict[str, type] = {
             "max_over_mean",
             "bound",
             "peak_over_bound",
-            "assign_seconds",
+            "assign_cpu_seconds",
         )
     },
 }

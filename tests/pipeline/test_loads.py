@@ -82,7 +82,7 @@ def test_load_balancing_lowers_the_peak_and_moves_little_as_loads_drift() -> Non
 
 def test_the_same_arguments_give_the_same_rows_and_without_drift_nothing_moves() -> None:
     first, again = _rows(LoadModel(1.1, 0.1)), _rows(LoadModel(1.1, 0.1))
-    columns = [c for c in LOAD_COLUMNS if c != "assign_seconds"]
+    columns = [c for c in LOAD_COLUMNS if c != "assign_cpu_seconds"]
     pd.testing.assert_frame_equal(first[columns], again[columns])
     still = _rows(LoadModel(1.1, 0.0), rounds=3)
     assert (still["moved"] == 0).all() and (still["rebalances"] == 1).all()
@@ -107,7 +107,7 @@ def _hand_rows() -> pd.DataFrame:
             "peak_over_bound": peak * 10 / 11,
             "moved": moved,
             "rebalances": 1,
-            "assign_seconds": 0.002,
+            "assign_cpu_seconds": 0.002,
             "error": "",
         }
 

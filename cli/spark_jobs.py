@@ -157,6 +157,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         from kassign.pipeline.events import load_events
         from kassign.pipeline.generate import load_spec
         from kassign.pipeline.grid import load_grid, with_overrides
+        from kassign.pipeline.load_rows import check_sizes
         from kassign.pipeline.loads import load_model
         from kassign.pipeline.simulate import GENERATED, simulate
 
@@ -165,6 +166,8 @@ def run_simulate(args: argparse.Namespace) -> int:
             grid = with_overrides(grid, configs.config_pairs(args.config))
             events, spec = load_events(args.events), load_spec(args.spec)
             model = None if args.loads is None else load_model(args.loads, args.drift or 0.0)
+            if model is not None:
+                check_sizes(spec)
         except (ValueError, KeyError, TypeError) as exc:
             return _bad_file(exc)
         with _spark(args.master, "simulate", progress) as spark:

@@ -36,6 +36,7 @@ __all__ = [
     "MAX_CALLS",
     "LoadGroup",
     "RoundMeasures",
+    "check_sizes",
     "load_group",
     "load_rows",
     "round_measures",
@@ -129,6 +130,7 @@ def load_group(
     spec: GroupSpec, *, seed: int, index: int, model: LoadModel, rounds: int
 ) -> LoadGroup:
     """Group ``index`` of a run seeded ``seed``: the same arguments always give the same group."""
+    check_sizes(spec)
     rng = random.Random(f"kassign-simulate-loads:{seed}:{index}")
     members = rng.randint(*spec.clients)
     capacities = np.array([rng.randint(*spec.threads) for _ in range(members)], dtype=np.float64)
@@ -141,6 +143,16 @@ def load_group(
     for _ in range(rounds - 1):
         loads.append(drifted(loads[-1], model.drift, draws))
     return LoadGroup(f"sim-{seed}-{index:06d}", topics, capacities, tuple(loads))
+
+
+def check_sizes(spec: GroupSpec) -> None:
+    """The spec's ranges a load simulation reads; ``ValueError`` naming the key at fault."""
+    for key, least in (("clients", 1), ("threads", 1), ("subtopologies", 1), ("partitions", 1)):
+        low, high = getattr(spec, key)
+        if not least <= low <= high:
+            raise ValueError(
+                f"spec {key} [{low}, {high}]: a range [low, high], low at least {least}"
+            )
 
 
 def _consumer_group(group: LoadGroup, owners: IntArray, generation: int) -> ConsumerGroup:
@@ -245,17 +257,28 @@ _EMPTY = {**RoundMeasures(0.0, 0.0, 0.0, 0, 0).row(), "assign_cpu_seconds": 0.0}
 def load_rows(
     *, seed: int, index: int, spec: GroupSpec, model: LoadModel, rounds: int
 ) -> list[dict[str, Any]]:
-    """Every round of group ``index`` under count then load balancing (``LOAD_COLUMNS``)."""
-    group = load_group(spec, seed=seed, index=index, model=model, rounds=rounds)
-    head = {
+    """Every round of group ``index`` under count then load balancing (``LOAD_COLUMNS``); a
+    group the spec cannot make (``check_sizes``) is an error row per balance."""
+    head: dict[str, Any] = {"group_index": index, "seed": seed, "assignor": ASSIGNOR}
+    try:
+        group = load_group(spec, seed=seed, index=index, model=model, rounds=rounds)
+    except ValueError as exc:
+        failed = {"group_id": f"sim-{seed}-{index:06d}", "members": 0, "partitions": 0}
+        return [
+            _ordered({**head, **failed, **_EMPTY, "config": b.value, "round": 1, "error": str(exc)})
+            for b in _BALANCES
+        ]
+    head |= {
         "group_id": group.group_id,
-        "group_index": index,
-        "seed": seed,
-        "assignor": ASSIGNOR,
         "members": len(group.capacities),
         "partitions": len(group.loads[0]),
     }
-    rows: list[dict[str, Any]] = []
-    for balance in _BALANCES:
-        rows.extend({**head, **_EMPTY, **row} for row in _balance_rows(group, balance))
-    return [{c: row[c] for c in LOAD_COLUMNS} for row in rows]
+    return [
+        _ordered({**head, **_EMPTY, **row})
+        for balance in _BALANCES
+        for row in _balance_rows(group, balance)
+    ]
+
+
+def _ordered(row: dict[str, Any]) -> dict[str, Any]:
+    return {c: row[c] for c in LOAD_COLUMNS}

@@ -156,11 +156,13 @@ def test_load_options_out_of_place_are_usage_errors_before_spark_starts(
 ) -> None:
     out = str(tmp_path / "out")
     base = ["simulate", out, "--groups", "1", "--seed", "1"]
+    (tmp_path / "spec.json").write_text(json.dumps({"partitions": [9, 2]}))
     for extra, said in (
         (["--drift", "0.1"], "--drift is for --loads"),
         (["--loads", "zipf:1", "--events", "e.json"], "--events, --grid and --config"),
         (["--loads", "pareto:1"], "--loads 'pareto:1'"),
         (["--loads", "zipf:1", "--drift", "1.5"], "--drift 1.5"),
+        (["--loads", "zipf:1", "--spec", str(tmp_path / "spec.json")], "spec partitions [9, 2]"),
     ):
         caplog.clear()
         assert main([*base, *extra]) == 2 and said in caplog.text, caplog.text

@@ -89,10 +89,15 @@ def test_the_same_arguments_give_the_same_rows_and_without_drift_nothing_moves()
     assert still.groupby("config")["max_load"].nunique().eq(1).all()
 
 
-def test_a_group_the_assignor_refuses_is_an_error_row_per_balance() -> None:
-    rows = _rows(LoadModel(1.0), spec=GroupSpec(clients=(0, 0)))
-    assert list(rows["config"]) == ["count", "load"] and list(rows["round"]) == [1, 1]
-    assert rows["error"].str.contains("InvalidRequest").all()
+def test_a_group_the_spec_cannot_make_is_an_error_row_per_balance_naming_the_key() -> None:
+    for spec, key in (
+        (GroupSpec(clients=(0, 0)), "clients"),
+        (GroupSpec(partitions=(5, 2)), "partitions"),
+        (GroupSpec(threads=(0, 2)), "threads"),
+    ):
+        rows = _rows(LoadModel(1.0), spec=spec)
+        assert list(rows["config"]) == ["count", "load"] and list(rows["round"]) == [1, 1]
+        assert rows["error"].str.startswith(f"spec {key} ").all() and (rows["members"] == 0).all()
 
 
 def _hand_rows() -> pd.DataFrame:

@@ -23,3 +23,4 @@ class Rule(enum.Enum):
     RACK_COST = "rack cost"
     TAG_SPREAD = "tag spread"
     FALLBACK = "fallback"
+    LOAD = "load"  # balance=LOAD (issue 25): a member's load per unit of capacity decided

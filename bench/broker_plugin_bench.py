@@ -33,42 +33,32 @@ its ``clients/java/broker/target/classes``) for a before/after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from serving import kassign_serve
-
-from tests.differential.maven import ROOT
+from jvm_bench import (
+    LARGE_TEST_SHAPES,
+    ROOT,
+    add_jvm_options,
+    machine_line,
+    run_bench_class,
+    test_jars,
+)
 
 MODULE = ROOT / "clients" / "java" / "broker"
 BENCH_CLASS = "io.kassign.broker.BrokerPluginBench"
-SIZES = {"small": "50x800x800", "medium": "50x1000x1000", "large": "500x2000x2000"}
 
 
 def test_classpath(log: Path, main_classes: Path | None) -> str:
     """The broker module's compiled tests, its classes (or ``main_classes``) and its test deps."""
-    listing = MODULE / "target" / "bench-classpath.txt"
-    command = ["mvn", "-B", "-q", "-Dstyle.color=never", "-f", str(MODULE / "pom.xml")]
-    command += ["test-compile", "dependency:build-classpath"]
-    command += [f"-Dmdep.outputFile={listing}", "-Dmdep.includeScope=test"]
-    with log.open("wb") as sink:
-        done = subprocess.run(
-            command, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT, timeout=900, check=False
-        )
-    if done.returncode != 0:
-        tail = "\n".join(log.read_text(errors="replace").splitlines()[-40:])
-        raise RuntimeError(f"mvn test-compile in {MODULE.relative_to(ROOT)} failed:\n{tail}")
+    jars = test_jars(MODULE, "test-compile", log)
     own = [MODULE / "target" / "test-classes", main_classes or MODULE / "target" / "classes"]
-    return os.pathsep.join([*(str(p) for p in own), listing.read_text().strip()])
+    return os.pathsep.join([*(str(p) for p in own), *jars])
 
 
 def line_text(line: dict[str, Any]) -> str:
@@ -101,45 +91,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cases", default="fresh,leave")
     parser.add_argument("--assignors", default="uniform,range")
     parser.add_argument("--streams", default="1000x100,10000x1000")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--heap", default="8g", help="the JVM's -Xmx")
-    parser.add_argument(
-        "--jvm", action="append", default=[], help="another JVM option (repeatable)"
-    )
-    parser.add_argument(
-        "--main-classes", type=Path, help="another build's clients/java/broker/target/classes"
-    )
+    add_jvm_options(parser, "clients/java/broker")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so kassign_serve stops its server
-    consumer = ",".join(SIZES.get(s, s) for s in args.sizes.split(",") if s)
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    consumer = ",".join(LARGE_TEST_SHAPES.get(s, s) for s in args.sizes.split(",") if s)
     print(
-        f"machine: {os.cpu_count()} cores, load average {load}; Kafka 4.4.0 group coordinator;"
-        f" best of {args.repeats} after {args.warmup} warm-ups, interleaved; plug-in / Kafka (wall)",
+        machine_line(
+            f"Kafka 4.4.0 group coordinator; best of {args.repeats} after {args.warmup} warm-ups,"
+            " interleaved; plug-in / Kafka (wall)"
+        ),
         flush=True,
     )
     with tempfile.TemporaryDirectory() as work:
         cp = test_classpath(Path(work) / "mvn.log", args.main_classes)
-    with kassign_serve() as target:
-        command = [
-            "java",
-            f"-Xmx{args.heap}",
-            "-Dkassign.testlog.level=ERROR",
-            *args.jvm,
-            "-cp",
-            cp,
-        ]
-        command += [BENCH_CLASS, "--target", target, "--consumer", consumer, "--cases", args.cases]
-        command += ["--assignors", args.assignors, "--streams", args.streams]
-        command += ["--repeats", str(args.repeats), "--warmup", str(args.warmup)]
-        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as jvm:
-            assert jvm.stdout is not None
-            for text in jvm.stdout:
-                is_line = text.startswith("bench {")
-                print(line_text(json.loads(text[6:])) if is_line else text.rstrip("\n"), flush=True)
-        if jvm.returncode != 0:
-            raise SystemExit(f"{BENCH_CLASS} exited {jvm.returncode}")
+    options = ["--consumer", consumer, "--cases", args.cases]
+    options += ["--assignors", args.assignors, "--streams", args.streams]
+    run_bench_class(BENCH_CLASS, cp, args, options, line_text)
 
 
 if __name__ == "__main__":

@@ -33,59 +33,41 @@ with this bench, for a before/after.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from serving import kassign_serve
-
-from tests.differential.maven import ROOT
+from jvm_bench import (
+    LARGE_TEST_SHAPES,
+    ROOT,
+    add_jvm_options,
+    machine_line,
+    run_bench_class,
+    test_jars,
+)
 
 KAFKA_VERSION = "4.3.1"  # clients/java/pom.xml's kafka.newest.version
 PROJECT = ROOT / "clients" / "java"
 MAIN_CLASS = "io.kassign.bench.PluginBench"
-# Kafka's large-test shapes (franz-go's BenchmarkJava): topics x partitions x members
-SHAPES = {"small": "50x800x800", "medium": "50x1000x1000", "large": "500x2000x2000"}
 
 
 def classpath(log: Path, main_classes: Path | None) -> str:
     """``clients/java``'s test classpath, with the newest Kafka's jars in place of the pom's, and
     ``main_classes`` (another build's ``target/classes``) in place of this build's if given."""
-    listing = PROJECT / "target" / "bench-classpath.txt"
-    with log.open("wb") as sink:
-        status = subprocess.run(
-            ["mvn", "-B", "-q", "-Dstyle.color=never", "-f", str(PROJECT / "pom.xml")]
-            + ["process-test-classes", "dependency:build-classpath"]
-            + [f"-Dmdep.outputFile={listing}", "-Dmdep.includeScope=test"],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            cwd=ROOT,
-            timeout=900,
-            check=False,
-        ).returncode
-    if status != 0:
-        last = "\n".join(log.read_text(errors="replace").splitlines()[-60:])
-        raise RuntimeError(f"mvn for {PROJECT.relative_to(ROOT)} failed; {log} ends:\n{last}")
+    jars = test_jars(PROJECT, "process-test-classes", log)
     newest = PROJECT / "target" / f"kafka-{KAFKA_VERSION}"
     swapped = [str(jar) for jar in sorted(newest.glob("kafka-*.jar"))]
     if len(swapped) != 2:
         raise RuntimeError(f"{newest} should hold kafka-clients and kafka-streams {KAFKA_VERSION}")
     deps = [
-        jar
-        for jar in listing.read_text().strip().split(os.pathsep)
-        if not Path(jar).name.startswith(("kafka-clients-", "kafka-streams-"))
+        jar for jar in jars if not Path(jar).name.startswith(("kafka-clients-", "kafka-streams-"))
     ]
     main = main_classes or PROJECT / "target" / "classes"
-    classes = [str(PROJECT / "target" / "test-classes"), str(main)]
-    return os.pathsep.join(classes + swapped + deps)
+    return os.pathsep.join([str(PROJECT / "target" / "test-classes"), str(main), *swapped, *deps])
 
 
 def describe(line: dict[str, Any]) -> str:
@@ -120,51 +102,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--streams", default="1000x100,10000x1000")
     parser.add_argument("--assignors", default="sticky,cooperative-sticky,range")
     parser.add_argument("--scenarios", default="fresh", help="fresh,leave (a member has left)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--heap", default="8g", help="the JVM's -Xmx")
-    parser.add_argument(
-        "--jvm",
-        action="append",
-        default=[],
-        help="another JVM option, e.g. --jvm=-XX:StartFlightRecording=filename=bench.jfr (repeatable)",
-    )
-    parser.add_argument(
-        "--main-classes",
-        type=Path,
-        help="the plug-ins' classes of another build (a copy of its clients/java/target/classes),"
-        " to time it against Kafka with this build's bench",
-    )
+    add_jvm_options(parser, "clients/java")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so ``served`` stops its server
-    shapes = [SHAPES.get(s, s) for s in args.sizes.split(",") if s]
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    shapes = [LARGE_TEST_SHAPES.get(s, s) for s in args.sizes.split(",") if s]
     print(
-        f"machine: {os.cpu_count()} cores, load average {load}; Kafka {KAFKA_VERSION};"
-        f" best of {args.repeats} after {args.warmup} warm-up calls, interleaved; plug-in / Kafka",
+        machine_line(
+            f"Kafka {KAFKA_VERSION}; best of {args.repeats} after {args.warmup} warm-up calls,"
+            " interleaved; plug-in / Kafka"
+        ),
         flush=True,
     )
     with tempfile.TemporaryDirectory() as work:
         cp = classpath(Path(work) / "mvn.log", args.main_classes)
-    with kassign_serve() as target:
-        # the tests' SLF4J provider prints: INFO and WARN off on both sides (Kafka's sticky logs
-        # the whole assignment at INFO); fallbacks are read from the plug-ins' metrics
-        quiet = "-Dkassign.testlog.level=ERROR"
-        command = ["java", f"-Xmx{args.heap}", quiet, *args.jvm, "-cp", cp, MAIN_CLASS]
-        command += ["--target", target]
-        command += ["--consumer", ",".join(shapes), "--streams", args.streams]
-        command += ["--assignors", args.assignors, "--scenarios", args.scenarios]
-        command += ["--repeats", str(args.repeats)]
-        command += ["--warmup", str(args.warmup)]
-        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as bench:
-            assert bench.stdout is not None
-            for text in bench.stdout:
-                if text.startswith("bench {"):
-                    print(describe(json.loads(text.removeprefix("bench "))), flush=True)
-                else:
-                    print(text, end="", flush=True)
-        if bench.returncode != 0:
-            raise SystemExit(f"{MAIN_CLASS} exited {bench.returncode}")
+    options = ["--consumer", ",".join(shapes), "--streams", args.streams]
+    options += ["--assignors", args.assignors, "--scenarios", args.scenarios]
+    run_bench_class(MAIN_CLASS, cp, args, options, describe)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ a round (its owner revokes it first), so it has no replica and says why instead.
 
 from __future__ import annotations
 
+from kassign.cli.explain_load import group_load
 from kassign.cli.explain_model import (
     CONSUMER,
     ClientView,
@@ -17,6 +18,7 @@ from kassign.cli.explain_model import (
     Kind,
     ReplicaView,
     TaskView,
+    rule_word,
 )
 from kassign.v1 import common_pb2 as common
 from kassign.v1 import consumer_pb2 as cpb
@@ -44,9 +46,7 @@ def _task(p: cpb.PartitionExplanation, racks: dict[str, str]) -> TaskView:
                 process_id=p.member_id,
                 moved=bool(p.previous_owners) and p.member_id not in p.previous_owners,
                 cross_rack=int(bool(rack and p.replica_racks and rack not in p.replica_racks)),
-                rule=common.PlacementRule.Name(p.rule).removeprefix("PLACEMENT_RULE_").lower()
-                if p.rule
-                else "",
+                rule=rule_word(p.rule),
                 reason=p.reason,
             ),
         )
@@ -61,6 +61,7 @@ def _task(p: cpb.PartitionExplanation, racks: dict[str, str]) -> TaskView:
         replicas=replicas,
         partitions=((name, f"racks {' '.join(p.replica_racks) or 'unknown'}"),),
         withheld="" if p.member_id else (p.reason or "withheld this round"),
+        load=p.load if p.HasField("load") else None,
     )
 
 
@@ -96,6 +97,8 @@ def consumer_view(
             followup_ms=0,
             previous_active=tuple(owned.get(m.member_id, ())),
             previous_standby=(),
+            load=m.load if m.HasField("load") else None,
+            capacity=m.capacity if m.HasField("capacity") else None,
         )
         for m in explanation.members
     )
@@ -111,4 +114,5 @@ def consumer_view(
         tasks=tasks,
         notes=tuple(response.report.notes),
         words=CONSUMER,
+        load=group_load(response.report),
     )

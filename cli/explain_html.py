@@ -5,6 +5,8 @@ sub-topology: actives solid, standbys outlined, warm-ups striped; a dot marks a 
 outline a replica reading or writing across racks. Hovering a cell shows its rule; clicking it
 shows the task's whole story (``explain_text.task_story``) beside the grid and marks the task's
 other replicas. The counts at the top are the answer's, so a test can compare them with it.
+Under balance LOAD the header gives the bound, peak and mean, and each client a bar of its load
+per unit of capacity with the bound marked (``explain_load.py``).
 
 Why server-side HTML with a few lines of script: the page must open from a file with no network
 (operators attach it to incidents), read the same on every run (same request, same bytes), and be
@@ -18,6 +20,7 @@ import json
 from itertools import groupby
 from pathlib import Path
 
+from kassign.cli import explain_load
 from kassign.cli.explain_model import (
     CONSUMER,
     ClientView,
@@ -185,9 +188,11 @@ def _client(
                 f'<div class="cells">{"".join(cells)}</div></div>'
             )
     meta = _meta(view, client)
+    bar = explain_load.html_bar(view, client)
     return (
         f'<article class="client" data-pid="{html.escape(client.process_id)}">'
-        f"<h4>{html.escape(client.process_id)}</h4><p>{html.escape(meta)}</p>{''.join(rows)}</article>"
+        f"<h4>{html.escape(client.process_id)}</h4><p>{html.escape(meta)}</p>{bar}"
+        f"{''.join(rows)}</article>"
     )
 
 
@@ -279,6 +284,8 @@ def _legend(view: GroupView, hues: dict[str, int]) -> str:
     keys = "".join(
         f'<span><i class="cell {c}" style="--h:210">{name[0]}</i>{name}</span>' for c, name in kinds
     )
+    if view.load is not None:
+        keys += "<span>bar: load per unit of capacity, | the bound, orange the peak</span>"
     return f'<div class="legend">{keys}{subs}</div>'
 
 
@@ -298,14 +305,16 @@ def page(view: GroupView, *, before: GroupView | None = None, task: str | None =
     chosen = "" if task is None else f' data-task="{html.escape(task)}"'
     body = f'<body data-unit="{view.words.task}"{chosen}>'
     explained = "" if view.explained else " · no explanation in the answer: rules not told"
+    load_css = "" if view.load is None else explain_load.CSS  # a COUNT page keeps its bytes
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>kassign explain: {group}</title><style>{_CSS}</style></head>"
+        f"<title>kassign explain: {group}</title><style>{_CSS}{load_css}</style></head>"
         f"{body}"
         f"<header><h1>group {group} <small>{len(view.tasks)} {view.words.tasks} · assignor"
         f" {html.escape(view.assignor)}{explained}</small></h1>"
-        f'<dl id="counts">{_counts(view, before)}</dl>{_legend(view, hues)}'
+        f'<dl id="counts">{_counts(view, before)}</dl>{explain_load.figures_html(view)}'
+        f"{_legend(view, hues)}"
         f'<ul class="notes">{notes}</ul></header>'
         f'<div class="layout"><main id="grid">{_zones(view, hues, was)}</main>'
         f'<aside id="detail"><h2>click a {view.words.task}</h2><p class="replica">where it is'

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 
 from kassign.assignor.streams.explain import ReplicaKind
 from kassign.assignor.streams.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM
+from kassign.v1 import common_pb2
 
 __all__ = [
     "CONSUMER",
     "STREAMS",
     "ClientView",
+    "GroupLoad",
     "GroupView",
     "Kind",
     "MoveCounts",
@@ -26,6 +28,7 @@ __all__ = [
     "Words",
     "changed_replicas",
     "lag_text",
+    "rule_word",
 ]
 
 
@@ -65,6 +68,8 @@ class ClientView:
     followup_ms: int  # 0 none
     previous_active: tuple[str, ...]  # task names, in task order
     previous_standby: tuple[str, ...]
+    load: float | None = None  # balance LOAD: what it was given; None under COUNT
+    capacity: float | None = None  # balance LOAD: what its load is weighed against
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,7 @@ class TaskView:
     replicas: tuple[ReplicaView, ...]  # the active first, then the others in process order
     partitions: tuple[tuple[str, str], ...]  # ("input-3", "source, racks a b") for the story
     withheld: str = ""  # consumer groups: why no member has it this round (cooperative)
+    load: float | None = None  # balance LOAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +114,16 @@ class MoveCounts:
     stateless_actives: int
     standbys: int
     warmups: int
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLoad:
+    """A load-balanced answer's figures (its report's ``load``), each per unit of capacity."""
+
+    bound: float
+    peak: float
+    mean: float
+    source: str  # "" when the answer does not say
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +141,7 @@ class GroupView:
     tasks: tuple[TaskView, ...]  # task order
     notes: tuple[str, ...]
     words: Words = STREAMS
+    load: GroupLoad | None = None  # balance LOAD only
     _clients: Mapping[str, ClientView] = field(init=False, repr=False, compare=False)
     _tasks: Mapping[str, TaskView] = field(init=False, repr=False, compare=False)
     _held: Mapping[str, tuple[tuple[TaskView, ReplicaView], ...]] = field(
@@ -188,3 +205,13 @@ def lag_text(lag: int, acceptable: int) -> str:
     if lag == UNKNOWN_OFFSET_SUM:
         return "unknown offsets"
     return f"{lag:,} behind ({'caught up' if lag <= acceptable else 'not caught up'})"
+
+
+def rule_word(rule: int) -> str:
+    """A ``PlacementRule`` as the view names it (``caught_up``, ``load``), "" for none; a value
+    newer than this reader as ``rule N`` (a reason still reads: it starts with its rule)."""
+    if rule == common_pb2.PLACEMENT_RULE_UNSPECIFIED:
+        return ""
+    if rule not in common_pb2.PlacementRule.values():
+        return f"rule {rule}"
+    return common_pb2.PlacementRule.Name(rule).removeprefix("PLACEMENT_RULE_").lower()

@@ -20,6 +20,8 @@ from uuid import UUID
 from kassign.assignor.streams.model import KafkaStreamsState, TaskInfo
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.result import TaskType
+from kassign.cli import explain_model
+from kassign.cli.explain_load import group_load
 from kassign.cli.explain_model import ClientView, GroupView, Kind, ReplicaView, TaskView
 from kassign.cli.table import task_name
 from kassign.server.streams.decode.request import DecodedRequest
@@ -57,9 +59,11 @@ def _client_views(
 ) -> tuple[ClientView, ...]:
     by_pid = {_pid(p): c for p, c in decoded.state.clients.items()}
     order = {t: i for i, t in enumerate(sorted(decoded.state.tasks))}
+    told = {c.process_id: c for c in response.explanation.clients}
     views = []
     for answer in response.clients:
         state = by_pid[answer.process_id]
+        load, capacity = _load(told.get(answer.process_id), state.num_threads)
         views.append(
             ClientView(
                 process_id=answer.process_id,
@@ -75,9 +79,18 @@ def _client_views(
                 previous_standby=tuple(
                     str(t) for t in sorted(state.previous_standby_tasks, key=order.__getitem__)
                 ),
+                load=load,
+                capacity=capacity,
             )
         )
     return tuple(views)
+
+
+def _load(told: pb.ClientExplanation | None, threads: int) -> tuple[float | None, float | None]:
+    """A client's load and capacity (balance LOAD), its threads where no capacity is told."""
+    if told is None or not told.HasField("load"):
+        return None, None
+    return told.load, told.capacity if told.HasField("capacity") else float(threads)
 
 
 def _cross_rack(info: TaskInfo, kind: Kind, rack: str) -> int:
@@ -145,7 +158,7 @@ def _replicas(
                 process_id=pid,
                 moved=moved or kind is Kind.WARM_UP,
                 cross_rack=_cross_rack(info, kind, state.rack_id or ""),
-                rule=_rule(why.rule) if why is not None else "",
+                rule=explain_model.rule_word(why.rule) if why is not None else "",
                 reason=why.reason if why is not None else "",
             )
         )
@@ -158,12 +171,6 @@ def _config_text(value: object) -> str:
     if isinstance(value, tuple):
         return ",".join(map(str, value)) or "-"
     return "-" if value is None else str(value)
-
-
-def _rule(rule: int) -> str:
-    if rule == pb.PLACEMENT_RULE_UNSPECIFIED:
-        return ""
-    return pb.PlacementRule.Name(rule).removeprefix("PLACEMENT_RULE_").lower()
 
 
 def group_view(
@@ -221,4 +228,5 @@ def group_view(
         clients=_client_views(decoded, response, zone),
         tasks=tuple(tasks),
         notes=tuple(response.report.notes),
+        load=group_load(response.report),
     )

@@ -2,11 +2,14 @@
 
 Each story reads in the order a rebalance happens: what the clients reported before (previous
 owners, lags), where each replica went now and by which rule, then what comes next (a follow-up
-rebalance, as a time and as a duration from the request's time).
+rebalance, as a time and as a duration from the request's time). Under balance LOAD each
+member's load stands beside its count, against the bound (``explain_load.py``).
 """
 
 from __future__ import annotations
 
+from kassign.assignor.load.words import amount
+from kassign.cli.explain_load import group_line, load_text, text_bar
 from kassign.cli.explain_model import (
     CONSUMER,
     ClientView,
@@ -66,6 +69,16 @@ def _where(view: GroupView, pid: str) -> str:
     return f"{pid} ({', '.join(place)})"
 
 
+def _load_suffix(view: GroupView, client: ClientView) -> str:
+    """``, load 13.4 on capacity 2: 0.93 of the bound [####|  ]``, or "" under COUNT."""
+    text = load_text(view, client)
+    return f", {text} {text_bar(view, client)}" if text else ""
+
+
+def _load_lines(view: GroupView) -> list[str]:
+    return [group_line(view.load)] if view.load is not None else []
+
+
 def _marks(task: TaskView, r: ReplicaView) -> list[str]:
     """Whether the replica stayed or moved (the answer's definitions), and what crosses racks."""
     if r.kind is Kind.WARM_UP:
@@ -99,6 +112,8 @@ def _partition_story(view: GroupView, task: TaskView) -> list[str]:
     """A consumer group's partition: who owned it, who has it now and why."""
     lines = [f"partition {task.name}: topic {task.subtopology}"]
     lines += [f"  {what}" for _, what in task.partitions]
+    if task.load is not None:
+        lines.append(f"  load {amount(task.load)}")
     lines += ["before:", f"  owned by {', '.join(task.previous_active) or 'no member'}", "now:"]
     if task.withheld:
         lines.append(f"  withheld this round: {task.withheld}")
@@ -143,9 +158,11 @@ def _held(view: GroupView, pid: str, kind: Kind) -> list[tuple[TaskView, Replica
 
 
 def _client_head(view: GroupView, client: ClientView) -> list[str]:
+    load = [f"  {text} {text_bar(view, client)}" for text in [load_text(view, client)] if text]
     if view.words is CONSUMER:
         return [
             f"member {_where(view, client.process_id)}",
+            *load,
             "before:",
             f"  owned   {_listed(client.previous_active)}",
             "now:",
@@ -154,6 +171,7 @@ def _client_head(view: GroupView, client: ClientView) -> list[str]:
     return [
         f"client {_where(view, client.process_id)}: {client.threads} thread(s), tags {tags}",
         f"  members {_listed(list(client.members))}",
+        *load,
         "before:",
         f"  active  {_listed(client.previous_active)}",
         f"  state   {_listed(client.previous_standby)}",
@@ -204,9 +222,11 @@ def _consumer_summary(view: GroupView) -> list[str]:
         f"assigned: {len(replicas)}, withheld this round: {len(withheld)}",
         f"partitions moved: {len(moved)} to another member, {len(withheld)} withheld",
         f"partitions cross-rack: {view.cross_rack()}",
+        *_load_lines(view),
     ]
     lines += [
         f"  {_where(view, c.process_id)}: {len(view.held(c.process_id))} partition(s)"
+        + _load_suffix(view, c)
         for c in view.clients
     ]
     lines += [f"partitions moved: {_listed(moved)}", f"partitions withheld: {_listed(withheld)}"]
@@ -242,11 +262,13 @@ def group_summary(view: GroupView) -> list[str]:
             "replicas cross-rack (a partition with no replica in the client's rack):"
             f" {view.cross_rack()}"
         ),
+        *_load_lines(view),
     ]
     for client in view.clients:
         lines.append(
             f"  {_where(view, client.process_id)}: {len(_held(view, client.process_id, Kind.ACTIVE))}"
             f" active, follow-up {followup_text(client.followup_ms, view.now_ms)}"
+            + _load_suffix(view, client)
         )
     moved = [t.name for t in view.tasks for r in t.replicas if r.moved and r.kind is Kind.ACTIVE]
     lines.append(f"tasks whose active moved: {_listed(moved)}")

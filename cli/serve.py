@@ -8,9 +8,12 @@ servers from, so what they check is what the command line asks for.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from kassign.cli import limit_options
+from kassign.server.loads.prometheus import DEFAULT_QUERY
+from kassign.server.loads.source import DEFAULT_TIMEOUT_S, DEFAULT_TTL_S, LoadSourceConfig
 from kassign.server.observe.journal_retention import Retention
 from kassign.server.runtime import app, tls
 from kassign.server.runtime.cores import usable_cores
@@ -33,6 +36,43 @@ def _retention(text: str) -> float:
     if value <= 0 and value != -1:
         raise argparse.ArgumentTypeError(f"must be positive, or -1 for no bound, not {text}")
     return value
+
+
+def _positive(text: str) -> float:
+    """An argparse type: a positive number of seconds."""
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds, 0 or more."""
+    value = float(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
+    return value
+
+
+def _load_source(text: str) -> str:
+    """An argparse type: ``prometheus://HOST:PORT``, refused at start-up otherwise."""
+    try:
+        LoadSourceConfig(source=text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return text
+
+
+def load_source(args: argparse.Namespace) -> LoadSourceConfig | None:
+    """``--load-source`` and its companions as the servers' ``LoadSourceConfig`` (None: none)."""
+    if args.load_source is None:
+        return None
+    return LoadSourceConfig(
+        source=args.load_source,
+        query=args.load_query,
+        timeout_s=args.load_timeout_s,
+        ttl_s=args.load_ttl_s,
+    )
 
 
 def journal_retention(args: argparse.Namespace) -> Retention:
@@ -162,9 +202,44 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="address the metrics endpoint binds (default: --host's; its [::] as 0.0.0.0,"
         " every IPv4 address)",
     )
+    _add_load_source_arguments(p)
     tls.add_server_arguments(p)
     limit_options.add_limit_options(p)
     p.set_defaults(func=_run_serve)
+
+
+def _add_load_source_arguments(p: argparse.ArgumentParser) -> None:
+    """Issue 25: partition loads for balance LOAD requests that carry none."""
+    p.add_argument(
+        "--load-source",
+        type=_load_source,
+        metavar="prometheus://HOST:PORT",
+        help="read partition loads for balance LOAD requests that send none (consumer and Streams)"
+        " from this Prometheus (docs/load-aware.md); a failed read balances by count and"
+        " says so (default: none, such requests balance by count)",
+    )
+    p.add_argument(
+        "--load-query",
+        default=DEFAULT_QUERY,
+        metavar="PROMQL",
+        help="instant query whose series carry topic and partition labels, one load each"
+        " (default: %(default)s)",
+    )
+    p.add_argument(
+        "--load-timeout-s",
+        type=_positive,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help="longest wait for the load source, further bounded by half the call's time left"
+        " (default: %(default)s)",
+    )
+    p.add_argument(
+        "--load-ttl-s",
+        type=_seconds,
+        default=DEFAULT_TTL_S,
+        metavar="SECONDS",
+        help="how long each worker reuses a reading (a failed one: 5 s) (default: %(default)s)",
+    )
 
 
 def _connection_age_options(args: argparse.Namespace) -> tuple[tuple[str, int], ...]:
@@ -197,6 +272,7 @@ def serve_config(args: argparse.Namespace) -> app.ServerConfig:
         reflection=args.reflection,
         extra_options=_connection_age_options(args),
         limits=limit_options.request_limits(args),
+        load_source=load_source(args),
     )
 
 

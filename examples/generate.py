@@ -16,7 +16,9 @@ from uuid import UUID
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
+from kassign.kafka.consumer_user_data import encode_sticky_user_data
 from kassign.v1 import assignment_pb2 as pb
+from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 from kassign_client import build, consumer
 
@@ -160,8 +162,36 @@ def consumer_cooperative_scale_out() -> cpb.ConsumerAssignRequest:
     )
 
 
+CLICK_LOADS = [48.0, 30.0, 22.0, 15.0, 12.0, 10.0, 8.0, 6.0, 5.0, 4.0, 3.0, 2.0]
+"""Messages per second of each partition of "clicks" (issue 25's example): one hot, a long tail."""
+
+
+def consumer_sticky_by_load() -> cpb.ConsumerAssignRequest:
+    """Eager sticky balancing load (issue 25): three consumers each claimed four partitions of
+    "clicks" (Kafka's count balance, in their userData) but partition 0 is hot; consumer-3 joins
+    with capacity 2 (twice the cores). Each owner keeps what fits its share of the bound; the
+    rest moves to where load per unit of capacity is lowest."""
+    members = [
+        consumer.member(
+            f"consumer-{n}",
+            ["clicks"],
+            user_data=encode_sticky_user_data([("clicks", list(range(n, 12, 3)))], 5),
+        )
+        for n in range(3)
+    ]
+    members.append(consumer.member("consumer-3", ["clicks"]))
+    members[3].subscription.capacity = 2.0
+    out = consumer.request(
+        members, [consumer.topic("clicks", 12)], assignor="sticky", group_id="clicks-by-load"
+    )
+    out.topics[0].partition_loads.extend(CLICK_LOADS)
+    out.options.balance = common_pb2.BALANCE_LOAD
+    return out
+
+
 CONSUMER_EXAMPLES: dict[str, Callable[[], cpb.ConsumerAssignRequest]] = {
     "cooperative-sticky-scale-out": consumer_cooperative_scale_out,
+    "sticky-by-load": consumer_sticky_by_load,
     "rack-aware-range": consumer_rack_aware_range,
 }
 """Stored in ``consumer/``: requests of ``ConsumerAssignmentService``."""

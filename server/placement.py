@@ -16,5 +16,6 @@ RULES: dict[Rule, common_pb2.PlacementRule] = {
     Rule.RACK_COST: common_pb2.PLACEMENT_RULE_RACK_COST,
     Rule.TAG_SPREAD: common_pb2.PLACEMENT_RULE_TAG_SPREAD,
     Rule.FALLBACK: common_pb2.PLACEMENT_RULE_FALLBACK,
+    Rule.LOAD: common_pb2.PLACEMENT_RULE_LOAD,
 }
 """One entry per rule (a test checks it is total and one-to-one)."""

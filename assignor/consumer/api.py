@@ -78,5 +78,5 @@ def assign(
                 f"balance LOAD is for {', '.join(LOAD_AWARE)}, not {name!r}",
                 field="options.balance",
             )
-        return load_balanced.assign_load_balanced(name, group, options)
+        return load_balanced.assign_load_balanced(name, group, options, assignor)
     return assignor(group, options)

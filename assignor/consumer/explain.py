@@ -9,7 +9,9 @@ owners, its replicas' racks, its member (none while withheld) and the rule:
   rack holds a replica;
 - ``FALLBACK``: rack-aware, but the member's rack holds none of its replicas;
 - ``BALANCE``: the assignor's spread (range's share, round robin's turn, sticky's balancing),
-  and partitions withheld while they change owner.
+  and partitions withheld while they change owner;
+- ``LOAD``: ``balance=LOAD`` (issue 25) placed or moved it by load per unit of capacity; each
+  member's load and capacity and each partition's load are told too (``explain_load.py``).
 
 Unlike the Streams room, where each phase's holdings are recorded as it runs, these rules are
 read from the answer and the facts the assignors decide on (ownership, racks, rack mode):
@@ -22,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kassign.assignor.consumer import sticky
+from kassign.assignor.consumer.explain_load import LoadFacts, load_facts
 from kassign.assignor.consumer.java_order import java_key
-from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition
+from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup, Member, TopicPartition
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
 from kassign.assignor.placement import Rule
 
@@ -44,6 +47,8 @@ class MemberStory:
     rack_id: str | None
     owned: int
     assigned: int
+    load: float | None = None  # balance=LOAD: its partitions' load this round
+    capacity: float | None = None  # balance=LOAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,7 @@ class PartitionStory:
     replica_racks: tuple[str, ...]
     rule: Rule
     reason: str
+    load: float | None = None  # balance=LOAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +68,12 @@ class ConsumerExplanation:
     partitions: tuple[PartitionStory, ...]
 
 
-def explain_consumer(group: ConsumerGroup, assignment: GroupAssignment) -> ConsumerExplanation:
-    """The explanation of ``assignment`` (see the module docstring for the rules)."""
+def explain_consumer(
+    group: ConsumerGroup, assignment: GroupAssignment, options: AssignOptions | None = None
+) -> ConsumerExplanation:
+    """The explanation of ``assignment`` (see the module docstring for the rules); ``options``,
+    those it was assigned with, are needed for a load-balanced one (its loads, capacities)."""
+    facts = load_facts(group, assignment, options)
     member_of = {tp: m.member_id for m in assignment.members for tp in m.partitions}
     claims = dict(_claims(group, assignment.assignor))
     owners: dict[TopicPartition, list[str]] = {}
@@ -73,7 +83,12 @@ def explain_consumer(group: ConsumerGroup, assignment: GroupAssignment) -> Consu
     assigned = assignment.partitions()
     members = tuple(
         MemberStory(
-            m.member_id, m.rack, len(claims[m.member_id]), len(assigned.get(m.member_id, ()))
+            m.member_id,
+            m.rack,
+            len(claims[m.member_id]),
+            len(assigned.get(m.member_id, ())),
+            None if facts is None else facts.member_load.get(m.member_id, 0.0),
+            None if facts is None else facts.capacity[m.member_id],
         )
         for m in sorted(group.members, key=lambda m: java_key(m.member_id))
     )
@@ -85,9 +100,24 @@ def explain_consumer(group: ConsumerGroup, assignment: GroupAssignment) -> Consu
         racks = tuple(sorted(_racks(group, tp)))
         previous = tuple(sorted(owners.get(tp, ()), key=java_key))
         member = member_of.get(tp)
-        rule, reason = rules.of(member, previous, racks)
-        stories.append(PartitionStory(tp, member, previous, racks, rule, reason))
+        stories.append(_story(tp, member, previous, racks, rules, facts))
     return ConsumerExplanation(members, tuple(stories))
+
+
+def _story(
+    tp: TopicPartition,
+    member: str | None,
+    previous: tuple[str, ...],
+    racks: tuple[str, ...],
+    rules: _Rules,
+    facts: LoadFacts | None,
+) -> PartitionStory:
+    if facts is None:
+        rule, reason = rules.of(member, previous, racks)
+        return PartitionStory(tp, member, previous, racks, rule, reason)
+    load = facts.load_of(tp)
+    rule, reason = facts.rule(tp, load, member, previous)
+    return PartitionStory(tp, member, previous, racks, rule, reason, load)
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,7 @@ def decreasing_min(
 
 
 def solve_split(
-    eligible: BoolArray, counts: IntArray, sizes: IntArray, afford: Callable[[int], None]
+    eligible: BoolArray, counts: IntArray, sizes: IntArray, afford: Callable[[int], object]
 ) -> IntArray:
     """A decreasingly minimal split of pools over classes (pool x class units); ``afford`` is
     told the graph's arc count first and raises ``SolverError`` if the budget cannot take it."""

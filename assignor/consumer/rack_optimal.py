@@ -33,14 +33,17 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from kassign.assignor.consumer.common import partitions_per_topic, rack_reason
+from kassign.assignor.consumer.common import (
+    group_rack_reason,
+    partitions_per_topic,
+    priced_budget,
+)
 from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup, TopicPartition
 from kassign.assignor.consumer.optimal_balance import solve_split, spread_bounds, water_fill
 from kassign.assignor.consumer.optimal_flow import Costs, build_placement, place_units
 from kassign.assignor.consumer.optimal_problem import Problem, build_problems
 from kassign.assignor.consumer.result import (
     GroupAssignment,
-    RackReason,
     RackStatus,
     group_assignment,
     moving_away,
@@ -64,7 +67,7 @@ def assign_rack_optimal(
 ) -> GroupAssignment:
     """Assign ``group`` balanced, rack-local and sticky, as ``options`` ask."""
     costs = _costs(options, group)
-    afford = _budget(options.time_budget_s)
+    afford = priced_budget(options.time_budget_s, _MS_PER_ARC, "arcs")
     target: dict[str, list[TopicPartition]] = {m.member_id: [] for m in group.members}
     status, reason = RackStatus.OPTIMAL, ""
     for problem in build_problems(group, options):
@@ -81,7 +84,7 @@ def assign_rack_optimal(
         group,
         target,
         claims={m.member_id: m.owned_partitions for m in group.members},
-        rack_reason=_kafka_reason(group),
+        rack_reason=group_rack_reason(group),
         withheld=withheld,
         revoked=moving_away(group, target) if options.cooperative else None,
         rack_status=status,
@@ -89,7 +92,7 @@ def assign_rack_optimal(
     )
 
 
-def _optimal(problem: Problem, costs: Costs, afford: Callable[[int], None]) -> IntArray:
+def _optimal(problem: Problem, costs: Costs, afford: Callable[[int], object]) -> IntArray:
     eligible, counts, sizes, _ = _pools(problem)
     split = solve_split(eligible, counts, sizes, afford)
     live = (eligible * counts[:, None]).sum(axis=0) > 0
@@ -142,31 +145,3 @@ def _costs(options: AssignOptions, group: ConsumerGroup) -> Costs:
         partitions = sum(partitions_per_topic(group).values())
         return Costs(cross=partitions + 1, move=1)
     return Costs(cross=2 * _RESOLUTION + 1, move=move)
-
-
-def _budget(seconds: float) -> Callable[[int], None]:
-    """Prices each solve before it runs, at ``_MS_PER_ARC`` per arc, against the budget; the
-    call falls back once its solves together would cost more. No clock is read, so the same
-    request gets the same answer and reason under any load (as the Streams optimiser)."""
-    spent = [0]
-
-    def afford(arcs: int) -> None:
-        total = spent[0] + arcs
-        if total * _MS_PER_ARC / 1000.0 > seconds:
-            raise SolverError(
-                "TIME_BUDGET",
-                f"time budget of {seconds:g} s too small for {total} arcs"
-                f" (about {math.ceil(total * _MS_PER_ARC)} ms)",
-            )
-        spent[0] = total
-
-    return afford
-
-
-def _kafka_reason(group: ConsumerGroup) -> RackReason:
-    """The rack mode Kafka's sticky assignors would choose on this group, and why."""
-    topics = partitions_per_topic(group)
-    return rack_reason(
-        (m.rack for m in group.members if m.rack is not None),
-        (group.topics[t].partition_racks[p] for t, n in topics.items() for p in range(n)),
-    )

@@ -101,7 +101,8 @@ class AssignmentReport:
       applied, and if not why. ``rack_aware``/``rack_reason`` are then the mode Kafka's sticky
       assignors would have chosen on the group;
     - ``load``: (``balance=LOAD``, issue 25) the bound, the peak and the mean load per unit of
-      capacity.
+      capacity; ``notes``: what the caller may not expect (a load-aware answer past its time
+      budget, given by count).
     """
 
     rack_aware: bool
@@ -113,6 +114,7 @@ class AssignmentReport:
     solver_reason: str = ""
     cross_rack_partitions_before: int = 0
     load: LoadFigures | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def solver_fallback(self) -> bool:
@@ -135,9 +137,11 @@ class GroupAssignment:
         """Member id -> its partitions."""
         return {m.member_id: m.partitions for m in self.members}
 
-    def with_load(self, figures: LoadFigures) -> GroupAssignment:
-        """The same assignment, its report carrying a load-balanced answer's figures."""
-        return replace(self, report=replace(self.report, load=figures))
+    def with_load(self, figures: LoadFigures, *notes: str) -> GroupAssignment:
+        """The same assignment, its report carrying a load-balanced answer's figures (and
+        ``notes``)."""
+        report = replace(self.report, load=figures, notes=(*self.report.notes, *notes))
+        return replace(self, report=report)
 
 
 def group_assignment(

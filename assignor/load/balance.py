@@ -1,36 +1,44 @@
 """Place items so that the largest load per unit of capacity is small, moving few of them.
 
 Minimising the largest load on machines of different speeds is NP-hard (it contains bin
-packing), so ``balance`` searches for the smallest *target* ``T`` (a load per unit of
-capacity) at which a placement is found: from the bound it steps up until a fill fits, then
-bisects. At a target each member has room for ``T x capacity``; a *fill* places every item,
-heaviest first, on the eligible member with the most room left (worst fit), or fails.
+packing), so ``balance`` searches for a small *target* ``T`` (a load per unit of capacity). At
+a target each member has room for ``T x capacity``; a *fill* (``fill.py``) places every item,
+heaviest first, on the eligible member with the most room left (worst fit). The search fills
+once at the bound without ever failing (an item goes to the roomiest even past its room) and
+reads the peak that gives; on equal capacities that is the answer (the roomiest member does not
+depend on the target), else it bisects between the bound and the best peak read so far.
 
 At the target found, the *sticky* fill first lets each member keep its previous items,
 heaviest first, each that still fits in its room (light items are the ones that move: they fit
 in the little room a drift leaves others), then fills the rest. ``slack`` trades a little
 balance for stickiness: when the target found is within ``slack`` of the bound, the sticky fill
-may use up to ``bound x (1 + slack)``, so loads drifting a little move few items. Without a
-sticky fill the fresh one stands. Last, moves and swaps off the peak member while the peak is
-above that goal (the heuristics' leftovers on small groups).
+may use up to ``bound x (1 + slack)``, so loads drifting a little move few items. With racks
+(``LoadProblem.sites``) that last fill sends each item to a rack-local member with room when
+there is one: racks never raise the peak past that target, nor (unless ``racks_first``) move a
+kept item. When it fails, the same fill without racks, then at the target found itself; the
+search's placement stands if none fits. With racks, ``racks.settle`` then brings cross-rack
+items home by moves and swaps within that target (the greedy fill's leftovers). Last, moves and swaps off the peak member while the
+peak is above that goal (the heuristics' leftovers on small groups).
 
 Ties break by member and item index: the same problem gives the same placement.
 """
 
 from __future__ import annotations
 
-import heapq
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.load.bound import FloatArray, IntArray, lower_bound, peak_ratio
+from kassign.assignor.load.fill import fill
+from kassign.assignor.load.racks import settle
 
 __all__ = ["BoolArray", "LoadPlan", "LoadProblem", "balance"]
 
 BoolArray = np.ndarray[tuple[int, int], np.dtype[np.bool_]]
 
 _PRECISION = 1e-3  # bisection stops when the target is known to this share of the bound
-_GROWTH = 1.25  # the target's steps up from the bound until a placement fits
 _EPS = 1e-9  # float sums compared with this share of the room
 _ROUNDS = 64  # moves or swaps tried off the peak member, at most
 
@@ -38,13 +46,21 @@ _ROUNDS = 64  # moves or swaps tried off the peak member, at most
 @dataclass(frozen=True, slots=True)
 class LoadProblem:
     """Items with loads and previous owners (``-1``: none), members with capacities; an item of
-    class ``c`` may go to member ``m`` only if ``eligible[c, m]`` (no ``eligible``: anywhere)."""
+    class ``c`` may go to member ``m`` only if ``eligible[c, m]`` (no ``eligible``: anywhere).
+    Racks, optional: an item of site ``s`` (``sites``: its replicas' racks, as a number) is
+    rack-local on member ``m`` if ``local[s, m]``; ``balance`` prefers those where the peak
+    and the moves allow. ``stay``, optional: what moving each item away from its owner costs
+    (a Streams task's state bytes); a member over its room keeps the costliest first, so the
+    cheap ones move (none: by load)."""
 
     loads: FloatArray
     capacities: FloatArray
     owners: IntArray
     classes: IntArray | None = None
     eligible: BoolArray | None = None
+    sites: IntArray | None = None
+    local: BoolArray | None = None
+    stay: FloatArray | None = None
 
     def __post_init__(self) -> None:
         if (self.loads < 0).any() or not np.isfinite(self.loads).all():
@@ -55,6 +71,17 @@ class LoadProblem:
             raise ValueError("one previous owner (or -1) per item")
         if (self.classes is None) != (self.eligible is None):
             raise ValueError("classes and eligible come together")
+        if (self.sites is None) != (self.local is None):
+            raise ValueError("sites and local come together")
+        if self.stay is not None and len(self.stay) != len(self.loads):
+            raise ValueError("one stay cost per item")
+        if self.sites is not None and self.local is not None:
+            if len(self.sites) != len(self.loads):
+                raise ValueError("one site per item")
+            if self.local.shape[1:] != self.capacities.shape or (
+                len(self.sites) and not 0 <= self.sites.min() <= self.sites.max() < len(self.local)
+            ):
+                raise ValueError("local takes a row per site and a column per member")
 
     def allowed(self, item: int) -> IntArray:
         """The members ``item`` may go to, in index order."""
@@ -65,135 +92,111 @@ class LoadProblem:
 
 @dataclass(frozen=True, slots=True)
 class LoadPlan:
-    """An owner per item, the bound, the peak reached and how many items changed owner."""
+    """An owner per item, the bound, the peak reached and how many items changed owner;
+    ``target``: the load per unit of capacity the last fill was allowed (the target found,
+    within ``slack``), which racks never push the peak past."""
 
     owners: IntArray
     bound: float
     peak: float
     moves: int
+    target: float = 0.0
 
 
-def balance(problem: LoadProblem, *, slack: float = 0.01) -> LoadPlan:
-    """The placement described in the module's docstring."""
-    for i in range(len(problem.loads)) if problem.eligible is not None else ():
-        if not len(problem.allowed(i)):
-            raise ValueError(f"item {i} may go to no member")
+def balance(
+    problem: LoadProblem,
+    *,
+    slack: float = 0.01,
+    racks_first: bool = False,
+    afford: Callable[[int], object] | None = None,
+) -> LoadPlan:
+    """The placement described in the module's docstring. ``racks_first``: rack-local beats
+    kept (``rack-optimal``'s order); else kept items stay and racks only steer the rest.
+    ``afford``: told, before each fill or improvement round, how many item placements it
+    costs (``_units``); it raises to stop (a caller's time budget, priced without a clock)."""
+    if problem.eligible is not None and problem.classes is not None:
+        reachable = np.asarray(problem.eligible.any(axis=1))
+        stranded = np.flatnonzero(~reachable[problem.classes])
+        if len(stranded):
+            raise ValueError(f"item {int(stranded[0])} may go to no member")
+    pay = afford if afford is not None else _free
     bound = lower_bound(problem.loads, problem.capacities)
-    lo = hi = bound
-    found = _fill(problem, hi, keep=False)
-    while found is None:  # the bound is rarely reached: raise the target until a fill fits
-        lo, hi = hi, hi * _GROWTH
-        found = _fill(problem, hi, keep=False)
-    best = found
-    while hi - lo > _PRECISION * bound:
-        target = (lo + hi) / 2
-        found = _fill(problem, target, keep=False)
-        if found is None:
-            lo = target
-        else:
-            hi, best = target, found
+    best, hi = _search(problem, bound, pay)
     relaxed = max(hi, min(bound * (1 + slack), hi * (1 + slack)))
-    sticky = None
-    if (problem.owners >= 0).any():
-        sticky = _fill(problem, relaxed, keep=True)
-        if sticky is None and relaxed > hi:
-            sticky = _fill(problem, hi, keep=True)
-    owners = _improve(problem, sticky if sticky is not None else best, bound * (1 + slack))
+    final = None
+    racks = problem.sites is not None
+    if racks or (problem.owners >= 0).any():
+        tries = [(relaxed, racks), (relaxed, False), (hi, racks), (hi, False)]
+        for target, steer in dict.fromkeys(tries):
+            pay(_units(problem, steer))
+            final = fill(problem, target, keep=True, racks=steer, racks_first=racks_first)
+            if final is not None:
+                break
+    placed = final if final is not None else best
+    if racks:
+        placed = settle(problem, placed, relaxed, racks_first=racks_first, pay=pay)
+    owners = _improve(problem, placed, bound * (1 + slack), pay)
     return LoadPlan(
         owners=owners,
         bound=bound,
         peak=peak_ratio(problem.loads, problem.capacities, owners),
         moves=int(((problem.owners >= 0) & (owners != problem.owners)).sum()),
+        target=relaxed,
     )
 
 
-def _fill(problem: LoadProblem, target: float, *, keep: bool) -> IntArray | None:
-    """Kept items, then the rest heaviest first into the roomiest eligible member."""
+def _free(items: int) -> None:
+    """No budget: every fill is affordable."""
+
+
+def _units(problem: LoadProblem, racks: bool) -> int:
+    """A fill's price in item placements: each item counts 2 where a heap per class (or site)
+    chooses its member, measured about 4 times slower an item than the unrestricted fill."""
+    return len(problem.loads) * (2 if racks or problem.classes is not None else 1)
+
+
+def _search(
+    problem: LoadProblem, bound: float, pay: Callable[[int], object]
+) -> tuple[IntArray, float]:
+    """The placement of least peak the fills find, and that peak: a fill that never fails
+    (each item to the roomiest even past its room) at the bound, then bisection between the
+    bound and the best peak read. On equal capacities the roomiest member does not depend on
+    the target (room is target minus load), so the first fill is the answer."""
     loads, caps = problem.loads, problem.capacities
-    rooms = target * caps * (1 + _EPS)
-    owners = np.full(len(loads), -1, dtype=np.int64)
-    if keep:
-        kept = _kept(problem, rooms)
-        owners[kept] = problem.owners[kept]
-        rooms -= np.bincount(owners[kept], weights=loads[kept], minlength=len(caps))
-    pool = np.flatnonzero(owners < 0)
-    pool = pool[np.lexsort((pool, -loads[pool]))]
-    return owners if _worst_fit(problem, pool, rooms, owners) else None
-
-
-def _kept(problem: LoadProblem, rooms: FloatArray) -> IntArray:
-    """The previous items each member keeps: heaviest first, each that still fits in its room.
-
-    Keeping the heavy ones leaves light items to move, which fit in the little room the other
-    members have left when loads drift; a member within its room keeps everything."""
-    loads, prev = problem.loads, problem.owners
-    mine = np.flatnonzero(prev >= 0)
-    if problem.eligible is not None and problem.classes is not None:
-        mine = mine[problem.eligible[problem.classes[mine], prev[mine]]]
-    order = mine[np.lexsort((mine, -loads[mine], prev[mine]))]
-    if not len(order):
-        return order
-    owner = prev[order]
-    total = np.cumsum(loads[order])
-    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
-    ends = np.r_[starts[1:], len(order)]
-    before = np.repeat(np.r_[0.0, total][starts], ends - starts)
-    keep = total - before <= rooms[owner]
-    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
-        if keep[end - 1]:
-            continue  # the whole list fits
-        room = float(rooms[owner[start]])
-        for k in range(start, end):  # first fit down the list
-            w = float(loads[order[k]])
-            keep[k] = w <= room
-            room -= w if keep[k] else 0.0
-    kept: IntArray = order[keep]
-    return kept
-
-
-def _worst_fit(problem: LoadProblem, pool: IntArray, rooms: FloatArray, owners: IntArray) -> bool:
-    """Each pool item (in order) to the eligible member with the most room; False when the
-    roomiest has too little. Writes ``owners`` and ``rooms``."""
-    loads = problem.loads
-    if problem.eligible is None or problem.classes is None:
-        heap = [(-r, m) for m, r in enumerate(rooms.tolist())]
-        heapq.heapify(heap)
-        chosen = []
-        for w in loads[pool].tolist():
-            room, m = heap[0]
-            if w > -room:
-                return False
-            chosen.append(m)
-            heapq.heapreplace(heap, (room + w, m))
-        owners[pool] = chosen
-        rooms[:] = [-r for r, _ in sorted(heap, key=lambda e: e[1])]
-        return True
-    heaps: dict[int, list[tuple[float, int]]] = {}
-    for i in pool.tolist():
-        c = int(problem.classes[i])
-        if c not in heaps:
-            heaps[c] = [(-float(rooms[m]), int(m)) for m in problem.allowed(i)]
-            heapq.heapify(heaps[c])
-        heap = heaps[c]
-        while heap and -heap[0][0] != rooms[heap[0][1]]:  # stale: another class took room
-            heapq.heapreplace(heap, (-float(rooms[heap[0][1]]), heap[0][1]))
-        if not heap or loads[i] > -heap[0][0]:
-            return False
-        m = heap[0][1]
-        rooms[m] -= loads[i]
-        owners[i] = m
-        heapq.heapreplace(heap, (-float(rooms[m]), m))
-    return True
+    lo = bound
+    pay(_units(problem, False))
+    best = fill(problem, bound, strict=False)
+    assert best is not None
+    hi = peak_ratio(loads, caps, best)
+    if not len(caps) or (caps == caps[0]).all():
+        return best, hi
+    while hi - lo > _PRECISION * bound:
+        checkpoint()
+        target = (lo + hi) / 2
+        pay(_units(problem, False))
+        found = fill(problem, target, strict=False)
+        assert found is not None
+        peak = peak_ratio(loads, caps, found)
+        if peak < hi:
+            best, hi = found, peak
+        if peak > target * (1 + _EPS):
+            lo = target
+    return best, hi
 
 
 def _improve(
-    problem: LoadProblem, owners: IntArray, goal: float, rounds: int = _ROUNDS
+    problem: LoadProblem,
+    owners: IntArray,
+    goal: float,
+    pay: Callable[[int], object],
+    rounds: int = _ROUNDS,
 ) -> IntArray:
     """Moves and swaps off the peak member while each lowers it and the peak is above ``goal``
     (moves bought below it would cost stickiness for nothing the caller asked for): the
-    heuristics' leftovers on small groups, where one heavy item decides the peak. Each round takes the first move (the
-    peak's heaviest item first, to the member it leaves least loaded) or else the first swap
-    (with a lighter item elsewhere) that leaves both members below the old peak."""
+    heuristics' leftovers on small groups, where one heavy item decides the peak. Each round
+    takes the first move (the peak's heaviest item first, to the member it leaves least
+    loaded, a rack-local one if any) or else the first swap (with a lighter item elsewhere)
+    that leaves both members below the old peak."""
     loads, caps = problem.loads, problem.capacities
     owners = owners.copy()
     totals: FloatArray = np.bincount(owners, weights=loads, minlength=len(caps)).astype(float)
@@ -203,6 +206,8 @@ def _improve(
         peak = float(ratios[p]) * (1 - _EPS)
         if peak <= goal:
             break
+        pay(len(loads))
+        checkpoint()
         mine = np.flatnonzero(owners == p)
         mine = mine[np.lexsort((mine, -loads[mine]))]
         if not _step(problem, owners, totals, p, peak, mine):
@@ -227,8 +232,13 @@ def _step(
         if not len(allowed):
             continue
         after = (totals[allowed] + loads[i]) / caps[allowed]
-        q = int(allowed[np.argmin(after)])
-        if after.min() < peak:
+        below = after < peak
+        if below.any():
+            if problem.sites is not None and problem.local is not None:
+                near = below & problem.local[problem.sites[i], allowed]
+                below = near if near.any() else below
+            fits = np.flatnonzero(below)
+            q = int(allowed[fits[np.argmin(after[fits])]])
             _give(owners, totals, loads, i, p, q)
             return True
         # a lighter item j elsewhere, whose member may take i and p may take j

@@ -21,6 +21,7 @@ from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
     ApplicationState,
+    Balance,
     KafkaStreamsState,
     ProcessId,
     TaskId,
@@ -84,10 +85,14 @@ class TaskStory:
 
 @dataclass(frozen=True, slots=True)
 class ClientStory:
+    """A client as the explanation tells it; ``load``: with ``balance`` ``LOAD``, the load of
+    its active tasks (its capacity is its threads), else ``None``."""
+
     process_id: ProcessId
     rack_id: str | None
     tags: tuple[tuple[str, str], ...]
     threads: int
+    load: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +105,11 @@ class Explanation:
 
 def explain(state: ApplicationState, assignment: TaskAssignment, trace: Trace) -> Explanation:
     """The explanation of ``assignment`` (of ``state``) from the trace its assignor recorded."""
+    loads = _client_loads(state, assignment)
     clients = tuple(
-        ClientStory(pid, c.rack_id, tuple(sorted(c.client_tags.items())), c.num_threads)
+        ClientStory(
+            pid, c.rack_id, tuple(sorted(c.client_tags.items())), c.num_threads, loads.get(pid)
+        )
         for pid, c in state.clients.items()
     )
     context = _Context(state, trace, frozenset(assignment.diagnostics.warmup_replicas))
@@ -109,6 +117,14 @@ def explain(state: ApplicationState, assignment: TaskAssignment, trace: Trace) -
     return Explanation(
         clients, tasks, state.configs.acceptable_recovery_lag, move_counts(state, assignment)
     )
+
+
+def _client_loads(state: ApplicationState, assignment: TaskAssignment) -> dict[ProcessId, float]:
+    """Each client's active load under ``balance`` ``LOAD`` (issue 25); none under ``COUNT``."""
+    if state.configs.balance is not Balance.LOAD:
+        return {}
+    load_of = state.task_loads.load_of
+    return {a.process_id: sum(load_of(t) for t in a.active) for a in assignment.assignments}
 
 
 class _Context:

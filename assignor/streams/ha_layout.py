@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.holders import compact
+from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 
-__all__ = ["Holdings", "Layout", "settled"]
+__all__ = ["Holdings", "Layout", "catch_up_index", "settled", "warmup_pairs"]
 
 Holdings = list[set[int]]
 """Per client index, a set of task indices: the scratch form of one kind of assignment."""
@@ -62,3 +63,23 @@ def settled(held: Holdings, balanced: Sequence[list[int]], before: Sequence[list
     client it left as it was (most of them, and every one of a fresh group), a compact set of
     the new list for the others (issue 24: not a second set of every task)."""
     return [h if b == a else compact(b) for h, b, a in zip(held, balanced, before, strict=True)]
+
+
+def catch_up_index(state: ApplicationState, layout: Layout) -> CatchUpIndex:
+    """Who is caught up on which stateful task, in the layout's index space."""
+    return CatchUpIndex(
+        layout.stateful,
+        state.end_offset_sums_of(layout.stateful),
+        client_lags=[state.clients[c].task_lags for c in layout.clients],
+        acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
+    )
+
+
+def warmup_pairs(
+    layout: Layout, warmups: Sequence[AbstractSet[int]]
+) -> tuple[tuple[TaskId, ProcessId], ...]:
+    """Every warm-up replica (per client, task positions) by name
+    (``Diagnostics.warmup_replicas``), sorted by task."""
+    return tuple(
+        sorted((layout.stateful[t], layout.clients[c]) for c, ws in enumerate(warmups) for t in ws)
+    )

@@ -34,7 +34,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from kassign.assignor.interrupt import checkpoint
-from kassign.assignor.streams.ha_layout import Holdings, Layout
+from kassign.assignor.streams.ha_layout import Holdings, Layout, catch_up_index, warmup_pairs
+from kassign.assignor.streams.ha_load import assign_by_load
 from kassign.assignor.streams.ha_phases import (
     rack_aware,
     rack_tables,
@@ -44,7 +45,8 @@ from kassign.assignor.streams.ha_phases import (
 )
 from kassign.assignor.streams.holders import picked
 from kassign.assignor.streams.lags import CatchUpIndex
-from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.load_plan import fallback_note, measured_figures
+from kassign.assignor.streams.model import ApplicationState, Balance, ProcessId, TaskId
 from kassign.assignor.streams.movement import (
     ActiveMoves,
     StandbyMoves,
@@ -99,13 +101,35 @@ def explain_high_availability(state: ApplicationState) -> tuple[TaskAssignment, 
 def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
     if not state.clients:
         return task_assignment(()), None
+    if state.configs.balance is Balance.LOAD:
+        return _by_load(state, explain=explain)
+    return _by_count(state, explain=explain)
+
+
+def _by_load(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
+    """Issue 25's mode (``ha_load``); past its budget, the count-balanced answer, its figures
+    measured and a note saying why. No trace of its own yet: an explanation's rules are
+    ``UNSPECIFIED`` for it."""
+    by_load = assign_by_load(state)
+    if isinstance(by_load, TaskAssignment):
+        return by_load, None
+    counted, trace = _by_count(state, explain=explain)
+    fallback = Diagnostics(solver_fallback=True, notes=(fallback_note(by_load),))
+    figures = Diagnostics(load=measured_figures(state, counted))
+    return task_assignment(
+        counted.assignments, counted.diagnostics.merged(fallback).merged(figures)
+    ), trace
+
+
+def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
+    """Kafka's mode: the phases of the module docstring."""
     layout = Layout.of(state)
     tables = rack_tables(state, layout)
     active, active_diagnostics, balanced = stateful_actives(state, layout, tables)
     standby, standby_diagnostics, standby_phases = standbys(
         state, layout, active, tables, keep=explain
     )
-    index = _catch_up_index(state, layout)
+    index = catch_up_index(state, layout)
     # Only a rack-aware pass (``_measured``) or a trace reads the holdings before movements
     # again; otherwise the movements take them over (issue 16: no copy of every task).
     keep = explain or rack_aware(state)
@@ -122,12 +146,12 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
         state, layout, final_active
     )
     movements = moved.movements + copied.movements
-    warmup_pairs = _warmup_pairs(layout, warmups)
+    pairs = warmup_pairs(layout, warmups)
     diagnostics = (
         Diagnostics(
-            warmups=len(warmup_pairs),
-            notes=_movement_notes(moved.movements, copied.movements, len(warmup_pairs)),
-            warmup_replicas=warmup_pairs,
+            warmups=len(pairs),
+            notes=_movement_notes(moved.movements, copied.movements, len(pairs)),
+            warmup_replicas=pairs,
         )
         .merged(active_diagnostics)
         .merged(standby_diagnostics)
@@ -189,16 +213,6 @@ def _warmups(moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
     return [frozenset(ws) for ws in warm]
 
 
-def _warmup_pairs(
-    layout: Layout, warmups: Sequence[AbstractSet[int]]
-) -> tuple[tuple[TaskId, ProcessId], ...]:
-    """Every warm-up replica (``_warmups``) by name (``Diagnostics.warmup_replicas``), sorted
-    by task."""
-    return tuple(
-        sorted((layout.stateful[t], layout.clients[c]) for c, ws in enumerate(warmups) for t in ws)
-    )
-
-
 def _measured(
     state: ApplicationState,
     layout: Layout,
@@ -231,15 +245,6 @@ def _measured(
         joint,
         cross_rack_cost_before=joint.cross_rack_cost_before + change,
         cross_rack_cost_after=joint.cross_rack_cost_after + change,
-    )
-
-
-def _catch_up_index(state: ApplicationState, layout: Layout) -> CatchUpIndex:
-    return CatchUpIndex(
-        layout.stateful,
-        state.end_offset_sums_of(layout.stateful),
-        client_lags=[state.clients[c].task_lags for c in layout.clients],
-        acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
 
+from kassign.assignor.load.figures import Balance
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition, positions
 from kassign.assignor.streams.task_table import TaskTable
@@ -23,12 +24,14 @@ __all__ = [
     "UNKNOWN_OFFSET_SUM",
     "ApplicationState",
     "AssignmentConfigs",
+    "Balance",
     "ConsumerState",
     "KafkaStreamsState",
     "ProcessId",
     "RackAwareStrategy",
     "TaskId",
     "TaskInfo",
+    "TaskLoads",
     "TaskTable",
     "TaskTopicPartition",
     "application_state",
@@ -110,6 +113,8 @@ class AssignmentConfigs:
     KIP-925 (high availability 10/1, sticky 1/10). ``assignment_time_budget_ms`` ``None`` means no
     budget (the server fills in its default). ``standby_rack_spread`` (kassign's own, off as in
     Kafka): the rack stands in for the one standby tag when no tags are configured (``tags.py``).
+    ``balance`` (issue 25): ``COUNT``, Kafka's tasks per thread, or ``LOAD``, each task's
+    ``TaskLoads`` load per thread (docs/load-aware.md).
     """
 
     assignor: str = "high_availability"
@@ -123,6 +128,24 @@ class AssignmentConfigs:
     non_overlap_cost: int | None = None
     assignment_time_budget_ms: int | None = None
     standby_rack_spread: bool = False
+    balance: Balance = Balance.COUNT
+
+
+@dataclass(frozen=True, slots=True)
+class TaskLoads:
+    """What a task costs (issue 25), read only with ``balance`` ``LOAD``: ``loads``, its work
+    (any unit, non-negative; a task not listed costs 1, so none listed is counting), and
+    ``state_bytes``, its local state (what moving its active costs to restore; unknown where
+    not listed). Only the tasks a request gave figures for are kept."""
+
+    loads: Mapping[TaskId, float] = field(default_factory=dict)
+    state_bytes: Mapping[TaskId, int] = field(default_factory=dict)
+
+    def load_of(self, task: TaskId) -> float:
+        return self.loads.get(task, 1.0)
+
+    def state_of(self, task: TaskId) -> int:
+        return self.state_bytes.get(task, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +160,7 @@ class ApplicationState:
     clients: Mapping[ProcessId, KafkaStreamsState]
     configs: AssignmentConfigs = field(default_factory=AssignmentConfigs)
     now_ms: int = 0
+    task_loads: TaskLoads = field(default_factory=TaskLoads)
 
     @property
     def stateful_tasks(self) -> tuple[TaskId, ...]:
@@ -176,10 +200,15 @@ def application_state(
     clients: Iterable[KafkaStreamsState],
     configs: AssignmentConfigs | None = None,
     now_ms: int = 0,
+    task_loads: TaskLoads | None = None,
 ) -> ApplicationState:
     """An ``ApplicationState`` with tasks and clients in their canonical order."""
     task_map = TaskTable.of(tasks)
     client_map = {c.process_id: c for c in sorted(clients, key=lambda c: process_key(c.process_id))}
     return ApplicationState(
-        tasks=task_map, clients=client_map, configs=configs or AssignmentConfigs(), now_ms=now_ms
+        tasks=task_map,
+        clients=client_map,
+        configs=configs or AssignmentConfigs(),
+        now_ms=now_ms,
+        task_loads=task_loads or TaskLoads(),
     )

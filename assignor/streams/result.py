@@ -10,6 +10,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
+from kassign.assignor.load.figures import LoadFigures
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.model import ProcessId, TaskId
 
@@ -138,6 +139,8 @@ class Diagnostics:
     warmup_replicas: tuple[tuple[TaskId, ProcessId], ...] = ()
     """The warm-ups by name (``warmups`` counts them): ``moves.move_counts`` tells them from
     standbys. Sorted by task; at most ``max_warmup_replicas`` of them."""
+    load: LoadFigures | None = None
+    """With ``balance`` ``LOAD`` (issue 25): the answer's bound, peak and mean per thread."""
 
     def merged(self, other: Diagnostics) -> Diagnostics:
         """Combine the diagnostics of two phases (counts and costs add, notes append).
@@ -156,6 +159,7 @@ class Diagnostics:
             solver_fallback=self.solver_fallback or other.solver_fallback,
             notes=self.notes + other.notes,
             warmup_replicas=tuple(sorted(self.warmup_replicas + other.warmup_replicas)),
+            load=other.load if other.load is not None else self.load,
         )
 
     @property

@@ -28,7 +28,18 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from kassign.assignor.ordering import sorted_processes
-from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
+from kassign.assignor.streams.load_plan import (
+    fallback_note,
+    measured_figures,
+    sticky_actives_by_load,
+)
+from kassign.assignor.streams.model import (
+    ApplicationState,
+    Balance,
+    ProcessId,
+    RackAwareStrategy,
+    TaskId,
+)
 from kassign.assignor.streams.rack import CostPhase, exchange_roles, trim_actives, trim_standbys
 from kassign.assignor.streams.result import (
     Diagnostics,
@@ -65,14 +76,24 @@ _Map = Mapping[ProcessId, AbstractSet[TaskId]]
 def _assign(
     state: ApplicationState, *, explain: bool
 ) -> tuple[TaskAssignment, StickyPhases | None]:
-    book = ClientBook(state)
-    _assign_actives(state, book)
     active: _Map
     standby: _Map
-    active = sticky = book.handed(book.active)  # the standbys below never change the actives
+    sticky: _Map
+    by_load = sticky_actives_by_load(state) if state.configs.balance is Balance.LOAD else None
     diagnostics = Diagnostics()
-    if state.configs.rack_aware_strategy is not RackAwareStrategy.NONE:
-        active, diagnostics = _optimise_actives(state, active)
+    if isinstance(by_load, tuple):  # issue 25: its own rack trim (``load_racks``)
+        active, diagnostics = by_load
+        sticky = active
+        book = ClientBook(state, active)
+    else:
+        if by_load is not None:
+            diagnostics = Diagnostics(solver_fallback=True, notes=(fallback_note(by_load),))
+        book = ClientBook(state)
+        _assign_actives(state, book)
+        active = sticky = book.handed(book.active)  # the standbys below never change the actives
+    if rack_aware(state) and not isinstance(by_load, tuple):
+        active, more = _optimise_actives(state, active)
+        diagnostics = diagnostics.merged(more)
         book = ClientBook(state, active)
     optimised = active
     untagged: frozenset[tuple[TaskId, ProcessId]] | None = None
@@ -94,13 +115,18 @@ def _assign(
     ):
         standby, more = _optimise_standbys(state, active, standby)
         trimmed = standby
-        active, standby, joint = _exchange(state, active, standby)
-        diagnostics = diagnostics.merged(more).merged(joint)
+        diagnostics = diagnostics.merged(more)
+        if not isinstance(by_load, tuple):  # an exchange moves actives: not by load
+            active, standby, joint = _exchange(state, active, standby)
+            diagnostics = diagnostics.merged(joint)
     assignment = task_assignment(
         (KafkaStreamsAssignment.of(pid, active[pid], standby[pid]) for pid in state.clients),
         diagnostics,
     )
-    if not explain:
+    if by_load is not None:
+        figures = Diagnostics(load=measured_figures(state, assignment))
+        assignment = task_assignment(assignment.assignments, diagnostics.merged(figures))
+    if not explain or isinstance(by_load, tuple):  # the load mode has no rules traced yet
         return assignment, None
     phases = StickyPhases(
         actives=(sticky, optimised, active),
@@ -108,6 +134,10 @@ def _assign(
         untagged=untagged,
     )
     return assignment, phases
+
+
+def rack_aware(state: ApplicationState) -> bool:
+    return state.configs.rack_aware_strategy is not RackAwareStrategy.NONE
 
 
 def sticky_actives(state: ApplicationState) -> dict[ProcessId, frozenset[TaskId]]:

@@ -71,6 +71,10 @@ class DecodedConsumerRequest:
     # members that sent topic_list or owned_by_topic: their errors name those fields
     compact_fields: Mapping[str, frozenset[str]] = field(default_factory=dict, compare=False)
     loads_sent: bool = False  # partition loads or capacities came, whatever the balance (issue 25)
+    # balance LOAD: where the loads came from ("request", "prometheus"; "": counts stood in) and
+    # what the report says of them (source_loads.py)
+    load_source: str = ""
+    load_notes: tuple[str, ...] = ()
 
 
 def decode_request(
@@ -113,14 +117,14 @@ def decode_request(
     checks.check_answer(group, limits, compact=request.compact_answer, assignment_bytes=with_bytes)
     loads = {t.name: t.partition_loads for t in request.topics if t.partition_loads}
     capacities = _capacities(request.members)
+    options = decode_options(request.options, request.assignor, loads=loads, capacities=capacities)
     return DecodedConsumerRequest(
         group_id=request.group_id,
         assignor=request.assignor,
         group=group,
-        options=decode_options(
-            request.options, request.assignor, loads=loads, capacities=capacities
-        ),
+        options=options,
         loads_sent=bool(loads or capacities),
+        load_source="request" if options.loads else "",
         options_set=request.options.ByteSize() > 0,
         compact_answer=request.compact_answer,
         assignment_bytes=with_bytes,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.common import partitions_per_topic, subscribed_topics
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
-from kassign.assignor.load.figures import Balance, LoadFigures
+from kassign.assignor.load.figures import Balance
 from kassign.kafka.consumer_protocol import AssignmentEncoder
 from kassign.server.consumer.compact_wire import compact_members_wire, topic_table
 from kassign.server.consumer.decode import DecodedConsumerRequest
@@ -28,6 +28,7 @@ from kassign.server.consumer.group_bytes import (
 )
 from kassign.server.consumer.members_wire import members_wire
 from kassign.server.consumer.response_wire import ConsumerWireResponse
+from kassign.server.load_figures import load_message
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
@@ -117,19 +118,14 @@ def _report(
         solver_fallback=report.solver_fallback,
         max_partitions_per_member=max(counts, default=0),
         min_partitions_per_member=min(counts, default=0),
-        notes=_notes(decoded),
-        load=_load(report.load),
+        notes=[*_notes(decoded), *report.notes],
+        load=load_message(report.load, decoded.load_source),
     )
 
 
-def _load(figures: LoadFigures | None) -> common_pb2.LoadFigures | None:
-    if figures is None:
-        return None
-    return common_pb2.LoadFigures(bound=figures.bound, peak=figures.peak, mean=figures.mean)
-
-
 def _notes(decoded: DecodedConsumerRequest) -> list[str]:
-    """What the caller may not expect: options Kafka's assignors ignore, topics without metadata."""
+    """What the caller may not expect: options Kafka's assignors ignore, topics without
+    metadata, where balance LOAD's loads came from when not from the request."""
     notes = []
     group = decoded.group
     missing = sorted(subscribed_topics(group.members).difference(group.topics))
@@ -142,4 +138,5 @@ def _notes(decoded: DecodedConsumerRequest) -> list[str]:
         notes.append(f"options ignored: {decoded.assignor} is Kafka's assignor, which has none")
     if decoded.loads_sent and not by_load:
         notes.append("partition loads and capacities ignored: balance is COUNT (options.balance)")
+    notes.extend(decoded.load_notes)
     return notes

@@ -1,5 +1,6 @@
 """A ``ConsumerExplanation`` as ``ConsumerAssignResponse.explanation``: only when the request
-asked, so a default answer keeps its bytes (docs/explanations.md)."""
+asked, so a default answer keeps its bytes (docs/explanations.md); load figures only under
+balance LOAD, so a COUNT answer's explanation keeps its bytes too."""
 
 from __future__ import annotations
 
@@ -16,14 +17,16 @@ def add_consumer_explanation(
 ) -> None:
     message = response.explanation
     for member in explanation.members:
-        message.members.add(
+        told = message.members.add(
             member_id=member.member_id,
             rack_id=member.rack_id or "",
             owned=member.owned,
             assigned=member.assigned,
         )
+        if member.load is not None and member.capacity is not None:  # balance LOAD only
+            told.load, told.capacity = member.load, member.capacity
     for story in explanation.partitions:
-        message.partitions.add(
+        part = message.partitions.add(
             partition=common_pb2.TopicPartition(
                 topic=story.partition.topic, partition=story.partition.partition
             ),
@@ -33,3 +36,5 @@ def add_consumer_explanation(
             rule=RULES[story.rule],
             reason=story.reason,
         )
+        if story.load is not None:
+            part.load = story.load

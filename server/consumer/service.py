@@ -18,6 +18,7 @@ from kassign.server.consumer.servicer import (
     NullConsumerObserver,
 )
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.loads.source import LoadSource
 from kassign.v1 import consumer_pb2 as cpb
 
 __all__ = ["SERVICE_NAME", "ConsumerRequestJournal", "add_to_server"]
@@ -40,8 +41,9 @@ class _JournalingServicer(ConsumerAssignmentServicer):
         *,
         observer: ConsumerObserver | None,
         limits: RequestLimits,
+        loads: LoadSource | None,
     ) -> None:
-        super().__init__(observer=observer, limits=limits)
+        super().__init__(observer=observer, limits=limits, loads=loads)
         self._journal = journal
 
     def Assign(
@@ -57,12 +59,14 @@ def add_to_server(
     observer: ConsumerObserver | None = None,
     journal: ConsumerRequestJournal | None = None,
     limits: RequestLimits = DEFAULT_LIMITS,
+    loads: LoadSource | None = None,
 ) -> str:
-    """Add ``ConsumerAssignmentService`` to ``server``; returns its full name (for health, reflection)."""
+    """Add ``ConsumerAssignmentService`` to ``server``; returns its full name (for health,
+    reflection). ``loads``: the server's load source, for requests with balance LOAD and none."""
     servicer = (
-        _JournalingServicer(journal, observer=observer, limits=limits)
+        _JournalingServicer(journal, observer=observer, limits=limits, loads=loads)
         if journal is not None
-        else ConsumerAssignmentServicer(observer=observer, limits=limits)
+        else ConsumerAssignmentServicer(observer=observer, limits=limits, loads=loads)
     )
     method = Unary(servicer.Assign, cpb.ConsumerAssignRequest, cpb.ConsumerAssignResponse)
     on_error = (observer or NullConsumerObserver()).on_error

@@ -25,11 +25,14 @@ from kassign.server.consumer.decode import DecodedConsumerRequest, decode_reques
 from kassign.server.consumer.explain import add_consumer_explanation
 from kassign.server.consumer.request_paths import located
 from kassign.server.consumer.response_wire import ConsumerWireResponse
+from kassign.server.consumer.source_loads import wants_source_loads, with_source_loads
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.loads.source import LoadSource
 from kassign.v1 import consumer_pb2 as cpb
 from kassign.v1 import consumer_pb2_grpc
 
 __all__ = [
+    "LOAD_SOURCE",
     "PHASES",
     "ConsumerAssignmentServicer",
     "ConsumerObserver",
@@ -38,8 +41,10 @@ __all__ = [
     "assign_consumer_request",
 ]
 
-PHASES = ("decode", "assign", RACK_OPTIMISATION, "encode")
-"""The phases ``on_phase`` reports, in order; ``rack_optimisation`` only if the assignor times
+LOAD_SOURCE = "load_source"
+PHASES = ("decode", LOAD_SOURCE, "assign", RACK_OPTIMISATION, "encode")
+"""The phases ``on_phase`` reports, in order; ``load_source`` only for balance LOAD without
+loads in the request (``source_loads``); ``rack_optimisation`` only if the assignor times
 its solver (``kassign.assignor.timing``; ``rack-optimal`` does not, so its solver counts in
 ``assign``), ``assign`` then being the rest of its time."""
 
@@ -96,16 +101,22 @@ def assign_consumer_request(
     observer: ConsumerObserver | None = None,
     deadline: Deadline | None = None,
     limits: RequestLimits = DEFAULT_LIMITS,
+    loads: LoadSource | None = None,
 ) -> ConsumerOutcome:
     """The response to one request; raises ``KassignError`` subclasses (the CLI shares this).
 
     ``deadline`` as for the Streams room: the call ends between phases once its caller is gone,
-    and ``rack-optimal``'s budget takes at most ``calls.BUDGET_SHARE`` of the time left;
+    and ``rack-optimal``'s budget takes at most ``calls.BUDGET_SHARE`` of the time left, as
+    does a read of ``loads`` (the server's load source, ``source_loads``);
     ``limits`` (``kassign.server.limits``) are checked while decoding."""
     obs = observer or NullConsumerObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
     cap = None if deadline is None else deadline.budget_cap_ms()
     decoded = clock.run("decode", lambda: decode_request(request, limits))
+    if wants_source_loads(decoded):
+        left = None if deadline is None else deadline.budget_cap_ms()
+        timeout = None if left is None else left / 1000.0
+        decoded = clock.run(LOAD_SOURCE, lambda: with_source_loads(decoded, loads, timeout))
     if cap is not None and cap / 1000.0 < decoded.options.time_budget_s:
         decoded = replace(decoded, options=replace(decoded.options, time_budget_s=cap / 1000.0))
     assignment = clock.run("assign", lambda: _assign(decoded))
@@ -124,7 +135,7 @@ def _encode(
     """The response; with ``request.explain`` (opt-in, issue 17) its explanation too."""
     wire = encode.encode_response(decoded, assignment)
     if request.explain:
-        explanation = explain_consumer(decoded.group, assignment)
+        explanation = explain_consumer(decoded.group, assignment, decoded.options)
         add_consumer_explanation(wire.head, explanation)
     return wire
 
@@ -139,16 +150,25 @@ class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServ
     """``kassign.v1.ConsumerAssignmentService``: one unary ``Assign``; stateless."""
 
     def __init__(
-        self, *, observer: ConsumerObserver | None = None, limits: RequestLimits = DEFAULT_LIMITS
+        self,
+        *,
+        observer: ConsumerObserver | None = None,
+        limits: RequestLimits = DEFAULT_LIMITS,
+        loads: LoadSource | None = None,
     ) -> None:
         self._observer: ConsumerObserver = observer or NullConsumerObserver()
         self._limits = limits
+        self._loads = loads
 
     def Assign(
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
     ) -> ConsumerWireResponse:
         with status_on_error(self._observer.on_error, context):
             return assign_consumer_request(
-                request, observer=self._observer, deadline=Deadline(context), limits=self._limits
+                request,
+                observer=self._observer,
+                deadline=Deadline(context),
+                limits=self._limits,
+                loads=self._loads,
             ).wire
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

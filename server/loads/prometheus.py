@@ -14,6 +14,7 @@ call. Answers above ``max_bytes`` are refused rather than read: memory stays bou
 
 from __future__ import annotations
 
+import http.client
 import json
 import math
 import threading
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 __all__ = [
     "DEFAULT_QUERY",
     "LoadReading",
+    "PartitionLoads",
     "PrometheusLoads",
     "parse_source",
 ]
@@ -73,28 +75,42 @@ class PrometheusLoads:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _last: LoadReading | None = field(default=None, repr=False)
 
-    def fetch(self) -> LoadReading:
+    def fetch(self, timeout_s: float | None = None) -> LoadReading:
         """The cached reading while fresh, else a new one (one query at a time: callers that
-        arrive during it wait for it, within the timeout, rather than sending their own)."""
-        with self._lock:
+        arrive during it wait for it rather than sending their own). ``timeout_s`` (a call's
+        time left) shortens ``self.timeout_s``, never lengthens it: waiting for the lock and the
+        whole answer both fit in it. A failure cut short by a caller's ``timeout_s`` is not
+        cached: a call in a hurry must not cost the next ones their loads."""
+        wait = self.timeout_s if timeout_s is None else max(0.0, min(self.timeout_s, timeout_s))
+        ends = time.monotonic() + wait
+        if not self._lock.acquire(timeout=wait):
+            return LoadReading({}, f"timed out after {wait:g} s behind another query", self.clock())
+        try:
             last, now = self._last, self.clock()
             if last is not None and now - last.read_at < (
                 self.retry_s if last.error else self.ttl_s
             ):
                 return LoadReading(last.loads, last.error, last.read_at, cached=True)
-            reading = self._query(now)
-            self._last = reading
+            reading = self._query(now, ends, f"{wait:g}")
+            if not reading.error or wait >= self.timeout_s:
+                self._last = reading
             return reading
+        finally:
+            self._lock.release()
 
-    def _query(self, now: float) -> LoadReading:
+    def _query(self, now: float, ends: float, wait: str) -> LoadReading:
+        """One query, over by ``ends`` (``time.monotonic``); ``wait`` is that time as told."""
         url = f"{self.base_url}/api/v1/query?" + urllib.parse.urlencode({"query": self.query})
         try:
-            with urllib.request.urlopen(url, timeout=self.timeout_s) as answer:
-                body = answer.read(self.max_bytes + 1)
+            left = max(ends - time.monotonic(), 1e-3)
+            with urllib.request.urlopen(url, timeout=left) as answer:
+                body = _read_until(answer, ends, self.max_bytes + 1)
         except urllib.error.HTTPError as e:
             return LoadReading({}, f"Prometheus answered HTTP {e.code}: {_error_of(e)}", now)
         except (OSError, ValueError) as e:  # refused, unreachable, timed out
             reason = getattr(e, "reason", e)
+            if isinstance(reason, TimeoutError):
+                return LoadReading({}, f"timed out after {wait} s", now)
             return LoadReading({}, f"Prometheus at {self.base_url} unreachable: {reason}", now)
         if len(body) > self.max_bytes:
             return LoadReading({}, f"Prometheus answer over {self.max_bytes} bytes, not read", now)
@@ -102,6 +118,22 @@ class PrometheusLoads:
             return LoadReading(vector_loads(json.loads(body)), "", now)
         except (ValueError, KeyError, TypeError) as e:
             return LoadReading({}, f"Prometheus answer not a vector of topic/partition: {e}", now)
+
+
+def _read_until(answer: http.client.HTTPResponse, ends: float, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the body, a chunk as it comes (a server sending a byte now and
+    then must not keep the call past ``ends``: the socket's timeout is per read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        if time.monotonic() > ends:
+            raise TimeoutError("timed out")
+        chunk = answer.read1(min(1 << 16, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def vector_loads(answer: object) -> dict[tuple[str, int], float]:

@@ -37,6 +37,7 @@ from kassign.server.consumer import service as consumer
 from kassign.server.consumer.service import ConsumerRequestJournal
 from kassign.server.consumer.servicer import ConsumerObserver
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.loads.source import LoadSource, LoadSourceConfig, LoadSourceObserver
 from kassign.server.observe.journal_retention import DEFAULT_RETENTION, Retention
 from kassign.server.runtime.admission import (
     DEFAULT_MAX_QUEUE,
@@ -107,6 +108,7 @@ class ServerConfig:
     extra_options: tuple[tuple[str, int | str], ...] = field(default=())
     limits: RequestLimits = DEFAULT_LIMITS  # per request; answer_bytes is max_message_bytes
     probe_path: Path | None = None  # a worker's private Unix socket, for its own probe
+    load_source: LoadSourceConfig | None = None  # --load-source: each process reads its own
 
 
 def channel_options(max_message_bytes: int) -> list[tuple[str, int]]:
@@ -156,6 +158,7 @@ def create_server(
     interceptors: Sequence[grpc.ServerInterceptor] = (),
     load_observer: LoadObserver | None = None,
     readiness: Readiness | None = None,
+    load_source_observer: LoadSourceObserver | None = None,
 ) -> tuple[grpc.Server, int]:
     """A started-ready (not started) server with both assignment services, health and reflection.
 
@@ -165,6 +168,8 @@ def create_server(
     queue and of shed calls (``kassign.server.observe.prometheus.LoadMetrics``); ``readiness``
     votes on ``health_servicer``'s statuses (one is made if not given). ``config.probe_path``
     set: the server also listens there (a Unix socket), for the worker's own probe.
+    ``config.load_source`` set: this server's own reader of it, telling ``load_source_observer``
+    (``kassign.server.observe.load_source_metrics``) each reading's outcome.
     """
     options = channel_options(config.max_message_bytes)
     options.append(("grpc.so_reuseport", 1 if config.reuse_port else 0))
@@ -179,6 +184,7 @@ def create_server(
     )
     # Each room adds its own service; health and reflection follow the names they return.
     limits = replace(config.limits, answer_bytes=config.max_message_bytes)
+    loads = _load_source(config.load_source, load_source_observer)  # one reader, both rooms
     services = (
         streams.add_to_server(
             server,
@@ -186,9 +192,14 @@ def create_server(
             observer=observer,
             journal=journal,
             limits=limits,
+            loads=loads,
         ),
         consumer.add_to_server(
-            server, observer=consumer_observer, journal=consumer_journal, limits=limits
+            server,
+            observer=consumer_observer,
+            journal=consumer_journal,
+            limits=limits,
+            loads=loads,
         ),
     )
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -214,6 +225,12 @@ def create_server(
     if config.probe_path is not None and not server.add_insecure_port(f"unix:{config.probe_path}"):
         raise OSError(f"cannot listen on unix:{config.probe_path}")
     return server, port
+
+
+def _load_source(
+    config: LoadSourceConfig | None, observer: LoadSourceObserver | None
+) -> LoadSource | None:
+    return None if config is None else LoadSource(config, observer)
 
 
 ASSIGNMENT_SERVICES = (SERVICE_NAME, CONSUMER_SERVICE_NAME)
@@ -319,6 +336,7 @@ def run_process(
     load_observer: LoadObserver | None = None,
     readiness: Readiness | None = None,
     on_started: Callable[[], object] = lambda: None,
+    load_source_observer: LoadSourceObserver | None = None,
 ) -> None:
     """Serve in this process until SIGTERM/SIGINT, then finish in-flight calls within the grace.
 
@@ -342,6 +360,7 @@ def run_process(
         interceptors=interceptors,
         load_observer=load_observer,
         readiness=readiness,
+        load_source_observer=load_source_observer,
     )
 
     def stop(now: bool) -> None:

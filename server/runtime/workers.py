@@ -163,6 +163,7 @@ def _worker_main(
         Observers,
     )
     from kassign.server.observe.consumer_metrics import ConsumerMetrics
+    from kassign.server.observe.load_source_metrics import LoadSourceMetrics
     from kassign.server.observe.prometheus import (
         AssignmentMetrics,
         GrpcMetrics,
@@ -180,6 +181,7 @@ def _worker_main(
     grpc_metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
     load_metrics = LoadMetrics(registry)
     load_metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
+    source_metrics = LoadSourceMetrics(registry) if config.load_source is not None else None
     health_servicer = health.HealthServicer()
     readiness = Readiness(health_servicer)
     report_lost_slots(lost, health_servicer)
@@ -198,6 +200,7 @@ def _worker_main(
         load_observer=load_metrics,
         readiness=readiness,
         on_started=on_started,
+        load_source_observer=source_metrics,
     )
     return 0
 

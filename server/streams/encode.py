@@ -26,6 +26,7 @@ from kassign.assignor.streams.result import (
     RackStatus,
     TaskAssignment,
 )
+from kassign.server.load_figures import load_message
 from kassign.server.streams.explain import add_explanation
 from kassign.server.streams.response_wire import (
     ClientEntry,
@@ -188,5 +189,6 @@ def _report(decoded: DecodedRequest, assignment: TaskAssignment) -> pb.Assignmen
         cross_rack_cost_before=diagnostics.cross_rack_cost_before,
         cross_rack_cost_after=diagnostics.cross_rack_cost_after,
         solver_fallback=diagnostics.solver_fallback,
-        notes=list(decoded.notes) + list(diagnostics.notes),
+        notes=[*decoded.notes, *decoded.load_notes, *diagnostics.notes],
+        load=load_message(diagnostics.load, decoded.load_source),
     )

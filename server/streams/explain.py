@@ -45,12 +45,15 @@ def move_counts_message(moves: MoveCounts) -> pb.MoveCounts:
 
 
 def _add_client(message: pb.Explanation, client: ClientStory) -> None:
-    message.clients.add(
+    entry = message.clients.add(
         process_id=str(client.process_id),
         rack_id=client.rack_id or "",
         tags=[pb.ClientTag(key=k, value=v) for k, v in client.tags],
         threads=client.threads,
     )
+    if client.load is not None:  # balance LOAD only: a COUNT explanation keeps its bytes
+        entry.load = client.load
+        entry.capacity = float(client.threads)
 
 
 def _task_id(task: TaskId) -> pb.TaskId:

@@ -13,6 +13,7 @@ import grpc
 from kassign.assignor.errors import InvalidRequest
 from kassign.server.calls import Unary, add_unary_service, parse_request, record_quietly
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.loads.source import LoadSource
 from kassign.server.streams.response_wire import WireResponse
 from kassign.server.streams.servicer import AssignObserver, NullObserver, TaskAssignmentServicer
 from kassign.v1 import assignment_pb2 as pb
@@ -62,9 +63,16 @@ def add_to_server(
     observer: AssignObserver | None = None,
     journal: RequestJournal | None = None,
     limits: RequestLimits = DEFAULT_LIMITS,
+    loads: LoadSource | None = None,
 ) -> str:
-    """Add ``TaskAssignmentService`` to ``server``; returns its full name (for health, reflection)."""
-    kwargs = {"default_budget_ms": default_budget_ms, "observer": observer, "limits": limits}
+    """Add ``TaskAssignmentService`` to ``server``; returns its full name (for health,
+    reflection). ``loads``: the server's load source (``--load-source``), if any."""
+    kwargs = {
+        "default_budget_ms": default_budget_ms,
+        "observer": observer,
+        "limits": limits,
+        "loads": loads,
+    }
     servicer = (
         JournalingServicer(journal, **kwargs)
         if journal is not None

@@ -22,13 +22,16 @@ from kassign.assignor.streams.result import TaskAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
 from kassign.server.calls import Deadline, PhaseClock, parse_request, status_on_error
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
+from kassign.server.loads.source import LoadSource
 from kassign.server.streams import encode
 from kassign.server.streams.decode.request import DecodedRequest, decode_request
 from kassign.server.streams.response_wire import WireResponse
+from kassign.server.streams.source_loads import wants_source_loads, with_source_loads
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import assignment_pb2_grpc
 
 __all__ = [
+    "LOAD_SOURCE",
     "PHASES",
     "AssignObserver",
     "NullObserver",
@@ -37,8 +40,10 @@ __all__ = [
     "assign_request",
 ]
 
-PHASES = ("decode", "assign", RACK_OPTIMISATION, "distribute", "encode")
-"""The phases ``on_phase`` reports, in the order they run. ``rack_optimisation`` (KIP-925) runs
+LOAD_SOURCE = "load_source"
+PHASES = ("decode", LOAD_SOURCE, "assign", RACK_OPTIMISATION, "distribute", "encode")
+"""The phases ``on_phase`` reports, in the order they run. ``load_source`` only for balance
+LOAD without task loads in the request (``source_loads``); ``rack_optimisation`` (KIP-925) runs
 inside the assignor and is reported only when it ran; ``assign`` is then the rest of its time."""
 
 
@@ -114,6 +119,7 @@ def assign_request(
     clock_ms: Callable[[], int] | None = None,
     deadline: Deadline | None = None,
     limits: RequestLimits = DEFAULT_LIMITS,
+    loads: LoadSource | None = None,
 ) -> Outcome:
     """Compute the response to one request; raises ``KassignError`` subclasses for bad input.
 
@@ -121,7 +127,9 @@ def assign_request(
     stays pure. The CLI's ``assign`` and the servicer share this function. ``deadline`` (the
     servicer's): the call ends between phases once its caller is gone, and the solver budget
     takes at most ``calls.BUDGET_SHARE`` of the time the call has left. ``limits``: the
-    server's per-request limits (``kassign.server.limits``), checked while decoding.
+    server's per-request limits (``kassign.server.limits``), checked while decoding. ``loads``:
+    the server's load source, read (within the same share of the time left) for balance LOAD
+    without task loads in the request (``source_loads``).
     """
     obs = observer or NullObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
@@ -145,6 +153,10 @@ def assign_request(
     if not given:
         message = _head(message)
     obs.on_decoded(message, decoded)
+    if wants_source_loads(decoded):
+        left = None if deadline is None else deadline.budget_cap_ms()
+        timeout = None if left is None else left / 1000.0
+        decoded = clock.run(LOAD_SOURCE, lambda: with_source_loads(decoded, loads, timeout))
     explanation = None
     if message.explain:  # opt-in (issue 17): the default call takes the path it always took
         assignment, error, explanation = clock.run("assign", lambda: run_explained(decoded.state))
@@ -188,10 +200,12 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
         default_budget_ms: int | None = None,
         observer: AssignObserver | None = None,
         limits: RequestLimits = DEFAULT_LIMITS,
+        loads: LoadSource | None = None,
     ) -> None:
         self._default_budget_ms = default_budget_ms
         self._observer: AssignObserver = observer or NullObserver()
         self._limits = limits
+        self._loads = loads
 
     def Assign(
         self, request: pb.AssignRequest | bytes, context: grpc.ServicerContext
@@ -205,6 +219,7 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
                 observer=self._observer,
                 deadline=Deadline(context),
                 limits=self._limits,
+                loads=self._loads,
             )
             return outcome.wire
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

@@ -233,3 +233,46 @@ def test_a_consumer_groups_page_shows_members_partitions_and_withheld_ones(
     assert detail.find_element(By.TAG_NAME, "h2").text == f"partition {cell.text}"
     assert "withheld this round" in detail.find_element(By.CLASS_NAME, "replica").text
     assert horizontal_overflow(driver) == 0
+
+
+def test_a_load_balanced_groups_page_bars_each_members_load_against_the_bound(
+    driver: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """Balance LOAD (issue 25): the header's figures are the report's; each member's bar is
+    filled to its load per unit of capacity (recomputed from the request) and crosses the
+    bound's mark exactly when that share is above the bound."""
+    source = ROOT / "examples" / "consumer" / "sticky-by-load.json"
+    request = cli.read_consumer_request(str(source))
+    response = assign_consumer_request(request).response
+    out = tmp_path / "load.html"
+    assert cli.main(["explain", "--kind", "consumer", str(source), "--html", str(out)]) == 0
+    open_page(driver, out)
+    figures = response.report.load
+    shown = {
+        e.get_attribute("data-load"): e.find_element(By.TAG_NAME, "dd").text
+        for e in driver.find_elements(By.CSS_SELECTOR, "#load [data-load]")
+    }
+    assert shown == {
+        "bound": f"{figures.bound:.4g}",
+        "peak": f"{figures.peak:.4g} ({figures.peak / figures.bound:.2f} of the bound)",
+        "mean": f"{figures.mean:.4g}",
+        "source": "request",  # the request's own partition_loads
+    }
+    loads = list(request.topics[0].partition_loads)
+    caps = {m.member_id: m.subscription.capacity or 1.0 for m in request.members}
+    sides = set()
+    for member in response.members:
+        share = sum(loads[tp.partition] for tp in member.partitions) / caps[member.member_id]
+        share /= figures.bound
+        bar = driver.find_element(By.CSS_SELECTOR, f'.client[data-pid="{member.member_id}"] .load')
+        assert float(bar.get_attribute("data-share") or "nan") == pytest.approx(share, abs=1e-4)
+        assert f"{share:.2f} of the bound" in bar.text
+        fill = bar.find_element(By.CLASS_NAME, "fill").rect
+        mark = bar.find_element(By.CLASS_NAME, "bound").rect
+        if abs(share - 1) > 0.02:
+            sides.add(share > 1)
+            assert (fill["x"] + fill["width"] > mark["x"]) == (share > 1), member.member_id
+        peak = "peak" in (bar.get_attribute("class") or "")
+        assert peak == (share == pytest.approx(figures.peak / figures.bound)), member.member_id
+    assert sides == {False, True}  # the example has a member on each side of the bound
+    assert horizontal_overflow(driver) == 0

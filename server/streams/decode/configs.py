@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from kassign.assignor.errors import InvalidRequest, unknown_name
 from kassign.assignor.streams.api import registered_names
-from kassign.assignor.streams.model import MAX_RACK_COST, AssignmentConfigs, RackAwareStrategy
+from kassign.assignor.streams.model import (
+    MAX_RACK_COST,
+    AssignmentConfigs,
+    Balance,
+    RackAwareStrategy,
+)
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = [
@@ -81,6 +86,20 @@ def _strategy(configs: pb.AssignmentConfigs) -> RackAwareStrategy:
     return strategy
 
 
+_BALANCES = {
+    pb.BALANCE_UNSPECIFIED: Balance.COUNT,
+    pb.BALANCE_COUNT: Balance.COUNT,
+    pb.BALANCE_LOAD: Balance.LOAD,
+}
+
+
+def _balance(configs: pb.AssignmentConfigs) -> Balance:
+    balance = _BALANCES.get(configs.balance)
+    if balance is None:
+        raise _bad("balance", f"unknown balance value {configs.balance}")
+    return balance
+
+
 def _optional_cost(configs: pb.AssignmentConfigs, name: str) -> int | None:
     if not configs.HasField(name):
         return None
@@ -138,4 +157,5 @@ def decode_configs(
         non_overlap_cost=_optional_cost(configs, "non_overlap_cost"),
         assignment_time_budget_ms=_budget(configs, default_budget_ms, budget_cap_ms),
         standby_rack_spread=configs.standby_rack_spread,
+        balance=_balance(configs),
     )

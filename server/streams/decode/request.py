@@ -25,8 +25,10 @@ from kassign.assignor.streams.lags import ConsumerReport, kafka_streams_state
 from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     ApplicationState,
+    Balance,
     KafkaStreamsState,
     TaskId,
+    TaskLoads,
 )
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.streams.decode import limits as checks
@@ -50,6 +52,11 @@ class DecodedRequest:
     members: tuple[DecodedMember, ...]  # sorted by member id
     notes: tuple[str, ...] = ()
     group_id: str = ""
+    load_source: str = ""
+    """Where the state's task loads came from (``LoadFigures.source``): "request", the
+    server's load source ("prometheus", ``source_loads``), or "" (none: every task weighs 1)."""
+    load_notes: tuple[str, ...] = ()
+    """What the load source did, for the report's notes (``source_loads``)."""
 
 
 def _listed(items: Iterable[object], count: int | None = None) -> str:
@@ -181,6 +188,16 @@ def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> No
         )
 
 
+def _task_loads(topology: Topology, balance: Balance, notes: list[str]) -> TaskLoads:
+    """The tasks' loads, kept whatever the balance (the pipeline's what-if grids may switch it
+    on); the assignors read them only with ``LOAD``, and a note says when they are ignored (as
+    the consumer room does with partition loads)."""
+    given = topology.loads
+    if balance is not Balance.LOAD and (given.loads or given.state_bytes):
+        notes.append("task loads and state bytes ignored: balance is COUNT (configs.balance)")
+    return given
+
+
 def decode_request(
     request: pb.AssignRequest,
     *,
@@ -210,11 +227,18 @@ def decode_request(
     clients = [_client(by_process[p], topology, notes) for p in sorted(by_process, key=process_key)]
     _shared_partitions(reports, notes)
     # Tasks (the topology's dict) and clients are already in their canonical order.
-    state = ApplicationState(topology.tasks, {c.process_id: c for c in clients}, configs, now_ms)
+    state = ApplicationState(
+        topology.tasks,
+        {c.process_id: c for c in clients},
+        configs,
+        now_ms,
+        _task_loads(topology, configs.balance, notes),
+    )
     checks.check_answer(state, limits, request.ByteSize())
     return DecodedRequest(
         state=state,
         members=reports,
         notes=tuple(notes),
         group_id=request.group_id,
+        load_source="request" if topology.loads.loads else "",
     )

@@ -13,6 +13,7 @@ repeated field storage of its own the first time Python reads it, about 90 bytes
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.interrupt import checkpoint
-from kassign.assignor.streams.model import TaskId
+from kassign.assignor.streams.model import TaskId, TaskLoads
 from kassign.assignor.streams.task_table import Partition, TaskTable, TaskTableBuilder
 from kassign.v1 import assignment_pb2 as pb
 
@@ -93,6 +94,8 @@ class Topology:
     tasks: TaskTable
     source_topics: Mapping[str, Mapping[int, TaskId]]
     end_offset_sums: Mapping[TaskId, int]
+    loads: TaskLoads
+    """The tasks' loads and state bytes as given (issue 25; read with ``balance`` ``LOAD``)."""
 
     def interned(self) -> TaskIds:
         """A fresh cache for ``decode_task_id``, seeded with the topology's own ids."""
@@ -177,6 +180,8 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
     """Every task once; every source partition feeding exactly one task."""
     shared = _Shared()
     table = TaskTableBuilder()
+    loads: dict[TaskId, float] = {}
+    state_bytes: dict[TaskId, int] = {}
     topics: dict[str, dict[int, TaskId]] = {}
     for i, raw in enumerate(tasks):
         checkpoint()
@@ -205,6 +210,8 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
                     f"source partition {topic}-{partition} also feeds task {feeds}",
                     field=f"{field}.topic_partitions",
                 )
+        if "load" in fields or "state_bytes" in fields:
+            _costs(fields, field, task, loads, state_bytes)
         stores = tuple(shared.strings.setdefault(n, n) for n in fields.get("state_store_names", ()))
         table.add(task, fields.get("stateful", False), end_offset_sum, stores, partitions)
     try:
@@ -215,4 +222,28 @@ def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
             f"duplicate task id {decode_task_id(tasks[row].id, '')} (also tasks[{first}])",
             field=f"tasks[{row}].id",
         ) from None
-    return Topology(ordered, topics, ordered.end_offset_sums())
+    return Topology(ordered, topics, ordered.end_offset_sums(), TaskLoads(loads, state_bytes))
+
+
+def _costs(
+    fields: Mapping[str, Any],
+    field: str,
+    task: TaskId,
+    loads: dict[TaskId, float],
+    state_bytes: dict[TaskId, int],
+) -> None:
+    """A task's load and state bytes (issue 25), checked: non-negative numbers."""
+    load = fields.get("load")
+    if load is not None:
+        if not (math.isfinite(load) and load >= 0):
+            raise InvalidRequest(
+                f"task {task}'s load {load} is not a non-negative number", field=f"{field}.load"
+            )
+        loads[task] = float(load)
+    size = fields.get("state_bytes")
+    if size is not None:
+        if size < 0:
+            raise InvalidRequest(
+                f"task {task}'s state bytes {size} are negative", field=f"{field}.state_bytes"
+            )
+        state_bytes[task] = int(size)

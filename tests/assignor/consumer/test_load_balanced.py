@@ -4,6 +4,7 @@ cooperative, and clear about bad figures."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -187,3 +188,78 @@ def test_bad_figures_name_their_field(
         assign(name, g, options)
     assert caught.value.field == field
     assert caught.value.member == member
+
+
+def racked_group(
+    members: int, partitions: int, owned: Mapping[str, Sequence[TopicPartition]] | None = None
+) -> ConsumerGroup:
+    """3 racks, members spread over them, partition p's replicas on the two racks other than
+    p % 3 (KIP-881's switch on: some rack lacks some partition)."""
+    racks = ("r0", "r1", "r2")
+    replicas = tuple(frozenset(r for r in racks if r != racks[p % 3]) for p in range(partitions))
+    owned = owned or {}
+    return consumer_group(
+        [
+            Member(
+                member_id=f"m{i}",
+                topics=("a",),
+                rack_id=racks[i % 3],
+                owned_partitions=tuple(owned.get(f"m{i}", ())),
+            )
+            for i in range(members)
+        ],
+        [Topic(name="a", partition_racks=replicas)],
+    )
+
+
+@pytest.mark.parametrize("name", ["sticky", "cooperative-sticky", "rack-optimal"])
+def test_racks_are_weighed_at_the_same_peak(name: str) -> None:
+    rng = np.random.default_rng(4)
+    loads = {"a": (1000.0 / (rng.permutation(600) + 1) ** 0.9).tolist()}
+    options = AssignOptions(balance=LOAD, loads=loads)
+    g = racked_group(9, 600)
+    blind = consumer_group([replace(m, rack_id=None) for m in g.members], list(g.topics.values()))
+    by_rack, without = assign(name, g, options), assign(name, blind, options)
+    racks = {m.member_id: m.rack for m in g.members}
+    crossing = sum(
+        racks[m] not in g.topics["a"].partition_racks[tp.partition]
+        for m, tps in without.partitions().items()
+        for tp in tps
+    )
+    assert crossing > 100  # racks unseen: about a third read across
+    assert by_rack.report.cross_rack_partitions == 0
+    assert by_rack.report.load is not None and without.report.load is not None
+    assert by_rack.report.load.peak <= 1.01 * by_rack.report.load.bound
+
+
+def test_cooperative_sticky_keeps_what_rack_optimal_moves_home() -> None:
+    # m0 (rack r0) owns partition 0, whose replicas are on r1 and r2; m1 (r1) owns 1, m2 (r2) 2
+    owned = {f"m{i}": [TopicPartition("a", i)] for i in range(3)}
+    loads = {"a": [5.0, 5.0, 5.0, 0.0, 0.0, 0.0]}
+    g = racked_group(3, 6, owned)
+    options = AssignOptions(balance=LOAD, loads=loads)
+    kept = assign("cooperative-sticky", g, options)
+    assert kept.report.moved_partitions == 0
+    assert kept.report.cross_rack_partitions_before == 3  # each one's own partition is foreign
+    assert kept.report.cross_rack_partitions == 3
+    home = assign("rack-optimal", g, options)
+    assert home.report.cross_rack_partitions == 0
+    assert home.report.moved_partitions == 3
+    assert home.report.load is not None and home.report.load.peak == 5.0
+
+
+def test_past_the_time_budget_the_count_answer_stands() -> None:
+    rng = np.random.default_rng(6)
+    loads = {"a": (1000.0 / (rng.permutation(3000) + 1) ** 0.9).tolist()}
+    g = group({f"m{i}": ["a"] for i in range(5)}, {"a": 3000})
+    tight = AssignOptions(balance=LOAD, loads=loads, time_budget_s=0.001)
+    for name in ("sticky", "rack-optimal"):
+        result = assign(name, g, tight)
+        assert result.partitions() == assign(name, g).partitions()
+        assert result.report.load is not None
+        assert result.report.load.peak > 1.05 * result.report.load.bound  # counts, not loads
+        assert any("TIME_BUDGET" in note for note in result.report.notes)
+        roomy = assign(name, g, replace(tight, time_budget_s=2.0))
+        assert roomy.report.notes == ()
+        assert roomy.report.load is not None
+        assert roomy.report.load.peak <= 1.01 * roomy.report.load.bound

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.load import LoadProblem, balance, lower_bound, peak_ratio
+from kassign.assignor.load.bulk import place_light
 from kassign.pipeline.loads import zipf_loads as zipf
 
 
@@ -114,3 +115,44 @@ def test_bad_figures_are_refused() -> None:
         fresh(np.array([-1.0]), np.ones(1))
     with pytest.raises(ValueError, match="positive"):
         fresh(np.array([1.0]), np.zeros(1))
+    one = (np.array([1.0]), np.ones(2), np.array([-1]))
+    with pytest.raises(ValueError, match="together"):
+        LoadProblem(*one, sites=np.array([0]))
+    with pytest.raises(ValueError, match="a column per member"):
+        LoadProblem(*one, sites=np.array([0]), local=np.ones((1, 3), bool))
+    with pytest.raises(ValueError, match="a row per site"):
+        LoadProblem(*one, sites=np.array([1]), local=np.ones((1, 2), bool))
+
+
+def test_light_items_in_bulk_level_the_rooms() -> None:
+    """``place_light`` ends where worst fit one by one does: every member that receives is
+    left within the heaviest light item of one level, and those below it receive nothing."""
+    rng = np.random.default_rng(2)
+    rooms = np.array([90.0, 55.0, 100.0, 20.0, 70.0])
+    loads = np.sort(rng.uniform(0.0, 0.05, 4000))[::-1]
+    left = rooms.copy()
+    owners = place_light(loads, left)
+    assert np.allclose(rooms - left, np.bincount(owners, weights=loads, minlength=5))
+    receivers = left < rooms
+    assert not receivers[3]  # 20 is below the level (about 27)
+    level = float(left[receivers].mean())
+    assert np.abs(left[receivers] - level).max() <= loads.max()
+    assert (left[~receivers] <= level + loads.max()).all()
+
+
+def test_bulk_placement_stays_near_the_bound() -> None:
+    """100,000 Zipf items on 10 members: most go in bulk; the peak stays within 0.1%."""
+    rng = np.random.default_rng(9)
+    plan = balance(fresh(zipf(100_000, 0.8, rng), np.ones(10)))
+    assert plan.peak <= 1.001 * plan.bound
+
+
+@pytest.mark.parametrize("cheap", [0, 1, 2])
+def test_stay_makes_the_cheapest_to_move_the_one_that_moves(cheap: int) -> None:
+    """Member 0 ran three equal items and must give one up: the one with the least to restore
+    (without ``stay``, the last by index)."""
+    stay = np.array([100.0, 100.0, 100.0, 0.0])
+    stay[cheap] = 1.0
+    owners = np.array([0, 0, 0, 1], dtype=np.int64)
+    plan = balance(LoadProblem(np.ones(4), np.ones(2), owners, stay=stay))
+    assert np.flatnonzero(plan.owners != owners).tolist() == [cheap]

@@ -87,3 +87,35 @@ def test_streams_refuses_a_capacity() -> None:
         decode_streams_member(pb.MemberSubscription(member_id="c1", subscription=sub))
     assert error.value.field == "subscription.capacity"
     assert error.value.member == "c1"
+
+
+def test_the_explanation_tells_loads_and_the_load_rule_only_under_load() -> None:
+    req = request()
+    req.explain = True
+    response = answer(req)
+    told = response.explanation
+    given = {m.member_id: sum(HOT[p] for _, p in m.partitions) for m in consumer.answers(response)}
+    assert {m.member_id: (m.load, m.capacity) for m in told.members} == {
+        m: (load, 1.0) for m, load in given.items()
+    }
+    assert [p.load for p in told.partitions] == HOT
+    assert {p.rule for p in told.partitions} == {common_pb2.PLACEMENT_RULE_LOAD}  # none owned
+    assert all(p.reason.startswith("load: no owner before") for p in told.partitions)
+    req.options.ClearField("balance")
+    counted = answer(req).explanation
+    assert not any(m.HasField("load") or m.HasField("capacity") for m in counted.members)
+    assert not any(p.HasField("load") for p in counted.partitions)
+    assert common_pb2.PLACEMENT_RULE_LOAD not in {p.rule for p in counted.partitions}
+
+
+def test_past_the_budget_a_note_and_the_count_answer() -> None:
+    members = [consumer.member(f"m{i}", ["a"]) for i in range(3)]
+    req = consumer.request(members, [consumer.topic("a", 3000)], assignor="sticky", group_id="g")
+    req.topics[0].partition_loads.extend(float(p % 7) for p in range(3000))
+    req.options.balance = common_pb2.BALANCE_LOAD
+    req.options.solver_time_budget_ms = 1  # a fill of 3,000 partitions is priced at 3 ms
+    response = answer(req)
+    assert [note.split(" (")[0] for note in response.report.notes] == ["balance LOAD not applied"]
+    assert "TIME_BUDGET" in response.report.notes[0]
+    assert response.report.max_partitions_per_member == 1000  # Kafka's count balance
+    assert response.report.load.peak >= response.report.load.bound > 0

@@ -2,6 +2,7 @@ package io.kassign.client;
 
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignmentConfigs;
+import io.kassign.v1.Balance;
 import io.kassign.v1.RackAwareStrategy;
 import io.kassign.v1.TaskInfo;
 import java.util.ArrayList;
@@ -116,6 +117,15 @@ public final class RequestBuilder {
      */
     public RequestBuilder standbyRackSpread(final boolean spread) {
         configs.setStandbyRackSpread(spread);
+        return this;
+    }
+
+    /**
+     * What the service balances (issue 25): BALANCE_LOAD balances each task's load per stream
+     * thread, taking loads from the tasks or the service's --load-source; unset, COUNT.
+     */
+    public RequestBuilder balance(final Balance balance) {
+        configs.setBalance(balance);
         return this;
     }
 

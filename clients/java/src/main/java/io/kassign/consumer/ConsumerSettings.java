@@ -2,8 +2,10 @@ package io.kassign.consumer;
 
 import static io.kassign.plugin.ConfigValues.text;
 
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.v1.Balance;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -28,6 +30,9 @@ import org.apache.kafka.common.config.ConfigException;
  *     partition: {@code a,b;c,d} (rack-optimal only)</td></tr>
  * <tr><td>kassign.assignment.time.budget.ms</td><td>half the deadline</td><td>the solver's budget</td></tr>
  * <tr><td>kassign.group.id</td><td>group.id</td><td>the group id sent (metrics and logs on both sides)</td></tr>
+ * <tr><td>kassign.consumer.balance, else kassign.balance</td><td>count</td><td>count or load: what the service
+ *     balances; load takes the partitions' loads from the service's --load-source ({@link Balancing}); not with
+ *     range or roundrobin</td></tr>
  * </table>
  *
  * @param strategies the consumer's partition.assignment.strategy as configured (class names or classes),
@@ -35,7 +40,7 @@ import org.apache.kafka.common.config.ConfigException;
  */
 public record ConsumerSettings(Connection connection, String assignor, Optional<RebalanceProtocol> onlyProtocol,
                                List<List<String>> coPartitioned, long timeBudgetMs, String groupId,
-                               Object strategies) {
+                               Object strategies, Balance balance) {
 
     public static final String ASSIGNOR = "kassign.consumer.assignor";
     public static final String REBALANCE_PROTOCOL = "kassign.consumer.rebalance.protocol";
@@ -66,7 +71,8 @@ public record ConsumerSettings(Connection connection, String assignor, Optional<
         }
         return new ConsumerSettings(connection, assignor, only, coPartitioned(configs), connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).or(() -> text(configs, "group.id")).orElse(""),
-                configs.get("partition.assignment.strategy"));
+                configs.get("partition.assignment.strategy"),
+                Balancing.forConsumers(configs, ASSIGNOR, assignor));
     }
 
     private static Optional<RebalanceProtocol> protocol(final Map<String, ?> configs) {

@@ -1,6 +1,7 @@
 package io.kassign.consumer;
 
 import com.google.protobuf.ByteString;
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.IndexedTable;
 import io.kassign.v1.CoPartitionedTopics;
 import io.kassign.v1.ConsumerAssignOptions;
@@ -71,7 +72,8 @@ final class GroupToRequest {
                 .setProtocol(protocol == RebalanceProtocol.COOPERATIVE
                         ? io.kassign.v1.RebalanceProtocol.REBALANCE_PROTOCOL_COOPERATIVE
                         : io.kassign.v1.RebalanceProtocol.REBALANCE_PROTOCOL_EAGER)
-                .setSolverTimeBudgetMs(settings.timeBudgetMs());
+                .setSolverTimeBudgetMs(settings.timeBudgetMs())
+                .setBalance(Balancing.wire(settings.balance()));
         for (final List<String> set : settings.coPartitioned()) {
             options.addCoPartitioned(CoPartitionedTopics.newBuilder().addAllTopics(set));
         }

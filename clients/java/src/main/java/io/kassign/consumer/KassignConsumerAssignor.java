@@ -2,6 +2,7 @@ package io.kassign.consumer;
 
 import io.kassign.client.KassignClient;
 import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.KassignKeys;
@@ -136,10 +137,11 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
             final GroupAssignment assignment = ResponseToGroup.convert(response, groupSubscription, metadata, used,
                     deadline);
             metrics.assigned();
-            LOG.info("kassign assigned group {}: {} partitions to {} members in {} ms ({}, {}; {})", current.groupId(),
-                    response.getReport().getPartitions(), groupSubscription.groupSubscription().size(),
-                    elapsedMs(started), response.getReport().getAssignor(), used, describe(response.getReport(),
-                            assignment));
+            final ConsumerAssignmentReport report = response.getReport();
+            LOG.info("kassign assigned group {}: {} partitions to {} members in {} ms ({}, {}; {}){}",
+                    current.groupId(), report.getPartitions(), groupSubscription.groupSubscription().size(),
+                    elapsedMs(started), report.getAssignor(), used, describe(report, assignment),
+                    Balancing.describe(current.balance(), report));
             return assignment;
         } catch (final VirtualMachineError e) {
             if (!(e instanceof StackOverflowError)) {

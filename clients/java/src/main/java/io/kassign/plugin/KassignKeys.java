@@ -28,7 +28,8 @@ public final class KassignKeys {
             Connection.TLS, Connection.TLS_CA_FILE, Connection.TLS_CLIENT_CERT, Connection.TLS_CLIENT_KEY,
             Connection.TIME_BUDGET_MS, "kassign.assignor", "kassign.group.id", "kassign.fallback.followup.delay.ms",
             "kassign.consumer.assignor", "kassign.consumer.rebalance.protocol", "kassign.consumer.co.partitioned",
-            "kassign.consumer.group.id", "kassign.streams.assignor", "kassign.streams.group.id");
+            "kassign.consumer.group.id", "kassign.streams.assignor", "kassign.streams.group.id",
+            "kassign.standby.rack.spread", Balancing.KEY, Balancing.CONSUMER_KEY, Balancing.STREAMS_KEY);
     /** The service's consumer-group assignors (assignor/consumer/api.py), one spelling each. */
     public static final List<String> CONSUMER_ASSIGNORS =
             List.of("cooperative-sticky", "rack-optimal", "range", "roundrobin", "sticky");

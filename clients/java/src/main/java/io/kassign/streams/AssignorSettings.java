@@ -4,8 +4,10 @@ import static io.kassign.plugin.ConfigValues.bool;
 import static io.kassign.plugin.ConfigValues.number;
 import static io.kassign.plugin.ConfigValues.text;
 
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.v1.Balance;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -31,6 +33,7 @@ import org.apache.kafka.common.config.ConfigException;
  * <tr><td>kassign.fallback.followup.delay.ms</td><td>60000</td><td>follow-up rebalance after a fallback</td></tr>
  * <tr><td>kassign.group.id</td><td>application.id</td><td>the group id sent (metrics and logs on both sides)</td></tr>
  * <tr><td>kassign.standby.rack.spread</td><td>false</td><td>with no rack.aware.assignment.tags, spread standbys over racks (not Kafka's behaviour)</td></tr>
+ * <tr><td>kassign.streams.balance, else kassign.balance</td><td>count</td><td>count or load: tasks per thread, or their load from the service's --load-source ({@link Balancing})</td></tr>
  * </table>
  *
  * <p>Why the budget defaults to half the deadline: the server stops optimising when the budget is
@@ -51,7 +54,8 @@ public record AssignorSettings(
         long timeBudgetMs,
         Duration fallbackFollowupDelay,
         String groupId,
-        boolean standbyRackSpread) {
+        boolean standbyRackSpread,
+        Balance balance) {
 
     public static final String TARGET = Connection.TARGET;
     public static final String DEADLINE_MS = Connection.DEADLINE_MS;
@@ -101,7 +105,8 @@ public record AssignorSettings(
                 Duration.ofMillis(number(configs, FALLBACK_FOLLOWUP_DELAY_MS, 0)
                         .orElse(DEFAULT_FALLBACK_FOLLOWUP_DELAY_MS)),
                 text(configs, GROUP_ID).or(() -> text(configs, APPLICATION_ID)).orElse(""),
-                bool(configs, STANDBY_RACK_SPREAD));
+                bool(configs, STANDBY_RACK_SPREAD),
+                Balancing.forStreams(configs));
     }
 
     /** The connection part: what the shared channel depends on. */

@@ -2,12 +2,14 @@ package io.kassign.streams;
 
 import io.kassign.client.KassignClient;
 import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.KassignKeys;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
+import io.kassign.v1.AssignmentReport;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -105,9 +107,10 @@ public final class KassignTaskAssignor implements TaskAssignor {
             }
             deadline.check("while checking the answer");
             metrics.assigned();
-            LOG.info("kassign assigned group {}: {} tasks to {} clients in {} ms ({})", current.groupId(),
+            final AssignmentReport report = response.getReport();
+            LOG.info("kassign assigned group {}: {} tasks to {} clients in {} ms ({}){}", current.groupId(),
                     applicationState.allTasks().size(), clients.size(), elapsedMs(started),
-                    ResponseToAssignment.describe(assignment));
+                    ResponseToAssignment.describe(assignment), Balancing.describe(current.balance(), report));
             return assignment;
         } catch (final VirtualMachineError e) {
             if (!(e instanceof StackOverflowError)) {

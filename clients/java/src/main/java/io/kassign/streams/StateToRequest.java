@@ -4,6 +4,7 @@ import io.kassign.client.ClientSpec;
 import io.kassign.client.RequestBuilder;
 import io.kassign.client.TaskIds;
 import io.kassign.client.TaskSpec;
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Deadline;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.RackAwareStrategy;
@@ -264,7 +265,7 @@ final class StateToRequest {
         if (settings.standbyRackSpread()) {
             request.standbyRackSpread(true);
         }
-        request.assignmentTimeBudgetMs(settings.timeBudgetMs());
+        request.assignmentTimeBudgetMs(settings.timeBudgetMs()).balance(Balancing.wire(settings.balance()));
     }
 
     /** rack.aware.assignment.strategy's values: none, min_traffic, balance_subtopology. */

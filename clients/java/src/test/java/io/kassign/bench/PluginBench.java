@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import javax.management.ObjectName;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -164,7 +165,26 @@ public final class PluginBench {
         return new GroupSubscription(subscriptions);
     }
 
-    private static ConsumerPartitionAssignor kafka(final String name) {
+    /**
+     * {@code group} with each member's userData in a buffer of its own, unread. Why: Kafka's
+     * StickyAssignor reads the userData buffers it is given (their positions end at their limits),
+     * and the plug-in, like any reader of a ByteBuffer, reads what remains: handed one group, the
+     * side that runs second sees no userData, so an eager {@code sticky} member no memory.
+     */
+    static GroupSubscription unread(final GroupSubscription group) {
+        final Map<String, Subscription> copies = new LinkedHashMap<>();
+        for (final Map.Entry<String, Subscription> member : group.groupSubscription().entrySet()) {
+            final Subscription s = member.getValue();
+            final ByteBuffer userData = s.userData() == null ? null : s.userData().duplicate();
+            final Subscription copy = new Subscription(s.topics(), userData, s.ownedPartitions(),
+                    s.generationId().orElse(-1), s.rackId());
+            copy.setGroupInstanceId(s.groupInstanceId());
+            copies.put(member.getKey(), copy);
+        }
+        return new GroupSubscription(copies);
+    }
+
+    static ConsumerPartitionAssignor kafka(final String name) {
         return switch (name) {
             case "sticky" -> new StickyAssignor();
             case "cooperative-sticky" -> new CooperativeStickyAssignor();
@@ -182,8 +202,8 @@ public final class PluginBench {
         plugin.configure(Map.of("group.id", groupId, "kassign.target", target, "kassign.deadline.ms", deadline,
                 "kassign.consumer.assignor", name, "partition.assignment.strategy",
                 KassignConsumerAssignor.class.getName()));
-        final Timed<GroupAssignment> timed = interleaved(() -> kafka(name).assign(cluster, group),
-                () -> plugin.assign(cluster, group), repeats, warmup);
+        final Timed<GroupAssignment> timed = interleaved(() -> unread(group), g -> kafka(name).assign(cluster, g),
+                g -> plugin.assign(cluster, g), repeats, warmup);
         final double fallbacks = metric("consumer-assignor", groupId, "fallbacks-total");
         final boolean equal = partitions(timed.kafka()).equals(partitions(timed.plugin()));
         final Map<String, Object> line = new HashMap<>(Map.of("kind", "consumer", "shape", shape, "assignor", name,
@@ -198,14 +218,14 @@ public final class PluginBench {
         final String groupId = "bench-streams-" + shape;
         final Map<String, Object> configs = Map.of("application.id", groupId, "kassign.target", target,
                 "kassign.deadline.ms", deadline);
-        final Timed<TaskAssignment> timed = interleaved(() -> {
+        final Timed<TaskAssignment> timed = interleaved(() -> state, s -> {
             final TaskAssignor kafka = new StickyTaskAssignor();
             kafka.configure(configs);
-            return kafka.assign(state);
-        }, () -> {
+            return kafka.assign(s);
+        }, s -> {
             final TaskAssignor plugin = new KassignTaskAssignor();
             plugin.configure(configs);
-            return plugin.assign(state);
+            return plugin.assign(s);
         }, repeats, warmup);
         final boolean valid = TaskAssignmentUtils.validateTaskAssignment(state, timed.kafka())
                 == TaskAssignor.AssignmentError.NONE
@@ -220,16 +240,18 @@ public final class PluginBench {
      * (building the request, parsing and converting the answer), the thread being parked during the
      * call, so it can be seen through the load of a shared machine that the wall times are not.
      */
-    private record Timed<T>(double kafkaMs, T kafka, double pluginMs, T plugin, double kafkaCpuMs,
-                            double pluginCpuMs) {
+    record Timed<T>(double kafkaMs, T kafka, double pluginMs, T plugin, double kafkaCpuMs, double pluginCpuMs) {
     }
 
-    /** Warm both, then best of {@code repeats} each, alternating which goes first. */
-    private static <T> Timed<T> interleaved(final Supplier<T> kafka, final Supplier<T> plugin, final int repeats,
-                                            final int warmup) {
+    /**
+     * Warm both, then best of {@code repeats} each, alternating which goes first; every call gets
+     * its own {@code input}, made before its clock starts (see {@link #unread}).
+     */
+    static <I, T> Timed<T> interleaved(final Supplier<I> input, final Function<I, T> kafka,
+                                       final Function<I, T> plugin, final int repeats, final int warmup) {
         for (int i = 0; i < warmup; i++) {
-            kafka.get();
-            plugin.get();
+            kafka.apply(input.get());
+            plugin.apply(input.get());
         }
         double kafkaBest = Double.MAX_VALUE;
         double pluginBest = Double.MAX_VALUE;
@@ -241,10 +263,11 @@ public final class PluginBench {
         for (int i = 0; i < repeats; i++) {
             for (int side = 0; side < 2; side++) {
                 final boolean kafkaTurn = (side == 0) == (i % 2 == 0);
+                final I given = input.get();
                 System.gc();
                 final long cpuStart = threads.getCurrentThreadCpuTime();
                 final long start = System.nanoTime();
-                final T answer = kafkaTurn ? kafka.get() : plugin.get();
+                final T answer = kafkaTurn ? kafka.apply(given) : plugin.apply(given);
                 final double ms = (System.nanoTime() - start) / 1e6;
                 final double cpuMs = (threads.getCurrentThreadCpuTime() - cpuStart) / 1e6;
                 if (kafkaTurn) {

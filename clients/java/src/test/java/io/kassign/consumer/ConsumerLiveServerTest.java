@@ -217,6 +217,25 @@ final class ConsumerLiveServerTest {
     }
 
     @Test
+    @DisplayName("kassign.balance=load: the service balances by load (its report has load figures), and the INFO "
+            + "line says where the loads came from")
+    void balanceLoad() throws Exception {
+        final Shape shape = SHAPES.get(0);
+        final KassignConsumerAssignor plugin = assignor(Map.of("group.id", "live-load", "kassign.target",
+                LiveServer.shared().target(), "kassign.consumer.assignor", "sticky", "kassign.balance", "load"));
+        final GroupAssignment answer = plugin.assign(shape.cluster(), fresh(shape));
+        equal(10, answer.groupAssignment().values().stream().mapToInt(a -> a.partitions().size()).sum(),
+                "every partition assigned");
+        equal(0.0, metric("live-load", "", "fallbacks-total"), "no fallback");
+        // the test server has no --load-source: every partition weighs the same, and the line says so
+        final List<String> lines = CapturingProvider.events().stream()
+                .map(CapturingProvider.Event::message).filter(m -> m.startsWith("kassign assigned group live-load"))
+                .toList();
+        equal(1, lines.size(), "one INFO line: " + lines);
+        isTrue(lines.get(0).contains("; load asked for, no loads found: balanced by count"), lines.get(0));
+    }
+
+    @Test
     @DisplayName("the server stopped: Kafka's CooperativeStickyAssignor's answer, one WARN line, counted")
     void serverStopped() throws Exception {
         final Shape shape = SHAPES.get(1);

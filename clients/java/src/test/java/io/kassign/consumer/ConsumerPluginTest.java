@@ -11,6 +11,7 @@ import static io.kassign.consumer.Groups.tp;
 
 import com.google.protobuf.ByteString;
 import io.kassign.plugin.InvalidAnswer;
+import io.kassign.v1.Balance;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
@@ -83,6 +84,21 @@ final class ConsumerPluginTest {
         equal(io.kassign.v1.RebalanceProtocol.REBALANCE_PROTOCOL_COOPERATIVE, request.getOptions().getProtocol(),
                 "protocol");
         equal(5_000L, request.getOptions().getSolverTimeBudgetMs(), "half the default deadline");
+        equal(Balance.BALANCE_UNSPECIFIED, request.getOptions().getBalance(), "count: the field left unset");
+    }
+
+    @Test
+    @DisplayName("kassign.balance=load reaches the request's options.balance")
+    void balanceLoad() {
+        final GroupSubscription group = group("m", member(List.of("t0"), "a", List.of(), 1));
+        final ConsumerAssignRequest request = GroupToRequest.convert(cluster(Map.of("t0", 2)), group,
+                ConsumerSettings.from(Map.of("kassign.balance", "load", "kassign.consumer.assignor", "sticky")),
+                RebalanceProtocol.EAGER);
+        equal(Balance.BALANCE_LOAD, request.getOptions().getBalance(), "LOAD sent");
+        equal(0, request.getTopics(0).getPartitionLoadsCount(), "no loads: the service's --load-source has them");
+        equal(Balance.BALANCE_UNSPECIFIED, GroupToRequest.convert(cluster(Map.of("t0", 2)), group,
+                ConsumerSettings.from(Map.of("kassign.balance", "count")), RebalanceProtocol.EAGER).getOptions()
+                .getBalance(), "count set explicitly: still unset on the wire, the bytes of before");
     }
 
     @Test

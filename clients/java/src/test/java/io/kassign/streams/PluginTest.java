@@ -18,6 +18,7 @@ import io.kassign.streams.FakeState.Task;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentError;
+import io.kassign.v1.Balance;
 import io.kassign.v1.ClientAssignment;
 import io.kassign.v1.MemberSubscription;
 import io.kassign.v1.RackAwareStrategy;
@@ -129,6 +130,7 @@ final class PluginTest {
         equal("sticky", request.getConfigs().getAssignor(), "assignor from kassign.assignor");
         equal(250L, request.getConfigs().getAssignmentTimeBudgetMs(), "time budget");
         isTrue(!request.getConfigs().hasStandbyRackSpread(), "standby rack spread unset: Kafka's behaviour");
+        equal(Balance.BALANCE_UNSPECIFIED, request.getConfigs().getBalance(), "balance unset: count");
         equal(request, convert(sampleApp(), Map.of("application.id", "orders-app", "kassign.assignor", "sticky",
                 "kassign.assignment.time.budget.ms", 250)), "deterministic");
     }
@@ -142,6 +144,17 @@ final class PluginTest {
                 .getConfigs().getStandbyRackSpread(), "set from a boolean");
         isTrue(!convert(sampleApp(), Map.of("kassign.standby.rack.spread", "false"))
                 .getConfigs().hasStandbyRackSpread(), "false is sent as unset");
+    }
+
+    @Test
+    @DisplayName("kassign.balance=load reaches the request's configs.balance; tasks carry no loads")
+    void balanceLoad() {
+        final AssignRequest request = convert(sampleApp(), Map.of("kassign.balance", "load"));
+        equal(Balance.BALANCE_LOAD, request.getConfigs().getBalance(), "LOAD sent");
+        isTrue(request.getTasksList().stream().noneMatch(TaskInfo::hasLoad),
+                "no task loads: the service's --load-source has them");
+        equal(Balance.BALANCE_UNSPECIFIED, convert(sampleApp(), Map.of("kassign.balance", "count")).getConfigs()
+                .getBalance(), "count: unset on the wire");
     }
 
     /** KIP-441's lag rule, as the service applies it to offset sums. */

@@ -2,8 +2,10 @@ package io.kassign.broker;
 
 import static io.kassign.plugin.ConfigValues.text;
 
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.v1.Balance;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -23,13 +25,16 @@ import java.util.Map;
  * <tr><td>kassign.consumer.assignor</td><td>rack-optimal</td><td>the service's consumer assignor</td></tr>
  * <tr><td>kassign.consumer.group.id</td><td>consumer@broker-NODE</td><td>the group id sent and the metrics'
  *     client-id (the broker API names no group)</td></tr>
+ * <tr><td>kassign.consumer.balance, else kassign.balance</td><td>count</td><td>count or load (the service's
+ *     --load-source); not with range or roundrobin</td></tr>
  * </table>
  *
  * <p>Why 300 ms: {@code assign} runs on the group coordinator's few shared threads (or, with
  * {@code group.consumer.assignor.offload.enable}, its two background threads), and nothing in
  * Kafka bounds it.
  */
-record ConsumerGroupSettings(Connection connection, String assignor, long timeBudgetMs, String groupId) {
+record ConsumerGroupSettings(Connection connection, String assignor, long timeBudgetMs, String groupId,
+                             Balance balance) {
 
     static final long DEFAULT_DEADLINE_MS = 300L;
     static final String ASSIGNOR = "kassign.consumer.assignor";
@@ -49,10 +54,13 @@ record ConsumerGroupSettings(Connection connection, String assignor, long timeBu
         configs.putIfAbsent(Connection.DEADLINE_MS, DEFAULT_DEADLINE_MS);
         final Connection connection = Connection.from(configs);
         final String node = text(configs, "node.id").or(() -> text(configs, "broker.id")).orElse("?");
+        final String assignor =
+                KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.CONSUMER_ASSIGNORS).orElse(DEFAULT_ASSIGNOR);
         return new ConsumerGroupSettings(
                 connection,
-                KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.CONSUMER_ASSIGNORS).orElse(DEFAULT_ASSIGNOR),
+                assignor,
                 connection.timeBudgetMs(configs),
-                text(configs, GROUP_ID).orElse("consumer@broker-" + node));
+                text(configs, GROUP_ID).orElse("consumer@broker-" + node),
+                Balancing.forConsumers(configs, ASSIGNOR, assignor));
     }
 }

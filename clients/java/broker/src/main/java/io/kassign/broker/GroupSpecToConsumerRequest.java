@@ -1,5 +1,6 @@
 package io.kassign.broker;
 
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.IndexedTable;
 import io.kassign.v1.ConsumerAssignOptions;
 import io.kassign.v1.ConsumerAssignRequest;
@@ -119,7 +120,8 @@ final class GroupSpecToConsumerRequest {
         topics.partitions().forEach((id, count) -> request.addTopics(topic(describer, id, count, replicas)));
         return request.setCompactAnswer(true).setOptions(ConsumerAssignOptions.newBuilder()
                         .setProtocol(RebalanceProtocol.REBALANCE_PROTOCOL_EAGER)
-                        .setSolverTimeBudgetMs(settings.timeBudgetMs()))
+                        .setSolverTimeBudgetMs(settings.timeBudgetMs())
+                        .setBalance(Balancing.wire(settings.balance())))
                 .build();
     }
 

@@ -4,6 +4,7 @@ import io.kassign.client.ClientSpec;
 import io.kassign.client.RequestBuilder;
 import io.kassign.client.TaskIds;
 import io.kassign.client.TaskSpec;
+import io.kassign.plugin.Balancing;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.RackAwareStrategy;
 import java.nio.charset.StandardCharsets;
@@ -233,7 +234,8 @@ final class GroupToStreamsRequest {
         request.numStandbyReplicas(configs.numStandbyReplicas())
                 .rackAwareAssignmentTags(configs.rackAwareAssignmentTags().toArray(String[]::new))
                 .rackAwareStrategy(RackAwareStrategy.RACK_AWARE_STRATEGY_NONE)
-                .assignmentTimeBudgetMs(settings.timeBudgetMs());
+                .assignmentTimeBudgetMs(settings.timeBudgetMs())
+                .balance(Balancing.wire(settings.balance()));
         settings.assignor().ifPresent(request::assignor);
         settings.acceptableRecoveryLag().ifPresent(request::acceptableRecoveryLag);
         settings.maxWarmupReplicas().ifPresent(n -> request.maxWarmupReplicas(Math.toIntExact(n)));

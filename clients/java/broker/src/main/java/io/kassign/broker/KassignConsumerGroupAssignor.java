@@ -2,6 +2,7 @@ package io.kassign.broker;
 
 import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
 import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.SharedClients;
@@ -100,9 +101,11 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         }
         final Answer answer = outcome.value();
         counted.assigned();
-        LOG.info("kassign assigned consumer group: {} partitions of {} topics to {} members in {} ms ({}; {})",
-                answer.report().getPartitions(), answer.topics().partitions().size(), group.memberIds().size(),
-                elapsedMs(started), answer.report().getAssignor(), describe(answer.report()));
+        final ConsumerAssignmentReport report = answer.report();
+        LOG.info("kassign assigned consumer group: {} partitions of {} topics to {} members in {} ms ({}; {}){}",
+                report.getPartitions(), answer.topics().partitions().size(), group.memberIds().size(),
+                elapsedMs(started), report.getAssignor(), describe(report),
+                Balancing.describe(current.balance(), report));
         return answer.assignment();
     }
 
@@ -158,7 +161,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
             final SubscribedTopicDescriber describer = new SubscribedTopicDescriberImpl(CoordinatorMetadataImage.EMPTY);
             UNIFORM.assign(group, describer);
             final Answer answer = ask(group, describer, new ConsumerGroupSettings(settings.connection(),
-                    settings.assignor(), settings.timeBudgetMs(), settings.groupId() + " warm-up"));
+                    settings.assignor(), settings.timeBudgetMs(), settings.groupId() + " warm-up", settings.balance()));
             LOG.info("kassign: warmed up the consumer assignor's connection to {} in {} ms ({} answered)",
                     settings.connection().target(), elapsedMs(started), answer.report().getAssignor());
         } catch (final Exception | LinkageError e) {

@@ -2,10 +2,12 @@ package io.kassign.broker;
 
 import io.kassign.broker.GroupToStreamsRequest.Topology;
 import io.kassign.plugin.AssignorMetrics;
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
+import io.kassign.v1.AssignmentReport;
 import java.util.Map;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
@@ -95,10 +97,11 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         }
         final GroupAssignment assignment = StreamsResponseToAssignment.convert(response, group, topology);
         counted.assigned();
-        LOG.info("kassign assigned streams group {}: {} tasks to {} members in {} ms ({}, {} warm-ups; {})",
+        final AssignmentReport report = response.getReport();
+        LOG.info("kassign assigned streams group {}: {} tasks to {} members in {} ms ({}, {} warm-ups; {}){}",
                 current.groupId(), topology.tasks(), group.memberIds().size(), elapsedMs(started),
-                response.getReport().getAssignor(), response.getReport().getWarmups(),
-                StreamsResponseToAssignment.describe(assignment, group));
+                report.getAssignor(), report.getWarmups(), StreamsResponseToAssignment.describe(assignment, group),
+                Balancing.describe(current.balance(), report));
         return assignment;
     }
 

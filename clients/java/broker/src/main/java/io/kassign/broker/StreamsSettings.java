@@ -3,8 +3,10 @@ package io.kassign.broker;
 import static io.kassign.plugin.ConfigValues.number;
 import static io.kassign.plugin.ConfigValues.text;
 
+import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.v1.Balance;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -26,13 +28,14 @@ import java.util.Optional;
  * <tr><td>kassign.streams.group.id</td><td>streams@broker-NODE</td><td>the group id sent (the broker API names no group)</td></tr>
  * <tr><td>group.streams.acceptable.recovery.lag</td><td>(Kafka's: 10000)</td><td>Kafka's own key, read when set: the lag at which a client counts as caught up</td></tr>
  * <tr><td>group.streams.num.warmup.replicas</td><td>(Kafka's: 2)</td><td>Kafka's own key, read when set above 0: warm-ups at a time</td></tr>
+ * <tr><td>kassign.streams.balance, else kassign.balance</td><td>count</td><td>count or load (the service's --load-source)</td></tr>
  * </table>
  *
  * <p>Why 300 ms: {@code assign} runs on the group coordinator's few shared threads, and nothing in
  * Kafka bounds it; a broker must keep serving heartbeats while kassign is slow or gone.
  */
 record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String> assignor, String groupId,
-                       Optional<Long> acceptableRecoveryLag, Optional<Long> maxWarmupReplicas) {
+                       Optional<Long> acceptableRecoveryLag, Optional<Long> maxWarmupReplicas, Balance balance) {
 
     static final long DEFAULT_DEADLINE_MS = 300L;
     static final String ASSIGNOR = "kassign.streams.assignor";
@@ -59,6 +62,7 @@ record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String
                 KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.STREAMS_ASSIGNORS),
                 text(configs, GROUP_ID).orElse("streams@broker-" + node),
                 number(configs, ACCEPTABLE_RECOVERY_LAG, 0),
-                number(configs, NUM_WARMUP_REPLICAS, 0).filter(n -> n > 0));
+                number(configs, NUM_WARMUP_REPLICAS, 0).filter(n -> n > 0),
+                Balancing.forStreams(configs));
     }
 }

@@ -14,8 +14,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.kassign.broker.ConsumerGroups.Cluster;
 import io.kassign.broker.ConsumerGroups.Member;
 import io.kassign.broker.GroupSpecToConsumerRequest.Topics;
+import io.kassign.client.DocProperties;
 import io.kassign.client.LiveServer;
 import io.kassign.plugin.InvalidAnswer;
+import io.kassign.plugin.KassignKeys;
+import io.kassign.v1.Balance;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
@@ -216,5 +219,36 @@ final class ConsumerGroupFallbackTest {
                 () -> ConsumerGroupSettings.from(Map.of("kassign.assignment.time.budget.ms", "300")));
         assertThrows(ConfigException.class, () -> new KassignConsumerGroupAssignor()
                 .configure(Map.of("kassign.retry.max.attempts", "0")));
+    }
+
+    @Test
+    void docExampleConfiguresConsumerGroupsByLoadAndStreamsGroupsByCount() {
+        final Map<String, Object> broker = DocProperties.block("load-aware.md", "server.properties");
+        assertEquals(Balance.BALANCE_LOAD, ConsumerGroupSettings.from(broker).balance());
+        assertEquals(Balance.BALANCE_COUNT, StreamsSettings.from(broker).balance());
+        broker.keySet().stream().filter(k -> k.startsWith("kassign.")).forEach(
+                k -> assertTrue(KassignKeys.KNOWN.contains(k), k + " is read by no plug-in"));
+    }
+
+    @Test
+    void balanceLoadIsReadFromEitherKeyAndSentRefusedWithRangeNamingTheKey() {
+        final GroupSpecImpl group = group2();
+        final Topics topics = Topics.of(group, CLUSTER.describer());
+        assertEquals(Balance.BALANCE_UNSPECIFIED, GroupSpecToConsumerRequest.convert(group, CLUSTER.describer(), topics,
+                ConsumerGroupSettings.from(Map.of("node.id", "3"))).getOptions().getBalance(), "count: unset");
+        final ConsumerGroupSettings load = ConsumerGroupSettings.from(Map.of("kassign.balance", "load"));
+        assertEquals(Balance.BALANCE_LOAD, load.balance());
+        assertEquals(Balance.BALANCE_LOAD, GroupSpecToConsumerRequest.convert(group, CLUSTER.describer(), topics, load)
+                .getOptions().getBalance());
+        assertEquals(Balance.BALANCE_COUNT, ConsumerGroupSettings.from(Map.of("kassign.balance", "load",
+                "kassign.consumer.balance", "count")).balance(), "the plug-in's own key wins over kassign.balance");
+        final ConfigException bad = assertThrows(ConfigException.class, () -> new KassignConsumerGroupAssignor()
+                .configure(Map.of("kassign.consumer.balance", "heavy")));
+        assertTrue(bad.getMessage().contains("kassign.consumer.balance") && bad.getMessage().contains("heavy"),
+                bad.getMessage());
+        final ConfigException range = assertThrows(ConfigException.class, () -> ConsumerGroupSettings.from(Map.of(
+                "kassign.balance", "load", "kassign.consumer.assignor", "range")));
+        assertTrue(range.getMessage().contains("kassign.balance") && range.getMessage().contains("range assignor"),
+                range.getMessage());
     }
 }

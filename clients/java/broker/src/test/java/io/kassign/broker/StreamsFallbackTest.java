@@ -14,6 +14,7 @@ import io.kassign.client.TaskIds;
 import io.kassign.plugin.InvalidAnswer;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentError;
+import io.kassign.v1.Balance;
 import io.kassign.v1.MemberAssignment;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -132,6 +133,25 @@ final class StreamsFallbackTest {
         assertThrows(ConfigException.class, () -> StreamsSettings.from(Map.of("kassign.deadline.ms", "soon")));
         assertThrows(ConfigException.class, () -> StreamsSettings.from(Map.of("kassign.deadline.ms", "100",
                 "kassign.assignment.time.budget.ms", "100")));
+    }
+
+    @Test
+    void balanceLoadIsReadFromEitherKeyAndSent() {
+        final Topology topology = Topology.of(TOPOLOGY);
+        assertEquals(Balance.BALANCE_UNSPECIFIED, GroupToStreamsRequest.convert(group2(), topology,
+                StreamsSettings.from(Map.of("node.id", "3"))).getConfigs().getBalance(), "count: unset");
+        final StreamsSettings load = StreamsSettings.from(Map.of("kassign.streams.balance", "Load"));
+        assertEquals(Balance.BALANCE_LOAD, load.balance());
+        assertEquals(Balance.BALANCE_LOAD, GroupToStreamsRequest.convert(group2(), topology, load).getConfigs()
+                .getBalance());
+        assertEquals(Balance.BALANCE_LOAD, StreamsSettings.from(Map.of("kassign.balance", "load")).balance(),
+                "kassign.balance alone");
+        assertEquals(Balance.BALANCE_COUNT, StreamsSettings.from(Map.of("kassign.balance", "load",
+                "kassign.streams.balance", "count")).balance(), "the plug-in's own key wins");
+        final ConfigException bad = assertThrows(ConfigException.class, () -> new KassignStreamsTaskAssignor()
+                .configure(Map.of("kassign.balance", "tasks")));
+        assertTrue(bad.getMessage().contains("kassign.balance") && bad.getMessage().contains("tasks"),
+                bad.getMessage());
     }
 
     @Test

@@ -27,7 +27,8 @@ import java.util.Map;
  * consumer that just became leader. Then {@code repeats} more calls, each with a fresh assignor
  * (a fresh leader's), are the warm figures. Writes one JSON line: {@code {"coldMillis",
  * "warmMillis": [...], "members": {memberId: [[topic, p], ...]}}}, the cold call's assignment
- * as the oracle writes it, so the bench can check kassign's answer at its sizes too.
+ * as the oracle writes it, so the bench can check kassign's answer at its sizes too. Each call
+ * gets the group built anew, and a warm call answering unlike the cold one is an error.
  */
 public final class KafkaConsumerTiming {
 
@@ -42,11 +43,7 @@ public final class KafkaConsumerTiming {
         }
         final String name = root.path("assignor").asText();
         final Cluster cluster = KafkaConsumerAssignors.cluster(root);
-        final Map<String, Subscription> subscriptions = new HashMap<>();
-        for (final JsonNode member : root.path("members")) {
-            subscriptions.put(member.path("memberId").asText(), KafkaConsumerAssignors.subscription(member, name));
-        }
-        final GroupSubscription group = new GroupSubscription(subscriptions);
+        GroupSubscription group = group(root, name);
         long started = System.nanoTime();
         final GroupAssignment cold = KafkaConsumerAssignors.assignor(name).assign(cluster, group);
         final double coldMillis = (System.nanoTime() - started) / 1e6;
@@ -55,10 +52,28 @@ public final class KafkaConsumerTiming {
         final ArrayNode warm = out.putArray("warmMillis");
         for (int i = 0; i < root.path("repeats").asInt(0); i++) {
             final ConsumerPartitionAssignor assignor = KafkaConsumerAssignors.assignor(name);
+            group = group(root, name);
             started = System.nanoTime();
-            assignor.assign(cluster, group);
+            final GroupAssignment again = assignor.assign(cluster, group);
             warm.add((System.nanoTime() - started) / 1e6);
+            if (!KafkaConsumerAssignors.result(again.groupAssignment()).get("members").equals(out.get("members"))) {
+                throw new IllegalStateException("warm call " + i + " of " + name + " answered unlike the cold one:"
+                        + " its input was not the same group");
+            }
         }
         System.out.println(mapper.writeValueAsString(out));
+    }
+
+    /**
+     * The group as read, built anew for each call: Kafka's StickyAssignor reads (uses up) the
+     * userData buffers it is given, so a second call on the same group would see none and time
+     * another rebalance (one without the members' memory).
+     */
+    private static GroupSubscription group(final JsonNode root, final String name) {
+        final Map<String, Subscription> subscriptions = new HashMap<>();
+        for (final JsonNode member : root.path("members")) {
+            subscriptions.put(member.path("memberId").asText(), KafkaConsumerAssignors.subscription(member, name));
+        }
+        return new GroupSubscription(subscriptions);
     }
 }

@@ -4,7 +4,8 @@ Per client its rack, tags and threads; per task its previous owners, the lag of 
 with state for it, and each replica's kind (active, standby, warm-up), the rule that placed it
 (the rule of the phase that put it there, ``trace.attribute``) and a one-line reason with this
 case's figures; the moves split (``moves.move_counts``). Pure and frozen: the server encodes
-it, ``kassign explain`` tells it. Built only when a request asks (docs/explanations.md).
+it, ``kassign explain`` tells it. Built only when a request asks (docs/explanations.md). Under
+``balance`` ``LOAD`` the figures of load (shares of the bound) come from ``explain_load.py``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from dataclasses import dataclass, replace
 
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.explain_load import LoadWords, load_words
 from kassign.assignor.streams.lags import is_caught_up
 from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
     ApplicationState,
-    Balance,
     KafkaStreamsState,
     ProcessId,
     TaskId,
@@ -105,33 +106,34 @@ class Explanation:
 
 def explain(state: ApplicationState, assignment: TaskAssignment, trace: Trace) -> Explanation:
     """The explanation of ``assignment`` (of ``state``) from the trace its assignor recorded."""
-    loads = _client_loads(state, assignment)
+    words = load_words(state, assignment)
+    loads = words.load if words is not None else {}
     clients = tuple(
         ClientStory(
             pid, c.rack_id, tuple(sorted(c.client_tags.items())), c.num_threads, loads.get(pid)
         )
         for pid, c in state.clients.items()
     )
-    context = _Context(state, trace, frozenset(assignment.diagnostics.warmup_replicas))
+    context = _Context(state, trace, frozenset(assignment.diagnostics.warmup_replicas), words)
     tasks = tuple(context.story(task) for task in sorted(context.tasks(assignment)))
     return Explanation(
         clients, tasks, state.configs.acceptable_recovery_lag, move_counts(state, assignment)
     )
 
 
-def _client_loads(state: ApplicationState, assignment: TaskAssignment) -> dict[ProcessId, float]:
-    """Each client's active load under ``balance`` ``LOAD`` (issue 25); none under ``COUNT``."""
-    if state.configs.balance is not Balance.LOAD:
-        return {}
-    load_of = state.task_loads.load_of
-    return {a.process_id: sum(load_of(t) for t in a.active) for a in assignment.assignments}
-
-
 class _Context:
     """Scratch, private to one ``explain``: who held what, and who placed what."""
 
-    def __init__(self, state: ApplicationState, trace: Trace, warmups: frozenset[Pair]) -> None:
+    def __init__(
+        self,
+        state: ApplicationState,
+        trace: Trace,
+        warmups: frozenset[Pair],
+        words: LoadWords | None,
+    ) -> None:
         self.state = state
+        self.words = words  # balance LOAD's figures (issue 25), None under COUNT
+        self.wanted = trace.wanted
         self.warmups = warmups  # as move_counts reads them: the placements' marks add up
         self.placed = {k: attribute(trace, k) for k in (TaskType.ACTIVE, TaskType.STANDBY)}
         self.owners = previous_owners(state)
@@ -200,6 +202,10 @@ class _Context:
         placed = self.placed[kind].get(pair, Placed(Rule.UNSPECIFIED))
         rule = Rule.WARM_UP if replica is ReplicaKind.WARM_UP else placed.rule
         reason = self._reason(task, replica, pid, replace(placed, rule=rule), stateful=stateful)
+        if self.words is not None and rule is not Rule.LOAD:
+            wanted = self.wanted.get(task)
+            active = kind is TaskType.ACTIVE
+            reason += self.words.suffix(rule, task, pid, wanted, active=active)
         return Placement(replica, pid, rule, reason, moved)
 
     def _reason(
@@ -245,6 +251,8 @@ class _Context:
                 )
             case Rule.FALLBACK:
                 return f"fallback: no caught-up client was free; the most caught-up one, lag {lag}"
+            case Rule.LOAD if self.words is not None:
+                return self.words.placed(task, pid, self.ran.get(task, ()))
             case _:
                 return f"unspecified: assignor {self.state.configs.assignor!r} records no rules"
 

@@ -17,7 +17,8 @@ load core's balance.
 With a KIP-925 strategy, step 1's actives are rack-trimmed only among tasks of one load
 (``load_racks``: no client's load changes); the active/standby exchange does not run (it
 moves load). ``assign_by_load`` returns why (a note) when the core does not fit the budget
-(``load_plan.affordable``); the caller then answers by count.
+(``load_plan.affordable``); the caller then answers by count. Asked to ``explain``, it also
+returns the trace of its steps (``trace_ha.ha_load_trace``); otherwise none is built.
 """
 
 from __future__ import annotations
@@ -50,6 +51,9 @@ from kassign.assignor.streams.result import (
     followup_deadline,
     task_assignment,
 )
+from kassign.assignor.streams.trace import Trace
+from kassign.assignor.streams.trace_ha import ha_load_trace
+from kassign.assignor.streams.trace_load import LoadActives
 
 __all__ = ["assign_by_load"]
 
@@ -58,8 +62,11 @@ _GAIN = 0.01
 this share (the core's own slack): smaller gains are not worth a restore and a follow-up."""
 
 
-def assign_by_load(state: ApplicationState) -> TaskAssignment | str:
-    """The assignment by load (module docstring), or why the core cannot run (a note)."""
+def assign_by_load(
+    state: ApplicationState, *, explain: bool = False
+) -> tuple[TaskAssignment, Trace | None] | str:
+    """The assignment by load (module docstring) and, with ``explain``, its trace; or why the
+    core cannot run (a note)."""
     layout = Layout.of(state)
     items = layout.stateful + layout.stateless
     index = catch_up_index(state, layout)
@@ -90,9 +97,10 @@ def assign_by_load(state: ApplicationState) -> TaskAssignment | str:
             active[c].add(t)
         else:
             stateless[c].append(t - stateful)
-    standby, diagnostics, _ = standbys(
-        state, layout, active, rack_tables(state, layout), keep=False
+    standby, diagnostics, standby_phases = standbys(
+        state, layout, active, rack_tables(state, layout), keep=explain
     )
+    trimmed = [set(s) for s in standby] if explain else None  # _warm_up adds to standby
     diagnostics = racks.merged(diagnostics)
     wanted = _wanted(loads, caps, stay, plan, (classes, eligible), stateful)
     warm, budget = _warm_up(wanted, placed, standby, state.configs.max_warmup_replicas)
@@ -126,9 +134,17 @@ def assign_by_load(state: ApplicationState) -> TaskAssignment | str:
         diagnostics.merged(Diagnostics(warmups=len(pairs), notes=notes, warmup_replicas=pairs)),
     )
     figures = measured_figures(state, assignment)
-    return task_assignment(
+    answer = task_assignment(
         assignment.assignments, assignment.diagnostics.merged(Diagnostics(load=figures))
     )
+    if trimmed is None:
+        return answer, None
+    actives = LoadActives(items, layout.clients, owners, plan.owners, placed, dict(wanted))
+    holdings = (trimmed, standby, copied.standby)
+    trace = ha_load_trace(
+        state, actives, (holdings, standby_phases), stateful=layout.stateful, index=index
+    )
+    return answer, trace
 
 
 def _wanted(

@@ -107,12 +107,11 @@ def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, 
 
 
 def _by_load(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
-    """Issue 25's mode (``ha_load``); past its budget, the count-balanced answer, its figures
-    measured and a note saying why. No trace of its own yet: an explanation's rules are
-    ``UNSPECIFIED`` for it."""
-    by_load = assign_by_load(state)
-    if isinstance(by_load, TaskAssignment):
-        return by_load, None
+    """Issue 25's mode (``ha_load``, its own trace with ``explain``); past its budget, the
+    count-balanced answer, its figures measured and a note saying why."""
+    by_load = assign_by_load(state, explain=explain)
+    if not isinstance(by_load, str):
+        return by_load
     counted, trace = _by_count(state, explain=explain)
     fallback = Diagnostics(solver_fallback=True, notes=(fallback_note(by_load),))
     figures = Diagnostics(load=measured_figures(state, counted))

@@ -27,6 +27,7 @@ from kassign.assignor.streams.load_racks import trim_equal_loads
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack import CostPhase
 from kassign.assignor.streams.result import Diagnostics, TaskAssignment
+from kassign.assignor.streams.trace_load import LoadActives
 
 __all__ = [
     "affordable",
@@ -148,12 +149,12 @@ def measured_figures(state: ApplicationState, assignment: TaskAssignment) -> Loa
 
 
 def sticky_actives_by_load(
-    state: ApplicationState,
-) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics] | str:
+    state: ApplicationState, *, explain: bool = False
+) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics, LoadActives | None] | str:
     """The sticky assignor's actives by load: every task may go to any client (Kafka's sticky
     assignor knows no caught-up rule), previous owners kept first, the tasks with the least
     state moving first, then rack-trimmed among tasks of one load (``load_racks``); or why the
-    core cannot run (``affordable``)."""
+    core cannot run (``affordable``). With ``explain``, the steps' placements for a trace."""
     layout = Layout.of(state)
     items = layout.stateful + layout.stateless
     why = affordable(state, len(items), len(layout.clients), 1)
@@ -174,4 +175,5 @@ def sticky_actives_by_load(
     held: list[list[TaskId]] = [[] for _ in layout.clients]
     for t, c in enumerate(placed.tolist()):
         held[c].append(items[t])
-    return {client: frozenset(held[c]) for c, client in enumerate(layout.clients)}, racks
+    steps = LoadActives(items, layout.clients, owners, plan.owners, placed) if explain else None
+    return {client: frozenset(held[c]) for c, client in enumerate(layout.clients)}, racks, steps

@@ -79,10 +79,12 @@ def _assign(
     active: _Map
     standby: _Map
     sticky: _Map
-    by_load = sticky_actives_by_load(state) if state.configs.balance is Balance.LOAD else None
+    load = state.configs.balance is Balance.LOAD
+    by_load = sticky_actives_by_load(state, explain=explain) if load else None
     diagnostics = Diagnostics()
+    steps = None
     if isinstance(by_load, tuple):  # issue 25: its own rack trim (``load_racks``)
-        active, diagnostics = by_load
+        active, diagnostics, steps = by_load
         sticky = active
         book = ClientBook(state, active)
     else:
@@ -126,12 +128,13 @@ def _assign(
     if by_load is not None:
         figures = Diagnostics(load=measured_figures(state, assignment))
         assignment = task_assignment(assignment.assignments, diagnostics.merged(figures))
-    if not explain or isinstance(by_load, tuple):  # the load mode has no rules traced yet
+    if not explain:
         return assignment, None
     phases = StickyPhases(
         actives=(sticky, optimised, active),
         standbys=(placed, trimmed, standby),
         untagged=untagged,
+        load=steps,
     )
     return assignment, phases
 

@@ -70,9 +70,11 @@ class Placed:
 @dataclass(frozen=True, slots=True)
 class Trace:
     """An assignment's stages in the order they ran (its warm-ups are named in its
-    ``Diagnostics.warmup_replicas``, which the moves split reads too)."""
+    ``Diagnostics.warmup_replicas``, which the moves split reads too); ``wanted``: under
+    ``balance`` ``LOAD``, per active KIP-441 held on a caught-up client, the client load wanted."""
 
     stages: tuple[Stage, ...] = ()
+    wanted: Mapping[TaskId, ProcessId] = field(default_factory=dict)
 
 
 def attribute(trace: Trace, kind: TaskType) -> dict[Pair, Placed]:

@@ -16,6 +16,8 @@ module names the rules, in the order the phases ran:
 6. stateless actives: least loaded (``BALANCE``), then rack optimisation (``RACK_COST``).
 
 Warm-ups (``Diagnostics.warmup_replicas``) are ``WARM_UP`` whatever stage last placed them.
+Under ``balance`` ``LOAD`` (``ha_load_trace``) the actives' stages are the load core's
+(``trace_load``); the standbys' are these, the warm-ups load asked for in step 3's place.
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.standby import StandbyPlacement
 from kassign.assignor.streams.tags import tag_layout
 from kassign.assignor.streams.trace import Pair, Phase, Rule, Stage, Trace
+from kassign.assignor.streams.trace_load import LoadActives, load_stages, wanted_clients
 
-__all__ = ["HaPhases", "StandbyPhases", "ha_trace"]
+__all__ = ["HaPhases", "StandbyPhases", "ha_load_trace", "ha_trace"]
 
 _Map = Mapping[ProcessId, AbstractSet[TaskId]]
 _Holdings = Sequence[AbstractSet[int]]
 """Per client index (process order), task indices (stateful tasks in task order)."""
+_StandbyHoldings = tuple[_Holdings, _Holdings, _Holdings]
+"""Standbys rack trimmed, after the active movements (or warm-ups), after the standby ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,22 +72,11 @@ def ha_trace(
     index: CatchUpIndex,
 ) -> Trace:
     """The stages of one high-availability assignment (see the module docstring)."""
-
-    def named(holdings: _Holdings) -> _Map:
-        return {
-            c: frozenset(stateful[t] for t in ts) for c, ts in zip(clients, holdings, strict=False)
-        }
-
-    task_of = {t: i for i, t in enumerate(stateful)}
-    client_of = {c: i for i, c in enumerate(clients)}
+    named = _namer(clients, stateful)
     balanced, trimmed, moved, joint = map(named, phases.actives)
-    placed = phases.standby_placed
-    standby_trimmed, after_actives, after_standbys, standby_joint = map(named, phases.standbys)
-    tag_rule = Rule.TAG_SPREAD if tag_layout(state).tag_aware else Rule.BALANCE
+    standby_joint = named(phases.standbys[3])
     owners = _previous_owners(state)
-
-    def caught_up(task: TaskId, pid: ProcessId) -> bool:
-        return index.is_caught_up(client_of[pid], task_of[task])
+    caught_up = _caught_up(index, clients, stateful)
 
     def runner(pair: Pair) -> Rule:
         task, pid = pair
@@ -90,23 +84,13 @@ def ha_trace(
             return Rule.STICKY
         return Rule.CAUGHT_UP if caught_up(task, pid) else Rule.FALLBACK
 
-    def copy(pair: Pair) -> Rule:
-        return Rule.CAUGHT_UP if caught_up(*pair) else Rule.FALLBACK
-
-    active, standby = TaskType.ACTIVE, TaskType.STANDBY
+    active = TaskType.ACTIVE
     scope = frozenset(stateful)
+    stateless = frozenset(state.stateless_tasks)
     stages = (
         Stage(active, Rule.BALANCE, balanced, scope=scope),
         Stage(active, Rule.RACK_COST, trimmed, scope=scope),
-        Stage(
-            standby,
-            tag_rule,
-            placed.placement.standby,
-            _each(placed.placement.untagged),
-            phase=Phase.PLACEMENT,
-        ),
-        Stage(standby, Rule.BALANCE, named(placed.balanced)),
-        Stage(standby, Rule.RACK_COST, standby_trimmed),
+        *_standby_stages(state, phases.standby_placed, phases.standbys[:3], named, caught_up),
         Stage(
             active,
             Rule.CAUGHT_UP,
@@ -115,6 +99,66 @@ def ha_trace(
             scope=scope,
             phase=Phase.MOVEMENT,
         ),
+        Stage(active, Rule.RACK_COST, joint, scope=scope),
+        Stage(TaskType.STANDBY, Rule.RACK_COST, standby_joint),
+        Stage(active, Rule.BALANCE, phases.stateless[0], scope=stateless),
+        Stage(active, Rule.RACK_COST, phases.stateless[1], scope=stateless),
+    )
+    return Trace(stages)
+
+
+def ha_load_trace(
+    state: ApplicationState,
+    actives: LoadActives,
+    standbys: tuple[_StandbyHoldings, StandbyPhases],
+    *,
+    stateful: Sequence[TaskId],
+    index: CatchUpIndex,
+) -> Trace:
+    """The stages of one high-availability assignment by load (``ha_load``): the load core's
+    actives (``trace_load``), then the standbys as the count mode names them, the warm-ups load
+    asked for taking the place of the active movements' swaps (``WARM_UP``)."""
+    clients = actives.clients
+    caught_up = _caught_up(index, clients, stateful)
+    count = len(stateful)
+
+    def held(t: int, c: int) -> bool:  # items are stateful tasks, then stateless ones
+        return t >= count or index.is_caught_up(c, t)
+
+    stages = (
+        *load_stages(actives, held),
+        *_standby_stages(state, standbys[1], standbys[0], _namer(clients, stateful), caught_up),
+    )
+    return Trace(stages, wanted_clients(actives))
+
+
+def _standby_stages(
+    state: ApplicationState,
+    placed: StandbyPhases,
+    holdings: _StandbyHoldings,
+    named: Callable[[_Holdings], _Map],
+    caught_up: Callable[[TaskId, ProcessId], bool],
+) -> tuple[Stage, ...]:
+    """Phase 2 and the movements' standbys: placement (``TAG_SPREAD`` with tags, ``FALLBACK``
+    for what tags could not place, else ``BALANCE``), balance per thread, rack trim, the
+    copies the active movements leave (``CAUGHT_UP``), the standby movements' copies."""
+    trimmed, after_actives, after_standbys = map(named, holdings)
+    tag_rule = Rule.TAG_SPREAD if tag_layout(state).tag_aware else Rule.BALANCE
+
+    def copy(pair: Pair) -> Rule:
+        return Rule.CAUGHT_UP if caught_up(*pair) else Rule.FALLBACK
+
+    standby = TaskType.STANDBY
+    return (
+        Stage(
+            standby,
+            tag_rule,
+            placed.placement.standby,
+            _each(placed.placement.untagged),
+            phase=Phase.PLACEMENT,
+        ),
+        Stage(standby, Rule.BALANCE, named(placed.balanced)),
+        Stage(standby, Rule.RACK_COST, trimmed),
         Stage(standby, Rule.CAUGHT_UP, after_actives, phase=Phase.MOVEMENT),
         Stage(
             standby,
@@ -123,12 +167,28 @@ def ha_trace(
             _rules(after_actives, after_standbys, copy),
             phase=Phase.MOVEMENT,
         ),
-        Stage(active, Rule.RACK_COST, joint, scope=scope),
-        Stage(standby, Rule.RACK_COST, standby_joint),
-        Stage(active, Rule.BALANCE, phases.stateless[0], scope=frozenset(state.stateless_tasks)),
-        Stage(active, Rule.RACK_COST, phases.stateless[1], scope=frozenset(state.stateless_tasks)),
     )
-    return Trace(stages)
+
+
+def _namer(clients: Sequence[ProcessId], stateful: Sequence[TaskId]) -> Callable[[_Holdings], _Map]:
+    def named(holdings: _Holdings) -> _Map:
+        return {
+            c: frozenset(stateful[t] for t in ts) for c, ts in zip(clients, holdings, strict=False)
+        }
+
+    return named
+
+
+def _caught_up(
+    index: CatchUpIndex, clients: Sequence[ProcessId], stateful: Sequence[TaskId]
+) -> Callable[[TaskId, ProcessId], bool]:
+    task_of = {t: i for i, t in enumerate(stateful)}
+    client_of = {c: i for i, c in enumerate(clients)}
+
+    def caught_up(task: TaskId, pid: ProcessId) -> bool:
+        return index.is_caught_up(client_of[pid], task_of[task])
+
+    return caught_up
 
 
 def _each(pairs: AbstractSet[Pair]) -> dict[Pair, Rule]:

@@ -8,6 +8,9 @@
    ``FALLBACK`` for what tags could not place); else Kafka's legacy pass, ``STICKY`` on a
    client with state, ``BALANCE`` elsewhere;
 4. rack optimisation of the standbys, then the joint exchange of roles (``RACK_COST``).
+
+Under ``balance`` ``LOAD`` steps 1 and 2 are the load core's (``trace_load``: ``STICKY`` kept
+with its previous owner, ``LOAD`` placed by load, ``RACK_COST``); the standbys' are these.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.trace import Pair, Phase, Rule, Stage, Trace
+from kassign.assignor.streams.trace_load import LoadActives, load_stages
 
 __all__ = ["StickyPhases", "sticky_trace"]
 
@@ -28,11 +32,13 @@ _Map = Mapping[ProcessId, AbstractSet[TaskId]]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StickyPhases:
     """Holdings after each phase: actives (sticky pass, rack trimmed, joint exchange), standbys
-    (placed, rack trimmed, joint exchange); ``untagged`` is ``None`` for the legacy standby pass."""
+    (placed, rack trimmed, joint exchange); ``untagged`` is ``None`` for the legacy standby pass;
+    ``load``: the load core's steps under ``balance`` ``LOAD`` (else ``None``)."""
 
     actives: tuple[_Map, _Map, _Map]
     standbys: tuple[_Map, _Map, _Map]
     untagged: AbstractSet[Pair] | None
+    load: LoadActives | None = None
 
 
 def sticky_trace(state: ApplicationState, phases: StickyPhases) -> Trace:
@@ -44,9 +50,16 @@ def sticky_trace(state: ApplicationState, phases: StickyPhases) -> Trace:
     else:
         standby_rule, standby_rules = Rule.TAG_SPREAD, dict.fromkeys(phases.untagged, Rule.FALLBACK)
     active, standby = TaskType.ACTIVE, TaskType.STANDBY
+    first = (
+        load_stages(phases.load)
+        if phases.load is not None
+        else (
+            Stage(active, Rule.BALANCE, sticky, _by_state(state, sticky)),
+            Stage(active, Rule.RACK_COST, trimmed),
+        )
+    )
     stages = (
-        Stage(active, Rule.BALANCE, sticky, _by_state(state, sticky)),
-        Stage(active, Rule.RACK_COST, trimmed),
+        *first,
         Stage(standby, standby_rule, placed, standby_rules, phase=Phase.PLACEMENT),
         Stage(standby, Rule.RACK_COST, standby_trimmed),
         Stage(active, Rule.RACK_COST, joint),

@@ -58,16 +58,12 @@ from kassign.assignor.consumer import (
 )
 from kassign.assignor.load import LoadPlan, LoadProblem, balance, peak_ratio
 from kassign.assignor.load.figures import Balance
+from kassign.pipeline.loads import zipf_loads as zipf
 from ortools.sat.python import cp_model
 
 SIZES = "10x100,10x10000,50x1000,100x5000,200x10000,1000x100000,2000x100000"
 RACKS = "9x300,12x3000,30x30000,12x3000x1"
 EXACT_SECONDS = 10.0
-
-
-def zipf(n: int, exponent: float, rng: np.random.Generator) -> np.ndarray:
-    """``n`` Zipf-distributed loads in a random order."""
-    return 1000.0 / (rng.permutation(n) + 1) ** exponent
 
 
 def count_balanced(members: int, items: int) -> np.ndarray:

@@ -62,6 +62,18 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     simulate.add_argument(
         "--spec", metavar="SPEC.json", help="distributions of the generated groups"
     )
+    simulate.add_argument(
+        "--loads",
+        metavar="zipf:S",
+        help="consumer groups instead, partitions of Zipf loads (exponent S): count against "
+        "load balancing per round (issue 25)",
+    )
+    simulate.add_argument(
+        "--drift",
+        type=float,
+        metavar="F",
+        help="with --loads: each round, each load times a factor in [1-F, 1+F] (default 0)",
+    )
     simulate.add_argument("--master", metavar="URL", help="Spark master (default local[*])")
     configs.add_config_option(simulate)
     simulate.set_defaults(func=run_simulate)
@@ -135,16 +147,27 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.groups < 1 or args.rounds < 1:
         log.error("--groups and --rounds must be at least 1")
         return 2
+    if args.loads is None and args.drift is not None:
+        log.error("--drift is for --loads: the drift of partition loads")
+        return 2
+    if args.loads is not None and (args.events or args.grid or args.config):
+        log.error("--loads simulates consumer groups: --events, --grid and --config are Streams'")
+        return 2
     with command_progress("simulate", started=started, doing=_LOADING) as progress:
         from kassign.pipeline.events import load_events
         from kassign.pipeline.generate import load_spec
         from kassign.pipeline.grid import load_grid, with_overrides
+        from kassign.pipeline.load_rows import check_sizes
+        from kassign.pipeline.loads import load_model
         from kassign.pipeline.simulate import GENERATED, simulate
 
         try:
             grid = load_grid(args.grid) if args.grid else (GENERATED,)
             grid = with_overrides(grid, configs.config_pairs(args.config))
             events, spec = load_events(args.events), load_spec(args.spec)
+            model = None if args.loads is None else load_model(args.loads, args.drift or 0.0)
+            if model is not None:
+                check_sizes(spec)
         except (ValueError, KeyError, TypeError) as exc:
             return _bad_file(exc)
         with _spark(args.master, "simulate", progress) as spark:
@@ -157,6 +180,7 @@ def run_simulate(args: argparse.Namespace) -> int:
                 grid=grid,
                 events=events,
                 rounds=args.rounds,
+                loads=model,
             )
     return _finish("simulate", started, summary)
 

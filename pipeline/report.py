@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 from kassign.pipeline import report_plots as plots
+from kassign.pipeline.report_loads import is_load_output, load_summary_table, per_round_table
 from kassign.pipeline.report_tables import (
     against_none_table,
     convergence_table,
@@ -143,6 +144,46 @@ def _simulation(frame: pd.DataFrame) -> list[Section]:
     ]
 
 
+def _loads(frame: pd.DataFrame) -> list[Section]:
+    """A load simulation's sections (``simulate --loads``): count against load balancing."""
+    peak = per_round_table(frame, "max_over_mean")
+    ok = frame[frame["error"] == ""]
+    floor = (ok["bound"] / ok["mean_load"]).groupby(ok["round"]).mean()
+    moves = per_round_table(frame, "moved")
+    return [
+        Section(
+            "load-summary",
+            "Count against load balancing",
+            "Per configuration (count: Kafka's cooperative-sticky; load: the same assignor "
+            "balancing load per unit of capacity), over every group's rounds: the busiest "
+            "member's load per unit of capacity over the mean (max over mean), the least any "
+            "assignment reaches (bound over mean), the peak over that bound (1 is optimal), "
+            "the partitions moved per group over all rounds and in all, and the CPU time per round.",
+            load_summary_table(frame),
+            number_format="{:.3f}",
+        ),
+        Section(
+            "load-peak",
+            "Max over mean load per round",
+            "Mean over groups, per round, of the busiest member's load per unit of capacity "
+            "over the mean; dashed: the bound over the mean, below which no assignment goes. "
+            "Loads drift between rounds; round 1 starts from nothing owned.",
+            peak,
+            plots.per_round_plot("load-peak", peak, "max / mean load", floor),
+            "{:.3f}",
+        ),
+        Section(
+            "load-moves",
+            "Partitions moved per round",
+            "Mean over groups of the partitions each round moved from their previous owner, "
+            "follow-up rebalances included (round 1 starts from nothing owned: none move).",
+            moves,
+            plots.per_round_plot("load-moves", moves, "partitions moved"),
+            "{:.1f}",
+        ),
+    ]
+
+
 def _errors(frame: pd.DataFrame) -> list[Section]:
     errors = error_table(frame)
     if not len(errors):
@@ -165,6 +206,8 @@ def _errors(frame: pd.DataFrame) -> list[Section]:
 def _sections(frame: pd.DataFrame) -> list[Section]:
     if (frame["error"] != "").all():  # nothing was assigned: nothing to plot, only the errors
         return _errors(frame)
+    if is_load_output(frame):
+        return _loads(frame) + _errors(frame)
     simulated = "round" in frame.columns
     units = phase_totals(frame) if simulated else frame[frame["error"] == ""]
     sections = _overview(frame, units, simulated)
@@ -189,6 +232,7 @@ def _table_html(section: Section) -> str:
 
 def _page(frame: pd.DataFrame, sections: list[Section], source: str) -> str:
     kind = "simulation" if "round" in frame.columns else "replay"
+    kind = "load simulation" if is_load_output(frame) else kind
     errors = int((frame["error"] != "").sum())
     listed = " (listed <a href='#errors'>below</a>)" if errors else ""
     contents = " · ".join(f"<a href='#{s.key}'>{html.escape(s.title)}</a>" for s in sections)

@@ -29,6 +29,7 @@ __all__ = [
     "cost_plot",
     "event_plot",
     "movement_plot",
+    "per_round_plot",
     "trajectory_plot",
 ]
 
@@ -192,3 +193,30 @@ def convergence_plot(table: pd.DataFrame) -> str:
 def trajectory_plot(table: pd.DataFrame) -> str:
     """Mean cross-rack partitions per configuration and round."""
     return _heatmap_plot("trajectory", table, "round; colour: mean cross-rack partitions")
+
+
+def per_round_plot(
+    name: str, table: pd.DataFrame, ylabel: str, floor: pd.Series | None = None
+) -> str:
+    """A line per configuration (a load simulation has two: count and load) across rounds;
+    ``floor``, if given, dashed: the least value any assignment reaches (the bound), and the
+    axis then fits the lines (a ratio near 30 would flatten against a zero); otherwise (counts)
+    it starts at zero."""
+
+    def draw() -> Figure:
+        fig = Figure(figsize=(WIDTH, 3.6), layout="constrained")
+        ax = fig.subplots()
+        ax.patch.set_gid(f"plot-area-{name}-0")
+        for config, values in table.iterrows():
+            ax.plot(table.columns, values.to_numpy(dtype=float), marker="o", label=str(config))
+        if floor is not None:
+            ax.plot(floor.index, floor.to_numpy(dtype=float), "k--", label="bound / mean")
+        ax.set_xticks(list(table.columns))
+        ax.set_xlabel("round")
+        ax.set_ylabel(ylabel)
+        if floor is None:
+            ax.set_ylim(bottom=0)
+        fig.legend(loc="outside upper center", ncols=len(table) + (floor is not None))
+        return fig
+
+    return _svg(draw, name)

@@ -9,19 +9,28 @@ rebalance and how many rebalances the phase needed (-1: not within ``--rounds``)
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pandas as pd
 from kassign.pipeline.events import Event
 from kassign.pipeline.generate import GroupSpec
 from kassign.pipeline.grid import Configuration
+from kassign.pipeline.load_rows import LOAD_COLUMNS, load_rows
+from kassign.pipeline.loads import LoadModel
 from kassign.pipeline.rows import SIMULATE_COLUMNS, simulate_rows
 from kassign.pipeline.schema import spark_schema
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-__all__ = ["GENERATED", "simulate", "simulate_frame", "summarise"]
+__all__ = [
+    "GENERATED",
+    "load_frame",
+    "simulate",
+    "simulate_frame",
+    "summarise",
+    "summarise_loads",
+]
 
 log = logging.getLogger("kassign.pipeline")
 
@@ -38,6 +47,43 @@ _SIM_TYPES: dict[str, type] = {
     "rebalances_to_converge": int,
     "converged": bool,
 }
+_LOAD_TYPES: dict[str, type] = {
+    **{c: str for c in ("group_id", "config", "assignor", "error")},
+    **{c: int for c in ("group_index", "seed", "round", "members", "partitions", "moved")},
+    "rebalances": int,
+    **{
+        c: float
+        for c in (
+            "max_load",
+            "mean_load",
+            "max_over_mean",
+            "bound",
+            "peak_over_bound",
+            "assign_cpu_seconds",
+        )
+    },
+}
+
+
+def _group_frame(
+    spark: SparkSession,
+    groups: int,
+    rows_of: Callable[[int], list[dict[str, Any]]],
+    columns: Sequence[str],
+    types: dict[str, type],
+) -> DataFrame:
+    """The rows ``rows_of`` gives for each group index ``0 .. groups-1``, spread over Spark."""
+    partitions = max(1, min(groups, spark.sparkContext.defaultParallelism * 8))  # small tail
+
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for batch in batches:
+            rows: list[dict[str, Any]] = []
+            for index in batch["id"]:
+                rows.extend(rows_of(int(index)))
+            yield pd.DataFrame(rows, columns=list(columns))
+
+    schema = spark_schema(columns, types)
+    return spark.range(0, groups, numPartitions=partitions).mapInPandas(run, schema)
 
 
 def simulate_frame(
@@ -52,26 +98,24 @@ def simulate_frame(
 ) -> DataFrame:
     """The simulation rows of groups ``0 .. groups-1``."""
     configurations, timeline = tuple(grid), tuple(events)
-    partitions = max(1, min(groups, spark.sparkContext.defaultParallelism * 8))  # small tail
 
-    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        for batch in batches:
-            rows: list[dict[str, Any]] = []
-            for index in batch["id"]:
-                rows.extend(
-                    simulate_rows(
-                        seed=seed,
-                        index=int(index),
-                        spec=spec,
-                        grid=configurations,
-                        events=timeline,
-                        rounds=rounds,
-                    )
-                )
-            yield pd.DataFrame(rows, columns=list(SIMULATE_COLUMNS))
+    def rows_of(index: int) -> list[dict[str, Any]]:
+        return simulate_rows(
+            seed=seed, index=index, spec=spec, grid=configurations, events=timeline, rounds=rounds
+        )
 
-    schema = spark_schema(SIMULATE_COLUMNS, _SIM_TYPES)
-    return spark.range(0, groups, numPartitions=partitions).mapInPandas(run, schema)
+    return _group_frame(spark, groups, rows_of, SIMULATE_COLUMNS, _SIM_TYPES)
+
+
+def load_frame(
+    spark: SparkSession, *, groups: int, seed: int, spec: GroupSpec, model: LoadModel, rounds: int
+) -> DataFrame:
+    """The load simulation's rows (``simulate --loads``) of groups ``0 .. groups-1``."""
+
+    def rows_of(index: int) -> list[dict[str, Any]]:
+        return load_rows(seed=seed, index=index, spec=spec, model=model, rounds=rounds)
+
+    return _group_frame(spark, groups, rows_of, LOAD_COLUMNS, _LOAD_TYPES)
 
 
 def simulate(
@@ -84,13 +128,19 @@ def simulate(
     grid: Sequence[Configuration],
     events: Sequence[Event],
     rounds: int,
+    loads: LoadModel | None = None,
 ) -> dict[str, Any]:
-    """Run the simulation job and write ``target``; returns the driver's summary."""
-    frame = simulate_frame(
-        spark, groups=groups, seed=seed, spec=spec, grid=grid, events=events, rounds=rounds
-    )
+    """Run the simulation job and write ``target``; returns the driver's summary. With
+    ``loads``, consumer groups under those loads instead (``grid`` and ``events`` unused)."""
+    if loads is not None:
+        frame = load_frame(spark, groups=groups, seed=seed, spec=spec, model=loads, rounds=rounds)
+    else:
+        frame = simulate_frame(
+            spark, groups=groups, seed=seed, spec=spec, grid=grid, events=events, rounds=rounds
+        )
     frame.write.mode("overwrite").parquet(target)
-    return summarise(spark.read.parquet(target))
+    output = spark.read.parquet(target)
+    return summarise(output) if loads is None else summarise_loads(output)
 
 
 def summarise(output: DataFrame) -> dict[str, Any]:
@@ -119,3 +169,31 @@ def summarise(output: DataFrame) -> dict[str, Any]:
         )
     log.info("simulate: %d phases summarised, %d error rows", len(phases), errors)
     return {"phases": [r.asDict() for r in phases], "errors": errors}
+
+
+def summarise_loads(output: DataFrame) -> dict[str, Any]:
+    """Per balance: rows, mean max/mean, mean peak over the bound, moves in all, errors."""
+    ok = output.where(F.col("error") == "")
+    configs = (
+        ok.groupBy("config")
+        .agg(
+            F.count("*").alias("rows"),
+            F.avg("max_over_mean").alias("max_over_mean"),
+            F.avg("peak_over_bound").alias("peak_over_bound"),
+            F.sum("moved").alias("moved"),
+        )
+        .orderBy("config")
+        .collect()
+    )
+    errors = output.where(F.col("error") != "").count()
+    for row in configs:
+        log.info(
+            "%-6s rows=%d max/mean=%.3f peak/bound=%.4f moved=%d",
+            row["config"],
+            row["rows"],
+            row["max_over_mean"] or 0,
+            row["peak_over_bound"] or 0,
+            row["moved"] or 0,
+        )
+    log.info("simulate: %d balances summarised, %d error rows", len(configs), errors)
+    return {"balances": [r.asDict() for r in configs], "errors": errors}

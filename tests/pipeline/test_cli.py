@@ -86,6 +86,15 @@ def test_simulate_replay_and_report_from_the_command_line(spark, tmp_path: Path,
     replayed = pd.read_parquet(tmp_path / "replayed")
     assert list(replayed["config"]) == ["request+num_standby_replicas=1"]
     assert list(replayed["config_standbys"]) == [1]
+    # issue 25: consumer groups under drifting Zipf loads, count against load balancing
+    loads = ["--loads", "zipf:1.1", "--drift", "0.1", "--groups", "2", "--rounds", "3"]
+    assert main(["simulate", str(tmp_path / "loads"), "--seed", "3", *loads]) == 0
+    rows = pd.read_parquet(tmp_path / "loads")
+    assert len(rows) == 2 * 2 * 3 and (rows["error"] == "").all()
+    assert set(rows["config"]) == {"count", "load"} and set(rows["round"]) == {1, 2, 3}
+    assert main(["report", str(tmp_path / "loads"), str(tmp_path / "load-site")]) == 0
+    page = (tmp_path / "load-site" / "index.html").read_text()
+    assert 'id="plot-load-peak"' in page and 'id="plot-load-moves"' in page
     assert spark.sparkContext._jsc is not None  # the shared session is still up
 
 
@@ -140,6 +149,24 @@ def test_an_unknown_config_is_a_usage_error_before_spark_starts(tmp_path: Path) 
     )
     assert done.returncode == 2 and "num.standbys: no such config" in done.stderr, done.stderr
     assert "num.standby.replicas" in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_load_options_out_of_place_are_usage_errors_before_spark_starts(
+    tmp_path: Path, caplog
+) -> None:
+    out = str(tmp_path / "out")
+    base = ["simulate", out, "--groups", "1", "--seed", "1"]
+    (tmp_path / "spec.json").write_text(json.dumps({"partitions": [9, 2]}))
+    for extra, said in (
+        (["--drift", "0.1"], "--drift is for --loads"),
+        (["--loads", "zipf:1", "--events", "e.json"], "--events, --grid and --config"),
+        (["--loads", "pareto:1"], "--loads 'pareto:1'"),
+        (["--loads", "zipf:1", "--drift", "1.5"], "--drift 1.5"),
+        (["--loads", "zipf:1", "--spec", str(tmp_path / "spec.json")], "spec partitions [9, 2]"),
+    ):
+        caplog.clear()
+        assert main([*base, *extra]) == 2 and said in caplog.text, caplog.text
+    assert not (tmp_path / "out").exists()
 
 
 def test_replay_of_a_folder_without_journal_files_is_a_usage_error(tmp_path: Path) -> None:

@@ -10,11 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.load import LoadProblem, balance, lower_bound, peak_ratio
 from kassign.assignor.load.bulk import place_light
-
-
-def zipf(n: int, exponent: float, rng: np.random.Generator) -> np.ndarray:
-    """Loads of ``n`` items, Zipf-distributed (rank ``k`` carries ``1000 / k**exponent``)."""
-    return 1000.0 / (rng.permutation(n) + 1) ** exponent
+from kassign.pipeline.loads import zipf_loads as zipf
 
 
 def fresh(loads: np.ndarray, capacities: np.ndarray) -> LoadProblem:

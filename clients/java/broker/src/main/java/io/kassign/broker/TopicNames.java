@@ -1,0 +1,144 @@
+package io.kassign.broker;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.Uuid;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Topic names for the topic ids the broker's assignor API gives, read off the rebalance path.
+ *
+ * <p>Why: Kafka 4.4's {@code GroupSpec} and {@code SubscribedTopicDescriber} name topics only by
+ * id, while the service's load source (Prometheus) labels partitions by topic name. {@link #known}
+ * never blocks: it answers from the last listing and notes the ids it could not name; a daemon
+ * thread lists the cluster's topics ({@link Source}, Kafka's Admin in production) soon after an
+ * unnamed id is asked for (at most once per {@code minGapMs}) and every {@code refreshMs}. Memory
+ * is bounded: only ids some group asked for are kept (at most {@value #MAX_IDS}), and an id the
+ * latest listing lacks (a deleted topic) is dropped.
+ */
+final class TopicNames implements AutoCloseable {
+    /** At most this many ids are wanted and named: far beyond a broker's groups' topics. */
+    static final int MAX_IDS = 100_000;
+
+    private static final Logger LOG = LoggerFactory.getLogger(TopicNames.class);
+
+    /** Every topic of the cluster, id to name; may throw (the broker unreachable, not authorised). */
+    interface Source extends AutoCloseable {
+        Map<Uuid, String> list() throws Exception;
+
+        @Override
+        void close();
+    }
+
+    private final Source source;
+    private final long refreshMs;
+    private final long minGapMs;
+    private final LongSupplier clockMs;
+    private final ScheduledExecutorService refresher;
+    /** Ids some group asked for, named or not; read by the refresher. */
+    private final Set<Uuid> wanted = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean soon = new AtomicBoolean();
+    private volatile Map<Uuid, String> names = Map.of();
+    private volatile long lastListedMs = Long.MIN_VALUE / 2;
+    private volatile String lastFailure = "";
+
+    TopicNames(final Source source, final long refreshMs, final long minGapMs, final LongSupplier clockMs) {
+        this.source = source;
+        this.refreshMs = refreshMs;
+        this.minGapMs = minGapMs;
+        this.clockMs = clockMs;
+        this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
+            final Thread thread = new Thread(r, "kassign-topic-names");
+            thread.setDaemon(true);
+            return thread;
+        });
+        refresher.scheduleWithFixedDelay(this::refresh, refreshMs, refreshMs, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The names known of {@code ids} (those without one are left out), at once; an id not named
+     * yet is wanted and a listing is scheduled, so a later assignment finds it.
+     */
+    Map<Uuid, String> known(final Collection<Uuid> ids) {
+        final Map<Uuid, String> current = names;
+        final Map<Uuid, String> found = new HashMap<>();
+        boolean missing = false;
+        for (final Uuid id : ids) {
+            final String name = current.get(id);
+            if (name != null) {
+                found.put(id, name);
+            } else if (wanted.size() < MAX_IDS || wanted.contains(id)) {
+                wanted.add(id); // named by the next listing, or dropped by it if the cluster lacks it
+                missing = true;
+            }
+        }
+        if (missing && !refresher.isShutdown() && soon.compareAndSet(false, true)) {
+            final long wait = Math.max(0L, lastListedMs + minGapMs - clockMs.getAsLong());
+            try {
+                refresher.schedule(this::refresh, wait, TimeUnit.MILLISECONDS);
+            } catch (final RejectedExecutionException e) { // closed meanwhile: ids stay unnamed
+                soon.set(false);
+            }
+        }
+        return found;
+    }
+
+    /** One listing: the wanted ids it names become known; those it lacks are forgotten. */
+    void refresh() {
+        soon.set(false);
+        if (wanted.isEmpty()) {
+            return;
+        }
+        lastListedMs = clockMs.getAsLong();
+        final Map<Uuid, String> listed;
+        try {
+            listed = source.list();
+        } catch (final InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        } catch (final Exception e) { // names stay as they were; ids go on being sent unnamed
+            final String failure = e.toString();
+            if (!failure.equals(lastFailure)) {
+                LOG.warn("kassign: listing topics for their names failed, tried again in {} ms or when a group "
+                        + "names a topic not known yet: {}", refreshMs, failure);
+                lastFailure = failure;
+            }
+            return;
+        }
+        lastFailure = "";
+        wanted.retainAll(listed.keySet());
+        final Map<Uuid, String> kept = new HashMap<>();
+        for (final Uuid id : wanted) {
+            kept.put(id, listed.get(id));
+        }
+        names = Map.copyOf(kept);
+    }
+
+    /** How many ids are named now (tests, the INFO line). */
+    int size() {
+        return names.size();
+    }
+
+    /** Stops the refresher and closes the source (the Admin client); waits for neither. */
+    @Override
+    public void close() {
+        refresher.shutdownNow();
+        source.close();
+        names = Map.of();
+        wanted.clear();
+    }
+
+    boolean isClosed() {
+        return refresher.isShutdown();
+    }
+}

@@ -76,8 +76,10 @@ record AdminTopicNames(Map<String, Object> admin, long refreshMs) {
         synchronized (SHARED) {
             final Shared shared = SHARED.computeIfAbsent(this, s -> {
                 s.check();
-                return new Shared(new TopicNames(new Listing(s.admin()), s.refreshMs(), MIN_GAP_MS,
-                        () -> System.nanoTime() / 1_000_000L));
+                final TopicNames names = new TopicNames(new Listing(s.admin()), s.refreshMs(), MIN_GAP_MS,
+                        () -> System.nanoTime() / 1_000_000L);
+                names.start();
+                return new Shared(names);
             });
             shared.users++;
             return shared.names;
@@ -133,7 +135,7 @@ record AdminTopicNames(Map<String, Object> admin, long refreshMs) {
                 admin = null;
             }
             if (made != null) {
-                made.close(Duration.ofSeconds(1));
+                made.close(Duration.ZERO); // a listing in flight is abandoned: nothing waits for it
             }
         }
     }

@@ -21,13 +21,14 @@ import org.slf4j.LoggerFactory;
  * <p>Why: Kafka 4.4's {@code GroupSpec} and {@code SubscribedTopicDescriber} name topics only by
  * id, while the service's load source (Prometheus) labels partitions by topic name. {@link #known}
  * never blocks: it answers from the last listing and notes the ids it could not name; a daemon
- * thread lists the cluster's topics ({@link Source}, Kafka's Admin in production) soon after an
- * unnamed id is asked for (at most once per {@code minGapMs}) and every {@code refreshMs}. Memory
- * is bounded: only ids some group asked for are kept (at most {@value #MAX_IDS}), and an id the
- * latest listing lacks (a deleted topic) is dropped.
+ * thread lists the cluster's topics ({@link Source}, Kafka's Admin in production) once at
+ * {@link #start} (broker start: the topics that exist then are named before their groups'
+ * rebalances), soon after an unnamed id is asked for (at most once per {@code minGapMs}) and
+ * every {@code refreshMs}. Memory is bounded: the names are the latest listing's (a deleted topic
+ * is dropped), at most {@value #MAX_IDS}; on a larger cluster only the ids some group asked for.
  */
 final class TopicNames implements AutoCloseable {
-    /** At most this many ids are wanted and named: far beyond a broker's groups' topics. */
+    /** At most this many ids are named: beyond most clusters' topics, far beyond their groups'. */
     static final int MAX_IDS = 100_000;
 
     private static final Logger LOG = LoggerFactory.getLogger(TopicNames.class);
@@ -65,6 +66,11 @@ final class TopicNames implements AutoCloseable {
         refresher.scheduleWithFixedDelay(this::refresh, refreshMs, refreshMs, TimeUnit.MILLISECONDS);
     }
 
+    /** The first listing, at once on the refresher's thread. */
+    void start() {
+        refresher.execute(this::refresh);
+    }
+
     /**
      * The names known of {@code ids} (those without one are left out), at once; an id not named
      * yet is wanted and a listing is scheduled, so a later assignment finds it.
@@ -93,12 +99,12 @@ final class TopicNames implements AutoCloseable {
         return found;
     }
 
-    /** One listing: the wanted ids it names become known; those it lacks are forgotten. */
+    /**
+     * One listing: its names replace the known ones (all of them, or on a cluster of more than
+     * {@value #MAX_IDS} topics the wanted ones); wanted ids it lacks are forgotten.
+     */
     void refresh() {
         soon.set(false);
-        if (wanted.isEmpty()) {
-            return;
-        }
         lastListedMs = clockMs.getAsLong();
         final Map<Uuid, String> listed;
         try {
@@ -117,6 +123,10 @@ final class TopicNames implements AutoCloseable {
         }
         lastFailure = "";
         wanted.retainAll(listed.keySet());
+        if (listed.size() <= MAX_IDS) {
+            names = Map.copyOf(listed);
+            return;
+        }
         final Map<Uuid, String> kept = new HashMap<>();
         for (final Uuid id : wanted) {
             kept.put(id, listed.get(id));

@@ -109,6 +109,27 @@ final class TopicNamesTest {
     }
 
     @Test
+    void startListsEveryTopicOnceAndAHugeClusterKeepsOnlyTheWantedIds() throws Exception {
+        final FakeSource source = new FakeSource();
+        source.topics.put(ORDERS, "orders");
+        try (TopicNames names = new TopicNames(source, 3_600_000L, 3_600_000L, () -> 0L)) {
+            names.start();
+            for (int i = 0; i < 200 && names.size() == 0; i++) {
+                Thread.sleep(10);
+            }
+            assertEquals(1, names.size(), "named before any group asks: its first rebalance goes by name");
+            for (long i = 0; i <= TopicNames.MAX_IDS; i++) {
+                source.topics.put(new Uuid(7L, i), "t" + i);
+            }
+            names.known(Set.of(PAYMENTS));
+            source.topics.put(PAYMENTS, "payments");
+            names.refresh();
+            assertEquals(Map.of(PAYMENTS, "payments"), names.known(Set.of(ORDERS, PAYMENTS)),
+                    "past " + TopicNames.MAX_IDS + " topics only the ids groups asked for are kept");
+        }
+    }
+
+    @Test
     void closeStopsTheRefresherAndClosesTheSourceAndLookupsStillAnswer() {
         final FakeSource source = new FakeSource();
         final TopicNames names = new TopicNames(source, 3_600_000L, 0L, System::currentTimeMillis);

@@ -58,6 +58,10 @@ record AdminTopicNames(Map<String, Object> admin, long refreshMs) {
         }
         final Map<String, Object> admin = new TreeMap<>();
         admin.put(AdminClientConfig.CLIENT_ID_CONFIG, "kassign-topic-names-broker-" + node);
+        // Kafka 4's default, rebootstrap, loops (tens of thousands of INFO lines a minute, seen in
+        // the e2e) while the listener refuses connections, as at broker start; the bootstrap is the
+        // only address there is to go back to anyway
+        admin.put(AdminClientConfig.METADATA_RECOVERY_STRATEGY_CONFIG, "none");
         configs.forEach((key, value) -> {
             if (key.startsWith(PREFIX) && !key.equals(REFRESH_MS) && value != null) {
                 admin.put(key.substring(PREFIX.length()), value);

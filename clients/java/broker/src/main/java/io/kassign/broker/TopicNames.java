@@ -30,6 +30,8 @@ import org.slf4j.LoggerFactory;
 final class TopicNames implements AutoCloseable {
     /** At most this many ids are named: beyond most clusters' topics, far beyond their groups'. */
     static final int MAX_IDS = 100_000;
+    /** The wait before another listing after a failed one. */
+    static final long RETRY_MS = 30_000L;
 
     private static final Logger LOG = LoggerFactory.getLogger(TopicNames.class);
 
@@ -116,9 +118,10 @@ final class TopicNames implements AutoCloseable {
             final String failure = e.toString();
             if (!failure.equals(lastFailure)) {
                 LOG.warn("kassign: listing topics for their names failed, tried again in {} ms or when a group "
-                        + "names a topic not known yet: {}", refreshMs, failure);
+                        + "names a topic not known yet: {}", Math.min(refreshMs, RETRY_MS), failure);
                 lastFailure = failure;
             }
+            retrySoon();
             return;
         }
         lastFailure = "";
@@ -132,6 +135,17 @@ final class TopicNames implements AutoCloseable {
             kept.put(id, listed.get(id));
         }
         names = Map.copyOf(kept);
+    }
+
+    /** After a failed listing (the broker still starting, say): another within 30 s, not {@code refreshMs}. */
+    private void retrySoon() {
+        if (!refresher.isShutdown() && soon.compareAndSet(false, true)) {
+            try {
+                refresher.schedule(this::refresh, Math.min(refreshMs, RETRY_MS), TimeUnit.MILLISECONDS);
+            } catch (final RejectedExecutionException e) { // closed meanwhile
+                soon.set(false);
+            }
+        }
     }
 
     /** How many ids are named now (tests, the INFO line). */

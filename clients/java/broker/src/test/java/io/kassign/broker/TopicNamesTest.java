@@ -145,7 +145,7 @@ final class TopicNamesTest {
                 "PLAINTEXT", "kassign.topic.names.refresh.ms", "60000", "node.id", "4");
         final AdminTopicNames setting = ConsumerGroupSettings.from(broker).topicNames().orElseThrow();
         assertEquals(Map.of("bootstrap.servers", "127.0.0.1:1", "security.protocol", "PLAINTEXT",
-                "client.id", "kassign-topic-names-broker-4"), setting.admin());
+                "client.id", "kassign-topic-names-broker-4", "metadata.recovery.strategy", "none"), setting.admin());
         assertEquals(60_000L, setting.refreshMs());
         assertTrue(ConsumerGroupSettings.from(Map.of("kassign.topic.names.bootstrap.servers", "127.0.0.1:1"))
                 .topicNames().isEmpty(), "under count no names are looked up: the request stays as it was");

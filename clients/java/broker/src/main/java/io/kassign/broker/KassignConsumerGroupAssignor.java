@@ -83,9 +83,9 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
     public void configure(final Map<String, ?> configs) {
         final ConsumerGroupSettings read = ConsumerGroupSettings.from(configs);
         KassignKeys.warnUnknown(configs, LOG);
+        useNames(read.topicNames().orElse(null)); // first: an Admin config it refuses stops configure here
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
-        useNames(read.topicNames().orElse(null));
         if (WARMED.add(read.connection())) {
             BoundedCall.background(() -> warmUp(read));
         }

@@ -51,6 +51,8 @@ final class TopicNames implements AutoCloseable {
     /** Ids some group asked for, named or not; read by the refresher. */
     private final Set<Uuid> wanted = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean soon = new AtomicBoolean();
+    /** A retry after a failed listing is pending: apart from {@link #soon}, so an ask still lists at once. */
+    private final AtomicBoolean retrying = new AtomicBoolean();
     private volatile Map<Uuid, String> names = Map.of();
     private volatile long lastListedMs = Long.MIN_VALUE / 2;
     private volatile String lastFailure = "";
@@ -126,24 +128,32 @@ final class TopicNames implements AutoCloseable {
         }
         lastFailure = "";
         wanted.retainAll(listed.keySet());
+        final Map<Uuid, String> kept;
         if (listed.size() <= MAX_IDS) {
-            names = Map.copyOf(listed);
-            return;
+            kept = listed;
+        } else {
+            kept = new HashMap<>();
+            for (final Uuid id : wanted) {
+                kept.put(id, listed.get(id));
+            }
         }
-        final Map<Uuid, String> kept = new HashMap<>();
-        for (final Uuid id : wanted) {
-            kept.put(id, listed.get(id));
-        }
+        final int before = names.size();
         names = Map.copyOf(kept);
+        if (kept.size() != before) { // topics created or deleted: rare, and what an operator asks after
+            LOG.info("kassign: the names of {} topics are known (were {})", kept.size(), before);
+        }
     }
 
     /** After a failed listing (the broker still starting, say): another within 30 s, not {@code refreshMs}. */
     private void retrySoon() {
-        if (!refresher.isShutdown() && soon.compareAndSet(false, true)) {
+        if (!refresher.isShutdown() && retrying.compareAndSet(false, true)) {
             try {
-                refresher.schedule(this::refresh, Math.min(refreshMs, RETRY_MS), TimeUnit.MILLISECONDS);
+                refresher.schedule(() -> {
+                    retrying.set(false);
+                    refresh();
+                }, Math.min(refreshMs, RETRY_MS), TimeUnit.MILLISECONDS);
             } catch (final RejectedExecutionException e) { // closed meanwhile
-                soon.set(false);
+                retrying.set(false);
             }
         }
     }

@@ -35,8 +35,9 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  * names), so a topic's name in the request is its Uuid's string (base64url, 22 characters: a legal
  * topic name), or its topic name where {@link TopicNames} knows it (balance LOAD with
  * {@code kassign.topic.names.bootstrap.servers}: the service's load source labels partitions by
- * topic name). Either way the answer is read back to ids through {@link Topics}. No generation and no user data are sent: the coordinator keeps one target
- * assignment, so no two members claim one partition, and nothing else is known.
+ * topic name). Either way the answer is read back to ids through {@link Topics}. No generation
+ * and no user data are sent: the coordinator keeps one target assignment, so no two members claim
+ * one partition, and nothing else is known.
  *
  * <p>The protocol sent is EAGER: the coordinator hands a moved partition over only once its
  * previous owner has revoked it (KIP-848 reconciliation), so the target must name every

@@ -307,7 +307,8 @@ def _node_settings(
         "controller.quorum.voters": f"1@127.0.0.1:{controller}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "log.dirs": str(work / f"data-{node}"),
-        **extra,
+        # "{listener}" in a value: this node's own host:port, known only once the port is picked
+        **{k: v.replace("{listener}", f"127.0.0.1:{port}") for k, v in extra.items()},
     }
     if node == 1:
         settings["listeners"] = f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}"

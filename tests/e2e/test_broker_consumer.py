@@ -14,6 +14,10 @@ writes records with unique ids throughout. Four phases:
     down   kassign killed; c2 (rack-c) joins  refused at once, uniform again
     back   kassign restarted; b leaves      kassign assigns again, rack-local
 
+The brokers ask for balance LOAD with ``kassign.topic.names.bootstrap.servers`` their own listener
+(issue 25): kassign has no load source, so loads are 1 each (counts), and the journaled requests
+name the topics (``orders``, ``clicks``) once the plug-in has listed them, not their ids.
+
 Checked: kassign's Prometheus counter, its journal, the plug-in's ``kassign assigned`` lines and
 Kafka's own ``Computed a new target assignment ... with 'kassign' assignor in N ms`` lines agree;
 the journaled requests carry the members' racks and the partitions' replica racks; each outage
@@ -33,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kassign.v1 import common_pb2
 
 from tests.e2e.broker_cluster import RACKS, BrokerCluster, broker_cluster, kill, pause
 from tests.e2e.group import JAVA_MAIN, Member, replica_layout, replicas, rounds
@@ -62,7 +67,7 @@ STOPPED = (0, 128 + signal.SIGTERM)
 
 ASSIGNED = re.compile(
     r"^\S+ \S+ \[(?P<thread>[^\]]+)\] INFO \S+ - kassign assigned consumer group: (?P<partitions>\d+) "
-    r"partitions of \d+ topics to (?P<members>\d+) members in (?P<ms>\d+) ms",
+    r"partitions of \d+ topics(?: \(\d+ by name\))? to (?P<members>\d+) members in (?P<ms>\d+) ms",
     re.MULTILINE,
 )
 FALLBACK = re.compile(
@@ -74,6 +79,7 @@ WARMED = re.compile(
     r"kassign: warmed up the consumer assignor's connection to (?P<target>\S+) in (?P<ms>\d+) ms"
 )
 CALL = re.compile(r"INFO kassign\.calls: assigned consumer group '(?P<group>[^']*)'")
+NAMES_KNOWN = re.compile(r"kassign: the names of (?P<count>\d+) topics are known")
 COMPUTED = re.compile(
     rf"\[GroupId {GROUP}\] Computed a new target assignment for epoch (?P<epoch>\d+) "
     r"with '(?P<assignor>[^']+)' assignor in (?P<ms>\d+)ms",
@@ -95,7 +101,14 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def setup(work: Path, e2e_classpaths: tuple[str, str]) -> Iterator[BrokerCluster]:
     started = time.monotonic()
-    extra = {"group.consumer.assignor.offload.enable": "false"}
+    extra = {
+        "group.consumer.assignor.offload.enable": "false",
+        # balance LOAD, topics named by each broker's Admin client from its own listener (issue 25);
+        # kassign has no load source, so the loads are 1 each and the answer balances counts
+        "kassign.consumer.balance": "load",
+        "kassign.topic.names.bootstrap.servers": "{listener}",
+        "kassign.topic.names.refresh.ms": "2000",  # the topics are created after the brokers start
+    }
     try:
         with broker_cluster(work / "brokers", e2e_classpaths[0], extra) as running:
             FIGURES["cluster_up_seconds"] = round(time.monotonic() - started, 1)
@@ -228,6 +241,17 @@ def test_kip848_group_assigned_by_kassign_on_the_broker_with_fallback(
         for t in TOPICS
     ]
     run_java(classpath, JAVA_MAIN, "topics", bootstrap, *topics)
+    # every broker's plug-in names both topics before the group's first rebalance (else the first
+    # requests go by id, as they may in production until a listing has seen a new topic)
+    wait_until(
+        "each broker's plug-in to know the topics' names",
+        lambda: all(
+            any(int(m["count"]) >= len(TOPICS) for m in NAMES_KNOWN.finditer(b.log.read_text()))
+            for b in setup.cluster.brokers
+        ),
+        30,
+        lambda: [b.log for b in setup.cluster.brokers],
+    )
     producer_log = work / "producer.log"
     producer = procs.start(
         ["java", *JVM_FLAGS, "-Xmx128m", *SLF4J_FLAGS, "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
@@ -275,13 +299,21 @@ def test_kip848_group_assigned_by_kassign_on_the_broker_with_fallback(
     assert sorted(m.subscription.rack_id for m in last.members) == list(RACKS)
     # the compact form (issue 24): a count per topic, per partition an index into the rack lists
     assert len(last.topics) == 2 and all(t.partition_count == PARTITIONS for t in last.topics)
-    for t in (
-        last.topics
-    ):  # names are topic ids: the broker API names none; both topics share the layout
+    for t in last.topics:  # names or ids (before the first listing); both share the layout
         assert [frozenset(last.replica_rack_lists[i].rack_ids) for i in t.replica_rack_list] == [
             LAYOUT[f"orders-{p}"] for p in range(PARTITIONS)
         ]
     assert journal[-1].response.report.cross_rack_partitions_after == 0
+    # balance LOAD: each plug-in listed the topics' names (Admin, from its broker's own listener)
+    # before the group formed, so the requests name them and a load source labelled by topic name
+    # would match; the answer maps back to the ids (the rack checks above read Kafka's own view)
+    sent = [sorted(t.name for t in r.request.topics) for r in journal]
+    assert all(names == sorted(TOPICS) or "orders" not in names for names in sent), sent
+    assert sent[-1] == sorted(TOPICS), sent
+    assert last.options.balance == common_pb2.BALANCE_LOAD
+    assert sorted(last.topic_lists[0].topics) == sorted(TOPICS)
+    assert any("no load source" in n for n in journal[-1].response.report.notes)
+    FIGURES["topics_sent"] = sent
 
     # hung: the service stops answering; c leaves
     _, fallen, computed_before = run.plugin_lines()

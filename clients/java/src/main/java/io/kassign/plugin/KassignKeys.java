@@ -30,6 +30,11 @@ public final class KassignKeys {
             "kassign.consumer.assignor", "kassign.consumer.rebalance.protocol", "kassign.consumer.co.partitioned",
             "kassign.consumer.group.id", "kassign.streams.assignor", "kassign.streams.group.id",
             "kassign.standby.rack.spread", Balancing.KEY, Balancing.CONSUMER_KEY, Balancing.STREAMS_KEY);
+    /**
+     * Prefixes of keys a plug-in reads whole: the broker consumer plug-in's Admin client for topic
+     * names ({@code kassign.topic.names.bootstrap.servers} and any Admin config after the prefix).
+     */
+    public static final List<String> KNOWN_PREFIXES = List.of("kassign.topic.names.");
     /** The service's consumer-group assignors (assignor/consumer/api.py), one spelling each. */
     public static final List<String> CONSUMER_ASSIGNORS =
             List.of("cooperative-sticky", "rack-optimal", "range", "roundrobin", "sticky");
@@ -45,7 +50,8 @@ public final class KassignKeys {
     /** One WARN line, once per JVM, for each {@code kassign.*} key in {@code configs} no plug-in reads. */
     public static void warnUnknown(final Map<String, ?> configs, final Logger log) {
         for (final String key : new TreeSet<>(configs.keySet())) {
-            if (key.startsWith("kassign.") && !KNOWN.contains(key) && WARNED.add(key)) {
+            if (key.startsWith("kassign.") && !KNOWN.contains(key)
+                    && KNOWN_PREFIXES.stream().noneMatch(key::startsWith) && WARNED.add(key)) {
                 log.warn("kassign: unknown configuration key {}{}; it is ignored", key,
                         closest(key, KNOWN).map(k -> " (did you mean " + k + "?)").orElse(""));
             }

@@ -47,7 +47,8 @@ final class KassignKeysTest {
     void unknownKeyWarnedOnce() {
         CapturingProvider.clear();
         final Map<String, Object> configs = Map.of("kassign.deadlin.ms", "100", "kassign.streams.assignor", "sticky",
-                "kassign.target", "localhost:1", "kassign.zzz", "1", "group.id", "g");
+                "kassign.target", "localhost:1", "kassign.zzz", "1", "group.id", "g",
+                "kassign.topic.names.security.protocol", "SSL"); // an Admin config under the broker plug-in's prefix
         new KassignConsumerAssignor().configure(configs);
         new KassignConsumerAssignor().configure(configs);
         final List<String> warned = CapturingProvider.events().stream().filter(e -> e.level() == Level.WARN)

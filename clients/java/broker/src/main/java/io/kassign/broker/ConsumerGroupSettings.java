@@ -8,6 +8,7 @@ import io.kassign.plugin.KassignKeys;
 import io.kassign.v1.Balance;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The consumer-group plug-in's settings, read from the broker configuration the group coordinator
@@ -27,6 +28,9 @@ import java.util.Map;
  *     client-id (the broker API names no group)</td></tr>
  * <tr><td>kassign.consumer.balance, else kassign.balance</td><td>count</td><td>count or load (the service's
  *     --load-source); not with range or roundrobin</td></tr>
+ * <tr><td>kassign.topic.names.bootstrap.servers, kassign.topic.names.*</td><td>unset</td><td>under load, a
+ *     listener this broker's plug-in lists topics from (Kafka's Admin client, the other keys its configs,
+ *     {@link AdminTopicNames}), so topics are sent by name and the load source matches them</td></tr>
  * </table>
  *
  * <p>Why 300 ms: {@code assign} runs on the group coordinator's few shared threads (or, with
@@ -34,7 +38,7 @@ import java.util.Map;
  * Kafka bounds it.
  */
 record ConsumerGroupSettings(Connection connection, String assignor, long timeBudgetMs, String groupId,
-                             Balance balance) {
+                             Balance balance, Optional<AdminTopicNames> topicNames) {
 
     static final long DEFAULT_DEADLINE_MS = 300L;
     static final String ASSIGNOR = "kassign.consumer.assignor";
@@ -56,11 +60,14 @@ record ConsumerGroupSettings(Connection connection, String assignor, long timeBu
         final String node = text(configs, "node.id").or(() -> text(configs, "broker.id")).orElse("?");
         final String assignor =
                 KassignKeys.assignor(configs, ASSIGNOR, KassignKeys.CONSUMER_ASSIGNORS).orElse(DEFAULT_ASSIGNOR);
+        final Balance balance = Balancing.forConsumers(configs, ASSIGNOR, assignor);
         return new ConsumerGroupSettings(
                 connection,
                 assignor,
                 connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).orElse("consumer@broker-" + node),
-                Balancing.forConsumers(configs, ASSIGNOR, assignor));
+                balance,
+                // names serve the load source only: a COUNT request stays byte for byte as it was
+                balance == Balance.BALANCE_LOAD ? AdminTopicNames.from(configs, node) : Optional.empty());
     }
 }

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Function;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
@@ -32,8 +33,11 @@ import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
  *
  * <p>The broker API names topics only by id (GroupSpec and SubscribedTopicDescriber carry no
  * names), so a topic's name in the request is its Uuid's string (base64url, 22 characters: a legal
- * topic name). No generation and no user data are sent: the coordinator keeps one target
- * assignment, so no two members claim one partition, and nothing else is known.
+ * topic name), or its topic name where {@link TopicNames} knows it (balance LOAD with
+ * {@code kassign.topic.names.bootstrap.servers}: the service's load source labels partitions by
+ * topic name). Either way the answer is read back to ids through {@link Topics}. No generation
+ * and no user data are sent: the coordinator keeps one target assignment, so no two members claim
+ * one partition, and nothing else is known.
  *
  * <p>The protocol sent is EAGER: the coordinator hands a moved partition over only once its
  * previous owner has revoked it (KIP-848 reconciliation), so the target must name every
@@ -49,33 +53,63 @@ final class GroupSpecToConsumerRequest {
     }
 
     /**
-     * The subscribed topics in the metadata: name sent (the id's string) to id, and partition
-     * counts, sorted by id (the order sent) and hashed (looked up once per member and topic).
+     * The subscribed topics in the metadata: name sent to id, and partition counts, sorted by id
+     * (the order sent) and hashed (looked up once per member and topic); {@code named} how many are
+     * sent by their topic name rather than their id's string.
      */
-    record Topics(Map<String, Uuid> ids, Map<Uuid, Integer> partitions, Map<Uuid, Known> known) {
+    record Topics(Map<String, Uuid> ids, Map<Uuid, Integer> partitions, Map<Uuid, Known> known, int named) {
         /** A topic's name as sent and partition count, looked up by id. */
         record Known(String name, int count) {
         }
 
+        /** Every topic sent by its id's string, as without {@code kassign.topic.names.*}. */
         static Topics of(final GroupSpec group, final SubscribedTopicDescriber describer) {
-            final Map<String, Uuid> ids = new TreeMap<>();
+            return of(group, describer, ids -> Map.of());
+        }
+
+        /**
+         * The topics, each named by {@code names} where it knows the id, else by the id's string.
+         * Should a name so sent equal another topic's (a topic named like another's id), every
+         * topic is sent by id: the answer's names must map back to exactly one id each.
+         */
+        static Topics of(final GroupSpec group, final SubscribedTopicDescriber describer,
+                         final Function<Set<Uuid>, Map<Uuid, String>> names) {
             final Map<Uuid, Integer> partitions = new TreeMap<>();
             for (final Uuid id : subscribed(group)) {
                 final int count = describer.numPartitions(id);
                 if (count >= 0) { // -1: not in the metadata (deleted, or not yet known); nothing to assign
-                    ids.put(name(id), id);
                     partitions.put(id, count);
                 }
+            }
+            Map<Uuid, String> named = partitions.isEmpty() ? Map.of() : names.apply(partitions.keySet());
+            Map<String, Uuid> ids = sentNames(partitions.keySet(), named);
+            if (ids.size() < partitions.size()) {
+                named = Map.of();
+                ids = sentNames(partitions.keySet(), named);
             }
             final Map<Uuid, Known> known = new HashMap<>();
             ids.forEach((name, id) -> known.put(id, new Known(name, partitions.get(id))));
             return new Topics(Collections.unmodifiableMap(ids), Collections.unmodifiableMap(partitions),
-                    Collections.unmodifiableMap(known));
+                    Collections.unmodifiableMap(known), named.size());
         }
 
+        private static Map<String, Uuid> sentNames(final Set<Uuid> topics, final Map<Uuid, String> named) {
+            final Map<String, Uuid> ids = new TreeMap<>();
+            for (final Uuid id : topics) {
+                ids.put(named.getOrDefault(id, byId(id)), id);
+            }
+            return ids;
+        }
+
+        /** The name sent for {@code id}: its own when known here, else its id's string. */
+        String name(final Uuid id) {
+            final Known topic = known.get(id);
+            return topic == null ? byId(id) : topic.name();
+        }
     }
 
-    static String name(final Uuid topic) {
+    /** A topic's id as its name in the request (base64url, 22 characters: a legal topic name). */
+    static String byId(final Uuid topic) {
         return topic.toString();
     }
 
@@ -99,7 +133,7 @@ final class GroupSpecToConsumerRequest {
         final IndexedTable<Set<Uuid>> lists = new IndexedTable<>(ids -> {
             final TopicList.Builder names = TopicList.newBuilder();
             for (final Uuid topic : new TreeSet<>(ids)) {
-                names.addTopics(name(topic));
+                names.addTopics(topics.name(topic));
             }
             request.addTopicLists(names);
         });
@@ -117,7 +151,8 @@ final class GroupSpecToConsumerRequest {
         }
         final IndexedTable<Set<String>> replicas = new IndexedTable<>(racks ->
                 request.addReplicaRackLists(PartitionReplicas.newBuilder().addAllRackIds(new TreeSet<>(racks))));
-        topics.partitions().forEach((id, count) -> request.addTopics(topic(describer, id, count, replicas)));
+        topics.partitions().forEach((id, count) ->
+                request.addTopics(topic(describer, topics.name(id), id, count, replicas)));
         return request.setCompactAnswer(true).setOptions(ConsumerAssignOptions.newBuilder()
                         .setProtocol(RebalanceProtocol.REBALANCE_PROTOCOL_EAGER)
                         .setSolverTimeBudgetMs(settings.timeBudgetMs())
@@ -181,8 +216,8 @@ final class GroupSpecToConsumerRequest {
      * through {@code made}: a million partitions, a few rack sets, each partition's set hashed once
      * as the describer gives it, not copied.
      */
-    private static ConsumerTopic topic(final SubscribedTopicDescriber describer, final Uuid id, final int count,
-                                       final IndexedTable<Set<String>> made) {
+    private static ConsumerTopic topic(final SubscribedTopicDescriber describer, final String name, final Uuid id,
+                                       final int count, final IndexedTable<Set<String>> made) {
         final List<Set<String>> racks = new ArrayList<>(count);
         boolean anyRack = false;
         for (int p = 0; p < count; p++) {
@@ -190,7 +225,7 @@ final class GroupSpecToConsumerRequest {
             racks.add(set);
             anyRack |= !set.isEmpty();
         }
-        final ConsumerTopic.Builder topic = ConsumerTopic.newBuilder().setName(name(id)).setPartitionCount(count);
+        final ConsumerTopic.Builder topic = ConsumerTopic.newBuilder().setName(name).setPartitionCount(count);
         if (anyRack) {
             for (final Set<String> set : racks) {
                 topic.addReplicaRackList(made.indexOf(set));

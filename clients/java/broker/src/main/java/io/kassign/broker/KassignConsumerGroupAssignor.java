@@ -55,8 +55,12 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe and stateless between calls, hence idempotent: the same group gives the same
  * request (the service answers it with the same bytes); settings are replaced whole by configure,
  * and every instance with the same connection shares one gRPC channel ({@link SharedClients}).
+ * The one exception, opt-in: under balance LOAD with {@code kassign.topic.names.bootstrap.servers}
+ * topics are sent by name once {@link TopicNames} (shared, refreshed in the background) knows
+ * them, by id until then (either way the answer is read back to the same topic ids).
  */
-public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable {
+public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitionAssignor, Configurable,
+        AutoCloseable {
     /** The name members select it by ({@code group.remote.assignor}). */
     public static final String NAME = "kassign";
     /** The MBean type of its metrics: kassign:type=broker-consumer-assignor,client-id=GROUP_ID. */
@@ -69,17 +73,45 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
 
     private volatile ConsumerGroupSettings settings = ConsumerGroupSettings.defaults();
     private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(METRICS_TYPE, settings.groupId());
+    /** Topic names for ids (balance LOAD with kassign.topic.names.*), else null: ids are sent. */
+    private volatile TopicNames names;
+    /** The setting {@link #names} was acquired for; guarded by this. */
+    private AdminTopicNames namesHeld;
 
     /** Reads the kassign.* keys of the broker configuration; a malformed one throws ConfigException naming it. */
     @Override
     public void configure(final Map<String, ?> configs) {
         final ConsumerGroupSettings read = ConsumerGroupSettings.from(configs);
         KassignKeys.warnUnknown(configs, LOG);
+        useNames(read.topicNames().orElse(null)); // first: an Admin config it refuses stops configure here
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
         if (WARMED.add(read.connection())) {
             BoundedCall.background(() -> warmUp(read));
         }
+    }
+
+    /** Acquires the shared names of {@code wanted} (null: none) and releases those held before. */
+    private synchronized void useNames(final AdminTopicNames wanted) {
+        if (java.util.Objects.equals(wanted, namesHeld)) {
+            return;
+        }
+        final TopicNames acquired = wanted == null ? null : wanted.acquire();
+        if (namesHeld != null) {
+            namesHeld.release();
+        }
+        namesHeld = wanted;
+        names = acquired;
+    }
+
+    /**
+     * Releases the topic names' Admin client (the last user closes it). Kafka 4.4 closes an
+     * assignor only when configuring the list fails; otherwise the shared client lives as long as
+     * the broker, one per distinct setting.
+     */
+    @Override
+    public void close() {
+        useNames(null);
     }
 
     @Override
@@ -92,9 +124,10 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
             throws PartitionAssignorException {
         final ConsumerGroupSettings current = settings;
         final AssignorMetrics counted = metrics;
+        final TopicNames named = names;
         final long started = System.nanoTime();
         final BoundedCall.Outcome<Answer> outcome =
-                BoundedCall.within(current.connection().deadline(), () -> ask(group, describer, current));
+                BoundedCall.within(current.connection().deadline(), () -> ask(group, describer, current, named));
         counted.call(elapsedMs(started));
         if (outcome.failure() != null) {
             return fallback(group, describer, current, counted, outcome.failure(), started);
@@ -102,9 +135,9 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         final Answer answer = outcome.value();
         counted.assigned();
         final ConsumerAssignmentReport report = answer.report();
-        LOG.info("kassign assigned consumer group: {} partitions of {} topics to {} members in {} ms ({}; {}){}",
-                report.getPartitions(), answer.topics().partitions().size(), group.memberIds().size(),
-                elapsedMs(started), report.getAssignor(), describe(report),
+        LOG.info("kassign assigned consumer group: {} partitions of {} topics{} to {} members in {} ms ({}; {}){}",
+                report.getPartitions(), answer.topics().partitions().size(), byName(answer.topics(), named),
+                group.memberIds().size(), elapsedMs(started), report.getAssignor(), describe(report),
                 Balancing.describe(current.balance(), report));
         return answer.assignment();
     }
@@ -113,10 +146,18 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
     private record Answer(GroupAssignment assignment, ConsumerAssignmentReport report, Topics topics) {
     }
 
-    /** The service's assignment, checked; anything thrown makes {@link #assign} fall back. */
+    /** " (2 by name)": how many topics were sent by name, when names are looked up. */
+    static String byName(final Topics topics, final TopicNames named) {
+        return named == null ? "" : " (" + topics.named() + " by name)";
+    }
+
+    /**
+     * The service's assignment, checked; anything thrown makes {@link #assign} fall back. Topics
+     * {@code named} knows are sent by name; the others by id, and asked for (never waited on).
+     */
     private static Answer ask(final GroupSpec group, final SubscribedTopicDescriber describer,
-                              final ConsumerGroupSettings current) {
-        final Topics topics = Topics.of(group, describer);
+                              final ConsumerGroupSettings current, final TopicNames named) {
+        final Topics topics = named == null ? Topics.of(group, describer) : Topics.of(group, describer, named::known);
         final ConsumerAssignRequest request = GroupSpecToConsumerRequest.convert(group, describer, topics, current);
         final ConsumerAssignResponse response = SharedClients.waitingForReady(current.connection()).assignConsumers(request);
         return new Answer(ConsumerResponseToAssignment.convert(response, group, topics), response.getReport(), topics);
@@ -161,7 +202,8 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
             final SubscribedTopicDescriber describer = new SubscribedTopicDescriberImpl(CoordinatorMetadataImage.EMPTY);
             UNIFORM.assign(group, describer);
             final Answer answer = ask(group, describer, new ConsumerGroupSettings(settings.connection(),
-                    settings.assignor(), settings.timeBudgetMs(), settings.groupId() + " warm-up", settings.balance()));
+                    settings.assignor(), settings.timeBudgetMs(), settings.groupId() + " warm-up", settings.balance(),
+                    Optional.empty()), null);
             LOG.info("kassign: warmed up the consumer assignor's connection to {} in {} ms ({} answered)",
                     settings.connection().target(), elapsedMs(started), answer.report().getAssignor());
         } catch (final Exception | LinkageError e) {

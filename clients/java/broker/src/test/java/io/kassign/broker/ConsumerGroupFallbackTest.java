@@ -22,6 +22,7 @@ import io.kassign.v1.ConsumerMemberAssignment;
 import io.kassign.v1.PartitionRuns;
 import io.kassign.v1.TopicPartition;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -196,6 +197,31 @@ final class ConsumerGroupFallbackTest {
                 runs(Map.of("a", List.of(0, 1, 4), "b", List.of(2, 3, 5))), group, Topics.of(group, CLUSTER.describer()));
         assertEquals(Set.of(0, 1), result.members().get("a").partitions().get(ORDERS));
         assertEquals(Set.of(2, 3), result.members().get("b").partitions().get(ORDERS));
+        final GroupAssignment none = ConsumerResponseToAssignment.convert(
+                runs(Map.of("a", List.of(0, 1, 2, 3), "b", List.of(4, 5))), group, Topics.of(group, CLUSTER.describer()));
+        assertEquals(Map.of(), none.members().get("b").partitions(), "a topic with nothing assignable is left out");
+    }
+
+    /** Not how the service answers, but read right: one member's topic in two runs is one set. */
+    @Test
+    void aTopicInTwoRunsOfOneMemberIsJoined() {
+        final GroupSpecImpl group = group2();
+        final Topics topics = Topics.of(group, CLUSTER.describer());
+        final ConsumerMemberAssignment b = ConsumerMemberAssignment.newBuilder().setMemberId("b").setAssigned(
+                PartitionRuns.newBuilder().addTopics(0).addCounts(3).addAllPartitions(List.of(3, 4, 5))).build();
+        final GroupAssignment joined = ConsumerResponseToAssignment.convert(twoRuns(List.of(2, 0, 1), b), group, topics);
+        assertEquals(Map.of(ORDERS, Set.of(0, 1, 2)), joined.members().get("a").partitions());
+        assertEquals(List.of(0, 1, 2), new ArrayList<>(joined.members().get("a").partitions().get(ORDERS)), "sorted");
+        assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(
+                twoRuns(List.of(2, 0, 2), b), group, topics), "a partition in both runs");
+    }
+
+    /** Member a given orders' first number in one run and the next two in another, then {@code b}. */
+    private static ConsumerAssignResponse twoRuns(final List<Integer> numbers, final ConsumerMemberAssignment b) {
+        return ConsumerAssignResponse.newBuilder().addTopics(ORDERS.toString())
+                .addMembers(ConsumerMemberAssignment.newBuilder().setMemberId("a").setAssigned(PartitionRuns
+                        .newBuilder().addTopics(0).addCounts(1).addTopics(0).addCounts(2).addAllPartitions(numbers)))
+                .addMembers(b).build();
     }
 
     @Test

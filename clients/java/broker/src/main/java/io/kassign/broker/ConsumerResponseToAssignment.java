@@ -14,6 +14,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 import org.apache.kafka.coordinator.group.modern.MemberAssignmentImpl;
 
 /**
@@ -58,6 +59,9 @@ final class ConsumerResponseToAssignment {
         for (int t = 0; t < names.length; t++) {
             named[t] = held.get(names[t]);
         }
+        // HOMOGENEOUS: Kafka says every member subscribes to the same topics, so whether a topic of
+        // the answer is subscribed is asked once, not once per member and run (a million at 1M)
+        final byte[] shared = group.subscriptionType() == SubscriptionType.HOMOGENEOUS ? new byte[names.length] : null;
         for (final ConsumerMemberAssignment member : response.getMembersList()) {
             final String id = member.getMemberId();
             if (!group.memberIds().contains(id)) {
@@ -71,7 +75,7 @@ final class ConsumerResponseToAssignment {
             if (!member.hasAssigned()) {
                 throw InvalidAnswer.withoutRuns(id);
             }
-            final Member given = new Member(id, me, group, ids, member.getAssigned().getTopicsCount());
+            final Member given = new Member(id, me, group, ids, member.getAssigned().getTopicsCount(), shared);
             readRuns(member.getAssigned(), names, named, given);
             result.put(id, new MemberAssignmentImpl(given.partitions));
         }
@@ -89,29 +93,50 @@ final class ConsumerResponseToAssignment {
      * assignable numbers one set of the map Kafka keeps as it is (not copied).
      */
     private static final class Member {
+        static final byte YES = 1;
+        static final byte NO = 2;
         final String id;
         final int me;
         final GroupSpec group;
         final String[] ids;
         final Set<Uuid> subscribed;
+        /** By the answer's topic index: 0 not asked yet, else {@link #YES} or {@link #NO}; null: ask each time. */
+        final byte[] asked;
         /** The member's assignment as the coordinator receives it, topics with none left out. */
         final Map<Uuid, Set<Integer>> partitions;
 
-        Member(final String id, final int me, final GroupSpec group, final String[] ids, final int runs) {
+        Member(final String id, final int me, final GroupSpec group, final String[] ids, final int runs,
+               final byte[] asked) {
             this.id = id;
             this.me = me;
             this.group = group;
             this.ids = ids;
             this.subscribed = group.memberSubscription(id).subscribedTopicIds();
+            this.asked = asked;
             this.partitions = new HashMap<>((int) (runs / 0.75f) + 1);
         }
 
-        /** A run of {@code count} partitions of {@code topic} ({@code name}; null when not in the request). */
-        void take(final String name, final Held topic, final PartitionRuns runs, final int at, final int count) {
+        /** Whether the member subscribes to {@code topic}, the answer's topic {@code t}. */
+        private boolean subscribes(final int t, final Held topic) {
+            if (asked == null) {
+                return subscribed.contains(topic.id);
+            }
+            if (asked[t] == 0) {
+                asked[t] = subscribed.contains(topic.id) ? YES : NO;
+            }
+            return asked[t] == YES;
+        }
+
+        /**
+         * A run of {@code count} partitions of {@code topic}, the answer's topic {@code t} ({@code name};
+         * null when not in the request).
+         */
+        void take(final int t, final String name, final Held topic, final PartitionRuns runs, final int at,
+                  final int count) {
             if (count == 0) {
                 return;
             }
-            final Held mine = topic != null && subscribed.contains(topic.id) ? topic : null;
+            final Held mine = topic != null && subscribes(t, topic) ? topic : null;
             final int[] numbers = new int[count];
             int kept = 0;
             for (int i = 0; i < count; i++) {
@@ -170,7 +195,7 @@ final class ConsumerResponseToAssignment {
                 throw new InvalidAnswer("member " + member.id + "'s run " + r + " names topic " + topic + " of "
                         + names.length + " with " + count + " partitions, past the answer's lists");
             }
-            member.take(names[topic], named[topic], runs, at, count);
+            member.take(topic, names[topic], named[topic], runs, at, count);
             at += count;
         }
         if (at != total) {

@@ -5,6 +5,7 @@ import io.kassign.plugin.InvalidAnswer;
 import io.kassign.v1.ConsumerAssignResponse;
 import io.kassign.v1.ConsumerMemberAssignment;
 import io.kassign.v1.PartitionRuns;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
@@ -13,6 +14,7 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.GroupSpec;
 import org.apache.kafka.coordinator.group.api.assignor.MemberAssignment;
+import org.apache.kafka.coordinator.group.api.assignor.SubscriptionType;
 import org.apache.kafka.coordinator.group.modern.MemberAssignmentImpl;
 
 /**
@@ -53,6 +55,13 @@ final class ConsumerResponseToAssignment {
         final Map<String, Held> held = new HashMap<>();
         topics.ids().forEach((name, id) -> held.put(name, new Held(id, topics.partitions().get(id))));
         final String[] names = response.getTopicsList().toArray(new String[0]);
+        final Held[] named = new Held[names.length]; // the answer's topic indexes, looked up once
+        for (int t = 0; t < names.length; t++) {
+            named[t] = held.get(names[t]);
+        }
+        // HOMOGENEOUS: Kafka says every member subscribes to the same topics, so whether a topic of
+        // the answer is subscribed is asked once, not once per member and run (a million at 1M)
+        final byte[] shared = group.subscriptionType() == SubscriptionType.HOMOGENEOUS ? new byte[names.length] : null;
         for (final ConsumerMemberAssignment member : response.getMembersList()) {
             final String id = member.getMemberId();
             if (!group.memberIds().contains(id)) {
@@ -63,12 +72,12 @@ final class ConsumerResponseToAssignment {
             }
             final int me = result.size() + 1;
             ids[me] = id;
-            final Member given = new Member(id, me, group, held, ids);
             if (!member.hasAssigned()) {
                 throw InvalidAnswer.withoutRuns(id);
             }
-            readRuns(member.getAssigned(), names, given);
-            result.put(id, new MemberAssignmentImpl(given.partitions()));
+            final Member given = new Member(id, me, group, ids, member.getAssigned().getTopicsCount(), shared);
+            readRuns(member.getAssigned(), names, named, given);
+            result.put(id, new MemberAssignmentImpl(given.partitions));
         }
         for (final String id : group.memberIds()) {
             if (!result.containsKey(id)) {
@@ -79,62 +88,91 @@ final class ConsumerResponseToAssignment {
         return new GroupAssignment(result);
     }
 
-    /** One member's partitions as they are read: checked and recorded one by one, by topic runs. */
+    /**
+     * One member's partitions as they are read, run by run: each checked and recorded, each run's
+     * assignable numbers one set of the map Kafka keeps as it is (not copied).
+     */
     private static final class Member {
+        static final byte YES = 1;
+        static final byte NO = 2;
         final String id;
         final int me;
         final GroupSpec group;
-        final Map<String, Held> held;
         final String[] ids;
         final Set<Uuid> subscribed;
-        /** Per topic, the partitions taken so far: numbers[0 .. size), grown as needed. */
-        final Map<Uuid, PartitionNumbers.Growing> taken = new HashMap<>();
-        String lastName;
-        Held topic;
-        PartitionNumbers.Growing assigned;
+        /** By the answer's topic index: 0 not asked yet, else {@link #YES} or {@link #NO}; null: ask each time. */
+        final byte[] asked;
+        /** The member's assignment as the coordinator receives it, topics with none left out. */
+        final Map<Uuid, Set<Integer>> partitions;
 
-        Member(final String id, final int me, final GroupSpec group, final Map<String, Held> held, final String[] ids) {
+        Member(final String id, final int me, final GroupSpec group, final String[] ids, final int runs,
+               final byte[] asked) {
             this.id = id;
             this.me = me;
             this.group = group;
-            this.held = held;
             this.ids = ids;
             this.subscribed = group.memberSubscription(id).subscribedTopicIds();
+            this.asked = asked;
+            this.partitions = new HashMap<>((int) (runs / 0.75f) + 1);
         }
 
-        void take(final String name, final int p) {
-            if (!name.equals(lastName)) {
-                lastName = name;
-                topic = held.get(name);
-                if (topic != null && !subscribed.contains(topic.id)) {
-                    topic = null;
+        /** Whether the member subscribes to {@code topic}, the answer's topic {@code t}. */
+        private boolean subscribes(final int t, final Held topic) {
+            if (asked == null) {
+                return subscribed.contains(topic.id);
+            }
+            if (asked[t] == 0) {
+                asked[t] = subscribed.contains(topic.id) ? YES : NO;
+            }
+            return asked[t] == YES;
+        }
+
+        /**
+         * A run of {@code count} partitions of {@code topic}, the answer's topic {@code t} ({@code name};
+         * null when not in the request).
+         */
+        void take(final int t, final String name, final Held topic, final PartitionRuns runs, final int at,
+                  final int count) {
+            if (count == 0) {
+                return;
+            }
+            final Held mine = topic != null && subscribes(t, topic) ? topic : null;
+            final int[] numbers = new int[count];
+            int kept = 0;
+            for (int i = 0; i < count; i++) {
+                final int p = runs.getPartitions(at + i);
+                if (mine == null || p < 0 || p >= mine.holder.length) {
+                    throw new InvalidAnswer("the service gave member " + id + " partition " + name + "-"
+                            + p + ", not of a topic it subscribes to in the metadata");
                 }
-                assigned = topic == null ? null : taken.computeIfAbsent(topic.id, t -> new PartitionNumbers.Growing());
+                if (mine.holder[p] != 0) {
+                    throw new InvalidAnswer("the service gave partition " + name + "-" + p
+                            + " to both " + ids[mine.holder[p]] + " and " + id);
+                }
+                mine.holder[p] = me;
+                mine.given++;
+                if (group.isPartitionAssignable(mine.id, p)) {
+                    numbers[kept++] = p;
+                }
             }
-            if (topic == null || p < 0 || p >= topic.holder.length) {
-                throw new InvalidAnswer("the service gave member " + id + " partition " + name + "-"
-                        + p + ", not of a topic it subscribes to in the metadata");
-            }
-            if (topic.holder[p] != 0) {
-                throw new InvalidAnswer("the service gave partition " + name + "-" + p
-                        + " to both " + ids[topic.holder[p]] + " and " + id);
-            }
-            topic.holder[p] = me;
-            topic.given++;
-            if (group.isPartitionAssignable(topic.id, p)) {
-                assigned.add(p);
+            if (kept > 0) {
+                add(mine.id, numbers, kept);
             }
         }
 
-        /** The partitions taken, by topic, those with none left out. */
-        Map<Uuid, Set<Integer>> partitions() {
-            final Map<Uuid, Set<Integer>> partitions = new HashMap<>();
-            taken.forEach((topic, numbers) -> {
-                if (numbers.size() > 0) {
-                    partitions.put(topic, numbers.build());
-                }
-            });
-            return partitions;
+        /** The run's set; a topic in two runs of one member (not how the service answers) joined. */
+        private void add(final Uuid topic, final int[] numbers, final int size) {
+            final Set<Integer> before = partitions.get(topic);
+            if (before == null) {
+                partitions.put(topic, PartitionNumbers.of(numbers, size));
+                return;
+            }
+            final int[] both = Arrays.copyOf(numbers, size + before.size());
+            int n = size;
+            for (final int p : before) {
+                both[n++] = p;
+            }
+            partitions.put(topic, PartitionNumbers.of(both, n));
         }
     }
 
@@ -142,7 +180,8 @@ final class ConsumerResponseToAssignment {
      * A compact answer's runs (issue 24): run i is counts[i] partitions of topic names[topics[i]],
      * the numbers end to end. Runs that do not add up are refused.
      */
-    private static void readRuns(final PartitionRuns runs, final String[] names, final Member member) {
+    private static void readRuns(final PartitionRuns runs, final String[] names, final Held[] named,
+                                 final Member member) {
         final int total = runs.getPartitionsCount();
         if (runs.getTopicsCount() != runs.getCountsCount()) {
             throw new InvalidAnswer("member " + member.id + "'s runs have " + runs.getTopicsCount()
@@ -156,9 +195,8 @@ final class ConsumerResponseToAssignment {
                 throw new InvalidAnswer("member " + member.id + "'s run " + r + " names topic " + topic + " of "
                         + names.length + " with " + count + " partitions, past the answer's lists");
             }
-            for (final int end = at + count; at < end; at++) {
-                member.take(names[topic], runs.getPartitions(at));
-            }
+            member.take(topic, names[topic], named[topic], runs, at, count);
+            at += count;
         }
         if (at != total) {
             throw new InvalidAnswer("member " + member.id + "'s runs count " + at + " of its " + total + " partitions");

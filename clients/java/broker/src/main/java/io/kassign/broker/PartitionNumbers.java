@@ -11,15 +11,34 @@ import java.util.Set;
  * sorted array of distinct numbers. Why not a HashSet: a large group's answer holds a million
  * partitions, and boxing each into a hash set cost more than reading the whole answer (Kafka's own
  * RangeAssignor hands over a set of its own, RangeSet, for the same reason). Equal to, and hashed
- * as, any other Set of the same Integers.
+ * as, any other Set of the same Integers. Consecutive numbers are a {@link PartitionRange} instead
+ * ({@link #of}).
  */
 final class PartitionNumbers extends AbstractSet<Integer> {
     private final int[] numbers;
 
-    /** {@code numbers[0 .. size)}, which must be distinct; sorted here. */
+    /** {@code numbers[0 .. size)}, which must be distinct; copied, then sorted. */
     PartitionNumbers(final int[] numbers, final int size) {
-        this.numbers = Arrays.copyOf(numbers, size);
+        this(Arrays.copyOf(numbers, size));
         Arrays.sort(this.numbers);
+    }
+
+    /** Kept as it is: {@code sorted} must be sorted and distinct. */
+    private PartitionNumbers(final int[] sorted) {
+        this.numbers = sorted;
+    }
+
+    /**
+     * The set of {@code numbers[0 .. size)}, which must be distinct and are sorted in place (the
+     * array is the caller's to give away: kept, not copied, when {@code size} is its length). Why
+     * a range when they are consecutive: one object, where a range answer has a million sets.
+     */
+    static Set<Integer> of(final int[] numbers, final int size) {
+        Arrays.sort(numbers, 0, size);
+        if (size == 0 || numbers[size - 1] - numbers[0] == size - 1) { // distinct and sorted: consecutive
+            return size == 0 ? new PartitionRange(0, 0) : new PartitionRange(numbers[0], numbers[size - 1] + 1);
+        }
+        return new PartitionNumbers(size == numbers.length ? numbers : Arrays.copyOf(numbers, size));
     }
 
     /** Numbers as they are read, in a growing array, then {@link #build} once. */
@@ -38,10 +57,9 @@ final class PartitionNumbers extends AbstractSet<Integer> {
             return size;
         }
 
-        /** The set: one partition (a range group's usual member and topic) as {@code Set.of}, which
-         * costs one small object, not an array copy and a wrapper. */
+        /** The set ({@link #of}); the numbers are given away, nothing may be added after. */
         Set<Integer> build() {
-            return size == 1 ? Set.of(values[0]) : new PartitionNumbers(values, size);
+            return of(values, size);
         }
     }
 

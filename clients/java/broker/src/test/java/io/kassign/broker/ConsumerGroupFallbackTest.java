@@ -25,6 +25,7 @@ import io.kassign.v1.ConsumerMemberAssignment;
 import io.kassign.v1.PartitionRuns;
 import io.kassign.v1.TopicPartition;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -199,6 +200,65 @@ final class ConsumerGroupFallbackTest {
                 runs(Map.of("a", List.of(0, 1, 4), "b", List.of(2, 3, 5))), group, Topics.of(group, CLUSTER.describer()));
         assertEquals(Set.of(0, 1), result.members().get("a").partitions().get(ORDERS));
         assertEquals(Set.of(2, 3), result.members().get("b").partitions().get(ORDERS));
+        final GroupAssignment none = ConsumerResponseToAssignment.convert(
+                runs(Map.of("a", List.of(0, 1, 2, 3), "b", List.of(4, 5))), group, Topics.of(group, CLUSTER.describer()));
+        assertEquals(Map.of(), none.members().get("b").partitions(), "a topic with nothing assignable is left out");
+    }
+
+    /** Not how the service answers, but read right: one member's topic in two runs is one set. */
+    @Test
+    void aTopicInTwoRunsOfOneMemberIsJoined() {
+        final GroupSpecImpl group = group2();
+        final Topics topics = Topics.of(group, CLUSTER.describer());
+        final ConsumerMemberAssignment b = ConsumerMemberAssignment.newBuilder().setMemberId("b").setAssigned(
+                PartitionRuns.newBuilder().addTopics(0).addCounts(3).addAllPartitions(List.of(3, 4, 5))).build();
+        final GroupAssignment joined = ConsumerResponseToAssignment.convert(twoRuns(List.of(2, 0, 1), b), group, topics);
+        assertEquals(Map.of(ORDERS, Set.of(0, 1, 2)), joined.members().get("a").partitions());
+        assertEquals(List.of(0, 1, 2), new ArrayList<>(joined.members().get("a").partitions().get(ORDERS)), "sorted");
+        assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(
+                twoRuns(List.of(2, 0, 2), b), group, topics), "a partition in both runs");
+    }
+
+    /**
+     * Each member's own subscription is what is checked when the group is HETEROGENEOUS: the answer
+     * of a subscriber to both topics comes first, and clicks given to b (orders only) is refused.
+     */
+    @Test
+    void aTopicGivenToAMemberNotSubscribingIsRefused() {
+        final Cluster two = cluster(Map.of("orders", rotating(2), "clicks", rotating(2)));
+        final Uuid orders = two.id("orders");
+        final Uuid clicks = two.id("clicks");
+        final Map<String, Member> members = new LinkedHashMap<>();
+        members.put("a", Member.of(null, orders, clicks));
+        members.put("b", Member.of(null, orders));
+        final GroupSpecImpl group = group(members);
+        final Topics topics = Topics.of(group, two.describer());
+        final GroupAssignment good = ConsumerResponseToAssignment.convert(
+                twoTopics(orders, clicks, List.of(0, 0, 1), 2, List.of(1), 0), group, topics);
+        assertValid(good, group, two);
+        final InvalidAnswer refused = assertThrows(InvalidAnswer.class, () -> ConsumerResponseToAssignment.convert(
+                twoTopics(orders, clicks, List.of(0, 0), 1, List.of(1, 1), 1), group, topics));
+        assertTrue(refused.getMessage().contains("not of a topic it subscribes to"), refused.getMessage());
+    }
+
+    /** a given orders then {@code aClicks} of clicks, b orders then {@code bClicks} of clicks, numbers as listed. */
+    private static ConsumerAssignResponse twoTopics(final Uuid orders, final Uuid clicks, final List<Integer> a,
+                                                    final int aClicks, final List<Integer> b, final int bClicks) {
+        final ConsumerAssignResponse.Builder answer = ConsumerAssignResponse.newBuilder()
+                .addTopics(orders.toString()).addTopics(clicks.toString());
+        answer.addMembers(ConsumerMemberAssignment.newBuilder().setMemberId("a").setAssigned(PartitionRuns.newBuilder()
+                .addTopics(0).addCounts(1).addTopics(1).addCounts(aClicks).addAllPartitions(a)));
+        answer.addMembers(ConsumerMemberAssignment.newBuilder().setMemberId("b").setAssigned(PartitionRuns.newBuilder()
+                .addTopics(0).addCounts(1).addTopics(1).addCounts(bClicks).addAllPartitions(b)));
+        return answer.build();
+    }
+
+    /** Member a given orders' first number in one run and the next two in another, then {@code b}. */
+    private static ConsumerAssignResponse twoRuns(final List<Integer> numbers, final ConsumerMemberAssignment b) {
+        return ConsumerAssignResponse.newBuilder().addTopics(ORDERS.toString())
+                .addMembers(ConsumerMemberAssignment.newBuilder().setMemberId("a").setAssigned(PartitionRuns
+                        .newBuilder().addTopics(0).addCounts(1).addTopics(0).addCounts(2).addAllPartitions(numbers)))
+                .addMembers(b).build();
     }
 
     @Test

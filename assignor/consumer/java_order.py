@@ -24,6 +24,8 @@ import operator
 from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
+import numpy as np
+
 __all__ = [
     "HashTable",
     "hash_order",
@@ -169,11 +171,34 @@ def hash_order(
     keys: Iterable[K], hash_of: Callable[[K], int], *, compute_if_absent: bool = False
 ) -> list[K]:
     """``keys`` as a default ``HashMap`` filled in this order (with ``put``, or
-    ``computeIfAbsent``) iterates them."""
-    table: HashTable[K] = HashTable(hash_of)
-    for key in keys:
-        if compute_if_absent:
+    ``computeIfAbsent``) iterates them.
+
+    ``put``s are replayed only until the table has 64 buckets (past that a crowded bucket no
+    longer grows it, only the size does): the final capacity follows from the count, and a
+    table iterates bucket by bucket, each in insertion order (growing keeps it), so the order is
+    one stable sort of the keys by their final bucket (issue 24: a group's members, twice per
+    sticky assignment, took a Python step each through every growth)."""
+    if compute_if_absent:
+        table: HashTable[K] = HashTable(hash_of)
+        for key in keys:
             table.compute_if_absent(key)
-        else:
-            table.put(key)
-    return table.ordered()
+        return table.ordered()
+    distinct = list(dict.fromkeys(keys))  # a present key keeps its place
+    capacity = _final_capacity(distinct, hash_of)
+    spreads = np.fromiter(map(hash_of, distinct), dtype=np.uint32, count=len(distinct))
+    buckets = (spreads ^ (spreads >> 16)) & (capacity - 1)
+    return [distinct[i] for i in np.argsort(buckets, kind="stable").tolist()]
+
+
+def _final_capacity(distinct: list[K], hash_of: Callable[[K], int]) -> int:
+    """The bucket count after ``put``s of ``distinct`` (no key twice): the first keys
+    replayed while a crowded bucket may still grow the table, then the load factor alone."""
+    table: HashTable[K] = HashTable(hash_of)
+    for key in distinct:
+        if table._capacity >= _MIN_TREEIFY_CAPACITY:
+            break
+        table.put(key)
+    capacity = table._capacity
+    while len(distinct) > capacity * 3 // 4:
+        capacity *= 2
+    return capacity

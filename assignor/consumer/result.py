@@ -44,6 +44,7 @@ __all__ = [
 ]
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
+_NO_IDS: Ids = np.zeros(0, dtype=np.int64)
 _RACKS = operator.attrgetter("partition_racks")
 
 
@@ -244,24 +245,43 @@ def _of_ids(
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
     ordered = sorted(group.members, key=lambda m: java_key(m.member_id))
-    held = np.sort(space.ids(sorted(kept_back))) if kept_back else None
-    lists: list[Ids] = []
-    for member in ordered:
-        mine = target.get(member.member_id)
-        ids = mine.ids if mine is not None else np.zeros(0, dtype=np.int64)
-        if held is not None and len(ids):
-            ids = ids[~np.isin(ids, held)]
-        lists.append(np.sort(ids))
-    columns = AssignedColumns.of(space, lists)
+    columns = _sorted_columns(space, [target.get(m.member_id) for m in ordered], kept_back)
+    ends = columns.ends.tolist()
+    lists = [columns.ids[a:b] for a, b in zip([0, *ends], ends, strict=False)]
     members = tuple(
-        MemberAssignment(
-            m.member_id, PartitionList(space, ids), tuple(sorted(revoked.get(m.member_id, ())))
-        )
+        MemberAssignment(m.member_id, PartitionList(space, ids), _sorted(revoked.get(m.member_id)))
         for m, ids in zip(ordered, lists, strict=True)
     )
     across = cross_rack if cross_rack is not None else _cross_rack_ids(group, ordered, columns)
     moved = _moved_ids(space, ordered, target, claims) if any(claims.values()) else 0
     return _Listed(members, columns, moved, across)
+
+
+def _sorted(partitions: Collection[TopicPartition] | None) -> tuple[TopicPartition, ...]:
+    return tuple(sorted(partitions)) if partitions else ()
+
+
+def _sorted_columns(
+    space: PartitionSpace,
+    lists: Sequence[PartitionList | None],
+    kept_back: frozenset[TopicPartition],
+) -> AssignedColumns:
+    """The lists (``None``: nothing) sorted, withheld partitions dropped, as one column: one
+    sort of (list, id) keys for the whole group, not a sort per member (issue 24)."""
+    arrays = [_NO_IDS if ids is None else ids.ids for ids in lists]
+    sizes = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+    every = np.concatenate([_NO_IDS, *arrays])
+    owner = np.repeat(np.arange(len(arrays), dtype=np.int64), sizes)
+    if kept_back and len(every):
+        kept = ~np.isin(every, space.ids(sorted(kept_back)))
+        every, owner = every[kept], owner[kept]
+    span = max(space.total, 1)  # ids are below it
+    keys = owner * span + every
+    if len(keys) > 1 and not np.all(keys[1:] >= keys[:-1]):  # lists mostly come sorted
+        keys.sort()
+    ends = np.searchsorted(keys, np.arange(1, len(arrays) + 1, dtype=np.int64) * span)
+    ids: Ids = keys % span
+    return AssignedColumns(space, ids, ends.astype(np.int64))
 
 
 def _cross_rack_ids(group: ConsumerGroup, ordered: list[Member], columns: AssignedColumns) -> int:

@@ -190,13 +190,16 @@ def resolve_ownership(
             max_generation = max(max_generation, generation)
     claims = [data[m.member_id].partitions for m in members]
     owned: Mapping[str, Sequence[TopicPartition]]
-    if distinct_claims(claims):
+    if not any(map(len, claims)):  # a fresh group: nothing to settle, nothing to filter
+        owned = {m.member_id: c for m, c in zip(members, claims, strict=True)}
+        several: set[TopicPartition] = set()
+    elif distinct_claims(claims):
         # nobody claims a partition another claims: every claim on an assigned topic stands
         seen: dict[int, bool] = {}
         owned = {
             m.member_id: _assigned(c, topics, seen) for m, c in zip(members, claims, strict=True)
         }
-        several: set[TopicPartition] = set()
+        several = set()
     else:
         owned, several = _settle_claims(members, topics, data)
     # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same

@@ -27,7 +27,7 @@ step per partition that no array step reproduces, runs in the compiled core
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import kassign_native
@@ -45,7 +45,9 @@ __all__ = ["build"]
 @dataclass(slots=True)
 class _Builder:
     """Scratch state of one constrained assignment (Kafka's builder fields, one to one);
-    partitions are ids of ``space``, each member's kept as chunks of them and a count."""
+    partitions are ids of ``space``, members their places in ``members`` (Kafka's map order):
+    each partition's member in ``owner`` (-1: not yet placed), each member's count in
+    ``count`` (issue 24: no list of chunks, nor a Python step, per member)."""
 
     rack: RackInfo
     space: PartitionSpace
@@ -53,18 +55,24 @@ class _Builder:
     min_quota: int
     max_quota: int
     expected_over: int
-    chunks: dict[str, list[Ids | list[int]]]
-    count: dict[str, int]
+    members: list[str]
+    owner: Ids
+    count: Ids
     over: int = 0
-    under_min: list[str] = field(default_factory=list)
-    at_min: list[str] = field(default_factory=list)
-    maybe_revoked: dict[int, str] = field(default_factory=dict)
-    transferring: dict[int, str] = field(default_factory=dict)
+    under_min: list[int] = field(default_factory=list)
+    at_min: list[int] = field(default_factory=list)
+    maybe_revoked: dict[int, int] = field(default_factory=dict)
+    transferring: dict[int, int] = field(default_factory=dict)
 
-    def give(self, member: str, partitions: Ids | list[int]) -> int:
-        self.chunks[member].append(partitions)
+    def give(self, member: int, partitions: Ids) -> int:
+        self.owner[partitions] = member
         self.count[member] += len(partitions)
-        return self.count[member]
+        return int(self.count[member])
+
+    def give_each(self, members: Ids, partitions: Ids) -> None:
+        """Partition ``k`` to ``members[k]``; a member may come several times."""
+        self.owner[partitions] = members
+        self.count += np.bincount(members, minlength=len(self.count))
 
 
 def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> StickyOutcome:
@@ -80,25 +88,33 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
         min_quota=total // len(members),
         max_quota=-(-total // len(members)),
         expected_over=total % len(members),
-        chunks={m: [] for m in members},
-        count=dict.fromkeys(members, 0),
+        members=members,
+        owner=np.full(total, -1, dtype=np.int64),
+        count=np.zeros(len(members), dtype=np.int64),
     )
     taken = np.zeros(total, dtype=bool)
     taken[_keep_owned(b, ownership.owned)] = True
     unassigned = np.flatnonzero(~taken).astype(np.int64)
-    b.under_min.sort(key=java_key)
-    b.at_min.sort(key=java_key)
+    keys = [java_key(m) for m in members]
+    b.under_min.sort(key=keys.__getitem__)
+    b.at_min.sort(key=keys.__getitem__)
     if len(rack.counted):
         unassigned = unassigned[np.argsort(rack.counted[unassigned], kind="stable")]
     if rack.member_rack:
         unassigned = _assign_rack_aware_round_robin(b, unassigned)
     _assign_round_robin(b, unassigned)
     _verify_unfilled(b)
+    # each member's partitions ascending (the order the answer lists them in anyway): a
+    # stable argsort of the owners, as 16-bit numbers where they fit (numpy's radix sort)
+    small = np.int16 if len(members) < 1 << 15 else np.int64
+    order: Ids = np.argsort(b.owner.astype(small), kind="stable")
+    bounds = np.searchsorted(b.owner[order], np.arange(len(members) + 1)).tolist()
     assignment: dict[str, Sequence[TopicPartition]] = {
-        m: space.partitions(concatenated(b.chunks[m])) for m in members
+        m: space.partitions(order[bounds[i] : bounds[i + 1]]) for i, m in enumerate(members)
     }
     moving = np.fromiter(b.transferring, dtype=np.int64, count=len(b.transferring))
-    transferring = dict(zip(space.objects(moving), b.transferring.values(), strict=True))
+    to = [members[i] for i in b.transferring.values()]
+    transferring = dict(zip(space.objects(moving), to, strict=True))
     return StickyOutcome(assignment, transferring, rack)
 
 
@@ -109,14 +125,14 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
     topic); the member-by-member walk that follows decides counts only (issue 24: a few numpy
     steps per member were most of a rejoining group's assignment)."""
     if not any(map(len, owned.values())):
-        return _keep_nothing(b, list(owned))
+        return _keep_nothing(b)
     members = list(owned)
     lists = b.space.claimed_all(list(owned.values()), within=False)
     every = concatenated(lists)
     owner = np.repeat(np.arange(len(members), dtype=np.int64), [len(x) for x in lists])
     if b.rack.member_rack:  # rack mode: claims on no replica of the member's rack go
         fits = _rack_local(b, members)[owner, b.rack.set_of[every]]
-        _may_revoke(b, members, every[~fits], owner[~fits])
+        _may_revoke(b, len(members), every[~fits], owner[~fits])
         every, owner = every[fits], owner[fits]
     every, owner = _by_member_partition_topic(b.space, every, owner)
     if len(b.several):
@@ -125,10 +141,10 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
     sizes = np.bincount(owner, minlength=len(members)).tolist()
     kept: list[Ids] = []
     start = 0
-    for member, size in zip(members, sizes, strict=True):
+    for place, size in enumerate(sizes):
         if size < b.min_quota:
             keep = size
-            b.under_min.append(member)
+            b.under_min.append(place)
         elif size >= b.max_quota and b.over < b.expected_over:
             b.over += 1
             if b.over == b.expected_over:
@@ -137,13 +153,13 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
         else:
             keep = b.min_quota
             if b.over < b.expected_over:
-                b.at_min.append(member)
+                b.at_min.append(place)
         if keep < size:
             b.maybe_revoked.update(
-                dict.fromkeys(every[start + keep : start + size].tolist(), member)
+                dict.fromkeys(every[start + keep : start + size].tolist(), place)
             )
         kept.append(every[start : start + keep])
-        b.give(member, kept[-1])
+        b.give(place, kept[-1])
         start += size
     return concatenated(kept)
 
@@ -179,22 +195,22 @@ def _rack_local(b: _Builder, members: list[str]) -> npt.NDArray[np.bool_]:
     )
 
 
-def _may_revoke(b: _Builder, members: list[str], ids: Ids, owner: Ids) -> None:
+def _may_revoke(b: _Builder, members: int, ids: Ids, owner: Ids) -> None:
     """Each of ``ids`` may be revoked from its member (``owner``, ascending: member order)."""
-    bounds = np.searchsorted(owner, np.arange(len(members) + 1)).tolist()
+    bounds = np.searchsorted(owner, np.arange(members + 1)).tolist()
     for i in np.flatnonzero(np.diff(bounds)).tolist():
-        b.maybe_revoked.update(dict.fromkeys(ids[bounds[i] : bounds[i + 1]].tolist(), members[i]))
+        b.maybe_revoked.update(dict.fromkeys(ids[bounds[i] : bounds[i + 1]].tolist(), i))
 
 
-def _keep_nothing(b: _Builder, members: list[str]) -> Ids:
+def _keep_nothing(b: _Builder) -> Ids:
     """Step 1 when no member claims anything (a fresh group): what the member-by-member step
     does with empty claims, without its numpy steps per member (issue 24: 50-70 ms at 2,000
     members). Each keeps nothing, so is under a minimum above zero; with a minimum of zero it
     is at the minimum while members at the maximum are wanted (no member reaches it here)."""
     if b.min_quota > 0:
-        b.under_min.extend(members)
+        b.under_min.extend(range(len(b.members)))
     elif b.over < b.expected_over:
-        b.at_min.extend(members)
+        b.at_min.extend(range(len(b.members)))
     return concatenated([])
 
 
@@ -206,14 +222,12 @@ def _assign_rack_aware_round_robin(b: _Builder, unassigned: Ids) -> Ids:
     Python, most of a rack-aware group's call), which hands back each partition's member."""
     if not len(b.rack.set_of):  # no replica racks: no partition is local to anyone
         return unassigned
-    members = list(b.count)
-    number = {m: i for i, m in enumerate(members)}
-    member_rack, set_of, set_has, racks = rack_numbers(b.rack, members)
-    dealt, under_min, at_min, b.over = kassign_native.rack_round_robin(
+    member_rack, set_of, set_has, racks = rack_numbers(b.rack, b.members)
+    dealt, b.under_min, b.at_min, b.over = kassign_native.rack_round_robin(
         unassigned=np.ascontiguousarray(unassigned, dtype=np.int64).tobytes(),
-        under_min=[number[m] for m in b.under_min],
-        at_min=[number[m] for m in b.at_min],
-        counts=[b.count[m] for m in members],
+        under_min=b.under_min,
+        at_min=b.at_min,
+        counts=b.count.tolist(),
         min_quota=b.min_quota,
         max_quota=b.max_quota,
         over=b.over,
@@ -223,16 +237,11 @@ def _assign_rack_aware_round_robin(b: _Builder, unassigned: Ids) -> Ids:
         set_has=set_has,
         racks=racks,
     )
-    b.under_min = [members[i] for i in under_min]
-    b.at_min = [members[i] for i in at_min]
     to = np.frombuffer(dealt, dtype=np.int64)
     placed = to >= 0
     taken, by = unassigned[placed], to[placed]
-    order = np.argsort(by, kind="stable")  # each member's partitions in the order dealt
-    bounds = np.searchsorted(by[order], np.arange(len(members) + 1))
-    for i in np.flatnonzero(np.diff(bounds)).tolist():
-        b.give(members[i], taken[order[bounds[i] : bounds[i + 1]]])
-    _flag_transfers(b, taken, lambda k: members[int(by[k])])
+    b.give_each(by, taken)
+    _flag_transfers(b, taken, by)
     return unassigned[~placed]
 
 
@@ -240,82 +249,86 @@ def _assign_round_robin(b: _Builder, unassigned: Ids) -> None:
     """Step 3: under-minimum members in turn (a cursor over the live list, as Kafka's
     iterator), then at-minimum ones first come first served.
 
-    Whole rounds in which no under-minimum member reaches the minimum are dealt at once, a
-    slice per member (a fresh group's rounds but the last), which is what the cursor would do
-    one partition at a time."""
-    cursor = 0
+    Dealt a pass at a time (``_deal_pass``; each pass starts at the cursor's first place),
+    whole rounds in which no under-minimum member reaches the minimum at once (a fresh group's
+    rounds but the last): what the cursor would do one partition at a time."""
     i = 0
     while i < len(unassigned):
-        if b.under_min and (i == 0 or cursor == len(b.under_min)):  # a pass begins
+        if b.under_min:
             rounds = _whole_rounds(b, len(unassigned) - i)
             if rounds:
                 end = i + rounds * len(b.under_min)
                 _deal_rounds(b, unassigned[i:end])
-                i, cursor = end, 0
-                continue
-        tp = int(unassigned[i])
-        i += 1
-        from_cursor = True
-        if cursor < len(b.under_min):
-            member = b.under_min[cursor]
-            cursor += 1
-        elif not b.under_min and not b.at_min:
-            raise InvalidAssignment("ILLEGAL_STATE", "no more unfilled consumers to be assigned")
-        elif not b.under_min:
-            member = b.at_min.pop(0)
-            from_cursor = False
+                i = end
+            else:
+                i = _deal_pass(b, unassigned, i)
         else:
-            member = b.under_min[0]
-            cursor = 1
-        count = _assign_new(b, tp, member)
-        if count == b.min_quota:
-            if not from_cursor:
-                raise InvalidAssignment(
-                    "ILLEGAL_STATE", "removing a member the cursor did not give"
-                )
-            cursor -= 1
-            del b.under_min[cursor]
-            b.at_min.append(member)
-        elif count == b.max_quota:
-            b.over += 1
+            i = _deal_at_min(b, unassigned, i)
 
 
 def _whole_rounds(b: _Builder, left: int) -> int:
     """Rounds of one partition per under-minimum member that leave all of them under it."""
-    top = max(b.count[m] for m in b.under_min)
+    top = int(b.count[b.under_min].max())
     return max(0, min(b.min_quota - 1 - top, left // len(b.under_min)))
 
 
 def _deal_rounds(b: _Builder, partitions: Ids) -> None:
-    """Partition k to under-minimum member k mod their number; transferring as ``_assign_new``."""
-    step = len(b.under_min)
-    for j, member in enumerate(b.under_min):
-        b.give(member, partitions[j::step])
-    _flag_transfers(b, partitions, lambda k: b.under_min[k % step])
+    """Partition k to under-minimum member k mod their number; transferring as ``_deal_pass``."""
+    takers = np.asarray(b.under_min, dtype=np.int64)
+    members = np.tile(takers, len(partitions) // len(takers))
+    b.give_each(members, partitions)
+    _flag_transfers(b, partitions, members)
 
 
-def _assign_new(b: _Builder, tp: int, member: str) -> int:
-    count = b.give(member, [tp])
-    _flag_transfer(b, tp, member)
-    return count
+def _deal_pass(b: _Builder, unassigned: Ids, i: int) -> int:
+    """One pass of the cursor from the list's first place: each under-minimum member in turn
+    takes one partition from ``i`` on; those that reach the minimum leave the list for the
+    at-minimum one, in the order reached. Returns where the next pass starts."""
+    k = min(len(b.under_min), len(unassigned) - i)
+    takers = np.asarray(b.under_min[:k], dtype=np.int64)
+    partitions = unassigned[i : i + k]
+    b.give_each(takers, partitions)
+    _flag_transfers(b, partitions, takers)
+    counts = b.count[takers]
+    reached = counts == b.min_quota
+    b.over += int(np.count_nonzero(~reached & (counts == b.max_quota)))
+    if reached.any():
+        b.at_min.extend(takers[reached].tolist())
+        b.under_min = takers[~reached].tolist() + b.under_min[k:]
+    return i + k
 
 
-def _flag_transfers(b: _Builder, partitions: Ids, member_of: Callable[[int], str]) -> None:
-    """``_flag_transfer`` for each partition ``k`` of ``partitions`` given to ``member_of(k)``,
-    in order, where one may apply (a partition revoked from another, or claimed by several)."""
+def _deal_at_min(b: _Builder, unassigned: Ids, i: int) -> int:
+    """No member under the minimum: at-minimum members first come first served, one
+    partition each, each then at the maximum."""
+    k = min(len(b.at_min), len(unassigned) - i)
+    takers = np.asarray(b.at_min[:k], dtype=np.int64)
+    del b.at_min[:k]
+    partitions = unassigned[i : i + k]
+    b.give_each(takers, partitions)
+    _flag_transfers(b, partitions, takers)
+    counts = b.count[takers]
+    if np.any(counts == b.min_quota):
+        raise InvalidAssignment("ILLEGAL_STATE", "removing a member the cursor did not give")
+    b.over += int(np.count_nonzero(counts == b.max_quota))
+    if i + k < len(unassigned):
+        raise InvalidAssignment("ILLEGAL_STATE", "no more unfilled consumers to be assigned")
+    return i + k
+
+
+def _flag_transfers(b: _Builder, partitions: Ids, members: Ids) -> None:
+    """Partitions given to another member than the one that dropped them, or claimed by
+    several, are transferring (partition ``k`` went to ``members[k]``)."""
     if not b.maybe_revoked and not len(b.several):
         return
     flagged = np.union1d(b.several, np.fromiter(b.maybe_revoked, dtype=np.int64))
     for k in np.flatnonzero(np.isin(partitions, flagged)).tolist():
-        _flag_transfer(b, int(partitions[k]), member_of(k))
-
-
-def _flag_transfer(b: _Builder, tp: int, member: str) -> None:
-    previous = b.maybe_revoked.get(tp)
-    if (previous is not None and previous != member) or (
-        len(b.several) and _contains(b.several, tp)
-    ):
-        b.transferring[tp] = member
+        tp, member = int(partitions[k]), int(members[k])
+        previous = b.maybe_revoked.get(tp)
+        if (previous is not None and previous != member) or (
+            len(b.several) and _contains(b.several, tp)
+        ):
+            b.transferring[tp] = member
 
 
 def _contains(ordered: Ids, value: int) -> bool:
@@ -331,6 +344,7 @@ def _verify_unfilled(b: _Builder) -> None:
         raise InvalidAssignment(
             "ILLEGAL_STATE", "members under the minimum quota but no partitions left"
         )
-    for member in b.under_min:
-        if b.count[member] != b.min_quota:
+    for place in b.under_min:
+        if b.count[place] != b.min_quota:
+            member = b.members[place]
             raise InvalidAssignment("ILLEGAL_STATE", f"{member!r} did not reach the minimum quota")

@@ -74,7 +74,10 @@ def topic_table(*flats: FlatPartitions) -> list[str]:
 
 
 def _runs(flat: FlatPartitions, table: Sequence[str]) -> list[bytes]:
-    """Each list of ``flat`` (sorted lists) as a ``PartitionRuns`` message's bytes."""
+    """Each list of ``flat`` (sorted lists) as a ``PartitionRuns`` message's bytes (all empty
+    when nothing is listed: a fresh group's revoked partitions, a step per member saved)."""
+    if not len(flat.numbers):
+        return [b""] * len(flat.ends)
     index = {name: i for i, name in enumerate(table)}
     remap = np.fromiter((index[n] for n in flat.names), dtype=np.int64, count=len(flat.names))
     runs = np.flatnonzero(flat.run_heads())

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+
 from kassign.assignor.consumer.java_order import (
     HashTable,
     hash_order,
@@ -81,3 +84,26 @@ def test_hash_set_first_after_removal() -> None:
     assert table.first() == TopicPartition("orders", 7)
     assert TopicPartition("orders", 23) in table and len(table) == 5
     assert not table.treeified
+
+
+def _replayed(keys: list[int], hash_of: Callable[[int], int]) -> list[int]:
+    table: HashTable[int] = HashTable(hash_of)
+    for key in keys:
+        table.put(key)
+    return table.ordered()
+
+
+def test_put_order_from_the_final_capacity_is_the_replays() -> None:
+    """hash_order sorts by the final bucket; the replay grows the table put by put. Crowded
+    buckets below 64 buckets (hashes sharing low bits) grow it early, repeated keys keep their
+    place: each mix at sizes around the growth points."""
+    rng = random.Random(24)
+    shapes: list[Callable[[int], int]] = [
+        lambda k: k * 2654435761 & 0xFFFFFFFF,  # spread out
+        lambda k: (k % 7) << 6,  # few buckets below 64, crowded: early growth
+        lambda k: k << 16,  # only the high half: spread() folds it down
+    ]
+    for hash_of in shapes:
+        for n in (0, 1, 9, 12, 13, 25, 48, 49, 97, 200, 1000):
+            keys = [rng.randrange(3 * n + 1) for _ in range(n)]
+            assert hash_order(keys, hash_of) == _replayed(keys, hash_of), (n, keys)

@@ -76,7 +76,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
         KassignKeys.warnUnknown(configs, LOG);
         settings = read;
         metrics = AssignorMetrics.forGroup(AssignorMetrics.TASK_ASSIGNOR, read.groupId());
-        Prewarm.start(read.connection(), () -> client(read));
+        Prewarm.start(read.connection(), () -> warmClient(read));
     }
 
     /** The settings in force (after configure). */
@@ -167,6 +167,15 @@ public final class KassignTaskAssignor implements TaskAssignor {
             return new SharedClient(key, key.build());
         });
         return shared.client();
+    }
+
+    /**
+     * For the warming, which may run after a later configure: the group's client made if it has
+     * none; one made with other settings is left as it is (a call may be using it).
+     */
+    private static KassignClient warmClient(final AssignorSettings settings) {
+        final Connection key = settings.connection();
+        return CLIENTS.computeIfAbsent(settings.groupId(), group -> new SharedClient(key, key.build())).client();
     }
 
     /** Closes every shared client (tests; an application that unloads the plug-in). */

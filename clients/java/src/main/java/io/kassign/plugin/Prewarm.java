@@ -25,8 +25,9 @@ import java.util.function.Supplier;
  * group's leader ever calls. Why a thread: a broker or an application must not wait at start for
  * seconds of class loading. A first {@code assign()} that comes while it runs waits at most for
  * the part it needs (the client being made, a class being initialised), which it would have paid
- * itself, and the steps not yet begun are skipped ({@link #calling}). This class stays small so that loading it (in configure) loads nothing else: the work
- * is {@link Warming}'s, loaded on the thread.
+ * itself, and the steps not yet begun are skipped ({@link #calling}). This class stays small so
+ * that loading it (in configure) loads nothing else: the work is {@link Warming}'s, loaded on the
+ * thread.
  */
 public final class Prewarm {
     /** One daemon thread at most, gone when idle: a JVM has one or two connections. */

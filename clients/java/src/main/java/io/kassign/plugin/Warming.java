@@ -56,8 +56,8 @@ final class Warming {
                 return;
             }
             http2();
-            LOG.debug("kassign: warmed the client for {} in {} ms (client {} ms, messages and HTTP/2 {} ms), no call made",
-                    connection.target(), (System.nanoTime() - started) / 1_000_000L, (made - started) / 1_000_000L,
+            LOG.debug("kassign: warmed the client for {} in {} ms (client {} ms, messages and HTTP/2 {} ms), "
+                    + "no call made", connection.target(), (System.nanoTime() - started) / 1_000_000L, (made - started) / 1_000_000L,
                     (System.nanoTime() - made) / 1_000_000L);
         } catch (final RuntimeException | LinkageError e) {
             LOG.debug("kassign: warming the client for {} failed; the first call will meet it: {}",

@@ -65,7 +65,8 @@ final class PrewarmTest {
     @DisplayName("the warming's messages reach nested types, maps' entries included")
     void filledMessages() throws Exception {
         final AssignRequest request = AssignRequest.parseFrom(Warming.filled(AssignRequest.getDescriptor(), 4));
-        isTrue(request.getMembersCount() == 1 && request.getTasksCount() == 1 && request.hasConfigs(), "nested: " + request);
+        isTrue(request.getMembersCount() == 1 && request.getTasksCount() == 1 && request.hasConfigs(),
+                "nested: " + request);
         isTrue(request.getMembers(0).getSubscription().getInfo().getClientTagsCount() == 1, "four levels: " + request);
         final ConsumerAssignResponse response = ConsumerAssignResponse.parseFrom(
                 Warming.filled(ConsumerAssignResponse.getDescriptor(), 4));

@@ -6,6 +6,7 @@ import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Prewarm;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -71,6 +72,7 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
         settings = read;
         protocol = RebalanceProtocols.chosen(read.strategies(), this);
         metrics = AssignorMetrics.forGroup(AssignorMetrics.CONSUMER_ASSIGNOR, read.groupId());
+        Prewarm.start(read.connection(), () -> SharedClients.of(read.connection()));
     }
 
     @Override
@@ -124,6 +126,7 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
         final RebalanceProtocol used = protocol;
         final long started = System.nanoTime();
         final Deadline deadline = Deadline.after(current.connection().deadline(), started);
+        Prewarm.calling(current.connection());
         try {
             final ConsumerAssignRequest request = GroupToRequest.convert(metadata, groupSubscription, current, used);
             final KassignClient client = SharedClients.of(current.connection());

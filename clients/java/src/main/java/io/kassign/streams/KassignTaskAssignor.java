@@ -7,6 +7,7 @@ import io.kassign.plugin.Connection;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Prewarm;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentReport;
@@ -75,6 +76,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
         KassignKeys.warnUnknown(configs, LOG);
         settings = read;
         metrics = AssignorMetrics.forGroup(AssignorMetrics.TASK_ASSIGNOR, read.groupId());
+        Prewarm.start(read.connection(), () -> warmClient(read));
     }
 
     /** The settings in force (after configure). */
@@ -88,6 +90,7 @@ public final class KassignTaskAssignor implements TaskAssignor {
         final Instant now = clock.instant();
         final long started = System.nanoTime();
         final Deadline deadline = Deadline.after(current.deadline(), started);
+        Prewarm.calling(current.connection());
         try {
             final Map<ProcessId, KafkaStreamsState> clients = applicationState.kafkaStreamsStates(true);
             final AssignRequest request = StateToRequest.convert(applicationState, clients, current, now, deadline);
@@ -164,6 +167,15 @@ public final class KassignTaskAssignor implements TaskAssignor {
             return new SharedClient(key, key.build());
         });
         return shared.client();
+    }
+
+    /**
+     * For the warming, which may run after a later configure: the group's client made if it has
+     * none; one made with other settings is left as it is (a call may be using it).
+     */
+    private static KassignClient warmClient(final AssignorSettings settings) {
+        final Connection key = settings.connection();
+        return CLIENTS.computeIfAbsent(settings.groupId(), group -> new SharedClient(key, key.build())).client();
     }
 
     /** Closes every shared client (tests; an application that unloads the plug-in). */

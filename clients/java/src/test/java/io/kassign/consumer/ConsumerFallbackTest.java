@@ -15,6 +15,7 @@ import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import io.kassign.client.ClientTest;
+import io.kassign.plugin.Prewarm;
 import io.kassign.testlog.CapturingProvider;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -23,6 +24,7 @@ import java.lang.management.ManagementFactory;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import javax.management.ObjectName;
@@ -108,12 +110,17 @@ final class ConsumerFallbackTest {
         // The deadline covers the whole assign(), a first call's channel and class loading included.
         final KassignConsumerAssignor assignor = assignor(Map.of("group.id", "cfb-down", "kassign.target",
                 "127.0.0.1:" + ClientTest.freePort(), "kassign.deadline.ms", 5_000, "kassign.retry.max.attempts", 2));
+        // The warming configure started, with the service down, left the channel unused: still 2 attempts.
+        Prewarm.start(assignor.settings().connection(), () -> {
+            throw new AssertionError("configure did not start the warming");
+        }).get(60, TimeUnit.SECONDS);
         final long start = System.nanoTime();
         final GroupAssignment result = assignor.assign(CLUSTER, GROUP);
         isTrue(System.nanoTime() - start < 7_000_000_000L, "within the deadline");
         assertCooperativeSticky(result);
         final String line = warnLine();
         isTrue(line.startsWith("kassign fallback: UNAVAILABLE"), line);
+        isTrue(line.contains("(after 2 attempts)"), "the call tried, as without the warming: " + line);
         isTrue(line.contains("assigned locally with Kafka's CooperativeStickyAssignor (group cfb-down, target"), line);
         equal(1.0, metric("cfb-down", "", "fallbacks-total"), "fallbacks-total");
         equal(1.0, metric("cfb-down", "", "calls-total"), "calls-total");

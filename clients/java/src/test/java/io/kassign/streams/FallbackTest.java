@@ -16,6 +16,7 @@ import static io.kassign.streams.PluginTest.tasks;
 import io.grpc.Status;
 import io.kassign.client.ClientTest;
 import io.kassign.client.ScriptedServer;
+import io.kassign.plugin.Prewarm;
 import io.kassign.streams.FakeState.App;
 import io.kassign.streams.FakeState.Client;
 import io.kassign.streams.FakeState.Partition;
@@ -30,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import javax.management.ObjectName;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupAssignment;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.GroupSubscription;
@@ -101,6 +103,10 @@ final class FallbackTest {
     void serverDown() throws Exception {
         final KassignTaskAssignor assignor = assignor(configs("fb-down", "kassign.target",
                 "127.0.0.1:" + ClientTest.freePort(), "kassign.deadline.ms", 2_000, "kassign.retry.max.attempts", 2));
+        // The warming configure started, with the service down, left the channel unused: still 2 attempts.
+        Prewarm.start(assignor.settings().connection(), () -> {
+            throw new AssertionError("configure did not start the warming");
+        }).get(60, TimeUnit.SECONDS);
         final App app = sampleApp();
         final long start = System.nanoTime();
         final TaskAssignment result = assignor.assign(app);
@@ -110,6 +116,7 @@ final class FallbackTest {
         isTrue(byProcess.get(pid(1)).tasks().containsKey(task(0, 0)), "sticky: client 1 keeps 0_0");
         isTrue(byProcess.get(pid(2)).tasks().containsKey(task(0, 1)), "sticky: client 2 keeps 0_1");
         final String line = warnLine("UNAVAILABLE");
+        isTrue(line.contains("(after 2 attempts)"), "the call tried, as without the warming: " + line);
         isTrue(line.contains("assigned locally with Kafka's StickyTaskAssignor; follow-up rebalance in 60000 ms"), line);
         equal(1.0, metric("task-assignor", "fb-down", "", "fallbacks-total"), "fallbacks-total");
         equal(1.0, metric("task-assignor", "fb-down", "", "calls-total"), "calls-total");

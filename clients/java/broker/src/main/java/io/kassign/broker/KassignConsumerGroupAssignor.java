@@ -5,6 +5,7 @@ import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Prewarm;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -86,6 +87,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         useNames(read.topicNames().orElse(null)); // first: an Admin config it refuses stops configure here
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
+        Prewarm.start(read.connection(), () -> SharedClients.waitingForReady(read.connection()));
         if (WARMED.add(read.connection())) {
             BoundedCall.background(() -> warmUp(read));
         }
@@ -126,6 +128,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         final AssignorMetrics counted = metrics;
         final TopicNames named = names;
         final long started = System.nanoTime();
+        Prewarm.calling(current.connection());
         final BoundedCall.Outcome<Answer> outcome =
                 BoundedCall.within(current.connection().deadline(), () -> ask(group, describer, current, named));
         counted.call(elapsedMs(started));

@@ -4,6 +4,7 @@ import io.kassign.broker.GroupToStreamsRequest.Topology;
 import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Prewarm;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
@@ -58,6 +59,7 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         KassignKeys.warnUnknown(configs, LOG);
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
+        Prewarm.start(read.connection(), () -> SharedClients.waitingForReady(read.connection()));
         BoundedCall.background(() -> Warmup.run(read));
     }
 
@@ -76,6 +78,7 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         final StreamsSettings current = settings;
         final AssignorMetrics counted = metrics;
         final long started = System.nanoTime();
+        Prewarm.calling(current.connection());
         final BoundedCall.Outcome<GroupAssignment> outcome = BoundedCall.within(current.connection().deadline(),
                 () -> ask(group, describer, current, counted, started));
         if (outcome.failure() != null) {

@@ -214,8 +214,15 @@ lint: setup system-deps
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
 
+# The suite in two runs. First the folders of pure computation (no server, broker, browser or
+# clock-bound check; Kafka's oracles are JVMs fed on stdin) on both cores, pytest-xdist giving
+# each worker whole modules (their fixtures are module- or session-scoped); then the rest one
+# test at a time, as the e2e and ops tests' timings assume (CI's 2 cores, 20 minutes).
+PARALLEL_TESTS := tests/assignor tests/differential tests/kafka tests/snapshots
 pytest: setup system-deps java ghz grpcurl client-deps
-	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=10 $(PARALLEL_TESTS)
+	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20 \
+		$(addprefix --ignore=,$(PARALLEL_TESTS))
 
 test: setup system-deps java lint pytest
 

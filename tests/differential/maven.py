@@ -7,6 +7,7 @@ Kafka's consumer assignors with the consumer oracle's project.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 from collections.abc import Sequence
@@ -18,7 +19,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def maven_classpath(project: Path, log: Path) -> str:
-    """``mvn compile dependency:build-classpath`` on ``project``: its classes, then its deps."""
+    """``mvn compile dependency:build-classpath`` on ``project``: its classes, then its deps.
+
+    One build of a project at a time (a lock file in its ``target``): the suite's parallel
+    workers (``make pytest``) may both need the same oracle."""
+    (project / "target").mkdir(exist_ok=True)
+    with (project / "target" / ".build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build(project, log)
+
+
+def _build(project: Path, log: Path) -> str:
     with log.open("wb") as sink:
         status = subprocess.run(
             [

@@ -14,9 +14,9 @@ from kassign.v1 import common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 from kassign_client import consumer
 
+from tests.server.loads.cases import SOURCE, counts_stand_in
 from tests.server.loads.test_fill import Fixed, Heard
 
-SOURCE = "prometheus://prom:9090"
 HOT = {("a", p): 30.0 if p == 0 else 1.0 for p in range(10)}
 
 
@@ -64,16 +64,7 @@ def test_a_partition_missing_from_the_answer_is_noted() -> None:
     assert list(got.notes) == [note]
 
 
-@pytest.mark.parametrize(
-    ("reading", "note"),
-    [
-        (None, NO_SOURCE),
-        (
-            LoadReading({}, "timed out after 0.5 s"),
-            f"load source {SOURCE}: timed out after 0.5 s; balanced by count",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("reading", "note"), counts_stand_in(NO_SOURCE))
 def test_without_loads_counts_stand_in_and_say_why(reading: LoadReading | None, note: str) -> None:
     got = report(request(), reading)
     assert got.load.source == ""

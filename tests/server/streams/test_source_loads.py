@@ -11,10 +11,10 @@ from kassign.server.streams.servicer import assign_request
 from kassign.server.streams.source_loads import NO_SOURCE
 from kassign.v1 import assignment_pb2 as pb
 
+from tests.server.loads.cases import SOURCE, counts_stand_in
 from tests.server.loads.test_fill import Fixed, Heard
 from tests.server.requests import group
 
-SOURCE = "prometheus://prom:9090"
 HOT = {(t, p): 1.0 for t in ("orders", "clicks") for p in range(6)} | {("orders", 0): 50.0}
 
 
@@ -51,16 +51,7 @@ def test_the_requests_own_loads_win_and_the_source_is_not_asked() -> None:
     assert heard.reads == []
 
 
-@pytest.mark.parametrize(
-    ("reading", "note"),
-    [
-        (None, NO_SOURCE),
-        (
-            LoadReading({}, "timed out after 0.5 s"),
-            f"load source {SOURCE}: timed out after 0.5 s; balanced by count",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("reading", "note"), counts_stand_in(NO_SOURCE))
 def test_without_loads_counts_stand_in_and_say_why(reading: LoadReading | None, note: str) -> None:
     got = _report(_request(), reading)
     assert got.load.source == ""

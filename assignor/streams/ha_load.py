@@ -14,8 +14,9 @@ load core's balance.
    KIP-708 tags, rack trim of standbys with a strategy), then Kafka's standby movements with
    the warm-up budget left. Standbys carry no load: the peak counts actives only.
 
-With a KIP-925 strategy, step 1's actives are rack-trimmed only among tasks of one load
-(``load_racks``: no client's load changes); the active/standby exchange does not run (it
+With a KIP-925 strategy, step 1's core is given each task's rack-locality
+(``load_racks.task_sites``: rack-local clients preferred within its target), then its actives are
+rack-trimmed among tasks of one load (``load_racks``: no client's load changes); the active/standby exchange does not run (it
 moves load). ``assign_by_load`` returns why (a note) when the core does not fit the budget
 (``load_plan.affordable``); the caller then answers by count. Asked to ``explain``, it also
 returns the trace of its steps (``trace_ha.ha_load_trace``); otherwise none is built.
@@ -40,7 +41,7 @@ from kassign.assignor.streams.load_plan import (
     previous_owners,
     task_costs,
 )
-from kassign.assignor.streams.load_racks import trim_equal_loads
+from kassign.assignor.streams.load_racks import task_sites, trim_equal_loads
 from kassign.assignor.streams.model import ApplicationState
 from kassign.assignor.streams.movement import move_standby_tasks
 from kassign.assignor.streams.rack import CostPhase
@@ -80,7 +81,8 @@ def assign_by_load(
     loads, stay = task_costs(state, items)
     caps = np.array(layout.capacities, dtype=np.float64)
     owners = previous_owners(state, layout.clients, items, last_wins=False)
-    plan = balance(LoadProblem(loads, caps, owners, classes, eligible, stay=stay))
+    sites, local = task_sites(state, items, layout.clients)
+    plan = balance(LoadProblem(loads, caps, owners, classes, eligible, sites, local, stay))
     stateful = len(layout.stateful)
     placed, racks = trim_equal_loads(
         state,

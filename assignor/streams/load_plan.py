@@ -23,7 +23,7 @@ from kassign.assignor.load.bound import FloatArray, IntArray
 from kassign.assignor.load.figures import LoadFigures
 from kassign.assignor.streams.ha_layout import Layout
 from kassign.assignor.streams.lags import CatchUpIndex
-from kassign.assignor.streams.load_racks import trim_equal_loads
+from kassign.assignor.streams.load_racks import task_sites, trim_equal_loads
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack import CostPhase
 from kassign.assignor.streams.result import Diagnostics, TaskAssignment
@@ -153,7 +153,8 @@ def sticky_actives_by_load(
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics, LoadActives | None] | str:
     """The sticky assignor's actives by load: every task may go to any client (Kafka's sticky
     assignor knows no caught-up rule), previous owners kept first, the tasks with the least
-    state moving first, then rack-trimmed among tasks of one load (``load_racks``); or why the
+    state moving first, rack-local clients preferred within the target with a KIP-925 strategy
+    (``load_racks.task_sites``), then rack-trimmed among tasks of one load; or why the
     core cannot run (``affordable``). With ``explain``, the steps' placements for a trace."""
     layout = Layout.of(state)
     items = layout.stateful + layout.stateless
@@ -163,7 +164,8 @@ def sticky_actives_by_load(
     loads, stay = task_costs(state, items)
     caps = np.array(layout.capacities, dtype=np.float64)
     owners = previous_owners(state, layout.clients, items, last_wins=True)
-    plan = balance(LoadProblem(loads, caps, owners, stay=stay))
+    sites, local = task_sites(state, items, layout.clients)
+    plan = balance(LoadProblem(loads, caps, owners, sites=sites, local=local, stay=stay))
     placed, racks = trim_equal_loads(
         state,
         items,

@@ -5,6 +5,8 @@ gets the same code: Kafka's own checks in Kafka's order (an active on two client
 a stateless task, a client left out, a client nobody knows, a task nobody knows), with our two
 extra checks where they fit (a client holding one task twice comes right after the first check;
 an active task nobody got comes last). Values match the proto's ``AssignmentError`` numbers.
+The per-client loops check the caller's deadline (``interrupt.checkpoint``): a group with many
+standbys takes a few tenths of a second to check.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterator
 from itertools import chain
 
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key, sorted_processes
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.result import TaskAssignment
@@ -103,6 +106,7 @@ def _active_on_several_clients(
 
 def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
     for pid in clients:
+        checkpoint()
         tasks = list(_every(held, pid))
         if len(set(tasks)) == len(tasks):
             continue
@@ -118,6 +122,7 @@ def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
 def _stateless_standby(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
     stateless = state.is_stateless
     for pid in clients:
+        checkpoint()
         wrong = [task for task in chain.from_iterable(held[pid][1]) if stateless(task)]
         if wrong:  # the first in task order, found without sorting every client's tasks
             return (
@@ -144,6 +149,7 @@ def _unknown_client(state: ApplicationState, clients: list[ProcessId]) -> _Findi
 def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
     known = state.tasks.keys()
     for pid in clients:
+        checkpoint()
         unknown = [task for task in _every(held, pid) if task not in known]
         if unknown:
             return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {min(unknown)}"

@@ -109,12 +109,14 @@ def heavy_request(*, tasks: int, clients: int, standbys: int) -> AssignRequest:
     return request
 
 
-def rack_heavy_request(*, tasks: int, clients: int) -> AssignRequest:
+def rack_heavy_request(*, tasks: int, clients: int, standbys: int = 0) -> AssignRequest:
     """A valid group whose KIP-925 ``min_traffic`` solves dominate: every client in a rack of
     its own and every partition's replicas in two of them, so each active-task graph has about
     ``tasks / 2 x clients`` arcs (6,000 x 300: two solves of about 1.4 s each on one core; the
-    3 racks of ``heavy_request`` give graphs that solve in milliseconds). Seeded."""
-    request = heavy_request(tasks=tasks, clients=clients, standbys=0)
+    3 racks of ``heavy_request`` give graphs that solve in milliseconds). ``standbys`` add
+    standby placement after the active solves (their own solve is priced far past any budget
+    and falls back). Seeded."""
+    request = heavy_request(tasks=tasks, clients=clients, standbys=standbys)
     racks = [f"rack-{i}" for i in range(clients)]
     rng = random.Random(24)
     rack_of: dict[str, str] = {}

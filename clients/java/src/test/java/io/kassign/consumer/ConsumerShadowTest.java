@@ -9,6 +9,7 @@ import static io.kassign.consumer.Groups.member;
 
 import io.kassign.client.ClientTest;
 import io.kassign.client.LiveServer;
+import io.kassign.client.ProtoJson;
 import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.ShadowCalls;
 import io.kassign.testlog.CapturingProvider;
@@ -107,10 +108,9 @@ final class ConsumerShadowTest {
         equal(1.0, metric("c-shadow-live", "", "shadow-ok-total"), "shadow-ok-total: " + server.log());
         ConsumerAssignRequest sent = null;
         for (final String line : server.journalLines(true)) {
-            final ConsumerAssignRequest.Builder request = ConsumerAssignRequest.newBuilder();
-            com.google.protobuf.util.JsonFormat.parser().merge(line, request);
+            final ConsumerAssignRequest request = ProtoJson.parseConsumerRequest(line);
             if (request.getGroupId().equals("c-shadow-live")) {
-                sent = request.build();
+                sent = request;
             }
         }
         isTrue(sent != null, "the shadow request is in the journal");

@@ -203,6 +203,28 @@ final class BrokerShadowTest {
     }
 
     @Test
+    void theShadowOnlyPluginsAreShadowUnderTheirOwnNameAndMetrics() throws Exception {
+        final KassignShadowConsumerGroupAssignor consumer = new KassignShadowConsumerGroupAssignor();
+        consumer.configure(Map.of("node.id", "4", "kassign.target", unreachable(), "kassign.deadline.ms", "200",
+                "kassign.consumer.mode", "assign", "kassign.consumer.group.id", "c4"));
+        assertEquals("kassign-shadow", consumer.name());
+        final GroupSpecImpl group = consumers(3);
+        assertEquals(sorted(new UniformAssignor().assign(group, CLUSTER.describer())),
+                sorted(consumer.assign(group, CLUSTER.describer())), "Kafka's answer, whatever the mode key says");
+        idle(KassignConsumerGroupAssignor.METRICS_TYPE, "c4-shadow");
+        assertEquals(1.0, ConsumerGroups.metric("c4-shadow", "", "shadow-failed-total"));
+        assertEquals("consumer@broker-4-shadow", ShadowSettings.of(Map.of("node.id", "4"), "kassign.consumer.mode",
+                ConsumerGroupSettings.GROUP_ID, "consumer@broker-").get(ConsumerGroupSettings.GROUP_ID));
+        final KassignShadowStreamsTaskAssignor streams = new KassignShadowStreamsTaskAssignor();
+        streams.configure(Map.of("node.id", "4", "kassign.target", unreachable(), "kassign.deadline.ms", "200",
+                "kassign.streams.group.id", "s"));
+        assertEquals("kassign-shadow", streams.name());
+        assertEquals(new StickyTaskAssignor().assign(streams(), TOPOLOGY), streams.assign(streams(), TOPOLOGY));
+        idle(KassignStreamsTaskAssignor.METRICS_TYPE, "s-shadow");
+        assertEquals(1.0, StreamsGroups.metric("s-shadow", "shadow-failed-total"));
+    }
+
+    @Test
     void modeValuesAreCheckedAtConfigure() {
         final ConfigException consumer = assertThrows(ConfigException.class, () -> new KassignConsumerGroupAssignor()
                 .configure(Map.of("kassign.consumer.mode", "shadowed")));

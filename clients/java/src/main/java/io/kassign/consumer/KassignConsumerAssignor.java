@@ -9,6 +9,7 @@ import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
 import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -172,14 +173,17 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
      */
     private GroupAssignment shadow(final Cluster metadata, final GroupSubscription group,
                                    final ConsumerSettings current, final RebalanceProtocol used) {
+        final long started = System.nanoTime();
         final ConsumerFallback.Result kafka = ConsumerFallback.assign(metadata, group);
+        final long kafkaDone = System.nanoTime();
         if (kafka.kind() != ConsumerFallback.Kind.COOPERATIVE_STICKY) {
             LOG.warn("kassign shadow: Kafka's CooperativeStickyAssignor failed ({}); kept the owned partitions "
                     + "(group {})", kafka.stickyFailure(), current.groupId());
             return kafka.assignment();
         }
         ShadowCalls.send(AssignorMetrics.CONSUMER_ASSIGNOR, current.groupId(),
-                () -> ShadowCall.of(metadata, group, current, used, kafka.assignment()), metrics, LOG);
+                () -> ShadowCall.of(metadata, group, current, used, kafka.assignment(),
+                        ShadowLine.Path.of(started, kafkaDone)), metrics, LOG);
         return kafka.assignment();
     }
 

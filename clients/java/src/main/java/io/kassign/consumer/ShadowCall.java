@@ -37,9 +37,10 @@ final class ShadowCall {
     private ShadowCall() {
     }
 
-    /** The call: build, ask, and the line to log. */
+    /** The call ({@code path}: what the rebalance waited, for the line): build, ask, and the line to log. */
     static Callable<String> of(final Cluster metadata, final GroupSubscription group, final ConsumerSettings settings,
-                               final RebalanceProtocol protocol, final GroupAssignment kafka) {
+                               final RebalanceProtocol protocol, final GroupAssignment kafka,
+                               final ShadowLine.Path path) {
         return () -> {
             final long started = System.nanoTime();
             final Deadline deadline = Deadline.after(settings.connection().deadline(), started);
@@ -50,7 +51,7 @@ final class ShadowCall {
                     SharedClients.of(settings.connection()).assignConsumers(request, deadline.remaining());
             final ConsumerAssignmentReport report = response.getReport();
             return ShadowLine.describe(settings.groupId(), KAFKA_ASSIGNOR, report.getAssignor(), report.hasShadow(),
-                    report.getShadow(), false, (System.nanoTime() - started) / 1_000_000L);
+                    report.getShadow(), false, (System.nanoTime() - started) / 1_000_000L, path);
         };
     }
 

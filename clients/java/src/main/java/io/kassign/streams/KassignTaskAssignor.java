@@ -10,6 +10,7 @@ import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
 import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentReport;
@@ -141,7 +142,9 @@ public final class KassignTaskAssignor implements TaskAssignor {
      * once so the background call finds them cached, and the rest is read there ({@link ShadowCall}).
      */
     private TaskAssignment shadow(final ApplicationState state, final AssignorSettings current, final Instant now) {
+        final long started = System.nanoTime();
         final LocalFallback.Result kafka = LocalFallback.shadow(state, now.plus(current.fallbackFollowupDelay()));
+        final long kafkaDone = System.nanoTime();
         if (kafka.kind() != LocalFallback.Kind.STICKY) {
             LOG.warn("kassign shadow: Kafka's StickyTaskAssignor failed ({}); kept the previous assignment with a "
                     + "follow-up rebalance in {} ms (group {})", kafka.stickyFailure(),
@@ -150,7 +153,8 @@ public final class KassignTaskAssignor implements TaskAssignor {
         }
         ShadowCalls.send(AssignorMetrics.TASK_ASSIGNOR, current.groupId(), () -> {
             final Map<ProcessId, KafkaStreamsState> clients = state.kafkaStreamsStates(true);
-            return ShadowCall.of(state, clients, current, now, kafka.assignment(), () -> client(current));
+            return ShadowCall.of(state, clients, current, now, kafka.assignment(), () -> client(current),
+                    ShadowLine.Path.of(started, kafkaDone));
         }, metrics, LOG);
         return kafka.assignment();
     }

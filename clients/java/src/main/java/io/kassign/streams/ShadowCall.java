@@ -43,10 +43,11 @@ final class ShadowCall {
     private ShadowCall() {
     }
 
-    /** The call: build, ask (the client made there too, should it be the first), and the line to log. */
+    /** The call ({@code path}: what the rebalance waited, for the line): build, ask (the client made there too, should it be the first), and the line to log. */
     static Callable<String> of(final ApplicationState state, final Map<ProcessId, KafkaStreamsState> clients,
                                final AssignorSettings settings, final Instant now, final TaskAssignment kafka,
-                               final Supplier<KassignClient> client) {
+                               final Supplier<KassignClient> client,
+                               final ShadowLine.Path path) {
         return () -> {
             final long started = System.nanoTime();
             final Deadline deadline = Deadline.after(settings.deadline(), started);
@@ -56,7 +57,7 @@ final class ShadowCall {
             final AssignResponse response = client.get().assign(request, deadline.remaining());
             final AssignmentReport report = response.getReport();
             return ShadowLine.describe(settings.groupId(), KAFKA_ASSIGNOR, report.getAssignor(), report.hasShadow(),
-                    report.getShadow(), true, (System.nanoTime() - started) / 1_000_000L);
+                    report.getShadow(), true, (System.nanoTime() - started) / 1_000_000L, path);
         };
     }
 

@@ -58,14 +58,16 @@ final class ModeTest {
                         .setMinPerMember(4).setMaxLoad(1.05))
                 .setDifferingMembers(3).build();
         equal("group g: Kafka's uniform against kassign's rack-optimal: cross-rack 12->3, moved 4->6, per member "
-                + "max/min 5/3->4/4, max load 1.25->1.05; 3 members differ (45 ms)",
-                ShadowLine.describe("g", "uniform", "rack-optimal", true, comparison, false, 45), "consumer line");
+                + "max/min 5/3->4/4, max load 1.25->1.05; 3 members differ (45 ms); the rebalance waited 3 ms, 2 of "
+                + "them Kafka's assignor",
+                ShadowLine.describe("g", "uniform", "rack-optimal", true, comparison, false, 45,
+                        new ShadowLine.Path(3, 2)), "consumer line");
         final String streams = ShadowLine.describe("s", "StickyTaskAssignor", "high_availability", true,
-                comparison.toBuilder().setSame(true).build(), true, 7);
+                comparison.toBuilder().setSame(true).build(), true, 7, new ShadowLine.Path(1, 1));
         isTrue(streams.contains("standbys moved 0->0") && streams.contains("standbys sharing rack or tag 0->0")
-                && streams.endsWith("; the same answer (7 ms)"), streams);
+                && streams.contains("; the same answer (7 ms); the rebalance waited 1 ms"), streams);
         final String old = ShadowLine.describe("g", "uniform", "rack-optimal", false,
-                ShadowComparison.getDefaultInstance(), false, 9);
+                ShadowComparison.getDefaultInstance(), false, 9, new ShadowLine.Path(0, 0));
         isTrue(old.contains("no shadow comparison") && !old.contains("cross-rack"), old);
     }
 }

@@ -35,9 +35,10 @@ final class ConsumerGroupShadow {
     private ConsumerGroupShadow() {
     }
 
-    /** The call: build, ask, and the line to log; topics by name where {@code named} knows them. */
+    /** The call ({@code path}: what the rebalance waited, for the line): build, ask, and the line to log; topics by name where {@code named} knows them. */
     static Callable<String> of(final GroupSpec group, final SubscribedTopicDescriber describer,
-                               final ConsumerGroupSettings settings, final TopicNames named, final GroupAssignment kafka) {
+                               final ConsumerGroupSettings settings, final TopicNames named, final GroupAssignment kafka,
+                               final ShadowLine.Path path) {
         return () -> {
             final long started = System.nanoTime();
             final Topics topics = named == null ? Topics.of(group, describer) : Topics.of(group, describer, named::known);
@@ -48,7 +49,7 @@ final class ConsumerGroupShadow {
                     SharedClients.waitingForReady(settings.connection()).assignConsumers(request);
             final ConsumerAssignmentReport report = response.getReport();
             return ShadowLine.describe(standIn, UniformAssignor.NAME, report.getAssignor(), report.hasShadow(),
-                    report.getShadow(), false, (System.nanoTime() - started) / 1_000_000L);
+                    report.getShadow(), false, (System.nanoTime() - started) / 1_000_000L, path);
         };
     }
 

@@ -8,6 +8,7 @@ import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
 import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -164,9 +165,11 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
     private static GroupAssignment shadow(final GroupSpec group, final SubscribedTopicDescriber describer,
                                           final ConsumerGroupSettings current, final AssignorMetrics counted,
                                           final TopicNames named) throws PartitionAssignorException {
+        final long started = System.nanoTime();
         final GroupAssignment kafka = UNIFORM.assign(group, describer);
-        ShadowCalls.send(METRICS_TYPE, current.groupId(),
-                () -> ConsumerGroupShadow.of(group, describer, current, named, kafka), counted, LOG);
+        final long kafkaDone = System.nanoTime();
+        ShadowCalls.send(METRICS_TYPE, current.groupId(), () -> ConsumerGroupShadow.of(group, describer, current, named,
+                kafka, ShadowLine.Path.of(started, kafkaDone)), counted, LOG);
         return kafka;
     }
 

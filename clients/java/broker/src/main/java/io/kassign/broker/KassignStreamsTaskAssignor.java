@@ -7,6 +7,7 @@ import io.kassign.plugin.KassignKeys;
 import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
 import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
@@ -105,14 +106,17 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
      */
     private static GroupAssignment shadow(final GroupSpec group, final TopologyDescriber describer,
                                           final StreamsSettings current, final AssignorMetrics counted) {
+        final long started = System.nanoTime();
         final StreamsFallback.Result kafka = StreamsFallback.assign(group, describer);
+        final long kafkaDone = System.nanoTime();
         if (kafka.kind() != StreamsFallback.Kind.STICKY) {
             LOG.warn("kassign shadow: Kafka's StickyTaskAssignor failed ({}); kept the current assignment (group {})",
                     kafka.stickyFailure(), current.groupId());
             return kafka.assignment();
         }
         ShadowCalls.send(METRICS_TYPE, current.groupId(),
-                () -> StreamsGroupShadow.of(group, describer, current, kafka.assignment()), counted, LOG);
+                () -> StreamsGroupShadow.of(group, describer, current, kafka.assignment(),
+                        ShadowLine.Path.of(started, kafkaDone)), counted, LOG);
         return kafka.assignment();
     }
 

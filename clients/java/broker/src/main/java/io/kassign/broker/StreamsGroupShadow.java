@@ -33,9 +33,10 @@ final class StreamsGroupShadow {
     private StreamsGroupShadow() {
     }
 
-    /** The call: build, ask, and the line to log. */
+    /** The call ({@code path}: what the rebalance waited, for the line): build, ask, and the line to log. */
     static Callable<String> of(final GroupSpec group, final TopologyDescriber describer, final StreamsSettings settings,
-                               final GroupAssignment kafka) {
+                               final GroupAssignment kafka,
+                               final ShadowLine.Path path) {
         return () -> {
             final long started = System.nanoTime();
             final Topology topology = Topology.of(describer);
@@ -45,7 +46,7 @@ final class StreamsGroupShadow {
             final AssignResponse response = SharedClients.waitingForReady(settings.connection()).assign(request);
             final AssignmentReport report = response.getReport();
             return ShadowLine.describe(standIn, KAFKA_ASSIGNOR, report.getAssignor(), report.hasShadow(),
-                    report.getShadow(), true, (System.nanoTime() - started) / 1_000_000L);
+                    report.getShadow(), true, (System.nanoTime() - started) / 1_000_000L, path);
         };
     }
 

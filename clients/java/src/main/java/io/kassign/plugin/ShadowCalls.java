@@ -136,7 +136,15 @@ public final class ShadowCalls {
                     return;
                 }
             }
-            run(next);
+            try {
+                run(next);
+            } catch (final VirtualMachineError e) { // out of memory: the next call starts a thread again
+                synchronized (this) {
+                    running = false;
+                    notifyAll();
+                }
+                throw e;
+            }
         }
     }
 

@@ -1,0 +1,326 @@
+"""Shadow mode's journal lines (issue 26) as rows, and a group's rows summed into one summary.
+
+Why here, in plain Python: ``kassign shadow-report`` reads a few journals on one machine and the
+Spark job (``shadow.py``) reads many; both read a line with ``shadow_row``, add rows up into
+``Totals`` and turn those into ``GroupSummary`` with ``summarise``, so the two give the same
+numbers by construction. Only the parts a report needs are parsed into messages (the stamp and
+the comparison); the requests' members and both answers stay JSON, which keeps a large journal
+cheap to read.
+
+A line is shadow mode's when its request carries ``shadow``; without ``comparison`` kassign gave
+no answer for it (an error or the deadline): counted, not compared. Figures are totals over a
+group's rebalances, but for the per-member balance and the peak load, whose sum means nothing:
+those are means per rebalance (the load's over the rebalances where both answers have one).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from google.protobuf import json_format
+from kassign.server.observe.journal import CONSUMER_SUBDIR
+from kassign.v1 import common_pb2 as common
+
+__all__ = [
+    "COUNTED",
+    "FIGURES",
+    "Figure",
+    "FigureLine",
+    "Figures",
+    "GroupSummary",
+    "ShadowLineError",
+    "ShadowRow",
+    "Totals",
+    "add_row",
+    "journal_files",
+    "read_rows",
+    "shadow_row",
+    "summarise",
+    "totals_of",
+]
+
+STREAMS, CONSUMER = "streams", "consumer"
+
+
+class ShadowLineError(ValueError):
+    """A journal line that is not a request in the JSON mapping; the message names the line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One of ``ShadowFigures``' fields, as the report shows it."""
+
+    name: str  # the field's name in ShadowFigures
+    label: str
+    mean: bool  # a mean per rebalance, not a total
+    streams_only: bool = False
+
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("cross_rack_partitions", "cross-rack partitions", mean=False),
+    Figure("moved", "moved", mean=False),
+    Figure("standbys_moved", "standbys moved", mean=False, streams_only=True),
+    Figure("max_per_member", "max per member", mean=True),
+    Figure("min_per_member", "min per member", mean=True),
+    Figure("max_load", "max load", mean=True),
+    Figure("standbys_sharing_rack_or_tag", "standbys sharing rack/tag", False, streams_only=True),
+)
+COUNTED = tuple(f.name for f in FIGURES if f.name != "max_load")
+"""The figures summed as integers (``max_load`` is a float, summed apart), in this order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """One answer's ``ShadowFigures``."""
+
+    cross_rack_partitions: int = 0
+    moved: int = 0
+    standbys_moved: int = 0
+    max_per_member: int = 0
+    min_per_member: int = 0
+    max_load: float | None = None
+    standbys_sharing_rack_or_tag: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ShadowRow:
+    """One shadow-mode rebalance of one group, as its journal line tells it."""
+
+    group: str
+    kind: str  # streams | consumer
+    time_ms: int  # JournalStamp.received_unix_ms; 0: none recorded
+    server_id: str
+    sequence: int
+    where: str  # file:line
+    kafka_assignor: str
+    compared: bool  # kassign answered: the comparison below is there
+    same: bool
+    differing_members: int
+    kafka: Figures
+    kassign: Figures
+
+    @property
+    def order(self) -> tuple[int, str, int, str]:
+        """A group's rebalances in the order calls were made, across servers and restarts."""
+        return (self.time_ms, self.server_id, self.sequence, self.where)
+
+
+def _figures(message: common.ShadowFigures) -> Figures:
+    return Figures(
+        cross_rack_partitions=message.cross_rack_partitions,
+        moved=message.moved,
+        standbys_moved=message.standbys_moved,
+        max_per_member=message.max_per_member,
+        min_per_member=message.min_per_member,
+        max_load=message.max_load if message.HasField("max_load") else None,
+        standbys_sharing_rack_or_tag=message.standbys_sharing_rack_or_tag,
+    )
+
+
+def _parsed(
+    value: object, message: common.JournalStamp | common.ShadowComparison, what: str
+) -> None:
+    try:
+        json_format.ParseDict(value, message)
+    except json_format.ParseError as exc:
+        raise ShadowLineError(f"{what}: {exc}") from None
+
+
+def shadow_row(text: str, kind: str, where: str) -> ShadowRow | None:
+    """The row of one journal line; None when the line is not shadow mode's. Raises
+    ``ShadowLineError`` naming ``where`` for a line that is not a request in the JSON mapping."""
+    try:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ShadowLineError(f"not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ShadowLineError("not a request: a JSON object was expected")
+        shadow = data.get("shadow")
+        if shadow is None:
+            return None
+        if not isinstance(shadow, dict):
+            raise ShadowLineError("shadow: a JSON object was expected")
+        stamp, comparison = common.JournalStamp(), common.ShadowComparison()
+        _parsed(data.get("journal", {}), stamp, "journal")
+        _parsed(shadow.get("comparison", {}), comparison, "shadow.comparison")
+        group = data.get("groupId", data.get("group_id", ""))
+        if not isinstance(group, str):
+            raise ShadowLineError("groupId: a string was expected")
+    except ShadowLineError as exc:
+        raise ShadowLineError(f"{where}: {exc}") from None
+    assignor = shadow.get("kafkaAssignor", shadow.get("kafka_assignor", ""))
+    return ShadowRow(
+        group=stamp.group_key or group,
+        kind=kind,
+        time_ms=stamp.received_unix_ms,
+        server_id=stamp.server_id,
+        sequence=stamp.sequence,
+        where=where,
+        kafka_assignor=comparison.kafka_assignor or str(assignor),
+        compared="comparison" in shadow,
+        same=comparison.same,
+        differing_members=comparison.differing_members,
+        kafka=_figures(comparison.kafka),
+        kassign=_figures(comparison.kassign),
+    )
+
+
+def journal_files(spec: str) -> list[tuple[str, Path]]:
+    """``(kind, file)`` for each JSON Lines file a spec names: a journal folder's ``*.jsonl``
+    (Streams) and its ``consumer/*.jsonl``, or one file (consumer when in a ``consumer`` folder).
+    """
+    path = Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"{spec}: no such file or folder")
+    if path.is_file():
+        return [(CONSUMER if path.parent.name == CONSUMER_SUBDIR else STREAMS, path)]
+    found = [(STREAMS, f) for f in sorted(path.glob("*.jsonl")) if f.is_file()]
+    found += [
+        (CONSUMER, f) for f in sorted((path / CONSUMER_SUBDIR).glob("*.jsonl")) if f.is_file()
+    ]
+    if not found:
+        raise FileNotFoundError(f"{spec}: no *.jsonl files here or in {spec}/{CONSUMER_SUBDIR}")
+    return found
+
+
+def read_rows(specs: Iterable[str], keep: Callable[[ShadowRow], bool]) -> list[ShadowRow]:
+    """Every shadow line of the journals ``specs`` name that ``keep`` keeps, in call order."""
+    rows = []
+    for spec in specs:
+        for kind, path in journal_files(spec):
+            with path.open(encoding="utf-8") as lines:
+                for n, line in enumerate(lines, start=1):
+                    if line.strip():
+                        row = shadow_row(line, kind, f"{path}:{n}")
+                        if row is not None and keep(row):
+                            rows.append(row)
+    return sorted(rows, key=lambda r: (r.group, r.kind, r.order))
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """A group's rows added up: what both the local reader and Spark compute."""
+
+    group: str
+    kind: str
+    rebalances: int = 0
+    compared: int = 0
+    changed: int = 0
+    differing_members: int = 0
+    first_ms: int = 0
+    last_ms: int = 0
+    assignors: tuple[str, ...] = ()
+    kafka: tuple[int, ...] = (0,) * len(COUNTED)  # sums, in COUNTED's order
+    kassign: tuple[int, ...] = (0,) * len(COUNTED)
+    loads: int = 0  # rebalances where both answers have a max_load
+    kafka_load: float = 0.0
+    kassign_load: float = 0.0
+
+
+def _counted(f: Figures) -> tuple[int, ...]:
+    return tuple(getattr(f, name) for name in COUNTED)
+
+
+def add_row(t: Totals, r: ShadowRow) -> Totals:
+    """``t`` with ``r`` added (a row without a comparison adds only to ``rebalances``)."""
+    t = replace(
+        t,
+        rebalances=t.rebalances + 1,
+        first_ms=min((x for x in (t.first_ms, r.time_ms) if x), default=0),
+        last_ms=max(t.last_ms, r.time_ms),
+        assignors=tuple(sorted({*t.assignors, r.kafka_assignor} - {""})),
+    )
+    if not r.compared:
+        return t
+    kafka_load, kassign_load = r.kafka.max_load, r.kassign.max_load
+    loaded = kafka_load is not None and kassign_load is not None
+    return replace(
+        t,
+        compared=t.compared + 1,
+        changed=t.changed + (not r.same),
+        differing_members=t.differing_members + r.differing_members,
+        kafka=tuple(a + b for a, b in zip(t.kafka, _counted(r.kafka), strict=True)),
+        kassign=tuple(a + b for a, b in zip(t.kassign, _counted(r.kassign), strict=True)),
+        loads=t.loads + loaded,
+        kafka_load=t.kafka_load + (kafka_load if loaded and kafka_load else 0.0),
+        kassign_load=t.kassign_load + (kassign_load if loaded and kassign_load else 0.0),
+    )
+
+
+def totals_of(rows: Iterable[ShadowRow]) -> list[Totals]:
+    """One ``Totals`` per (group, kind), sorted by group then kind."""
+    by_group: dict[tuple[str, str], Totals] = {}
+    for r in rows:
+        key = (r.group, r.kind)
+        by_group[key] = add_row(by_group.get(key, Totals(r.group, r.kind)), r)
+    return [by_group[k] for k in sorted(by_group)]
+
+
+@dataclass(frozen=True, slots=True)
+class FigureLine:
+    """One figure of a group: Kafka's and kassign's, totals or means; None: no value."""
+
+    name: str
+    label: str
+    how: str  # total | mean
+    kafka: float | None
+    kassign: float | None
+
+    @property
+    def difference(self) -> float | None:
+        """kassign's less Kafka's: below 0, kassign's answer had less of it."""
+        if self.kafka is None or self.kassign is None:
+            return None
+        return round(self.kassign - self.kafka, 6)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSummary:
+    """What kassign would have changed in one group over its shadow rebalances."""
+
+    group: str
+    kind: str
+    assignors: tuple[str, ...]
+    rebalances: int
+    compared: int
+    changed: int
+    differing_members: int
+    first_ms: int
+    last_ms: int
+    figures: tuple[FigureLine, ...]
+
+
+def _mean(total: float, count: int) -> float | None:
+    return round(total / count, 6) if count else None
+
+
+def summarise(t: Totals) -> GroupSummary:
+    """The group's figures: totals, and means per compared rebalance for balance and load."""
+    lines = []
+    for f in FIGURES:
+        if f.streams_only and t.kind != STREAMS:
+            continue
+        if f.name == "max_load":
+            kafka, kassign = _mean(t.kafka_load, t.loads), _mean(t.kassign_load, t.loads)
+        else:
+            i = COUNTED.index(f.name)
+            kafka, kassign = float(t.kafka[i]), float(t.kassign[i])
+            if f.mean:
+                kafka, kassign = _mean(kafka, t.compared), _mean(kassign, t.compared)
+        lines.append(FigureLine(f.name, f.label, "mean" if f.mean else "total", kafka, kassign))
+    return GroupSummary(
+        group=t.group,
+        kind=t.kind,
+        assignors=t.assignors,
+        rebalances=t.rebalances,
+        compared=t.compared,
+        changed=t.changed,
+        differing_members=t.differing_members,
+        first_ms=t.first_ms,
+        last_ms=t.last_ms,
+        figures=tuple(lines),
+    )

@@ -114,32 +114,30 @@ def shadow_summaries(
 ) -> list[GroupSummary]:
     """Each group's summary over the journals ``specs`` name (folders or files), the rows
     ``keep`` keeps; raises ``ShadowLineError`` naming the files of malformed lines."""
-    rows = _lines(spark, specs).mapInPandas(_rows(keep), _SCHEMA).cache()
-    try:
-        errors = rows.where(F.col("error") != "").select("error").limit(5).collect()
-        if errors:
-            raise ShadowLineError("; ".join(r["error"] for r in errors))
-        sums = [F.sum(c).alias(c) for c in ("compared", "changed", "differing")]
-        sums += [F.sum(f"{s}_{n}").alias(f"{s}_{n}") for s in ("kafka", "kassign") for n in COUNTED]
-        loads = [F.sum(F.col("loaded").cast("long")).alias("loads")]
-        loads += [F.sum(c).alias(c) for c in ("kafka_load", "kassign_load")]
-        found = (
-            rows.groupBy("group", "kind")
-            .agg(
-                F.count("*").alias("rebalances"),
-                F.min(F.when(F.col("time_ms") > 0, F.col("time_ms"))).alias("first_ms"),
-                F.max("time_ms").alias("last_ms"),
-                F.collect_set(F.when(F.col("assignor") != "", F.col("assignor"))).alias(
-                    "assignors"
-                ),
-                *sums,
-                *loads,
-            )
-            .orderBy("group", "kind")
-            .collect()
+    rows = _lines(spark, specs).mapInPandas(_rows(keep), _SCHEMA)
+    sums = [F.sum(c).alias(c) for c in ("compared", "changed", "differing")]
+    sums += [F.sum(f"{s}_{n}").alias(f"{s}_{n}") for s in ("kafka", "kassign") for n in COUNTED]
+    loads = [F.sum(F.col("loaded").cast("long")).alias("loads")]
+    loads += [F.sum(c).alias(c) for c in ("kafka_load", "kassign_load")]
+    found = (  # one pass: a malformed line's row has no group, its error collected instead
+        rows.groupBy("group", "kind")
+        .agg(
+            F.count("*").alias("rebalances"),
+            F.min(F.when(F.col("time_ms") > 0, F.col("time_ms"))).alias("first_ms"),
+            F.max("time_ms").alias("last_ms"),
+            F.collect_set(F.when(F.col("assignor") != "", F.col("assignor"))).alias("assignors"),
+            F.slice(F.collect_set(F.when(F.col("error") != "", F.col("error"))), 1, 5).alias(
+                "errors"
+            ),
+            *sums,
+            *loads,
         )
-    finally:
-        rows.unpersist()
+        .orderBy("group", "kind")
+        .collect()
+    )
+    errors = [e for r in found for e in r["errors"]]
+    if errors:
+        raise ShadowLineError("; ".join(sorted(errors)))
     return [summarise(_totals(r.asDict())) for r in found]
 
 

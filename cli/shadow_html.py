@@ -17,7 +17,7 @@ from kassign.cli.shadow_report import number, overall
 from kassign.cli.time_window import Window, window_text
 from kassign.pipeline.shadow_rows import FigureLine, GroupSummary, ShadowRow
 
-__all__ = ["page", "write_page"]
+__all__ = ["KAFKA_COLOUR", "KASSIGN_COLOUR", "page", "plot", "write_page"]
 
 KAFKA_COLOUR, KASSIGN_COLOUR = "#ef6c00", "#1565c0"
 _W, _H, _PAD = 280, 110, 24  # a plot's size and its margin, SVG units

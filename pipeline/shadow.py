@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pandas as pd
 from kassign.pipeline.shadow_rows import (
@@ -84,7 +85,7 @@ def _rows(
             out: list[dict[str, Any]] = []
             for text, kind, file in zip(batch["value"], batch["kind"], batch["file"], strict=True):
                 try:
-                    row = shadow_row(text, kind, file)
+                    row = shadow_row(text, kind, _local(file))
                 except ShadowLineError as exc:
                     out.append({**dict.fromkeys(names), "error": str(exc)})
                     continue
@@ -93,6 +94,11 @@ def _rows(
             yield pd.DataFrame(out, columns=names)
 
     return run
+
+
+def _local(uri: str) -> str:
+    """A file's path as the local command names it, from the ``file:`` URI Spark gives."""
+    return unquote(urlparse(uri).path) if uri.startswith("file:") else uri
 
 
 def _lines(spark: SparkSession, specs: Sequence[str]) -> DataFrame:
@@ -132,12 +138,12 @@ def shadow_summaries(
             *sums,
             *loads,
         )
-        .orderBy("group", "kind")
-        .collect()
+        .collect()  # a row per group: sorted here, which spares Spark a range-partitioning job
     )
     errors = [e for r in found for e in r["errors"]]
     if errors:
         raise ShadowLineError("; ".join(sorted(errors)))
+    found.sort(key=lambda r: (r["group"], r["kind"]))
     return [summarise(_totals(r.asDict())) for r in found]
 
 

@@ -25,8 +25,10 @@ from kassign.server.observe.journal import CONSUMER_SUBDIR
 from kassign.v1 import common_pb2 as common
 
 __all__ = [
+    "CONSUMER",
     "COUNTED",
     "FIGURES",
+    "STREAMS",
     "Figure",
     "FigureLine",
     "Figures",

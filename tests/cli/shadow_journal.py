@@ -27,7 +27,7 @@ from kassign.v1 import consumer_pb2 as cpb
 __all__ = ["T0", "write_journal"]
 
 T0 = 1_796_601_600_000  # 2026-12-07T00:00:00Z
-A, B, A2 = "host-a:100@1796601500000", "host-b:200@1796601500000", "host-a:300@1796601605000"
+A, B, A2 = "host-a/100/1796601500000", "host-b/200/1796601500000", "host-a/300/1796601605000"
 
 
 def _figures(

@@ -93,11 +93,11 @@ def test_the_table_and_the_line_over_all_groups(journal: Path, capsys) -> None:
 def test_a_groups_rebalances_are_in_call_order_across_servers_and_a_restart(journal: Path) -> None:
     rows = [r for r in read_rows([str(journal)], Keep()) if r.group == "orders"]
     assert [(r.time_ms - T0, r.server_id[:10], r.sequence) for r in rows] == [
-        (1000, "host-a:100", 0),
-        (2000, "host-b:200", 0),
-        (3000, "host-a:100", 1),
-        (3000, "host-b:200", 1),  # the same ms: the server's id decides
-        (6000, "host-a:300", 0),  # restarted: sequence 0 again, but later
+        (1000, "host-a/100", 0),
+        (2000, "host-b/200", 0),
+        (3000, "host-a/100", 1),
+        (3000, "host-b/200", 1),  # the same ms: the server's id decides
+        (6000, "host-a/300", 0),  # restarted: sequence 0 again, but later
     ]
     assert [r.compared for r in rows] == [True, True, True, False, True]
     assert [r.same for r in rows] == [False, False, True, False, False]

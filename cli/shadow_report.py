@@ -85,13 +85,17 @@ def number(value: float | None, *, signed: bool = False) -> str:
     return f"+{text}" if signed and value > 0 else text
 
 
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
 def _group_lines(s: GroupSummary) -> list[str]:
     assignors = ", ".join(s.assignors) or "not named"
     span = f"{deadline_text(s.first_ms)} to {deadline_text(s.last_ms)}"
     lines = [
         (
-            f"group {s.group} ({s.kind}; Kafka's assignor {assignors}): {s.rebalances} rebalances,"
-            f" {span}"
+            f"group {s.group} ({s.kind}; Kafka's assignor {assignors}):"
+            f" {_count(s.rebalances, 'rebalance')}, {span}"
         ),
         (
             f"  kassign would have changed {s.changed} of {s.compared} compared"
@@ -112,11 +116,11 @@ def _group_lines(s: GroupSummary) -> list[str]:
 
 def overall(summaries: Sequence[GroupSummary]) -> dict[str, Any]:
     """All groups together: counts, and each total figure summed (means are per group only)."""
-    totals: dict[str, dict[str, float]] = {}
+    totals: dict[str, dict[str, float]] = {}  # whole numbers stay int in the JSON
     for s in summaries:
         for f in s.figures:
             if f.how == "total" and f.kafka is not None and f.kassign is not None:
-                both = totals.setdefault(f.label, {"kafka": 0.0, "kassign": 0.0})
+                both = totals.setdefault(f.label, {"kafka": 0, "kassign": 0})
                 both["kafka"] += f.kafka
                 both["kassign"] += f.kassign
     return {
@@ -137,7 +141,8 @@ def _overall_line(summaries: Sequence[GroupSummary]) -> str:
         for label, v in o["totals"].items()
     )
     return (
-        f"all: {o['groups']} groups, {o['rebalances']} rebalances, kassign would have changed"
+        f"all: {_count(o['groups'], 'group')}, {_count(o['rebalances'], 'rebalance')}, kassign"
+        " would have changed"
         f" {o['changed']} of {o['compared']} compared{share}{figures}"
     )
 

@@ -310,7 +310,7 @@ def summarise(t: Totals) -> GroupSummary:
             kafka, kassign = _mean(t.kafka_load, t.loads), _mean(t.kassign_load, t.loads)
         else:
             i = COUNTED.index(f.name)
-            kafka, kassign = float(t.kafka[i]), float(t.kassign[i])
+            kafka, kassign = t.kafka[i], t.kassign[i]  # totals stay whole numbers
             if f.mean:
                 kafka, kassign = _mean(kafka, t.compared), _mean(kassign, t.compared)
         lines.append(FigureLine(f.name, f.label, "mean" if f.mean else "total", kafka, kassign))

@@ -15,7 +15,8 @@ from pathlib import Path
 from kassign.cli.explain_html import FRAME_CSS, counts_html, frame
 from kassign.cli.shadow_report import number, overall
 from kassign.cli.time_window import Window, window_text
-from kassign.pipeline.shadow_rows import FigureLine, GroupSummary, ShadowRow
+from kassign.pipeline.shadow_rows import ShadowRow
+from kassign.pipeline.shadow_sums import FigureLine, GroupSummary
 
 __all__ = ["KAFKA_COLOUR", "KASSIGN_COLOUR", "page", "plot", "write_page"]
 

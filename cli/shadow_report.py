@@ -24,14 +24,8 @@ from typing import Any
 
 from kassign.cli.table import deadline_text
 from kassign.cli.time_window import Window, add_window_options, window_of, window_text
-from kassign.pipeline.shadow_rows import (
-    GroupSummary,
-    ShadowLineError,
-    ShadowRow,
-    read_rows,
-    summarise,
-    totals_of,
-)
+from kassign.pipeline.shadow_rows import ShadowLineError, ShadowRow, read_rows
+from kassign.pipeline.shadow_sums import GroupSummary, summarise, totals_of
 
 __all__ = ["Keep", "add_parser", "number", "overall", "run_shadow_report", "summary_lines"]
 

@@ -1,7 +1,7 @@
 """``kassign shadow-report --spark``: shadow mode's per-group summary over many journals, on Spark.
 
 Why a Spark job: a fleet's journals (every server, every day) outgrow one machine's read. The
-work per line is ``shadow_rows.shadow_row`` and the figures are ``shadow_rows.summarise``'s, the
+work per line is ``shadow_rows.shadow_row`` and the figures are ``shadow_sums.summarise``'s, the
 local command's own; Spark only reads the files and adds each group's rows up, so its numbers are
 the local command's (a test compares them). Spark gives no line numbers: a malformed line is
 named by its file.
@@ -16,14 +16,12 @@ from urllib.parse import unquote, urlparse
 import pandas as pd
 from kassign.pipeline.shadow_rows import (
     COUNTED,
-    GroupSummary,
     ShadowLineError,
     ShadowRow,
-    Totals,
     journal_files,
     shadow_row,
-    summarise,
 )
+from kassign.pipeline.shadow_sums import GroupSummary, Totals, summarise
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (

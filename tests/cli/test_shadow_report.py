@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from kassign.cli import main as cli
 from kassign.cli.shadow_report import Keep
-from kassign.pipeline.shadow_rows import read_rows, summarise, totals_of
+from kassign.pipeline.shadow_rows import read_rows
+from kassign.pipeline.shadow_sums import summarise, totals_of
 
 from tests.cli.shadow_journal import T0, write_journal
 

@@ -164,14 +164,16 @@ def shadow_row(text: str, kind: str, where: str) -> ShadowRow | None:
 
 def journal_files(spec: str) -> list[tuple[str, Path]]:
     """``(kind, file)`` for each JSON Lines file a spec names: a journal folder's ``*.jsonl``
-    (Streams) and its ``consumer/*.jsonl``, or one file (consumer when in a ``consumer`` folder).
+    (Streams) and its ``consumer/*.jsonl``, or one file; a file in, or a folder named,
+    ``consumer`` is the consumer room's.
     """
     path = Path(spec)
     if not path.exists():
         raise FileNotFoundError(f"{spec}: no such file or folder")
     if path.is_file():
         return [(CONSUMER if path.parent.name == CONSUMER_SUBDIR else STREAMS, path)]
-    found = [(STREAMS, f) for f in sorted(path.glob("*.jsonl")) if f.is_file()]
+    kind = CONSUMER if path.name == CONSUMER_SUBDIR else STREAMS
+    found = [(kind, f) for f in sorted(path.glob("*.jsonl")) if f.is_file()]
     found += [
         (CONSUMER, f) for f in sorted((path / CONSUMER_SUBDIR).glob("*.jsonl")) if f.is_file()
     ]

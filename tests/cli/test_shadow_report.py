@@ -126,6 +126,8 @@ def test_since_until_and_group_keep_only_what_they_name(journal: Path, capsys) -
     rows = read_rows([str(one_file)], Keep())
     assert [(r.group, r.compared) for r in rows] == [("orders", True), ("orders", False)]
     assert summarise(totals_of(rows)[0]).figures[0].kafka == 6
+    consumer_room = read_rows([str(journal / "consumer")], Keep())  # the room's folder alone
+    assert {(r.group, r.kind) for r in consumer_room} == {("payments", "consumer")}
 
 
 def test_the_page_is_one_file_with_every_group_and_no_external_reference(

@@ -116,8 +116,10 @@ def _figures(message: common.ShadowFigures) -> Figures:
 def _parsed(
     value: object, message: common.JournalStamp | common.ShadowComparison, what: str
 ) -> None:
+    if not isinstance(value, dict):
+        raise ShadowLineError(f"{what}: a JSON object was expected")
     try:
-        json_format.ParseDict(value, message)
+        json_format.ParseDict(value, message, ignore_unknown_fields=True)  # a newer server's fields
     except json_format.ParseError as exc:
         raise ShadowLineError(f"{what}: {exc}") from None
 

@@ -173,5 +173,8 @@ def test_a_malformed_line_is_named_by_file_and_line(journal: Path, capsys) -> No
     bad.write_text('{"shadow": {"comparison": {"same": "perhaps"}}}\n')
     code, _, err = _run(capsys, str(journal))
     assert code == 2 and f"{bad}:1: shadow.comparison:" in err
+    bad.write_text('{"shadow": {}, "journal": 5}\n')
+    code, _, err = _run(capsys, str(journal))
+    assert code == 2 and f"{bad}:1: journal: a JSON object was expected" in err
     assert _run(capsys, str(journal / "missing"))[0] == 2
     assert _run(capsys, str(journal), "--since", "yesterday")[0] == 2

@@ -184,15 +184,22 @@ def journal_files(spec: str) -> list[tuple[str, Path]]:
     return found
 
 
+def _text(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ShadowLineError(f"{where}: not UTF-8 text: {exc.reason}") from None
+
+
 def read_rows(specs: Iterable[str], keep: Callable[[ShadowRow], bool]) -> list[ShadowRow]:
     """Every shadow line of the journals ``specs`` name that ``keep`` keeps, in call order."""
     rows = []
     for spec in specs:
         for kind, path in journal_files(spec):
-            with path.open(encoding="utf-8") as lines:
-                for n, line in enumerate(lines, start=1):
-                    if line.strip():
-                        row = shadow_row(line, kind, f"{path}:{n}")
+            with path.open("rb") as lines:
+                for n, raw in enumerate(lines, start=1):
+                    if raw.strip():
+                        row = shadow_row(_text(raw, f"{path}:{n}"), kind, f"{path}:{n}")
                         if row is not None and keep(row):
                             rows.append(row)
     return sorted(rows, key=lambda r: (r.group, r.kind, r.order))

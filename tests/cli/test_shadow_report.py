@@ -176,5 +176,8 @@ def test_a_malformed_line_is_named_by_file_and_line(journal: Path, capsys) -> No
     bad.write_text('{"shadow": {}, "journal": 5}\n')
     code, _, err = _run(capsys, str(journal))
     assert code == 2 and f"{bad}:1: journal: a JSON object was expected" in err
+    bad.write_bytes(b'{"groupId": "\xff"}\n')
+    code, _, err = _run(capsys, str(journal))
+    assert code == 2 and f"{bad}:1: not UTF-8 text" in err
     assert _run(capsys, str(journal / "missing"))[0] == 2
     assert _run(capsys, str(journal), "--since", "yesterday")[0] == 2

@@ -30,7 +30,8 @@ def decode_kafka_answer(shadow: pb.StreamsShadow, state: ApplicationState) -> Ta
     answer = []
     for i, client in enumerate(shadow.kafka):
         where = f"shadow.kafka[{i}]"
-        pid = parse_process_id(client.process_id, field=f"{where}.process_id", member=None)
+        given = client.process_id or None
+        pid = parse_process_id(client.process_id, field=f"{where}.process_id", member=given)
         name = str(pid)
         if pid not in state.clients:
             raise InvalidRequest(

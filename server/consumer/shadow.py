@@ -3,7 +3,7 @@
 ``ConsumerAssignRequest.shadow.kafka`` is what the group got from Kafka's own assignor
 (``member_id`` and ``partitions`` read). It may differ from kassign's in anything an assignor may
 choose; it may not name a member the request does not have, a partition the metadata lacks, nor
-give a partition twice: such an answer is INVALID_ARGUMENT naming ``shadow.kafka[i]...`` and
+give a partition twice, nor come as runs (``assigned``, which would read as nothing): such an answer is INVALID_ARGUMENT naming ``shadow.kafka[i]...`` and
 the member. ``journal_answer`` is kassign's answer in the same message form, for the journal.
 """
 
@@ -39,6 +39,12 @@ def decode_kafka_answer(
                 "not a member of this group", field=f"{where}.member_id", member=name
             )
         once(given, name, f"{where}.member_id", name, "member")
+        if member.HasField("assigned"):  # not silently read as nothing
+            raise InvalidRequest(
+                "Kafka's answer is read from partitions, not runs",
+                field=f"{where}.assigned",
+                member=name,
+            )
         partitions = []
         for j, tp in enumerate(member.partitions):
             field = f"{where}.partitions[{j}]"

@@ -25,6 +25,7 @@ from tests.server.consumer.test_properties import groups
 from tests.server.consumer.test_properties import request as consumer_request
 from tests.server.requests import group
 from tests.server.running import in_process
+from tests.server.streams.test_load_balance import _loaded
 
 
 def _streams_shadow() -> pb.AssignRequest:
@@ -83,6 +84,15 @@ def test_a_consumer_load_answers_peak_is_the_reports(assignor: str) -> None:
     report = assign_consumer_request(_consumer_shadow(load_request(assignor))).response.report
     assert report.shadow.kassign.max_load == pytest.approx(report.load.peak)
     assert report.shadow.kafka.HasField("max_load")
+
+
+def test_a_streams_load_answers_peak_is_the_reports() -> None:
+    request = _loaded()
+    request.shadow.kafka.extend(journal_answer(assign_request(_loaded()).assignment))
+    report = assign_request(request).response.report
+    assert report.shadow.kafka.max_load == report.shadow.kassign.max_load == report.load.peak
+    plain = assign_request(_streams_shadow()).response.report.shadow
+    assert not plain.kafka.HasField("max_load")  # no loads: unset, not 0
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin"])
@@ -174,6 +184,11 @@ def _bad_consumer() -> dict[str, tuple[cpb.ConsumerAssignRequest, str, str]]:
             lambda r: r.shadow.kafka[1].partitions.append(r.shadow.kafka[0].partitions[0]),
             "shadow.kafka[1].partitions[",
             "m1",
+        ),
+        "runs": (
+            lambda r: r.shadow.kafka[2].assigned.topics.append(0),
+            "shadow.kafka[2].assigned",
+            "m2",
         ),
         "member twice": (
             lambda r: r.shadow.kafka.add(member_id="m0"),

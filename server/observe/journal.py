@@ -46,7 +46,7 @@ from kassign.server.observe.journal_retention import (
     expired,
     facts_of,
 )
-from kassign.server.observe.journal_stamp import stamp as stamp_now
+from kassign.server.observe.journal_stamp import Stamper
 
 __all__ = [
     "CONSUMER_SUBDIR",
@@ -116,6 +116,7 @@ class Journal:
         self.max_files = max_files
         self.retention = retention
         self._clock_ms = clock_ms
+        self._stamper = Stamper(clock_ms)
         self._pruned_ms: int | None = None
         self._path: Path | None = None
         self._lock = threading.Lock()
@@ -126,7 +127,7 @@ class Journal:
 
     def stamp(self, group_key: str) -> Message:
         """A ``JournalStamp`` for a call arriving now (``journal_stamp.py``)."""
-        return stamp_now(group_key, self._clock_ms)
+        return self._stamper.stamp(group_key)
 
     def record(self, request: Message, stamp: Message | None = None) -> None:
         """Append one request with its ``stamp`` (taken now when not given: a shadow call is

@@ -9,6 +9,7 @@ import grpc
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest
+from kassign.server.calls import record_shadow
 from kassign.server.consumer.encode import canonical_bytes as consumer_bytes
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.server.consumer.shadow import journal_answer as consumer_answer
@@ -16,7 +17,7 @@ from kassign.server.streams.encode import canonical_bytes
 from kassign.server.streams.servicer import assign_request
 from kassign.server.streams.shadow import journal_answer
 from kassign.v1 import assignment_pb2 as pb
-from kassign.v1 import assignment_pb2_grpc
+from kassign.v1 import assignment_pb2_grpc, common_pb2
 from kassign.v1 import consumer_pb2 as cpb
 
 from tests.server.consumer.requests import racked_group
@@ -224,3 +225,39 @@ def test_over_grpc_a_bad_kafka_answer_is_invalid_argument(stub) -> None:  # type
     assert caught.value.code() is grpc.StatusCode.INVALID_ARGUMENT
     assert "shadow.kafka[0].process_id" in caught.value.details()
     assert PID in caught.value.details()
+
+
+class _Journal:
+    """A journal that tells what happened, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, ...]] = []
+
+    def stamp(self, group_key: str) -> common_pb2.JournalStamp:
+        self.events.append(("stamp", group_key))
+        return common_pb2.JournalStamp(group_key=group_key)
+
+    def record(self, request: pb.AssignRequest, stamp: object = None) -> None:
+        assert isinstance(stamp, common_pb2.JournalStamp)
+        filled = str(request.shadow.HasField("comparison"))
+        self.events.append(("record", stamp.group_key, filled))
+
+
+def test_a_shadow_line_is_stamped_first_and_recorded_once_answered_or_failed() -> None:
+    def fill(copy: pb.AssignRequest, outcome: str) -> None:
+        copy.shadow.comparison.same = outcome == "answer"
+
+    def answer() -> str:
+        journal.events.append(("answer",))
+        return "answer"
+
+    def failing() -> str:
+        raise InvalidRequest("no", field="f")
+
+    journal = _Journal()
+    assert record_shadow(journal, pb.AssignRequest(group_id="g"), answer, fill) == "answer"
+    assert journal.events == [("stamp", "g"), ("answer",), ("record", "g", "True")]
+    journal.events.clear()
+    with pytest.raises(InvalidRequest):
+        record_shadow(journal, pb.AssignRequest(group_id="h"), failing, fill)
+    assert journal.events == [("stamp", "h"), ("record", "h", "False")]  # as it came

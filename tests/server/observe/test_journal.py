@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-from kassign.server.observe.journal import PRUNE_EVERY_MS, Journal, Retention, request_line
+from kassign.server.observe.journal import PRUNE_EVERY_MS, Journal, Retention
 from kassign.v1 import assignment_pb2 as pb
 
 
@@ -46,9 +46,19 @@ def test_lines_round_trip_to_equal_requests(tmp_path: Path) -> None:
     assert all(p.name.startswith(f"requests-{os.getpid()}-") for p in journal.files())
 
 
+def _recorded_size(folder: Path) -> int:
+    """One recorded line's length: the request's line and the journal's stamp, whose server id
+    (host name, pid) differs from machine to machine."""
+    journal = Journal(folder)
+    journal.record(_request("g000"))
+    journal.close()
+    (path,) = journal.files()
+    return path.stat().st_size
+
+
 def test_rotation_keeps_files_under_the_size_and_count_bounds(tmp_path: Path) -> None:
-    size = len(request_line(_request("g000")))
-    journal = Journal(tmp_path, max_file_bytes=3 * size, max_files=2)
+    size = _recorded_size(tmp_path / "probe") + 2  # sequences of 1 and 2 digits
+    journal = Journal(tmp_path / "journal", max_file_bytes=3 * size, max_files=2)
     sent = [_request(f"g{i:03d}") for i in range(10)]
     for request in sent:
         journal.record(request)

@@ -181,3 +181,59 @@ def test_a_malformed_line_is_named_by_file_and_line(journal: Path, capsys) -> No
     assert code == 2 and f"{bad}:1: not UTF-8 text" in err
     assert _run(capsys, str(journal / "missing"))[0] == 2
     assert _run(capsys, str(journal), "--since", "yesterday")[0] == 2
+
+
+def test_the_report_adds_up_the_comparisons_the_service_journals(tmp_path: Path, capsys) -> None:
+    """A served journal (in-process server): two Streams shadow calls, Kafka's answer differing,
+    a plain call, a consumer shadow call; the report's figures are the answers' comparisons."""
+    import grpc
+    from kassign.server.observe.journal import CONSUMER_SUBDIR, Journal
+    from kassign.server.runtime.app import ServerConfig, create_server
+    from kassign.v1 import assignment_pb2_grpc, consumer_pb2_grpc
+
+    from tests.server.consumer.requests import racked_group
+    from tests.server.test_shadow import _consumer_shadow, _streams_shadow
+
+    streams, consumer = _streams_shadow(), _consumer_shadow(racked_group("range"))
+    first, second = streams.shadow.kafka[0], streams.shadow.kafka[1]
+    first.process_id, second.process_id = second.process_id, first.process_id
+    plain = type(streams)()
+    plain.CopyFrom(streams)
+    plain.ClearField("shadow")
+    journal = tmp_path / "journal"
+    journals = Journal(journal), Journal(journal / CONSUMER_SUBDIR)
+    server, port = create_server(
+        ServerConfig(host="127.0.0.1", port=0), journal=journals[0], consumer_journal=journals[1]
+    )
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = assignment_pb2_grpc.TaskAssignmentServiceStub(channel)
+            reports = [stub.Assign(streams, timeout=30).report.shadow for _ in range(2)]
+            stub.Assign(plain, timeout=30)
+            consumer_stub = consumer_pb2_grpc.ConsumerAssignmentServiceStub(channel)
+            consumer_report = consumer_stub.Assign(consumer, timeout=30).report.shadow
+    finally:
+        server.stop(None).wait()
+        for j in journals:
+            j.close()
+    code, out, err = _run(capsys, str(journal), "--json")
+    assert code == 0, err
+    found = {g["group"]: g for g in json.loads(out)["groups"]}
+    assert sorted(found) == sorted([consumer.group_id, streams.group_id])
+    g = found[streams.group_id]
+    assert (g["rebalances"], g["compared"], g["changed"]) == (2, 2, 2)
+    assert g["differing_members"] == sum(r.differing_members for r in reports) > 0
+    for name, (kafka, kassign, _) in _figures(g).items():
+        if name in ("max_per_member", "min_per_member"):  # means: both calls alike
+            assert (kafka, kassign) == (
+                getattr(reports[0].kafka, name),
+                getattr(reports[0].kassign, name),
+            )
+        elif name != "max_load":
+            assert kafka == sum(getattr(r.kafka, name) for r in reports), name
+            assert kassign == sum(getattr(r.kassign, name) for r in reports), name
+    assert _figures(g)["moved"][0] > 0  # Kafka's swapped answer moves tasks
+    c = found[consumer.group_id]
+    assert (c["kind"], c["rebalances"], c["changed"]) == ("consumer", 1, 0) and consumer_report.same
+    assert _figures(c)["moved"][:2] == (consumer_report.kafka.moved, consumer_report.kassign.moved)

@@ -33,7 +33,7 @@ from kassign.cli.explain_text import client_story, group_summary, task_story
 from kassign.cli.journal_entry import Entry, EntryError, read_entry
 from kassign.cli.messages import KINDS, with_configs
 from kassign.cli.table import deadline_text
-from kassign.cli.time_window import Window, parse_time
+from kassign.cli.time_window import Window, add_window_options, window_of
 from kassign.server.runtime import failures, tls
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -82,13 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     p.add_argument("--html", metavar="OUT", help="write the page here (one self-contained file)")
     p.add_argument("--group", metavar="GROUP_ID", help="in a journal, only this group's requests")
-    p.add_argument(
-        "--since",
-        metavar="TIME",
-        help="in a journal, only calls recorded at TIME or later: ISO 8601 (UTC unless it says"
-        " otherwise) or an age such as 90m, 2h, 1d",
-    )
-    p.add_argument("--until", metavar="TIME", help="in a journal, only calls recorded before TIME")
+    add_window_options(p, "in a journal, only calls recorded")
     p.add_argument(
         "--zone-tag",
         metavar="KEY",
@@ -163,14 +157,6 @@ def _client(args: argparse.Namespace) -> KassignClient:
     return KassignClient(args.target, credentials=tls.client_tls(args))
 
 
-def _window(args: argparse.Namespace) -> Window:
-    now_ms = time.time_ns() // 1_000_000
-    return Window(
-        since_ms=None if args.since is None else parse_time(args.since, now_ms=now_ms),
-        until_ms=None if args.until is None else parse_time(args.until, now_ms=now_ms),
-    )
-
-
 def _picked(entry: Entry[pb.AssignRequest] | Entry[cpb.ConsumerAssignRequest]) -> str | None:
     """One line naming the journal call picked, so a wrong pick cannot pass unseen."""
     if not entry.journal:
@@ -215,7 +201,7 @@ def run_explain(args: argparse.Namespace) -> int:
     from kassign_client import KassignCallError
 
     try:
-        window = _window(args)
+        window = window_of(args.since, args.until)
         first = answer(args.request, args, window)
         other = answer(args.diff, args, window) if args.diff is not None else None
     except argparse.ArgumentTypeError as exc:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Iterable
 from itertools import groupby
 from pathlib import Path
 
@@ -32,9 +33,9 @@ from kassign.cli.explain_model import (
 )
 from kassign.cli.explain_text import followup_text, task_story
 
-__all__ = ["page", "write_page"]
+__all__ = ["FRAME_CSS", "counts_html", "frame", "page", "write_page"]
 
-_CSS = """
+FRAME_CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.4 system-ui,sans-serif;color:#1d232b;background:#f6f7f9}
 header{padding:1rem 1.5rem;background:#fff;border-bottom:1px solid #d8dce2}
@@ -44,7 +45,13 @@ h1 small{font-weight:400;color:#5a6470;font-size:.9rem}
 #counts div{background:#eef1f5;border-radius:6px;padding:.25rem .6rem}
 #counts dt{display:inline;color:#5a6470;margin-right:.3rem}
 #counts dd{display:inline;margin:0;font-weight:600}
-.legend{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin-top:.6rem;color:#5a6470;align-items:center}
+"""
+"""The page's frame: body, header, title and the counts under it (``kassign shadow-report``'s
+page wears it too)."""
+
+_CSS = (
+    FRAME_CSS
+    + """.legend{display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin-top:.6rem;color:#5a6470;align-items:center}
 .legend span{display:inline-flex;align-items:center;gap:.3rem}
 .layout{display:grid;grid-template-columns:minmax(0,1fr) 24rem;gap:1rem;padding:1rem 1.5rem}
 @media (max-width:900px){.layout{grid-template-columns:minmax(0,1fr)}}
@@ -81,6 +88,7 @@ h1 small{font-weight:400;color:#5a6470;font-size:.9rem}
 #detail pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:12px;margin:0}
 .notes{color:#5a6470;font-size:12px;margin:.4rem 0 0;padding-left:1.2rem}
 """
+)
 
 _JS = """
 const stories = JSON.parse(document.getElementById('stories').textContent);
@@ -249,8 +257,25 @@ def _counts(view: GroupView, before: GroupView | None) -> str:
         counts = _streams_counts(view)
     if before is not None:
         counts.append((f"{view.words.unit} changed", changed_replicas(before, view)))
+    return counts_html(counts)
+
+
+def counts_html(counts: Iterable[tuple[str, object]]) -> str:
+    """The header's counts, each a ``data-count`` item a test can read (no ``<dl>`` around)."""
     return "".join(
-        f'<div data-count="{name}"><dt>{name}</dt><dd>{value}</dd></div>' for name, value in counts
+        f'<div data-count="{html.escape(name)}"><dt>{html.escape(name)}</dt>'
+        f"<dd>{html.escape(str(value))}</dd></div>"
+        for name, value in counts
+    )
+
+
+def frame(title: str, css: str, body: str, content: str) -> str:
+    """A whole page: ``title`` (escaped here), ``css`` inline, ``body`` the opening tag."""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        f"<title>{html.escape(title)}</title><style>{css}</style></head>"
+        f"{body}{content}</body></html>\n"
     )
 
 
@@ -306,11 +331,7 @@ def page(view: GroupView, *, before: GroupView | None = None, task: str | None =
     body = f'<body data-unit="{view.words.task}"{chosen}>'
     explained = "" if view.explained else " · no explanation in the answer: rules not told"
     load_css = "" if view.load is None else explain_load.CSS  # a COUNT page keeps its bytes
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width,initial-scale=1">'
-        f"<title>kassign explain: {group}</title><style>{_CSS}{load_css}</style></head>"
-        f"{body}"
+    content = (
         f"<header><h1>group {group} <small>{len(view.tasks)} {view.words.tasks} · assignor"
         f" {html.escape(view.assignor)}{explained}</small></h1>"
         f'<dl id="counts">{_counts(view, before)}</dl>{explain_load.figures_html(view)}'
@@ -320,8 +341,9 @@ def page(view: GroupView, *, before: GroupView | None = None, task: str | None =
         f'<aside id="detail"><h2>click a {view.words.task}</h2><p class="replica">where it is'
         " and why show here, then its whole story</p><pre></pre></aside></div>"
         f'<script type="application/json" id="stories">{data}</script>'
-        f"<script>{_JS}</script></body></html>\n"
+        f"<script>{_JS}</script>"
     )
+    return frame(f"kassign explain: {view.group_id or '-'}", _CSS + load_css, body, content)
 
 
 def write_page(

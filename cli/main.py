@@ -56,6 +56,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "kassign.cli.spark_jobs",
     "kassign.cli.explain",
     "kassign.cli.next_round",
+    "kassign.cli.shadow_report",
 )
 """Modules that add subcommands (``add_parser(subparsers)``), in help order after the built-ins."""
 

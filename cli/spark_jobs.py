@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kassign.pipeline.progress import Progress
     from pyspark.sql import SparkSession
 
-__all__ = ["add_parser", "run_replay", "run_report", "run_simulate"]
+__all__ = ["add_parser", "command_spark", "run_replay", "run_report", "run_simulate"]
 
 log = logging.getLogger("kassign.pipeline")
 _LOADING = "loading the pipeline"
@@ -102,7 +102,7 @@ def _bad_file(exc: Exception) -> int:
 
 
 @contextlib.contextmanager
-def _spark(master: str | None, name: str, progress: Progress) -> Iterator[SparkSession]:
+def command_spark(master: str | None, name: str, progress: Progress) -> Iterator[SparkSession]:
     """A session for one command, its Spark tasks told to the command's ``progress``; stopped
     afterwards unless it was already running (tests)."""
     from kassign.pipeline.progress import spark_tasks
@@ -135,7 +135,7 @@ def run_replay(args: argparse.Namespace) -> int:
             request_files(args.input)
         except (ValueError, KeyError, TypeError, FileNotFoundError) as exc:
             return _bad_file(exc)
-        with _spark(args.master, "replay", progress) as spark:
+        with command_spark(args.master, "replay", progress) as spark:
             summary = replay(spark, args.input, args.output, grid)
     return _finish("replay", started, summary)
 
@@ -170,7 +170,7 @@ def run_simulate(args: argparse.Namespace) -> int:
                 check_sizes(spec)
         except (ValueError, KeyError, TypeError) as exc:
             return _bad_file(exc)
-        with _spark(args.master, "simulate", progress) as spark:
+        with command_spark(args.master, "simulate", progress) as spark:
             summary = simulate(
                 spark,
                 args.output,

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import argparse
 import re
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-__all__ = ["Window", "parse_time", "window_text"]
+__all__ = ["Window", "add_window_options", "parse_time", "window_of", "window_text"]
 
 _AGE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h|d)$")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -51,6 +52,28 @@ def parse_time(text: str, *, now_ms: int) -> int:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return round(when.timestamp() * 1000)
+
+
+def add_window_options(parser: argparse.ArgumentParser, which: str) -> None:
+    """``--since`` and ``--until`` on ``parser``; ``which`` names what they keep, e.g. ``in a
+    journal, only calls recorded``."""
+    parser.add_argument(
+        "--since",
+        metavar="TIME",
+        help=f"{which} at TIME or later: ISO 8601 (UTC unless it says otherwise) or an age such"
+        " as 90m, 2h, 1d",
+    )
+    parser.add_argument("--until", metavar="TIME", help=f"{which} before TIME")
+
+
+def window_of(since: str | None, until: str | None) -> Window:
+    """The window ``--since`` and ``--until`` name, ages read against now; raises
+    ``argparse.ArgumentTypeError`` for a time that is neither form."""
+    now_ms = time.time_ns() // 1_000_000
+    return Window(
+        since_ms=None if since is None else parse_time(since, now_ms=now_ms),
+        until_ms=None if until is None else parse_time(until, now_ms=now_ms),
+    )
 
 
 def window_text(window: Window) -> str:

@@ -7,8 +7,8 @@ metrics use (docs/explanations.md).
 
 Pure functions of the input state and the computed assignment, so they are tested without Spark
 and give the same numbers in replay, simulate and the benchmark. The cross-rack costs come from
-the assignor's own ``Diagnostics`` (KIP-925); ``cross_rack_partitions`` is measured here on the
-final assignment, so configurations with rack awareness off can be compared too.
+the assignor's own ``Diagnostics`` (KIP-925); ``cross_rack_partitions`` is measured on the
+final assignment (``assignor/streams/cross_rack.py``, shared with shadow mode), so configurations with rack awareness off can be compared too.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from kassign.assignor.streams.cross_rack import cross_rack_partitions
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.moves import move_counts
@@ -68,27 +69,6 @@ MEASURE_COLUMNS: tuple[str, ...] = tuple(Measures.__dataclass_fields__)
 def failed(reason: str, *, tasks: int = 0, clients: int = 0, seconds: float = 0.0) -> Measures:
     """The measures of an assignment that could not be computed (``reason`` says why)."""
     return Measures(tasks=tasks, clients=clients, assign_seconds=seconds, error=reason or "error")
-
-
-def cross_rack_partitions(state: ApplicationState, assignment: TaskAssignment) -> int:
-    """Partitions an active task reads or writes with no replica in its client's rack.
-
-    The KIP-925 traffic measure on the final assignment; partitions or clients whose rack is
-    unknown are not counted.
-    """
-    count = 0
-    for target in assignment.assignments:
-        client = state.clients.get(target.process_id)
-        rack = client.rack_id if client is not None else None
-        if not rack:
-            continue
-        for task in target.active:
-            info = state.tasks.get(task)
-            if info is not None:
-                count += sum(
-                    1 for tp in info.topic_partitions if tp.rack_ids and rack not in tp.rack_ids
-                )
-    return count
 
 
 def thread_balance(members: Sequence[MemberAssignment]) -> int:

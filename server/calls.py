@@ -6,7 +6,8 @@
 - ``status_on_error`` is the edge: any exception becomes the gRPC status
   ``kassign.server.status`` maps it to (with its trailing metadata), never a traceback;
 - ``record_quietly`` hands a request to a journal before it is answered: a failing journal is
-  logged, never the call's failure;
+  logged, never the call's failure; ``record_shadow`` records a shadow call (issue 26) once
+  answered, stamped at its arrival, with kassign's answer added;
 - ``add_unary_service`` registers a service's unary methods as the generated
   ``add_*_to_server`` would, except that a body which does not parse as the request message is
   answered INVALID_ARGUMENT (field ``request``) through the same edge, where grpcio would log an
@@ -20,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 import grpc
@@ -44,6 +46,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+_M = TypeVar("_M", bound=Message)
+_M_contra = TypeVar("_M_contra", bound=Message, contravariant=True)
+_O = TypeVar("_O")
 
 
 class PhaseCheck(Protocol):
@@ -156,6 +161,46 @@ def record_quietly(record: Callable[[_T], None], request: _T) -> None:
         record(request)
     except Exception:
         log.exception("journal: could not record a %s", type(request).__name__)
+
+
+class ShadowJournal(Protocol[_M_contra]):
+    """A journal that stamps a call on arrival and records it later (``observe/journal.py``)."""
+
+    def stamp(self, group_key: str) -> Message: ...
+
+    def record(self, request: _M_contra, stamp: Message | None = None) -> None: ...
+
+
+def record_shadow(
+    journal: ShadowJournal[_M],
+    copy: _M,
+    answer: Callable[[], _O],
+    fill: Callable[[_M, _O], None],
+) -> _O:
+    """A shadow call (issue 26): stamped now, answered, then ``copy`` (the journal's copy of
+    the request) recorded with what ``fill`` adds from the outcome: kassign's answer and the
+    comparison. A call that fails is recorded as it came; a failing journal never fails it."""
+    stamp: Message | None = None
+    try:
+        stamp = journal.stamp(getattr(copy, "group_id", ""))
+    except Exception:
+        log.exception("journal: could not stamp a %s", type(copy).__name__)
+    record = partial(_record_stamped, journal, stamp)
+    try:
+        outcome = answer()
+    except BaseException:
+        record_quietly(record, copy)
+        raise
+    try:
+        fill(copy, outcome)
+    except Exception:
+        log.exception("journal: could not add kassign's answer to a %s", type(copy).__name__)
+    record_quietly(record, copy)
+    return outcome
+
+
+def _record_stamped(journal: ShadowJournal[_M], stamp: Message | None, request: _M) -> None:
+    journal.record(request, stamp)
 
 
 @dataclass(frozen=True, slots=True)

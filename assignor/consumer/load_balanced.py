@@ -55,7 +55,7 @@ from kassign.assignor.load import LoadProblem, balance
 from kassign.assignor.load.bound import lower_bound, peak_ratio
 from kassign.assignor.load.figures import Balance, LoadFigures
 
-__all__ = ["assign_load_balanced", "member_capacities", "partition_loads"]
+__all__ = ["assign_load_balanced", "claims_of", "member_capacities", "partition_loads"]
 
 _MS_PER_ITEM = 0.001
 """A fill's price per item placed: conservative (docs/load-aware.md, "Limits")."""
@@ -82,7 +82,7 @@ def assign_load_balanced(
             if t in row:
                 subscribers[row[t], index[m.member_id]] = True
     classes = np.repeat(np.arange(len(names)), list(topics.values()))
-    claims = _claims(name, group, members)
+    claims = claims_of(name, group, members)
     owners = np.full(len(loads), -1, dtype=np.int64)
     for m in reversed(members):  # the first claimant in id order is written last: it stays
         for tp in claims[m.member_id]:
@@ -212,7 +212,7 @@ def member_capacities(members: Sequence[Member], given: Mapping[str, float] | No
     return caps
 
 
-def _claims(
+def claims_of(
     name: str, group: ConsumerGroup, members: Sequence[Member]
 ) -> dict[str, Sequence[TopicPartition]]:
     """What each member claims under ``name``: eager sticky's userData, else owned partitions."""

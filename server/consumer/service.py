@@ -10,13 +10,16 @@ from __future__ import annotations
 from typing import Protocol
 
 import grpc
-from kassign.server.calls import Unary, add_unary_service, record_quietly
+from google.protobuf.message import Message
+from kassign.server.calls import Unary, add_unary_service, record_quietly, record_shadow
 from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.consumer.servicer import (
     ConsumerAssignmentServicer,
     ConsumerObserver,
+    ConsumerOutcome,
     NullConsumerObserver,
 )
+from kassign.server.consumer.shadow import journal_answer
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.loads.source import LoadSource
 from kassign.v1 import consumer_pb2 as cpb
@@ -29,11 +32,16 @@ SERVICE_NAME: str = cpb.DESCRIPTOR.services_by_name["ConsumerAssignmentService"]
 class ConsumerRequestJournal(Protocol):
     """Where requests are recorded (``kassign.server.observe.journal.Journal``)."""
 
-    def record(self, request: cpb.ConsumerAssignRequest) -> None: ...
+    def record(self, request: cpb.ConsumerAssignRequest, stamp: Message | None = None) -> None: ...
+
+    def stamp(self, group_key: str) -> Message: ...
 
 
 class _JournalingServicer(ConsumerAssignmentServicer):
-    """Records each request before answering it; a failing journal never fails a call."""
+    """Records each request before answering it; a failing journal never fails a call.
+
+    A shadow call (issue 26) is stamped on arrival and recorded once answered, with kassign's
+    answer and the comparison in its ``shadow`` (``calls.record_shadow``)."""
 
     def __init__(
         self,
@@ -49,8 +57,19 @@ class _JournalingServicer(ConsumerAssignmentServicer):
     def Assign(
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
     ) -> ConsumerWireResponse:
+        if request.HasField("shadow"):
+            copy = cpb.ConsumerAssignRequest()
+            copy.CopyFrom(request)  # the journal's, filled once answered
+            answer = lambda: self.outcome(request, context)
+            return record_shadow(self._journal, copy, answer, _fill).wire
         record_quietly(self._journal.record, request)
         return super().Assign(request, context)
+
+
+def _fill(copy: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None:
+    """kassign's answer and the comparison, in the journal's copy of a shadow call."""
+    copy.shadow.kassign.extend(journal_answer(outcome.assignment))
+    copy.shadow.comparison.CopyFrom(outcome.wire.head.report.shadow)
 
 
 def add_to_server(

@@ -17,10 +17,11 @@ from typing import Protocol, runtime_checkable
 import grpc
 from kassign.assignor.consumer import api
 from kassign.assignor.consumer.explain import explain_consumer
+from kassign.assignor.consumer.model import TopicPartition
 from kassign.assignor.consumer.result import GroupAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
 from kassign.server.calls import Deadline, PhaseClock, status_on_error
-from kassign.server.consumer import encode
+from kassign.server.consumer import encode, shadow
 from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request
 from kassign.server.consumer.explain import add_consumer_explanation
 from kassign.server.consumer.request_paths import located
@@ -28,6 +29,7 @@ from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.consumer.source_loads import wants_source_loads, with_source_loads
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.loads.source import LoadSource
+from kassign.server.shadow import SHADOW_PHASE
 from kassign.v1 import consumer_pb2 as cpb
 from kassign.v1 import consumer_pb2_grpc
 
@@ -46,7 +48,8 @@ PHASES = ("decode", LOAD_SOURCE, "assign", RACK_OPTIMISATION, "encode")
 """The phases ``on_phase`` reports, in order; ``load_source`` only for balance LOAD without
 loads in the request (``source_loads``); ``rack_optimisation`` only if the assignor times
 its solver (``kassign.assignor.timing``; ``rack-optimal`` does not, so its solver counts in
-``assign``), ``assign`` then being the rest of its time."""
+``assign``), ``assign`` then being the rest of its time. A shadow call (issue 26) adds
+``shadow`` (``server.shadow.SHADOW_PHASE``) after ``encode``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,11 @@ class ConsumerOutcome:
     decoded: DecodedConsumerRequest
     assignment: GroupAssignment
     wire: ConsumerWireResponse
+
+    @property
+    def shadow(self) -> bool:
+        """Whether this was a shadow call (its report carries the comparison)."""
+        return self.wire.head.report.HasField("shadow")
 
     @property
     def response(self) -> cpb.ConsumerAssignResponse:
@@ -112,7 +120,7 @@ def assign_consumer_request(
     obs = observer or NullConsumerObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
     cap = None if deadline is None else deadline.budget_cap_ms()
-    decoded = clock.run("decode", lambda: decode_request(request, limits))
+    decoded, kafka = clock.run("decode", lambda: _decoded(request, limits))
     if wants_source_loads(decoded):
         left = None if deadline is None else deadline.budget_cap_ms()
         timeout = None if left is None else left / 1000.0
@@ -121,10 +129,25 @@ def assign_consumer_request(
         decoded = replace(decoded, options=replace(decoded.options, time_budget_s=cap / 1000.0))
     assignment = clock.run("assign", lambda: _assign(decoded))
     wire = clock.run("encode", lambda: _encode(request, decoded, assignment))
+    if kafka is not None:  # issue 26: Kafka's answer against this one, in the report
+        compared = clock.run(
+            SHADOW_PHASE, lambda: shadow.comparison(request.shadow, decoded, kafka, assignment)
+        )
+        wire.head.report.shadow.CopyFrom(compared)
     encode.set_timings(wire.head, encode.Timings(clock.seconds["assign"], clock.total()))
     outcome = ConsumerOutcome(decoded, assignment, wire)
     obs.on_success(request, outcome)
     return outcome
+
+
+def _decoded(
+    request: cpb.ConsumerAssignRequest, limits: RequestLimits
+) -> tuple[DecodedConsumerRequest, dict[str, tuple[TopicPartition, ...]] | None]:
+    """The request decoded, and with ``shadow`` (issue 26) Kafka's answer, checked."""
+    decoded = decode_request(request, limits)
+    if not request.HasField("shadow"):
+        return decoded, None
+    return decoded, shadow.decode_kafka_answer(request.shadow, decoded)
 
 
 def _encode(
@@ -163,6 +186,12 @@ class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServ
     def Assign(
         self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
     ) -> ConsumerWireResponse:
+        return self.outcome(request, context).wire
+
+    def outcome(
+        self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
+    ) -> ConsumerOutcome:
+        """``Assign``'s whole outcome (the journal's shadow lines read kassign's answer)."""
         with status_on_error(self._observer.on_error, context):
             return assign_consumer_request(
                 request,
@@ -170,5 +199,5 @@ class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServ
                 deadline=Deadline(context),
                 limits=self._limits,
                 loads=self._loads,
-            ).wire
+            )
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

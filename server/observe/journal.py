@@ -20,6 +20,11 @@ meets the other room's messages.
 - A Streams request that leaves ``now_ms`` at 0 (the server's clock) is recorded with the clock
   at the call, so each line says when it came (``kassign explain`` orders by it) and a replay
   computes the same follow-up deadlines.
+- Every line carries ``journal`` (``JournalStamp``, issue 26: arrival time, server id,
+  sequence, group key; ``journal_stamp.py`` says why they order a group's calls across workers
+  and restarts); a value the caller sent is replaced. A shadow call's line is written once it
+  is answered, stamped at its arrival, with ``shadow.kassign`` and ``shadow.comparison`` filled
+  (docs/shadow.md).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from kassign.server.observe.journal_retention import (
     expired,
     facts_of,
 )
+from kassign.server.observe.journal_stamp import Stamper
 
 __all__ = [
     "CONSUMER_SUBDIR",
@@ -61,16 +67,21 @@ PRUNE_EVERY_MS = 60_000
 _NAME = re.compile(r"^requests-(?P<pid>\d+)-(?P<seq>\d+)\.jsonl$")
 
 
-def request_line(request: Message, *, now_ms: int = 0) -> bytes:
+def request_line(request: Message, *, now_ms: int = 0, stamp: Message | None = None) -> bytes:
     """One journal line: the request's protobuf JSON on a single line, newline-terminated;
-    ``now_ms`` fills a ``now_ms`` field the request has and leaves at 0."""
+    ``now_ms`` fills a ``now_ms`` field the request has and leaves at 0; ``stamp`` (a
+    ``JournalStamp``) is its ``journal``, whatever the request held there."""
     fields = request.DESCRIPTOR.fields_by_name
     given = any(field.name == "now_ms" for field, _ in request.ListFields())
-    if not now_ms or "now_ms" not in fields or given:
+    fill = bool(now_ms) and "now_ms" in fields and not given
+    if not fill and stamp is None:
         text: str = json_format.MessageToJson(request, indent=None, sort_keys=True)
         return text.encode("utf-8") + b"\n"
     data = json_format.MessageToDict(request)
-    data[fields["now_ms"].json_name] = str(now_ms)  # int64: a string in the JSON mapping
+    if fill:
+        data[fields["now_ms"].json_name] = str(now_ms)  # int64: a string in the JSON mapping
+    if stamp is not None and "journal" in fields:
+        data[fields["journal"].json_name] = json_format.MessageToDict(stamp)
     return json.dumps(data, sort_keys=True).encode("utf-8") + b"\n"
 
 
@@ -105,6 +116,7 @@ class Journal:
         self.max_files = max_files
         self.retention = retention
         self._clock_ms = clock_ms
+        self._stamper = Stamper(clock_ms)
         self._pruned_ms: int | None = None
         self._path: Path | None = None
         self._lock = threading.Lock()
@@ -113,10 +125,18 @@ class Journal:
         self._size = 0
         self._seq = 0
 
-    def record(self, request: Message) -> None:
-        """Append one request; rotates first when the line would overflow the current file."""
+    def stamp(self, group_key: str) -> Message:
+        """A ``JournalStamp`` for a call arriving now (``journal_stamp.py``)."""
+        return self._stamper.stamp(group_key)
+
+    def record(self, request: Message, stamp: Message | None = None) -> None:
+        """Append one request with its ``stamp`` (taken now when not given: a shadow call is
+        stamped on arrival and recorded once answered); rotates first when the line would
+        overflow the current file."""
         now_ms = self._clock_ms()
-        line = request_line(request, now_ms=now_ms)
+        if stamp is None:
+            stamp = self.stamp(getattr(request, "group_id", ""))
+        line = request_line(request, now_ms=now_ms, stamp=stamp)
         with self._lock:
             if self._pid != os.getpid():  # first use, or we are a freshly forked worker
                 self._start_process()

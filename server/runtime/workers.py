@@ -170,13 +170,21 @@ def _worker_main(
         LoadMetrics,
         MetricsInterceptor,
     )
+    from kassign.server.observe.shadow_observer import (
+        ConsumerShadowObserver,
+        ShadowMetrics,
+        ShadowObserver,
+    )
     from prometheus_client import CollectorRegistry, values
 
     # Whatever imported prometheus_client first, this process writes to the shared files.
     values.ValueClass = values.MultiProcessValue()
     registry = CollectorRegistry()  # never exposed: the parent reads the files
-    observer = Observers((AssignmentMetrics(registry), CallLog()))
-    consumer_observer = ConsumerObservers((ConsumerMetrics(registry), ConsumerCallLog()))
+    shadow = ShadowMetrics(registry)  # issue 26: both rooms' shadow calls
+    observer = Observers((AssignmentMetrics(registry), CallLog(), ShadowObserver(shadow)))
+    consumer_observer = ConsumerObservers(
+        (ConsumerMetrics(registry), ConsumerCallLog(), ConsumerShadowObserver(shadow))
+    )
     grpc_metrics = GrpcMetrics(registry)
     grpc_metrics.initialise((SERVICE_NAME, CONSUMER_SERVICE_NAME))
     load_metrics = LoadMetrics(registry)

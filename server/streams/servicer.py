@@ -23,7 +23,8 @@ from kassign.assignor.timing import RACK_OPTIMISATION
 from kassign.server.calls import Deadline, PhaseClock, parse_request, status_on_error
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.loads.source import LoadSource
-from kassign.server.streams import encode
+from kassign.server.shadow import SHADOW_PHASE
+from kassign.server.streams import encode, shadow
 from kassign.server.streams.decode.request import DecodedRequest, decode_request
 from kassign.server.streams.response_wire import WireResponse
 from kassign.server.streams.source_loads import wants_source_loads, with_source_loads
@@ -44,7 +45,8 @@ LOAD_SOURCE = "load_source"
 PHASES = ("decode", LOAD_SOURCE, "assign", RACK_OPTIMISATION, "distribute", "encode")
 """The phases ``on_phase`` reports, in the order they run. ``load_source`` only for balance
 LOAD without task loads in the request (``source_loads``); ``rack_optimisation`` (KIP-925) runs
-inside the assignor and is reported only when it ran; ``assign`` is then the rest of its time."""
+inside the assignor and is reported only when it ran; ``assign`` is then the rest of its time.
+A shadow call (issue 26) adds ``shadow`` (``server.shadow.SHADOW_PHASE``) after ``encode``."""
 
 
 @runtime_checkable
@@ -107,6 +109,11 @@ class Outcome:
     wire: WireResponse
 
     @property
+    def shadow(self) -> bool:
+        """Whether this was a shadow call (its report carries the comparison)."""
+        return self.wire.head.report.HasField("shadow")
+
+    @property
     def response(self) -> pb.AssignResponse:
         return self.wire.message()
 
@@ -140,9 +147,9 @@ def assign_request(
     del request
     now_ms = message.now_ms or (clock_ms or _wall_clock_ms)()
     cap = None if deadline is None else deadline.budget_cap_ms()
-    decoded = clock.run(
+    decoded, kafka = clock.run(
         "decode",
-        lambda: decode_request(
+        lambda: _decoded(
             message,
             now_ms=now_ms,
             default_budget_ms=default_budget_ms,
@@ -151,7 +158,7 @@ def assign_request(
         ),
     )
     if not given:
-        message = _head(message)
+        message = _head(message)  # keeps ``shadow.kafka_assignor``, not Kafka's lists
     obs.on_decoded(message, decoded)
     if wants_source_loads(decoded):
         left = None if deadline is None else deadline.budget_cap_ms()
@@ -169,9 +176,36 @@ def assign_request(
             decoded, assignment, members, error=error, explanation=explanation
         ),
     )
+    if kafka is not None:  # issue 26: Kafka's answer against this one, in the report
+        compared = clock.run(
+            SHADOW_PHASE,
+            lambda: shadow.comparison(message.shadow, decoded.state, kafka, assignment),
+        )
+        wire.head.report.shadow.CopyFrom(compared)
     encode.set_timings(wire.head, encode.Timings(clock.seconds["assign"], clock.total()))
     obs.on_success(message, decoded, assignment, wire)
     return Outcome(decoded, assignment, wire)
+
+
+def _decoded(
+    message: pb.AssignRequest,
+    *,
+    now_ms: int,
+    default_budget_ms: int | None,
+    budget_cap_ms: int | None,
+    limits: RequestLimits,
+) -> tuple[DecodedRequest, TaskAssignment | None]:
+    """The request decoded, and with ``shadow`` (issue 26) Kafka's answer, checked."""
+    decoded = decode_request(
+        message,
+        now_ms=now_ms,
+        default_budget_ms=default_budget_ms,
+        budget_cap_ms=budget_cap_ms,
+        limits=limits,
+    )
+    if not message.HasField("shadow"):
+        return decoded, None
+    return decoded, shadow.decode_kafka_answer(message.shadow, decoded.state)
 
 
 def _parse(data: bytes) -> pb.AssignRequest:
@@ -184,6 +218,8 @@ def _head(request: pb.AssignRequest) -> pb.AssignRequest:
         group_id=request.group_id, now_ms=request.now_ms, explain=request.explain
     )
     head.configs.CopyFrom(request.configs)
+    if request.HasField("shadow"):
+        head.shadow.kafka_assignor = request.shadow.kafka_assignor
     return head
 
 
@@ -212,8 +248,12 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
     ) -> WireResponse:
         """The answer as ``WireResponse``: the registered serializer (``calls.py``) calls its
         ``SerializeToString``, so the lists are never built as messages (issue 16)."""
+        return self.outcome(request, context).wire
+
+    def outcome(self, request: pb.AssignRequest | bytes, context: grpc.ServicerContext) -> Outcome:
+        """``Assign``'s whole outcome (the journal's shadow lines read kassign's answer)."""
         with status_on_error(self._observer.on_error, context):
-            outcome = assign_request(
+            return assign_request(
                 request,
                 default_budget_ms=self._default_budget_ms,
                 observer=self._observer,
@@ -221,5 +261,4 @@ class TaskAssignmentServicer(assignment_pb2_grpc.TaskAssignmentServiceServicer):
                 limits=self._limits,
                 loads=self._loads,
             )
-            return outcome.wire
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover

@@ -171,7 +171,10 @@ def test_kassign_serve_journals_consumer_calls_in_their_own_folder(tmp_path: Pat
     streams_files = list(journal.glob("*.jsonl"))
     assert len(consumer_files) == 1 and len(streams_files) == 1 and not stale.exists()
     (line,) = consumer_files[0].read_text().splitlines()
-    assert json_format.Parse(line, cpb.ConsumerAssignRequest()) == request
+    recorded_consumer = json_format.Parse(line, cpb.ConsumerAssignRequest())
+    assert recorded_consumer.journal.group_key == "orders-app"  # stamped (issue 26)
+    recorded_consumer.ClearField("journal")
+    assert recorded_consumer == request
     recorded = json.loads(streams_files[0].read_text().splitlines()[0])
     assert "assignor" not in recorded
     assert sent_ms <= int(recorded["nowMs"]) <= answered_ms  # the call's time, on the server

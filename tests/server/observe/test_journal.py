@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
-from kassign.server.observe.journal import PRUNE_EVERY_MS, Journal, Retention, request_line
+from kassign.server.observe.journal import PRUNE_EVERY_MS, Journal, Retention
 from kassign.v1 import assignment_pb2 as pb
 
 
@@ -35,13 +35,30 @@ def test_lines_round_trip_to_equal_requests(tmp_path: Path) -> None:
     for request in sent:
         journal.record(request)
     journal.close()
-    assert _read_back(journal.files()) == sent
+    back = _read_back(journal.files())
+    stamps = [r.journal for r in back]  # issue 26: each line stamped, in arrival order
+    assert [s.group_key for s in stamps] == ["g0", "g1", "g2"]
+    assert len({s.server_id for s in stamps}) == 1
+    assert [s.sequence for s in stamps] == sorted({s.sequence for s in stamps})
+    for r in back:
+        r.ClearField("journal")
+    assert back == sent
     assert all(p.name.startswith(f"requests-{os.getpid()}-") for p in journal.files())
 
 
+def _recorded_size(folder: Path) -> int:
+    """One recorded line's length: the request's line and the journal's stamp, whose server id
+    (host name, pid) differs from machine to machine."""
+    journal = Journal(folder)
+    journal.record(_request("g000"))
+    journal.close()
+    (path,) = journal.files()
+    return path.stat().st_size
+
+
 def test_rotation_keeps_files_under_the_size_and_count_bounds(tmp_path: Path) -> None:
-    size = len(request_line(_request("g000")))
-    journal = Journal(tmp_path, max_file_bytes=3 * size, max_files=2)
+    size = _recorded_size(tmp_path / "probe") + 2  # sequences of 1 and 2 digits
+    journal = Journal(tmp_path / "journal", max_file_bytes=3 * size, max_files=2)
     sent = [_request(f"g{i:03d}") for i in range(10)]
     for request in sent:
         journal.record(request)
@@ -169,3 +186,26 @@ def test_a_request_on_the_servers_clock_is_recorded_with_the_call_time(tmp_path:
 def test_retention_bounds_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_bytes must be positive"):
         Retention(max_bytes=0)
+
+
+def test_stamps_keep_a_process_order_when_the_clock_steps_back(tmp_path: Path) -> None:
+    """Issue 26: ``received_unix_ms`` never goes back within a process, ``sequence`` rises."""
+    times = iter([5_000, 5_000, 4_000, 4_000, 6_000, 6_000])  # read by stamp, then by record
+    journal = Journal(tmp_path, clock_ms=lambda: next(times))
+    for group in ("a", "b", "c"):
+        journal.record(_request(group))
+    journal.close()
+    stamps = [r.journal for r in _read_back(journal.files())]
+    assert [s.received_unix_ms for s in stamps] == [5_000, 5_000, 6_000]
+    assert stamps[0].sequence < stamps[1].sequence < stamps[2].sequence
+    assert stamps[0].server_id.split("/")[1] == str(os.getpid())
+
+
+def test_a_sent_stamp_is_replaced(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    request = _request("g")
+    request.journal.server_id, request.journal.sequence = "forged", 99
+    journal.record(request)
+    journal.close()
+    (back,) = _read_back(journal.files())
+    assert back.journal.server_id != "forged" and back.journal.group_key == "g"

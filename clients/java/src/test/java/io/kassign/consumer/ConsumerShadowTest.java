@@ -126,6 +126,7 @@ final class ConsumerShadowTest {
                 .map(CapturingProvider.Event::message).filter(m -> m.startsWith("kassign shadow: ")).toList();
         equal(1, infos.size(), "one shadow line: " + infos);
         isTrue(infos.get(0).startsWith("kassign shadow: group c-shadow-live: Kafka's cooperative-sticky against "
-                + "kassign's rack-optimal"), infos.get(0));
+                + "kassign's rack-optimal: cross-rack "), "the server's comparison, read: " + infos.get(0));
+        isTrue(sent.getShadow().hasComparison(), "the journal's copy has the comparison");
     }
 }

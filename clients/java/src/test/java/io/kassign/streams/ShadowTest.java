@@ -170,7 +170,9 @@ final class ShadowTest {
         equal(1, infos.size(), "one shadow line: " + infos);
         isTrue(infos.get(0).startsWith("kassign shadow: group shadow-live: Kafka's StickyTaskAssignor against kassign's "),
                 infos.get(0));
-        // Whether the server compares (report.shadow) is the server's part: the line reads it when present.
-        isTrue(infos.get(0).contains("cross-rack ") || infos.get(0).contains("no shadow comparison"), infos.get(0));
+        // the server's comparison (report.shadow), read into the line; the journal's copy holds it too
+        isTrue(infos.get(0).contains(": cross-rack ") && infos.get(0).contains(" clients differ")
+                || infos.get(0).contains("; the same answer"), infos.get(0));
+        isTrue(sent.getShadow().hasComparison(), "the journal's copy has the comparison");
     }
 }

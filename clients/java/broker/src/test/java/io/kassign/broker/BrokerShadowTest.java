@@ -168,6 +168,7 @@ final class BrokerShadowTest {
         assertEquals(ConsumerGroupShadow.shadow(answer, Topics.of(group, CLUSTER.describer())),
                 sent.getShadow().toBuilder().clearKassign().clearComparison().build());
         assertEquals("uniform", sent.getShadow().getKafkaAssignor());
+        assertTrue(sent.getShadow().hasComparison(), "the service compared, in its journal's copy");
         assertEquals(36, sent.getShadow().getKafkaList().stream().mapToInt(m -> m.getPartitionsCount()).sum());
 
         final Topology topology = Topology.of(TOPOLOGY);
@@ -180,6 +181,7 @@ final class BrokerShadowTest {
             }
         }
         assertNotNull(streamsSent, "a streams request named " + streamsId);
+        assertTrue(streamsSent.getShadow().hasComparison(), "the service compared, in its journal's copy");
         assertEquals(StreamsGroupShadow.shadow(streamsGroup, topology, streamsAnswer),
                 streamsSent.getShadow().toBuilder().clearKassign().clearComparison().build());
         assertEquals(List.of(3, 3), List.of(streamsSent.getShadow().getKafkaCount(),

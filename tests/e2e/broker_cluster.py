@@ -4,7 +4,8 @@ Three nodes of kafka_2.13 4.4.0 on loopback (``harness.start_cluster``: node 1 b
 controller, nodes 2 and 3 brokers) in ``broker.rack`` rack-a, rack-b, rack-c, with a copy of
 ``clients/java/broker/target/kassign-broker.jar`` on their classpath, and a ``kassign serve`` they
 call (``kassign.target``), started first. Every broker lists kassign's consumer-group assignor
-first in ``group.consumer.assignors`` (so it is the default), then Kafka's ``uniform`` and
+first in ``group.consumer.assignors`` (so it is the default), its shadow-only twin
+(``kassign-shadow``), then Kafka's ``uniform`` and
 ``range`` (the list takes class names and built-in names, and each name once). The streams
 plug-in's module adds ``group.streams.assignors`` and its own keys through ``extra``::
 
@@ -43,12 +44,15 @@ from tests.ops.serving import alive, listening_sockets
 BROKER_JAR = ROOT / "clients" / "java" / "broker" / "target" / "kassign-broker.jar"
 RACKS = ("rack-a", "rack-b", "rack-c")  # of brokers 1, 2, 3
 CONSUMER_ASSIGNOR = "io.kassign.broker.KassignConsumerGroupAssignor"
+# the same plug-in always in shadow mode, name "kassign-shadow" (issue 26): a group picks it with
+# group.remote.assignor, so the shadow test shares the running cluster
+SHADOW_ASSIGNOR = "io.kassign.broker.KassignShadowConsumerGroupAssignor"
 
 
 def broker_settings(kassign_target: str) -> dict[str, str]:
     """What every broker adds to the harness's settings, before the caller's ``extra``."""
     return {
-        "group.consumer.assignors": f"{CONSUMER_ASSIGNOR},uniform,range",
+        "group.consumer.assignors": f"{CONSUMER_ASSIGNOR},{SHADOW_ASSIGNOR},uniform,range",
         "kassign.target": kassign_target,
         "group.consumer.heartbeat.interval.ms": "500",
         "group.consumer.min.heartbeat.interval.ms": "500",

@@ -11,7 +11,9 @@ zones) with ``task.assignor.class=io.kassign.streams.KassignTaskAssignor`` again
 2. kassign stopped, one instance ``kill -9``: the plug-in's local fallback hands its tasks to the
    survivors, processing goes on, and the fallback's follow-up is computed by kassign again once
    it is back on the same port;
-3. the same application over TLS (``kassign.tls.ca.file``).
+3. the same application over TLS (``kassign.tls.ca.file``);
+4. shadow mode (issue 26, ``kassign.mode=shadow``, two instances): the group keeps Kafka's
+   StickyTaskAssignor's answer and kassign's journal holds it.
 
 The figures (run time, the scale-out's rebalances and time to balance, the fallback's takeover
 time) are printed at the end (``pytest -s``) and written to ``e2e-figures.json`` in the pytest
@@ -20,11 +22,14 @@ temp directory. Run alone: ``.venv/bin/python -m pytest -s tests/e2e``.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
+from kassign.v1 import assignment_pb2
 
 from tests.e2e.harness import (
     TASKS,
@@ -32,6 +37,7 @@ from tests.e2e.harness import (
     Broker,
     Call,
     Instance,
+    Kassign,
     Processes,
     calls,
     metric_value,
@@ -431,3 +437,79 @@ def test_the_application_over_tls(
     wait_for_counts(app, expected, logs())
     every_rebalance_is_kassigns(app, [kassign.log], logs())
     FIGURES["tls_test_seconds"] = round(time.monotonic() - t0, 1)
+
+
+SHADOW_LINE = re.compile(
+    r"kassign shadow: group e2e-shadow: Kafka's StickyTaskAssignor against kassign's (?P<assignor>\S+): "
+    r"(?P<rest>.*); the rebalance waited (?P<waited>\d+) ms, (?P<kafka>\d+) of them Kafka's assignor$",
+    re.MULTILINE,
+)
+
+
+def shadow_requests(kassign: Kassign, group: str) -> list[assignment_pb2.AssignRequest]:
+    """The Streams requests of ``group`` in kassign's journal that carry Kafka's answer."""
+    found = []
+    for f in sorted((kassign.log.parent / "journal").glob("requests-*.jsonl")):
+        for line in f.read_text().splitlines():
+            if not line.endswith("}"):  # a line still being written
+                continue
+            request = json_format.Parse(line, assignment_pb2.AssignRequest())
+            if request.group_id == group and request.HasField("shadow"):
+                found.append(request)
+    return found
+
+
+def test_in_shadow_mode_the_application_keeps_kafkas_assignment(
+    broker: Broker, classpaths: tuple[str, str], work: Path, procs: Processes
+) -> None:
+    """Issue 26: ``kassign.mode=shadow``; two instances. The group runs on Kafka's
+    StickyTaskAssignor's answer (what the plug-in returns; kassign's journal holds it as
+    ``shadow.kafka``, per process, and it is what the instances hold), every record is counted,
+    the plug-in's shadow line appears and says its path waited no longer than Kafka's assignor
+    plus a margin, and no rebalance took kassign's answer."""
+    t0 = time.monotonic()
+    kassign = start_kassign(work / "kassign-shadow", procs)
+    app = new_app(
+        "e2e-shadow", broker, classpaths, work, procs, kassign.target, **{"kassign.mode": "shadow"}
+    )
+
+    def logs() -> list[Path]:
+        return diagnostics(app, [kassign.log], broker)
+
+    expected = dict.fromkeys((f"k{k}" for k in range(KEYS)), 20)
+    app.produce(KEYS, 20)
+    two = [app.start("a", "zone-a"), app.start("b", "zone-b")]
+    wait_until("two instances running", lambda: all_active_and_running(app, two), 120, logs)
+    wait_for_counts(app, expected, logs())
+
+    lines = wait_until(
+        "the plug-in's shadow lines for every shadow request",
+        lambda: (
+            found
+            if (found := [m for i in two for m in SHADOW_LINE.finditer(i.text())])
+            and len(found) == len(shadow_requests(kassign, app.app_id))
+            else None
+        ),
+        30,
+        logs,
+    )
+    assert all(m["rest"].startswith("cross-rack ") for m in lines), [m[0] for m in lines]
+    waits = [(int(m["waited"]), int(m["kafka"])) for m in lines]
+    # the first rebalance is cold (the leader's first use of the classes, the other JVM starting)
+    assert all(w <= 1.5 * k + 20 for w, k in waits[1:]), waits
+    assert waits[0][0] <= 1000, waits
+    assert sum(i.count(ASSIGNED) for i in two) == 0, "kassign's answer was never used"
+    no_fallback(app, logs())
+
+    # the instances hold what Kafka's assignor gave: the last shadow request's shadow.kafka
+    last = shadow_requests(kassign, app.app_id)[-1]
+    assert last.shadow.kafka_assignor == "StickyTaskAssignor"
+    assert last.shadow.HasField("comparison"), "the service compared, in its journal's copy"
+    given = {
+        c.process_id: frozenset(f"{t.subtopology}_{t.partition}" for t in c.active_tasks)
+        for c in last.shadow.kafka
+    }
+    held = {i.process_id(): i.active() for i in two}
+    assert given == held, (given, held)
+    FIGURES["shadow_test_seconds"] = round(time.monotonic() - t0, 1)
+    FIGURES["shadow_waited_and_kafka_ms"] = waits

@@ -101,6 +101,7 @@ def test_the_fallback_is_counted_by_cause(scraped: Samples, assignor: str) -> No
     assert _value(scraped, "kassign_plugin_fallbacks_total", **mine) == 1
     assert _value(scraped, "kassign_plugin_assignments_total", **mine) == 0
     assert _value(scraped, "kassign_plugin_rejected_assignments_total", **mine) == 0
+    assert _value(scraped, "kassign_plugin_shadow_failed_total", **mine) == 0  # assign mode
     by_cause = "kassign_plugin_fallbacks_by_cause_total"
     assert _value(scraped, by_cause, cause="unavailable", **mine) == 1
     latency = _value(scraped, "kassign_plugin_call_latency_max_seconds", **mine)
@@ -116,6 +117,9 @@ def test_only_the_plugins_metrics_are_mapped(scraped: Samples) -> None:
         "kassign_plugin_fallbacks_total",
         "kassign_plugin_fallbacks_by_cause_total",
         "kassign_plugin_rejected_assignments_total",
+        "kassign_plugin_shadow_ok_total",
+        "kassign_plugin_shadow_failed_total",
+        "kassign_plugin_shadow_dropped_total",
         "kassign_plugin_call_latency_avg_seconds",
         "kassign_plugin_call_latency_max_seconds",
     }

@@ -5,6 +5,7 @@ import static io.kassign.plugin.ConfigValues.text;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.v1.Balance;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,6 +34,9 @@ import org.apache.kafka.common.config.ConfigException;
  * <tr><td>kassign.consumer.balance, else kassign.balance</td><td>count</td><td>count or load: what the service
  *     balances; load takes the partitions' loads from the service's --load-source ({@link Balancing}); not with
  *     range or roundrobin</td></tr>
+ * <tr><td>kassign.consumer.mode, else kassign.mode</td><td>assign</td><td>assign, or shadow: the group gets
+ *     Kafka's CooperativeStickyAssignor's answer and kassign's is only compared, off the rebalance's path
+ *     ({@link Mode})</td></tr>
  * </table>
  *
  * @param strategies the consumer's partition.assignment.strategy as configured (class names or classes),
@@ -40,7 +44,7 @@ import org.apache.kafka.common.config.ConfigException;
  */
 public record ConsumerSettings(Connection connection, String assignor, Optional<RebalanceProtocol> onlyProtocol,
                                List<List<String>> coPartitioned, long timeBudgetMs, String groupId,
-                               Object strategies, Balance balance) {
+                               Object strategies, Balance balance, Mode mode) {
 
     public static final String ASSIGNOR = "kassign.consumer.assignor";
     public static final String REBALANCE_PROTOCOL = "kassign.consumer.rebalance.protocol";
@@ -72,7 +76,8 @@ public record ConsumerSettings(Connection connection, String assignor, Optional<
         return new ConsumerSettings(connection, assignor, only, coPartitioned(configs), connection.timeBudgetMs(configs),
                 text(configs, GROUP_ID).or(() -> text(configs, "group.id")).orElse(""),
                 configs.get("partition.assignment.strategy"),
-                Balancing.forConsumers(configs, ASSIGNOR, assignor));
+                Balancing.forConsumers(configs, ASSIGNOR, assignor),
+                Mode.forConsumers(configs));
     }
 
     private static Optional<RebalanceProtocol> protocol(final Map<String, ?> configs) {

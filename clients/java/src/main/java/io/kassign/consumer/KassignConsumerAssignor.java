@@ -6,7 +6,10 @@ import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
+import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -46,6 +49,10 @@ import org.slf4j.LoggerFactory;
  * ({@link ConsumerFallback}); one WARN line says {@code kassign fallback: CAUSE; ...}, and the
  * {@code consumer-assignor} metrics count it. The next rebalance asks kassign again. Only a
  * VirtualMachineError other than StackOverflowError is left to propagate.
+ *
+ * <p>With {@code kassign.mode=shadow} ({@link Mode}) the group gets Kafka's CooperativeStickyAssignor's
+ * answer at once and kassign's is only asked for and compared in the background ({@link ShadowCall}):
+ * one INFO line {@code kassign shadow: ...}.
  */
 public final class KassignConsumerAssignor implements ConsumerPartitionAssignor, Configurable {
     /** The protocol name members advertise; the Python assignor (kassign_client.kafka_python) uses it too. */
@@ -124,6 +131,9 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
     public GroupAssignment assign(final Cluster metadata, final GroupSubscription groupSubscription) {
         final ConsumerSettings current = settings;
         final RebalanceProtocol used = protocol;
+        if (current.mode() == Mode.SHADOW) {
+            return shadow(metadata, groupSubscription, current, used);
+        }
         final long started = System.nanoTime();
         final Deadline deadline = Deadline.after(current.connection().deadline(), started);
         Prewarm.calling(current.connection());
@@ -154,6 +164,27 @@ public final class KassignConsumerAssignor implements ConsumerPartitionAssignor,
         } catch (final Exception | Error e) {
             return fallback(metadata, groupSubscription, current, e);
         }
+    }
+
+    /**
+     * Shadow mode (issue 26): Kafka's CooperativeStickyAssignor's answer (as {@link ConsumerFallback}
+     * gives it), returned at once; kassign is asked for its own on {@link ShadowCalls}' thread, with
+     * this answer attached, and compares the two ({@link ShadowCall}). Nothing here waits on kassign.
+     */
+    private GroupAssignment shadow(final Cluster metadata, final GroupSubscription group,
+                                   final ConsumerSettings current, final RebalanceProtocol used) {
+        final long started = System.nanoTime();
+        final ConsumerFallback.Result kafka = ConsumerFallback.assign(metadata, group);
+        final long kafkaDone = System.nanoTime();
+        if (kafka.kind() != ConsumerFallback.Kind.COOPERATIVE_STICKY) {
+            LOG.warn("kassign shadow: Kafka's CooperativeStickyAssignor failed ({}); kept the owned partitions "
+                    + "(group {})", kafka.stickyFailure(), current.groupId());
+            return kafka.assignment();
+        }
+        ShadowCalls.send(AssignorMetrics.CONSUMER_ASSIGNOR, current.groupId(),
+                () -> ShadowCall.of(metadata, group, current, used, kafka.assignment(),
+                        ShadowLine.Path.of(started, kafkaDone)), metrics, LOG);
+        return kafka.assignment();
     }
 
     private GroupAssignment fallback(final Cluster metadata, final GroupSubscription group,

@@ -26,7 +26,9 @@ import org.apache.kafka.common.utils.Time;
  *       service), {@code assignments-total} (answers used), {@code fallbacks-total},
  *       {@code call-latency-avg} and {@code call-latency-max} in ms (over Kafka's default sample
  *       window, two of 30 s), {@code rejected-assignments-total} (Kafka's own validation refused
- *       what the plug-in returned, seen in onAssignmentComputed);</li>
+ *       what the plug-in returned, seen in onAssignmentComputed); in shadow mode (issue 26,
+ *       {@link ShadowCalls}) {@code shadow-ok-total}, {@code shadow-failed-total} and
+ *       {@code shadow-dropped-total}, the calls made off the rebalance's path;</li>
  *   <li>{@code kassign:type=TYPE-fallbacks,client-id=GROUP,cause=CAUSE}:
  *       {@code fallbacks-total} per {@link FallbackCause}.</li>
  * </ul>
@@ -52,6 +54,9 @@ public final class AssignorMetrics {
     private final Sensor assignments;
     private final Sensor fallbacks;
     private final Sensor rejected;
+    private final Sensor shadowOk;
+    private final Sensor shadowFailed;
+    private final Sensor shadowDropped;
 
     private AssignorMetrics(final String type, final String groupId) {
         this.type = type;
@@ -62,15 +67,18 @@ public final class AssignorMetrics {
             sensor.add(name("call-latency-avg", "average time of a call to the kassign service, ms", tags), new Avg());
             sensor.add(name("call-latency-max", "longest call to the kassign service, ms", tags), new Max());
         });
-        assignments = sensor("assignments", sensor -> sensor.add(
-                name("assignments-total", "rebalances assigned with the kassign service's answer", tags),
-                new CumulativeCount()));
-        fallbacks = sensor("fallbacks", sensor -> sensor.add(
-                name("fallbacks-total", "rebalances assigned locally because kassign could not be used", tags),
-                new CumulativeCount()));
-        rejected = sensor("rejected", sensor -> sensor.add(
-                name("rejected-assignments-total", "assignments Kafka's validation rejected", tags),
-                new CumulativeCount()));
+        assignments = count("assignments", "rebalances assigned with the kassign service's answer", tags);
+        fallbacks = count("fallbacks", "rebalances assigned locally because kassign could not be used", tags);
+        rejected = count("rejected-assignments", "assignments Kafka's validation rejected", tags);
+        shadowOk = count("shadow-ok", "shadow mode: kassign answered and its comparison was logged", tags);
+        shadowFailed = count("shadow-failed", "shadow mode: calls to kassign that failed (nothing else changes)", tags);
+        shadowDropped = count("shadow-dropped", "shadow mode: calls dropped, queued behind a slower one", tags);
+    }
+
+    /** A sensor counting into one metric, {@code NAME-total}. */
+    private Sensor count(final String name, final String description, final Map<String, String> tags) {
+        return sensor(name,
+                sensor -> sensor.add(name(name + "-total", description, tags), new CumulativeCount()));
     }
 
     /** The metrics of one plug-in type and group, created on first use and shared by every instance after. */
@@ -96,6 +104,18 @@ public final class AssignorMetrics {
 
     public void rejected() {
         rejected.record();
+    }
+
+    public void shadowOk() {
+        shadowOk.record();
+    }
+
+    public void shadowFailed() {
+        shadowFailed.record();
+    }
+
+    public void shadowDropped() {
+        shadowDropped.record();
     }
 
     private Sensor sensor(final String name, final java.util.function.Consumer<Sensor> metrics) {

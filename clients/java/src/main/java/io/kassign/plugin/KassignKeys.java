@@ -29,7 +29,8 @@ public final class KassignKeys {
             Connection.TIME_BUDGET_MS, "kassign.assignor", "kassign.group.id", "kassign.fallback.followup.delay.ms",
             "kassign.consumer.assignor", "kassign.consumer.rebalance.protocol", "kassign.consumer.co.partitioned",
             "kassign.consumer.group.id", "kassign.streams.assignor", "kassign.streams.group.id",
-            "kassign.standby.rack.spread", Balancing.KEY, Balancing.CONSUMER_KEY, Balancing.STREAMS_KEY);
+            "kassign.standby.rack.spread", Balancing.KEY, Balancing.CONSUMER_KEY, Balancing.STREAMS_KEY,
+            Mode.KEY, Mode.CONSUMER_KEY, Mode.STREAMS_KEY);
     /**
      * Prefixes of keys a plug-in reads whole: the broker consumer plug-in's Admin client for topic
      * names ({@code kassign.topic.names.bootstrap.servers} and any Admin config after the prefix).

@@ -7,6 +7,7 @@ import static io.kassign.plugin.ConfigValues.text;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.v1.Balance;
 import java.time.Duration;
 import java.util.Map;
@@ -33,6 +34,8 @@ import org.apache.kafka.common.config.ConfigException;
  * <tr><td>kassign.fallback.followup.delay.ms</td><td>60000</td><td>follow-up rebalance after a fallback</td></tr>
  * <tr><td>kassign.group.id</td><td>application.id</td><td>the group id sent (metrics and logs on both sides)</td></tr>
  * <tr><td>kassign.standby.rack.spread</td><td>false</td><td>with no rack.aware.assignment.tags, spread standbys over racks (not Kafka's behaviour)</td></tr>
+ * <tr><td>kassign.streams.mode, else kassign.mode</td><td>assign</td><td>assign, or shadow: the group gets Kafka's
+ *     StickyTaskAssignor's answer and kassign's is only compared, off the rebalance's path ({@link Mode})</td></tr>
  * <tr><td>kassign.streams.balance, else kassign.balance</td><td>count</td><td>count or load: tasks per thread, or their load from the service's --load-source ({@link Balancing})</td></tr>
  * </table>
  *
@@ -55,7 +58,8 @@ public record AssignorSettings(
         Duration fallbackFollowupDelay,
         String groupId,
         boolean standbyRackSpread,
-        Balance balance) {
+        Balance balance,
+        Mode mode) {
 
     public static final String TARGET = Connection.TARGET;
     public static final String DEADLINE_MS = Connection.DEADLINE_MS;
@@ -106,7 +110,8 @@ public record AssignorSettings(
                         .orElse(DEFAULT_FALLBACK_FOLLOWUP_DELAY_MS)),
                 text(configs, GROUP_ID).or(() -> text(configs, APPLICATION_ID)).orElse(""),
                 bool(configs, STANDBY_RACK_SPREAD),
-                Balancing.forStreams(configs));
+                Balancing.forStreams(configs),
+                Mode.forStreams(configs));
     }
 
     /** The connection part: what the shared channel depends on. */

@@ -7,7 +7,10 @@ import io.kassign.plugin.Connection;
 import io.kassign.plugin.Deadline;
 import io.kassign.plugin.FallbackCause;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
+import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentReport;
@@ -46,6 +49,10 @@ import org.slf4j.LoggerFactory;
  * one WARN line says {@code kassign fallback: CAUSE; ...}, and {@link AssignorMetrics} counts it.
  * Only a VirtualMachineError other than StackOverflowError (out of memory, an internal JVM error)
  * is left to propagate: nothing sensible can be computed then.
+ *
+ * <p>With {@code kassign.mode=shadow} ({@link Mode}) the group gets Kafka's StickyTaskAssignor's
+ * answer at once, without follow-up rebalances, and kassign's is only asked for and compared in the
+ * background ({@link ShadowCall}, {@link ShadowCalls}): one INFO line {@code kassign shadow: ...}.
  *
  * <p>Kafka Streams creates and configures a new instance for every rebalance and never closes it,
  * so the gRPC channel is shared by all instances of one group id (reconfiguring with other
@@ -88,6 +95,9 @@ public final class KassignTaskAssignor implements TaskAssignor {
     public TaskAssignment assign(final ApplicationState applicationState) {
         final AssignorSettings current = settings;
         final Instant now = clock.instant();
+        if (current.mode() == Mode.SHADOW) {
+            return shadow(applicationState, current, now);
+        }
         final long started = System.nanoTime();
         final Deadline deadline = Deadline.after(current.deadline(), started);
         Prewarm.calling(current.connection());
@@ -123,6 +133,30 @@ public final class KassignTaskAssignor implements TaskAssignor {
         } catch (final Exception | Error e) {
             return fallback(applicationState, current, now, e);
         }
+    }
+
+    /**
+     * Shadow mode (issue 26): Kafka's StickyTaskAssignor's answer, returned at once; kassign is asked
+     * for its own on {@link ShadowCalls}' thread, with this answer attached, and compares the two.
+     * Nothing here waits on kassign: the clients' states (already computed, lags included) are read
+     * once so the background call finds them cached, and the rest is read there ({@link ShadowCall}).
+     */
+    private TaskAssignment shadow(final ApplicationState state, final AssignorSettings current, final Instant now) {
+        final long started = System.nanoTime();
+        final LocalFallback.Result kafka = LocalFallback.shadow(state, now.plus(current.fallbackFollowupDelay()));
+        final long kafkaDone = System.nanoTime();
+        if (kafka.kind() != LocalFallback.Kind.STICKY) {
+            LOG.warn("kassign shadow: Kafka's StickyTaskAssignor failed ({}); kept the previous assignment with a "
+                    + "follow-up rebalance in {} ms (group {})", kafka.stickyFailure(),
+                    current.fallbackFollowupDelay().toMillis(), current.groupId());
+            return kafka.assignment();
+        }
+        ShadowCalls.send(AssignorMetrics.TASK_ASSIGNOR, current.groupId(), () -> {
+            final Map<ProcessId, KafkaStreamsState> clients = state.kafkaStreamsStates(true);
+            return ShadowCall.of(state, clients, current, now, kafka.assignment(), () -> client(current),
+                    ShadowLine.Path.of(started, kafkaDone));
+        }, metrics, LOG);
+        return kafka.assignment();
     }
 
     /** Counts (and logs at WARN) an assignment that Kafka's validation rejected after assign(). */

@@ -40,6 +40,19 @@ final class LocalFallback {
         }
     }
 
+    /**
+     * Shadow mode's answer (issue 26): StickyTaskAssignor's as it is, with no follow-up rebalance
+     * (the group is meant to stay on it), which Kafka validates as it would its own; only should it
+     * throw, {@link #assign}'s second choice, with the follow-up at {@code followup}.
+     */
+    static Result shadow(final ApplicationState state, final Instant followup) {
+        try {
+            return new Result(new StickyTaskAssignor().assign(state), Kind.STICKY, null);
+        } catch (final Exception | LinkageError e) {
+            return new Result(PreviousAssignment.keep(state, followup), Kind.PREVIOUS, e);
+        }
+    }
+
     /** Every client gets a follow-up at {@code followup}, or keeps the earlier one it has. */
     static TaskAssignment withFollowup(final TaskAssignment assignment, final Instant followup) {
         final List<KafkaStreamsAssignment> result = new ArrayList<>();

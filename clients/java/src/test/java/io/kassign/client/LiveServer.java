@@ -11,7 +11,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A real {@code kassign serve} on loopback, started by the tests themselves from the repository's
  * venv (system property {@code kassign.bin}, set by the pom: {@code ../../.venv/bin/kassign}).
- * {@link #shared()} is one plaintext server for the whole test JVM, stopped at exit. The broker
+ * {@link #shared()} is one plaintext server for the whole test JVM, stopped at exit; each server
+ * journals its requests ({@code --journal}, {@link #journalLines}: the shadow mode tests read
+ * what a plug-in sent there). The broker
  * plug-ins' tests use it too, through this module's tests jar (their pom sets {@code kassign.bin}).
  */
 public final class LiveServer implements AutoCloseable {
@@ -20,11 +22,13 @@ public final class LiveServer implements AutoCloseable {
     private final Process process;
     private final String target;
     private final Path log;
+    private final Path journal;
 
-    private LiveServer(final Process process, final String target, final Path log) {
+    private LiveServer(final Process process, final String target, final Path log, final Path journal) {
         this.process = process;
         this.target = target;
         this.log = log;
+        this.journal = journal;
     }
 
     /** The plaintext server every test of this JVM shares. */
@@ -44,9 +48,10 @@ public final class LiveServer implements AutoCloseable {
             final Path portFile = Files.createTempFile(dir, "kassign-port", ".txt");
             Files.delete(portFile);
             final Path log = Files.createTempFile(dir, "kassign-serve", ".log");
+            final Path journal = Files.createTempDirectory(dir, "kassign-journal");
             final List<String> command = new ArrayList<>(List.of(System.getProperty("kassign.bin", "../../.venv/bin/kassign"),
                     "serve", "--host", "127.0.0.1", "--port", "0", "--port-file", portFile.toString(),
-                    "--workers", "1", "--metrics-port", "-1"));
+                    "--workers", "1", "--metrics-port", "-1", "--journal", journal.toString()));
             command.addAll(extraArgs);
             final Process process = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(log.toFile()).start();
@@ -55,7 +60,7 @@ public final class LiveServer implements AutoCloseable {
                 if (Files.exists(portFile)) {
                     final String port = Files.readString(portFile, StandardCharsets.UTF_8).trim();
                     if (!port.isEmpty()) {
-                        return new LiveServer(process, "127.0.0.1:" + port, log);
+                        return new LiveServer(process, "127.0.0.1:" + port, log, journal);
                     }
                 }
                 if (!process.isAlive()) {
@@ -75,6 +80,26 @@ public final class LiveServer implements AutoCloseable {
 
     public String target() {
         return target;
+    }
+
+    /**
+     * The journal's lines so far, Streams requests ({@code consumer} false) or consumer groups'
+     * ({@code DIR/consumer}), in the order written (one worker, one file at a time).
+     */
+    public List<String> journalLines(final boolean consumer) {
+        final Path folder = consumer ? journal.resolve("consumer") : journal;
+        if (!Files.isDirectory(folder)) {
+            return List.of();
+        }
+        try (var files = Files.list(folder)) {
+            final List<String> lines = new ArrayList<>();
+            for (final Path file : files.filter(f -> f.getFileName().toString().endsWith(".jsonl")).sorted().toList()) {
+                lines.addAll(Files.readAllLines(file, StandardCharsets.UTF_8));
+            }
+            return lines;
+        } catch (final IOException e) {
+            throw new IllegalStateException("cannot read the journal " + folder, e);
+        }
     }
 
     /** The server's log so far (for failure messages). */

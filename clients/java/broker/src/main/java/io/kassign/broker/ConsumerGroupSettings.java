@@ -5,6 +5,7 @@ import static io.kassign.plugin.ConfigValues.text;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.v1.Balance;
 import java.util.HashMap;
 import java.util.Map;
@@ -31,6 +32,8 @@ import java.util.Optional;
  * <tr><td>kassign.topic.names.bootstrap.servers, kassign.topic.names.*</td><td>unset</td><td>under load, a
  *     listener this broker's plug-in lists topics from (Kafka's Admin client, the other keys its configs,
  *     {@link AdminTopicNames}), so topics are sent by name and the load source matches them</td></tr>
+ * <tr><td>kassign.consumer.mode, else kassign.mode</td><td>assign</td><td>assign, or shadow: the group gets
+ *     Kafka's uniform assignor's answer and kassign's is only compared, off the coordinator's thread</td></tr>
  * </table>
  *
  * <p>Why 300 ms: {@code assign} runs on the group coordinator's few shared threads (or, with
@@ -38,7 +41,7 @@ import java.util.Optional;
  * Kafka bounds it.
  */
 record ConsumerGroupSettings(Connection connection, String assignor, long timeBudgetMs, String groupId,
-                             Balance balance, Optional<AdminTopicNames> topicNames) {
+                             Balance balance, Optional<AdminTopicNames> topicNames, Mode mode) {
 
     static final long DEFAULT_DEADLINE_MS = 300L;
     static final String ASSIGNOR = "kassign.consumer.assignor";
@@ -68,6 +71,7 @@ record ConsumerGroupSettings(Connection connection, String assignor, long timeBu
                 text(configs, GROUP_ID).orElse("consumer@broker-" + node),
                 balance,
                 // names serve the load source only: a COUNT request stays byte for byte as it was
-                balance == Balance.BALANCE_LOAD ? AdminTopicNames.from(configs, node) : Optional.empty());
+                balance == Balance.BALANCE_LOAD ? AdminTopicNames.from(configs, node) : Optional.empty(),
+                Mode.forConsumers(configs));
     }
 }

@@ -5,7 +5,10 @@ import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
+import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.ConsumerAssignRequest;
 import io.kassign.v1.ConsumerAssignResponse;
@@ -52,6 +55,11 @@ import org.slf4j.LoggerFactory;
  * {@code kassign}) count it. The next assignment asks kassign again. Only what UniformAssignor
  * throws, and a VirtualMachineError (other than StackOverflowError) on the coordinator's own
  * thread, reach the coordinator.
+ *
+ * <p>With {@code kassign.consumer.mode=shadow} (or {@code kassign.mode}, {@link Mode}) the group gets
+ * the uniform assignor's answer at once and kassign's is only asked for and compared in the
+ * background, the group named by a stand-in id ({@link ConsumerGroupShadow}, {@link StandInGroupIds}):
+ * one INFO line {@code kassign shadow: ...}.
  *
  * <p>Thread-safe and stateless between calls, hence idempotent: the same group gives the same
  * request (the service answers it with the same bytes); settings are replaced whole by configure,
@@ -127,6 +135,9 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         final ConsumerGroupSettings current = settings;
         final AssignorMetrics counted = metrics;
         final TopicNames named = names;
+        if (current.mode() == Mode.SHADOW) {
+            return shadow(group, describer, current, counted, named);
+        }
         final long started = System.nanoTime();
         Prewarm.calling(current.connection());
         final BoundedCall.Outcome<Answer> outcome =
@@ -143,6 +154,23 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
                 group.memberIds().size(), elapsedMs(started), report.getAssignor(), describe(report),
                 Balancing.describe(current.balance(), report));
         return answer.assignment();
+    }
+
+    /**
+     * Shadow mode (issue 26): Kafka's uniform assignor's answer, returned at once (what it throws
+     * reaches the coordinator, as without kassign); kassign is asked for its own on
+     * {@link ShadowCalls}' thread, with this answer attached, and compares the two
+     * ({@link ConsumerGroupShadow}). Nothing on the coordinator's thread waits on kassign.
+     */
+    private static GroupAssignment shadow(final GroupSpec group, final SubscribedTopicDescriber describer,
+                                          final ConsumerGroupSettings current, final AssignorMetrics counted,
+                                          final TopicNames named) throws PartitionAssignorException {
+        final long started = System.nanoTime();
+        final GroupAssignment kafka = UNIFORM.assign(group, describer);
+        final long kafkaDone = System.nanoTime();
+        ShadowCalls.send(METRICS_TYPE, current.groupId(), () -> ConsumerGroupShadow.of(group, describer, current, named,
+                kafka, ShadowLine.Path.of(started, kafkaDone)), counted, LOG);
+        return kafka;
     }
 
     /** The service's answer with what it was checked against. */
@@ -206,7 +234,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
             UNIFORM.assign(group, describer);
             final Answer answer = ask(group, describer, new ConsumerGroupSettings(settings.connection(),
                     settings.assignor(), settings.timeBudgetMs(), settings.groupId() + " warm-up", settings.balance(),
-                    Optional.empty()), null);
+                    Optional.empty(), settings.mode()), null);
             LOG.info("kassign: warmed up the consumer assignor's connection to {} in {} ms ({} answered)",
                     settings.connection().target(), elapsedMs(started), answer.report().getAssignor());
         } catch (final Exception | LinkageError e) {

@@ -4,7 +4,10 @@ import io.kassign.broker.GroupToStreamsRequest.Topology;
 import io.kassign.plugin.AssignorMetrics;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.plugin.Prewarm;
+import io.kassign.plugin.ShadowCalls;
+import io.kassign.plugin.ShadowLine;
 import io.kassign.plugin.SharedClients;
 import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
@@ -36,6 +39,11 @@ import org.slf4j.LoggerFactory;
  * ({@link StreamsFallback}); one WARN line says {@code kassign fallback: CAUSE; ...} and the
  * {@code broker-task-assignor} metrics (JMX domain {@code kassign}) count it. The next assignment
  * asks kassign again. Only a VirtualMachineError other than StackOverflowError propagates.
+ *
+ * <p>With {@code kassign.streams.mode=shadow} (or {@code kassign.mode}, {@link Mode}) the group gets
+ * Kafka's StickyTaskAssignor's answer at once and kassign's is only asked for and compared in the
+ * background, the group named by a stand-in id ({@link StreamsGroupShadow}, {@link StandInGroupIds}):
+ * one INFO line {@code kassign shadow: ...}.
  *
  * <p>Thread-safe and stateless between calls: the coordinator may call it from several threads and
  * compute one group again; the settings are replaced whole by configure, the gRPC channel is shared
@@ -77,6 +85,9 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
     public GroupAssignment assign(final GroupSpec group, final TopologyDescriber describer) {
         final StreamsSettings current = settings;
         final AssignorMetrics counted = metrics;
+        if (current.mode() == Mode.SHADOW) {
+            return shadow(group, describer, current, counted);
+        }
         final long started = System.nanoTime();
         Prewarm.calling(current.connection());
         final BoundedCall.Outcome<GroupAssignment> outcome = BoundedCall.within(current.connection().deadline(),
@@ -85,6 +96,28 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
             return fallback(group, describer, current, counted, outcome.failure(), started);
         }
         return outcome.value();
+    }
+
+    /**
+     * Shadow mode (issue 26): Kafka's StickyTaskAssignor's answer ({@link StreamsFallback}: the
+     * current tasks kept should it fail), returned at once; kassign is asked for its own on
+     * {@link ShadowCalls}' thread, with this answer attached, and compares the two
+     * ({@link StreamsGroupShadow}). Nothing on the coordinator's thread waits on kassign.
+     */
+    private static GroupAssignment shadow(final GroupSpec group, final TopologyDescriber describer,
+                                          final StreamsSettings current, final AssignorMetrics counted) {
+        final long started = System.nanoTime();
+        final StreamsFallback.Result kafka = StreamsFallback.assign(group, describer);
+        final long kafkaDone = System.nanoTime();
+        if (kafka.kind() != StreamsFallback.Kind.STICKY) {
+            LOG.warn("kassign shadow: Kafka's StickyTaskAssignor failed ({}); kept the current assignment (group {})",
+                    kafka.stickyFailure(), current.groupId());
+            return kafka.assignment();
+        }
+        ShadowCalls.send(METRICS_TYPE, current.groupId(),
+                () -> StreamsGroupShadow.of(group, describer, current, kafka.assignment(),
+                        ShadowLine.Path.of(started, kafkaDone)), counted, LOG);
+        return kafka.assignment();
     }
 
     /** The service's assignment, checked; any failure is thrown to {@link #assign}, which falls back. */

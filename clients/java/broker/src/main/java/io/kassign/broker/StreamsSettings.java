@@ -6,6 +6,7 @@ import static io.kassign.plugin.ConfigValues.text;
 import io.kassign.plugin.Balancing;
 import io.kassign.plugin.Connection;
 import io.kassign.plugin.KassignKeys;
+import io.kassign.plugin.Mode;
 import io.kassign.v1.Balance;
 import java.util.HashMap;
 import java.util.Map;
@@ -29,13 +30,16 @@ import java.util.Optional;
  * <tr><td>group.streams.acceptable.recovery.lag</td><td>(Kafka's: 10000)</td><td>Kafka's own key, read when set: the lag at which a client counts as caught up</td></tr>
  * <tr><td>group.streams.num.warmup.replicas</td><td>(Kafka's: 2)</td><td>Kafka's own key, read when set above 0: warm-ups at a time</td></tr>
  * <tr><td>kassign.streams.balance, else kassign.balance</td><td>count</td><td>count or load (the service's --load-source)</td></tr>
+ * <tr><td>kassign.streams.mode, else kassign.mode</td><td>assign</td><td>assign, or shadow: the group gets
+ *     Kafka's StickyTaskAssignor's answer and kassign's is only compared, off the coordinator's thread</td></tr>
  * </table>
  *
  * <p>Why 300 ms: {@code assign} runs on the group coordinator's few shared threads, and nothing in
  * Kafka bounds it; a broker must keep serving heartbeats while kassign is slow or gone.
  */
 record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String> assignor, String groupId,
-                       Optional<Long> acceptableRecoveryLag, Optional<Long> maxWarmupReplicas, Balance balance) {
+                       Optional<Long> acceptableRecoveryLag, Optional<Long> maxWarmupReplicas, Balance balance,
+                       Mode mode) {
 
     static final long DEFAULT_DEADLINE_MS = 300L;
     static final String ASSIGNOR = "kassign.streams.assignor";
@@ -63,6 +67,7 @@ record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String
                 text(configs, GROUP_ID).orElse("streams@broker-" + node),
                 number(configs, ACCEPTABLE_RECOVERY_LAG, 0),
                 number(configs, NUM_WARMUP_REPLICAS, 0).filter(n -> n > 0),
-                Balancing.forStreams(configs));
+                Balancing.forStreams(configs),
+                Mode.forStreams(configs));
     }
 }

@@ -496,7 +496,9 @@ def test_in_shadow_mode_the_application_keeps_kafkas_assignment(
     assert all(m["rest"].startswith("cross-rack ") for m in lines), [m[0] for m in lines]
     waits = [(int(m["waited"]), int(m["kafka"])) for m in lines]
     # the first rebalance is cold (the leader's first use of the classes, the other JVM starting)
-    assert all(w <= 1.5 * k + 20 for w, k in waits[1:]), waits
+    # a warm one: Kafka's part plus a margin for a JVM pause on a loaded machine (the JUnit tests
+    # hold the finer claim, medians against an unreachable kassign)
+    assert all(w <= 1.5 * k + 50 for w, k in waits[1:]), waits
     assert waits[0][0] <= 1000, waits
     assert sum(i.count(ASSIGNED) for i in two) == 0, "kassign's answer was never used"
     no_fallback(app, logs())

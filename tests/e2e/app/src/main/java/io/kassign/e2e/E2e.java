@@ -77,6 +77,9 @@ public final class E2e {
         }
         String input = (String) props.remove("e2e.input");
         String output = (String) props.remove("e2e.output");
+        // bench/cluster's probe: a BENCH line of the client's own metrics every so many ms (0: none)
+        long benchMs = Long.parseLong((String) props.getOrDefault("e2e.bench.ms", "0"));
+        props.remove("e2e.bench.ms");
 
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
@@ -116,6 +119,9 @@ public final class E2e {
                 // metadataForLocalThreads throws while the client is not yet started or closing
             }
         }, 0, 200, TimeUnit.MILLISECONDS);
+        if (benchMs > 0) {
+            BenchProbe.attach(streams, input, benchMs);
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> streams.close(Duration.ofSeconds(5))));
         streams.start();
         Thread.currentThread().join();

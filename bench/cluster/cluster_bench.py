@@ -69,6 +69,7 @@ from tests.e2e.harness import (
 )
 
 SCENARIOS = ("rolling", "scale-out", "kill")
+STREAMS_LABELS = {"kafka": "kafka HA", "kassign": "kassign HA min_traffic"}
 CLUSTER_SETTINGS = {
     "replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector",
     "transaction.state.log.min.isr": "1",
@@ -167,7 +168,7 @@ def one_run(
     variant: str, scenario: str, assignor: str, cluster: Cluster, classpath: str, target: str,
     work: Path, opts: argparse.Namespace,
 ) -> dict[str, object]:  # fmt: skip
-    name = re.sub(r"[^a-z0-9]+", "-", f"bench-{variant}-{scenario}-{assignor}")
+    name = run_name(variant, scenario, assignor)
     home = work / name
     procs = Processes()
     try:
@@ -212,11 +213,7 @@ def one_run(
             group.stop(live)
         runs = group.runs()
         rebalances = len(set().union(*(r.generations() for r in runs)))
-        label = (
-            assignor
-            if variant == "consumer"
-            else ("kafka HA" if assignor == "kafka" else "kassign HA min_traffic")
-        )
+        label = STREAMS_LABELS.get(assignor, assignor) if variant == "streams" else assignor
         result = row(
             f"{variant} {scenario}", label, runs, times, rebalances, check, variant == "streams"
         )
@@ -224,6 +221,49 @@ def one_run(
         return result
     finally:
         procs.kill_all()
+
+
+def run_name(variant: str, scenario: str, assignor: str) -> str:
+    """A run's application id / group id, topics' prefix and folder under ``--work``."""
+    return re.sub(r"[^a-z0-9]+", "-", f"bench-{variant}-{scenario}-{assignor}")
+
+
+def logged_runs(home: Path, variant: str) -> list[ProcessRun]:
+    """A finished run's processes, from the logs it left (``iN/app-K.log`` or ``consumer-K.log``)."""
+    pattern = "app-*.log" if variant == "streams" else "consumer-*.log"
+    return [
+        ProcessRun(MEMBER_RACKS[log.parent.name], log.read_text(errors="replace"))
+        for log in sorted(home.glob(f"i*/{pattern}"))
+    ]
+
+
+def retable(work: Path, results: Path) -> list[dict[str, object]]:
+    """results.json's rows with their traffic figures computed again from the run's logs under
+    ``work`` (after a fix to cluster_results); times, rebalances and checks are kept."""
+    document = json.loads((results / "results.json").read_text())
+    rows = []
+    labels = {v: k for k, v in STREAMS_LABELS.items()}
+    for old in document["rows"]:
+        variant, scenario = str(old["scenario"]).split(" ", 1)
+        label = str(old["assignor"])
+        runs = logged_runs(work / run_name(variant, scenario, labels.get(label, label)), variant)
+        times = [float(t) for t in old["settle_each_s"]]
+        new = row(
+            old["scenario"],
+            label,
+            runs,
+            times,
+            old["rebalances"],
+            old["check"],
+            variant == "streams",
+        )
+        rows.append(new)
+    document["rows"] = rows
+    document["retabled"] = "traffic recomputed from the logs by --retable"
+    (results / "results.json").write_text(json.dumps(document, indent=2) + "\n")
+    (results / "table.md").write_text(table(rows))
+    plot(rows, results / "plot.png")
+    return rows
 
 
 def verify_streams(app: App, produced: int) -> dict[str, int]:
@@ -286,7 +326,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "bench-cluster")
     parser.add_argument("--results", type=Path, default=ROOT / "bench" / "cluster" / "results")
+    parser.add_argument(
+        "--retable", action="store_true",
+        help="run nothing: recompute --results' traffic from the logs under --work",
+    )  # fmt: skip
     opts = parser.parse_args(argv)
+    if opts.retable:
+        print(table(retable(opts.work, opts.results)))
+        return 0
     began = time.monotonic()
     shutil.rmtree(opts.work, ignore_errors=True)
     opts.work.mkdir(parents=True)

@@ -115,16 +115,25 @@ def traffic(by_broker: Mapping[int, int], rack: str) -> Traffic:
     return Traffic(local, sum(by_broker.values()) - local)
 
 
+def _peaks(readings: Iterable[Mapping[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for reading in readings:
+        for broker, n in reading.items():
+            out[broker] = max(out.get(broker, 0), n)
+    return out
+
+
 def totals(runs: Iterable[ProcessRun]) -> tuple[Traffic, Traffic, int]:
     """(main consumers' traffic, restore consumers' traffic, records restored) over every
-    process, each from its last line (a killed JVM loses at most its last second)."""
+    process, each counter at its highest: they only grow while a consumer lives, and a closing
+    client's last lines have lost its consumers' metrics (a killed JVM loses its last second)."""
     main, restore, restored = Traffic(), Traffic(), 0
     for run in runs:
-        last = run.last()
-        if last is not None:
-            main += traffic(last.main, run.rack)
-            restore += traffic(last.restore, run.rack)
-            restored += last.restored
+        found = probes(run.text)
+        if found:
+            main += traffic(_peaks(p.main for p in found), run.rack)
+            restore += traffic(_peaks(p.restore for p in found), run.rack)
+            restored += max(p.restored for p in found)
     return main, restore, restored
 
 

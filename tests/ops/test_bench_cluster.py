@@ -31,6 +31,8 @@ Successfully joined group with generation Generation{generationId=4, memberId='m
 BENCH {"at":1796619041784,"state":"RUNNING","main":{"node--2":1536,"node--3":880,"node-1":30469,\
 "node-2":16982,"node-2147483645":3168,"node-3":1102},"restore":{"node--2":1483,"node--3":880,\
 "node-1":63596,"node-2":32504,"node-3":24505},"restored":1831,"restoring":0,"lag":7}
+E2E state RUNNING->PENDING_SHUTDOWN at 1796619041851
+BENCH {"at":1796619041852,"state":"PENDING_SHUTDOWN","main":{},"restore":{"node-1":63596},"restored":1831,"restoring":0,"lag":0}
 """
 # a consumer in rack-b (ConsumerE2e's lines)
 CONSUMER = """\
@@ -49,7 +51,7 @@ def test_fetch_connections_map_to_brokers_the_coordinator_and_bootstrap_ones_are
     ]
 
 
-def test_bytes_are_split_by_the_sending_brokers_rack_from_each_process_last_line() -> None:
+def test_bytes_are_split_by_the_sending_brokers_rack_each_counter_at_its_highest() -> None:
     a = results.ProcessRun("rack-a", INSTANCE)
     b = results.ProcessRun("rack-b", CONSUMER)
     main, restore, restored = results.totals([a, b])
@@ -66,14 +68,15 @@ def test_bytes_are_split_by_the_sending_brokers_rack_from_each_process_last_line
 def test_rebalances_are_the_generations_joined_and_settling_needs_fresh_running_caught_up() -> None:
     runs = [results.ProcessRun("rack-a", INSTANCE), results.ProcessRun("rack-b", CONSUMER)]
     assert set().union(*(r.generations() for r in runs)) == {3, 4, 5}
-    last = runs[0].last()
-    assert last is not None and last.lag == 7 and last.state == "RUNNING"
+    last = results.probes(INSTANCE)[1]
+    assert last.lag == 7 and last.state == "RUNNING"
     assert results.streams_settled([last], since_ms=1796619041000, max_lag=10)
     assert not results.streams_settled([last], since_ms=1796619041000, max_lag=5)  # lag
     assert not results.streams_settled([last], since_ms=1796619042000, max_lag=10)  # stale
     assert not results.streams_settled([last, None], since_ms=0, max_lag=10)  # no line yet
-    first = results.probes(INSTANCE)[0]
+    first, _, closing = results.probes(INSTANCE)
     assert not results.streams_settled([first], since_ms=0, max_lag=10)  # REBALANCING
+    assert runs[0].last() == closing and not results.streams_settled([closing], 0, 10)
 
 
 def test_a_consumer_group_settles_once_its_latest_generation_covers_every_partition() -> None:

@@ -253,32 +253,31 @@ def table(rows: Sequence[Mapping[str, object]]) -> str:
 
 
 def plot(rows: Sequence[Mapping[str, object]], path: Path) -> None:
-    """Cross-rack MB and settle time per scenario, one bar per assignor (matplotlib, Agg)."""
+    """Cross-rack share and settle time per scenario, a bar per assignor run (matplotlib, Agg)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
     scenarios = list(dict.fromkeys(str(r["scenario"]) for r in rows))
-    assignors = list(dict.fromkeys(str(r["assignor"]) for r in rows))
+    colours = {a: f"C{i}" for i, a in enumerate(dict.fromkeys(str(r["assignor"]) for r in rows))}
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    width = 0.8 / max(1, len(assignors))
     for ax, key, title in (
-        (axes[0], "cross_mb", "bytes fetched across racks (MB, clients' metrics)"),
+        (axes[0], "cross_pct", "% of bytes fetched across racks (clients' metrics)"),
         (axes[1], "settle_s", "seconds until settled, summed over the events"),
     ):
-        for i, assignor in enumerate(assignors):
-            xs, ys = [], []
-            for j, scenario in enumerate(scenarios):
-                for r in rows:
-                    if r["scenario"] == scenario and r["assignor"] == assignor:
-                        xs.append(j + i * width)
-                        ys.append(float(str(r[key])))
-            ax.bar(xs, ys, width, label=assignor)
-        ax.set_xticks([j + width * (len(assignors) - 1) / 2 for j in range(len(scenarios))])
+        for j, scenario in enumerate(scenarios):
+            mine = [r for r in rows if r["scenario"] == scenario]
+            width = 0.8 / len(mine)
+            for i, r in enumerate(mine):
+                x = j + (i - (len(mine) - 1) / 2) * width
+                ax.bar(x, float(str(r[key])), width, color=colours[str(r["assignor"])])
+        ax.set_xticks(range(len(scenarios)))
         ax.set_xticklabels(scenarios, rotation=15, fontsize=8)
         ax.set_title(title, fontsize=9)
-    axes[0].legend(fontsize=7)
+    handles = [Rectangle((0, 0), 1, 1, color=c) for c in colours.values()]
+    axes[0].legend(handles, list(colours), fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -312,7 +312,7 @@ def versions(broker_cp: str, app_cp: str) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--scenarios", default=",".join(SCENARIOS))
-    parser.add_argument("--consumer-scenarios", default="rolling,kill", help="'' for none")
+    parser.add_argument("--consumer-scenarios", default=",".join(SCENARIOS), help="'' for none")
     parser.add_argument("--streams", default="1", help="0: skip the Streams runs")
     parser.add_argument("--rate", type=int, default=200, help="records a second")
     parser.add_argument("--partitions", type=int, default=12)

@@ -27,12 +27,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -50,7 +47,8 @@ from cluster_groups import (
     layout,
     streams_settings,
 )
-from cluster_results import ProcessRun, consumed_once, exactly_once, plot, row, table
+from cluster_output import STREAMS_LABELS, retable, run_name, versions, write
+from cluster_results import ProcessRun, consumed_once, exactly_once, row, table
 
 from tests.e2e.harness import (
     JVM_FLAGS,
@@ -69,7 +67,6 @@ from tests.e2e.harness import (
 )
 
 SCENARIOS = ("rolling", "scale-out", "kill")
-STREAMS_LABELS = {"kafka": "kafka HA", "kassign": "kassign HA min_traffic"}
 CLUSTER_SETTINGS = {
     "replica.selector.class": "org.apache.kafka.common.replica.RackAwareReplicaSelector",
     "transaction.state.log.min.isr": "1",
@@ -223,49 +220,6 @@ def one_run(
         procs.kill_all()
 
 
-def run_name(variant: str, scenario: str, assignor: str) -> str:
-    """A run's application id / group id, topics' prefix and folder under ``--work``."""
-    return re.sub(r"[^a-z0-9]+", "-", f"bench-{variant}-{scenario}-{assignor}")
-
-
-def logged_runs(home: Path, variant: str) -> list[ProcessRun]:
-    """A finished run's processes, from the logs it left (``iN/app-K.log`` or ``consumer-K.log``)."""
-    pattern = "app-*.log" if variant == "streams" else "consumer-*.log"
-    return [
-        ProcessRun(MEMBER_RACKS[log.parent.name], log.read_text(errors="replace"))
-        for log in sorted(home.glob(f"i*/{pattern}"))
-    ]
-
-
-def retable(work: Path, results: Path) -> list[dict[str, object]]:
-    """results.json's rows with their traffic figures computed again from the run's logs under
-    ``work`` (after a fix to cluster_results); times, rebalances and checks are kept."""
-    document = json.loads((results / "results.json").read_text())
-    rows = []
-    labels = {v: k for k, v in STREAMS_LABELS.items()}
-    for old in document["rows"]:
-        variant, scenario = str(old["scenario"]).split(" ", 1)
-        label = str(old["assignor"])
-        runs = logged_runs(work / run_name(variant, scenario, labels.get(label, label)), variant)
-        times = [float(t) for t in old["settle_each_s"]]
-        new = row(
-            old["scenario"],
-            label,
-            runs,
-            times,
-            old["rebalances"],
-            old["check"],
-            variant == "streams",
-        )
-        rows.append(new)
-    document["rows"] = rows
-    document["retabled"] = "traffic recomputed from the logs by --retable"
-    (results / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    (results / "table.md").write_text(table(rows))
-    plot(rows, results / "plot.png")
-    return rows
-
-
 def verify_streams(app: App, produced: int) -> dict[str, int]:
     """The output's last count per key: every id exactly once (read_committed)."""
     check: dict[str, int] = {}
@@ -287,26 +241,6 @@ def verify_consumers(group: ConsumerGroup, produced: int) -> dict[str, int]:
         interval=1,
     )
     return consumed_once(group.values(), produced)
-
-
-def versions(broker_cp: str, app_cp: str) -> dict[str, str]:
-    def jar(cp: str, name: str) -> str:
-        m = re.search(rf"/{name}-([0-9][^/]*)\.jar", cp)
-        return m[1] if m else "?"
-
-    java = subprocess.run(["java", "-version"], capture_output=True, text=True, check=False).stderr
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT, check=False
-    )
-    return {
-        "kafka broker (kafka_2.13)": jar(broker_cp, "kafka_2.13"),
-        "kafka-streams": jar(app_cp, "kafka-streams"),
-        "kafka-clients (apps)": jar(app_cp, "kafka-clients"),
-        "jdk": java.splitlines()[0] if java else "?",
-        "python": platform.python_version(),
-        "kassign commit": commit.stdout.strip(),
-        "machine": f"{os.cpu_count()} cores, {platform.machine()}, load average at start {os.getloadavg()}",
-    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -371,33 +305,11 @@ def main(argv: list[str] | None = None) -> int:
                     variant, scenario, assignor, cluster, classpath, kassign.target, opts.work, opts
                 )
             )
-            write(opts.results, rows, info, opts, began)
+            write(opts.results, rows, info, vars(opts), began)
     finally:
         procs.kill_all()
     print(table(rows))
     return 0
-
-
-def write(
-    results: Path,
-    rows: list[dict[str, object]],
-    info: dict[str, str],
-    opts: argparse.Namespace,
-    began: float,
-) -> None:
-    """results.json, table.md and plot.png, rewritten after every run (a failure keeps the rest)."""
-    results.mkdir(parents=True, exist_ok=True)
-    settings = {k: str(v) for k, v in vars(opts).items() if k not in ("work", "results")}
-    document = {
-        "versions": info,
-        "options": settings,
-        "load_average_now": os.getloadavg(),
-        "seconds": round(time.monotonic() - began),
-        "rows": rows,
-    }
-    (results / "results.json").write_text(json.dumps(document, indent=2) + "\n")
-    (results / "table.md").write_text(table(rows))
-    plot(rows, results / "plot.png")
 
 
 if __name__ == "__main__":

@@ -236,7 +236,7 @@ bench-check: setup
 
 # The cluster benchmark (issue 26; docs/benchmarks.md): a real three-rack KRaft cluster on loopback,
 # Kafka's assignors against kassign's under rolling restart, scale-out and kill -9, measured by the
-# clients and brokers (bench/cluster/cluster_bench.py). About 25 minutes on 2 cores; not part of
+# clients and brokers (bench/cluster/cluster_bench.py). About 20 minutes on 2 cores; not part of
 # `make test`. It writes bench/cluster/results/ (results.json, table.md, plot.png) and its work
 # to build/bench-cluster. The plug-in jar is `make java`'s; when it is missing it is packaged here
 # without the JUnit tests. `make bench-cluster BENCH_CLUSTER_ARGS="--scenarios kill --warm 60"`.

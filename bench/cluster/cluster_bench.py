@@ -20,7 +20,7 @@ strategy ``none``, its default) against kassign's plug-in (high availability, ``
 both with one standby. Consumers (classic protocol, ``client.rack``): Kafka's ``range`` and
 ``cooperative-sticky`` (both KIP-881 rack-aware) against kassign's ``rack-optimal``.
 
-    .venv/bin/python bench/cluster/cluster_bench.py [--scenarios rolling,kill] [--rate 200]
+    .venv/bin/python bench/cluster/cluster_bench.py [--scenarios rolling,kill] [--consumer-scenarios ""] [--rate 200]
 """
 
 from __future__ import annotations

@@ -57,7 +57,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * giving it up: every record is processed exactly once across the group. It logs one line per
  * callback, the same lines as tests/e2e/consumer_py.py:
  * {@code E2E revoked|revoked-on-close|owned member=ID gen=N partitions=t-0,t-1}, and on exit
- * {@code E2E closed assignments=N fallbacks=N} from the plug-in's JMX metrics.
+ * {@code E2E closed assignments=N fallbacks=N} from the plug-in's JMX metrics. For the cluster benchmark
+ * (bench/cluster): {@code e2e.bench.ms} adds a {@code BENCH} line of bytes received per broker that often,
+ * and {@code -De2e.pad=N} pads the producer's values.
  */
 public final class ConsumerE2e {
     private ConsumerE2e() {}

@@ -50,7 +50,8 @@ import org.apache.kafka.streams.kstream.Produced;
  * </pre>
  *
  * The app prints one {@code E2E assignment} line whenever its threads' tasks change and one
- * {@code E2E state} line per state change, so the test reads who owns what from the log.
+ * {@code E2E state} line per state change, so the test reads who owns what from the log. With
+ * {@code e2e.bench.ms} set, BenchProbe adds the cluster benchmark's {@code BENCH} lines (bench/cluster).
  */
 public final class E2e {
     private E2e() {}

@@ -21,7 +21,7 @@ JAVA_APT_PACKAGES := openjdk-17-jdk-headless maven
 # (deploy/requirements-runtime.txt; requirements-build.txt for `make gen` and the install).
 SERVE_REQUIREMENTS := deploy/requirements-runtime.txt deploy/requirements-build.txt
 
-.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing grpcurl grpcurl-missing crd lint gen clean client-dist client-deps bench-check
+.PHONY: setup serve-setup run test pytest system-deps java-deps java ghz ghz-missing grpcurl grpcurl-missing crd lint gen clean client-dist client-deps bench-check bench-cluster
 
 # Everything the tests, lint, the benches and the pipeline need; `serve-setup` is its first part.
 setup: $(VENV)/.installed $(VENV)/.client $(VENV)/.native $(VENV)/.deps
@@ -233,6 +233,18 @@ test: setup system-deps java lint pytest
 BENCH_CHECKS := bench/rack_aware_bench.py bench/consumer_check.py
 bench-check: setup
 	@status=0; for b in $(BENCH_CHECKS); do $(PY) $$b --check || status=1; done; exit $$status
+
+# The cluster benchmark (issue 26; docs/benchmarks.md): a real three-rack KRaft cluster on loopback,
+# Kafka's assignors against kassign's under rolling restart, scale-out and kill -9, measured by the
+# clients and brokers (bench/cluster/cluster_bench.py). About 20 minutes on 2 cores; not part of
+# `make test`. It writes bench/cluster/results/ (results.json, table.md, plot.png) and its work
+# to build/bench-cluster. The plug-in jar is `make java`'s; when it is missing it is packaged here
+# without the JUnit tests. `make bench-cluster BENCH_CLUSTER_ARGS="--scenarios kill --warm 60"`.
+BENCH_CLUSTER_ARGS ?=
+bench-cluster: setup java-deps
+	test -f clients/java/target/kassign-client.jar || \
+		mvn -B -q -Dstyle.color=never -DskipTests -f clients/java/pom.xml package
+	$(PY) bench/cluster/cluster_bench.py $(BENCH_CLUSTER_ARGS)
 
 clean:
 	rm -rf $(VENV) gen build clients/java/target clients/java/broker/target

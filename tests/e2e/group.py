@@ -127,6 +127,26 @@ class Member:
         self.proc.wait(timeout=60)
 
 
+def consumer_properties(
+    bootstrap: str, group_id: str, name: str, rack: str, strategy: str, home: Path
+) -> dict[str, str]:
+    """A ``ConsumerE2e`` member's settings (the caller adds ``e2e.topics``): classic protocol,
+    ``client.rack``, commits of its own, a 6 s session; its records in ``home/records.txt``."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": group_id,
+        "group.protocol": "classic",
+        "client.id": name,
+        "client.rack": rack,
+        "partition.assignment.strategy": strategy,
+        "enable.auto.commit": "false",
+        "auto.offset.reset": "earliest",
+        "session.timeout.ms": "6000",
+        "heartbeat.interval.ms": "500",
+        "e2e.records": str(home / "records.txt"),
+    }
+
+
 @dataclass
 class Group:
     """The members of one consumer group, started against one kassign and one cluster."""
@@ -149,22 +169,12 @@ class Group:
         """A KafkaConsumer with kassign's plug-in (rack-optimal; cooperative, as it is alone)."""
         home = self._dir(name)
         props = {
-            "bootstrap.servers": self.bootstrap,
-            "group.id": self.group_id,
-            "group.protocol": "classic",
-            "client.id": name,
-            "client.rack": rack,
-            "partition.assignment.strategy": JAVA_ASSIGNOR,
+            **consumer_properties(self.bootstrap, self.group_id, name, rack, JAVA_ASSIGNOR, home),
             "kassign.target": self.target,
             "kassign.consumer.assignor": "rack-optimal",
             "kassign.deadline.ms": "10000",
-            "enable.auto.commit": "false",
-            "auto.offset.reset": "earliest",
-            "session.timeout.ms": "6000",
-            "heartbeat.interval.ms": "500",
             "metadata.max.age.ms": "5000",
             "e2e.topics": ",".join(self.topics),
-            "e2e.records": str(home / "records.txt"),
         }
         config = home / "consumer.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))

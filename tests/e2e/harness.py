@@ -628,7 +628,9 @@ class App:
         line = next(ln for ln in out.splitlines() if ln.startswith("COUNTS "))
         return {str(k): int(v) for k, v in json.loads(line[len("COUNTS ") :]).items()}
 
-    def start(self, name: str, zone: str, **extra: str) -> Instance:
+    def start(self, name: str, zone: str, log_name: str = "app.log", **extra: str) -> Instance:
+        """A new instance ``name`` (its state in ``work/name``), logging to ``work/name/log_name``
+        (a restart may keep its own log)."""
         props = {
             **self.settings,
             **extra,
@@ -642,7 +644,7 @@ class App:
         (self.work / name).mkdir(parents=True, exist_ok=True)
         config = self.work / name / "app.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        log = self.work / name / "app.log"
+        log = self.work / name / log_name
         started = now_ms()
         proc = self.procs.start(
             [

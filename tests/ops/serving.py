@@ -88,7 +88,10 @@ def kassign_serve(
         _wait_for(
             lambda: port_file.exists() and METRICS_LINE.search(log.read_text()), 90, proc, log
         )
-        served_lines = lambda: log.read_text().count("kassign serving on")
+
+        def served_lines() -> int:
+            return log.read_text().count("kassign serving on")
+
         _wait_for(lambda: served_lines() >= workers, 90, proc, log)
         metrics_port = int(METRICS_LINE.search(log.read_text()).group(1))  # type: ignore[union-attr]
         yield Served(proc, f"127.0.0.1:{port_file.read_text().strip()}", metrics_port, log)

@@ -57,7 +57,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * giving it up: every record is processed exactly once across the group. It logs one line per
  * callback, the same lines as tests/e2e/consumer_py.py:
  * {@code E2E revoked|revoked-on-close|owned member=ID gen=N partitions=t-0,t-1}, and on exit
- * {@code E2E closed assignments=N fallbacks=N} from the plug-in's JMX metrics.
+ * {@code E2E closed assignments=N fallbacks=N} from the plug-in's JMX metrics. For the cluster benchmark
+ * (bench/cluster): {@code e2e.bench.ms} adds a {@code BENCH} line of bytes received per broker that often,
+ * and {@code -De2e.pad=N} pads the producer's values.
  */
 public final class ConsumerE2e {
     private ConsumerE2e() {}
@@ -137,6 +139,9 @@ public final class ConsumerE2e {
         AtomicLong acked = new AtomicLong();
         AtomicReference<Exception> failed = new AtomicReference<>();
         long sent = 0;
+        // bench/cluster: -De2e.pad=N adds ":" and N bytes to each value, so fetched bytes are records
+        int pad = Integer.getInteger("e2e.pad", 0);
+        String padding = pad > 0 ? ":" + "x".repeat(pad) : "";
         try (KafkaProducer<String, String> producer =
                 new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
             long started = System.nanoTime();
@@ -145,7 +150,7 @@ public final class ConsumerE2e {
                 long due = (System.nanoTime() - started) * perSecond / 1_000_000_000L;
                 for (; sent < due; sent++) {
                     String id = "r" + sent;
-                    producer.send(new ProducerRecord<>(topics.get((int) (sent % topics.size())), id, id), (m, e) -> {
+                    producer.send(new ProducerRecord<>(topics.get((int) (sent % topics.size())), id, id + padding), (m, e) -> {
                         if (e != null) {
                             failed.compareAndSet(null, e);
                         } else {
@@ -181,6 +186,9 @@ public final class ConsumerE2e {
         }
         List<String> topics = List.of(((String) props.remove("e2e.topics")).split(","));
         Path records = Path.of((String) props.remove("e2e.records"));
+        // bench/cluster: a BENCH line of bytes received per broker every so many ms (0: none)
+        long benchMs = Long.parseLong((String) props.getOrDefault("e2e.bench.ms", "0"));
+        props.remove("e2e.bench.ms");
         String group = props.getProperty("group.id");
         KafkaConsumer<String, String> consumer =
                 new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
@@ -229,7 +237,12 @@ public final class ConsumerE2e {
                             + consumer.groupMetadata().generationId();
                 }
             });
+            long benchAt = System.currentTimeMillis() + benchMs;
             while (!closing.get()) {
+                if (benchMs > 0 && System.currentTimeMillis() >= benchAt) {
+                    benchAt += benchMs;
+                    bench(consumer);
+                }
                 List<ConsumerRecord<String, String>> batch = new ArrayList<>();
                 try {
                     consumer.poll(Duration.ofMillis(200)).forEach(batch::add);
@@ -265,10 +278,20 @@ public final class ConsumerE2e {
             } catch (RuntimeException e) {
                 say("commit-failed before close " + e); // onPartitionsRevoked commits again on close
             }
+            if (benchMs > 0) {
+                bench(consumer);
+            }
             consumer.close(Duration.ofSeconds(10));
         }
         say("closed " + metrics(group));
         closed.countDown();
+    }
+
+    /** bench/cluster's line: the bytes this member received from each broker so far. */
+    private static void bench(KafkaConsumer<String, String> consumer) {
+        System.out.println("BENCH {\"at\":" + System.currentTimeMillis() + ",\"main\":"
+                + NodeBytes.json(consumer.metrics(), id -> true) + "}");
+        System.out.flush();
     }
 
     /** The plug-in's JMX metrics for this group: "assignments=N fallbacks=N". */

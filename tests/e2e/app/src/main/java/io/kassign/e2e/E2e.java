@@ -50,7 +50,8 @@ import org.apache.kafka.streams.kstream.Produced;
  * </pre>
  *
  * The app prints one {@code E2E assignment} line whenever its threads' tasks change and one
- * {@code E2E state} line per state change, so the test reads who owns what from the log.
+ * {@code E2E state} line per state change, so the test reads who owns what from the log. With
+ * {@code e2e.bench.ms} set, BenchProbe adds the cluster benchmark's {@code BENCH} lines (bench/cluster).
  */
 public final class E2e {
     private E2e() {}
@@ -77,6 +78,9 @@ public final class E2e {
         }
         String input = (String) props.remove("e2e.input");
         String output = (String) props.remove("e2e.output");
+        // bench/cluster's probe: a BENCH line of the client's own metrics every so many ms (0: none)
+        long benchMs = Long.parseLong((String) props.getOrDefault("e2e.bench.ms", "0"));
+        props.remove("e2e.bench.ms");
 
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
@@ -116,6 +120,9 @@ public final class E2e {
                 // metadataForLocalThreads throws while the client is not yet started or closing
             }
         }, 0, 200, TimeUnit.MILLISECONDS);
+        if (benchMs > 0) {
+            BenchProbe.attach(streams, input, benchMs);
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(() -> streams.close(Duration.ofSeconds(5))));
         streams.start();
         Thread.currentThread().join();

@@ -192,13 +192,16 @@ def _text(raw: bytes, where: str) -> str:
 
 
 def read_rows(specs: Iterable[str], keep: Callable[[ShadowRow], bool]) -> list[ShadowRow]:
-    """Every shadow line of the journals ``specs`` name that ``keep`` keeps, in call order."""
+    """Every shadow line of the journals ``specs`` name that ``keep`` keeps, in call order.
+
+    A live server's journal may end in a line it is still writing: a last line without its
+    newline is left for the next read, not called malformed."""
     rows = []
     for spec in specs:
         for kind, path in journal_files(spec):
             with path.open("rb") as lines:
                 for n, raw in enumerate(lines, start=1):
-                    if raw.strip():
+                    if raw.strip() and raw.endswith(b"\n"):
                         row = shadow_row(_text(raw, f"{path}:{n}"), kind, f"{path}:{n}")
                         if row is not None and keep(row):
                             rows.append(row)

@@ -164,6 +164,17 @@ def test_no_shadow_line_exits_1_and_says_so(tmp_path: Path, capsys) -> None:
     assert _run(capsys, str(plain))[0] == 1
 
 
+def test_a_last_line_still_being_written_is_left_for_the_next_read(journal: Path) -> None:
+    whole = read_rows([str(journal)], Keep())
+    live = journal / "consumer" / "requests-100-000001.jsonl"
+    text = live.read_text()
+    live.write_text(text + text.splitlines()[0][:40])  # a server halfway through a line
+    assert read_rows([str(journal)], Keep()) == whole
+    live.write_text(text + "{not json\n")  # a whole line that is not JSON is still an error
+    with pytest.raises(ValueError, match="not JSON"):
+        read_rows([str(journal)], Keep())
+
+
 def test_a_malformed_line_is_named_by_file_and_line(journal: Path, capsys) -> None:
     bad = journal / "consumer" / "requests-100-000001.jsonl"
     bad.write_text(bad.read_text() + "\n{not json\n")

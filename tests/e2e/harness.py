@@ -674,3 +674,28 @@ class App:
         return frozenset().union(
             *(i.active() for i in (self.live() if instances is None else instances))
         )
+
+
+def shadow_report(journal: Path, group: str) -> dict[str, object]:
+    """``kassign shadow-report JOURNAL --group G --json`` as a user runs it (issue 26): the
+    group's summary, from the journal a test's kassign wrote."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kassign.cli",
+            "shadow-report",
+            str(journal),
+            "--group",
+            group,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    (summary,) = json.loads(done.stdout)["groups"]
+    assert isinstance(summary, dict)
+    return summary

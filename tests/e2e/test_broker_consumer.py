@@ -49,6 +49,7 @@ from tests.e2e.harness import (
     metric_value,
     now_ms,
     run_java,
+    shadow_report,
     tails,
     wait_until,
     write_figures,
@@ -503,8 +504,13 @@ def test_kip848_group_in_shadow_mode_keeps_kafkas_assignment(
     assert all(m["rest"].startswith("cross-rack ") for m in shown), lines
 
     # the group holds what Kafka's uniform assignor gave: the last shadow request's shadow.kafka
-    journal = rounds(kassign.log.parent / "journal", group_ids.pop())
+    group_id = group_ids.pop()
+    journal = rounds(kassign.log.parent / "journal", group_id)
     assert journal, "the shadow requests are in kassign's journal"
+    # kassign shadow-report summarises them, under the stand-in group id
+    summary = shadow_report(kassign.log.parent / "journal", group_id)
+    assert summary["kind"] == "consumer" and summary["assignors"] == ["uniform"], summary
+    assert summary["rebalances"] == summary["compared"] == len(journal), (summary, len(journal))
     last = journal[-1].request
     assert last.shadow.kafka_assignor == "uniform"
     assert last.shadow.HasField("comparison"), "the service compared, in its journal's copy"

@@ -43,6 +43,7 @@ from tests.e2e.harness import (
     metric_value,
     now_ms,
     plugin_assignments,
+    shadow_report,
     start_broker,
     start_kassign,
     tails,
@@ -513,5 +514,11 @@ def test_in_shadow_mode_the_application_keeps_kafkas_assignment(
     }
     held = {i.process_id(): i.active() for i in two}
     assert given == held, (given, held)
+    # and kassign shadow-report summarises them: every shadow rebalance seen and compared
+    summary = shadow_report(kassign.log.parent / "journal", app.app_id)
+    requests = len(shadow_requests(kassign, app.app_id))
+    assert summary["kind"] == "streams" and summary["assignors"] == ["StickyTaskAssignor"]
+    assert summary["rebalances"] == summary["compared"] == requests, (summary, requests)
+    FIGURES["shadow_report"] = {k: summary[k] for k in ("rebalances", "changed", "figures")}
     FIGURES["shadow_test_seconds"] = round(time.monotonic() - t0, 1)
     FIGURES["shadow_waited_and_kafka_ms"] = waits

@@ -699,3 +699,15 @@ def shadow_report(journal: Path, group: str) -> dict[str, object]:
     (summary,) = json.loads(done.stdout)["groups"]
     assert isinstance(summary, dict)
     return summary
+
+
+def assert_shadow_metrics(metrics: str, room: str, comparisons: Sequence[object]) -> None:
+    """kassign's ``kassign_shadow_*`` metrics count every shadow call of the test and add up
+    the figures its journal's comparisons hold, for both answers (issue 26)."""
+    assert metric_value(metrics, "kassign_shadow_calls_total", room=room) == len(comparisons)
+    for answer in ("kafka", "kassign"):
+        total = sum(getattr(c, answer).cross_rack_partitions for c in comparisons)
+        name = "kassign_shadow_cross_rack_partitions_total"
+        assert metric_value(metrics, name, room=room, answer=answer) == total, (answer, total)
+        name = "kassign_shadow_max_per_member_count"
+        assert metric_value(metrics, name, room=room, answer=answer) == len(comparisons)

@@ -46,6 +46,7 @@ from tests.e2e.harness import (
     SLF4J_FLAGS,
     Kassign,
     Processes,
+    assert_shadow_metrics,
     metric_value,
     now_ms,
     run_java,
@@ -511,6 +512,8 @@ def test_kip848_group_in_shadow_mode_keeps_kafkas_assignment(
     summary = shadow_report(kassign.log.parent / "journal", group_id)
     assert summary["kind"] == "consumer" and summary["assignors"] == ["uniform"], summary
     assert summary["rebalances"] == summary["compared"] == len(journal), (summary, len(journal))
+    comparisons = [r.request.shadow.comparison for r in journal]
+    assert_shadow_metrics(kassign.metrics_text(), "consumer", comparisons)
     last = journal[-1].request
     assert last.shadow.kafka_assignor == "uniform"
     assert last.shadow.HasField("comparison"), "the service compared, in its journal's copy"

@@ -39,6 +39,7 @@ from tests.e2e.harness import (
     Instance,
     Kassign,
     Processes,
+    assert_shadow_metrics,
     calls,
     metric_value,
     now_ms,
@@ -519,6 +520,8 @@ def test_in_shadow_mode_the_application_keeps_kafkas_assignment(
     requests = len(shadow_requests(kassign, app.app_id))
     assert summary["kind"] == "streams" and summary["assignors"] == ["StickyTaskAssignor"]
     assert summary["rebalances"] == summary["compared"] == requests, (summary, requests)
+    comparisons = [r.shadow.comparison for r in shadow_requests(kassign, app.app_id)]
+    assert_shadow_metrics(kassign.metrics_text(), "streams", comparisons)
     FIGURES["shadow_report"] = {k: summary[k] for k in ("rebalances", "changed", "figures")}
     FIGURES["shadow_test_seconds"] = round(time.monotonic() - t0, 1)
     FIGURES["shadow_waited_and_kafka_ms"] = waits

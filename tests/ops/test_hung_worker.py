@@ -80,7 +80,10 @@ def test_a_busy_worker_is_not_taken_for_a_hung_one(tmp_path: Path) -> None:
 
     took, tasks = 0.0, 4_000
     with kassign_serve(tmp_path, "--worker-timeout", "1", workers=1) as served:
-        with grpc.insecure_channel(served.target) as channel:
+        # the heaviest answers pass gRPC's default 4 MB: a fast machine reaches 32,000 tasks
+        # (20 standbys each: a 4.9 MB answer in CI once)
+        unbounded = [("grpc.max_receive_message_length", -1)]
+        with grpc.insecure_channel(served.target, options=unbounded) as channel:
             stub = assignment_pb2_grpc.TaskAssignmentServiceStub(channel)
             while took < BUSY_SECONDS and tasks <= 64_000:
                 request = heavy_request(tasks=tasks, clients=60, standbys=20)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from google.protobuf import json_format
+from kassign.assignor.shadow import Figures  # the service's own, read back from the journal
 from kassign.server.observe.journal import CONSUMER_SUBDIR
 from kassign.v1 import common_pb2 as common
 
@@ -63,19 +64,6 @@ FIGURES: tuple[Figure, ...] = (
 )
 COUNTED = tuple(f.name for f in FIGURES if f.name != "max_load")
 """The figures summed as integers (``max_load`` is a float, summed apart), in this order."""
-
-
-@dataclass(frozen=True, slots=True)
-class Figures:
-    """One answer's ``ShadowFigures``."""
-
-    cross_rack_partitions: int = 0
-    moved: int = 0
-    standbys_moved: int = 0
-    max_per_member: int = 0
-    min_per_member: int = 0
-    max_load: float | None = None
-    standbys_sharing_rack_or_tag: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ Kafka's rule (at most 249 characters) is the model's.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Iterator, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup
@@ -32,13 +31,11 @@ _ASSIGNED_BYTES = 4
 """Each assigned partition's number in its member's ConsumerProtocolAssignment bytes."""
 
 
-_PARTITIONS = operator.attrgetter("partitions")
-
-
-def _owned_count(sub: pb.ConsumerSubscription) -> int:
-    """The structured subscription's owned partitions, in either form (issue 24); entries
-    counted by ``map`` (a rejoining 1M-partition group sends a million of them)."""
-    return len(sub.owned_partitions) + sum(map(len, map(_PARTITIONS, sub.owned_by_topic)))
+def _owned_count(sub: pb.ConsumerSubscription, by_topic: int) -> int:
+    """The structured subscription's owned partitions, in either form (issue 24): ``by_topic``
+    those of ``owned_by_topic``, counted by the compiled reader (``owned_wire``; a rejoining
+    1M-partition group sends a million of them)."""
+    return len(sub.owned_partitions) + by_topic
 
 
 def _member_counts(
@@ -77,8 +74,14 @@ def _member_counts(
     return owned
 
 
-def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> None:
-    """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past."""
+def check_request(
+    request: cpb.ConsumerAssignRequest,
+    limits: RequestLimits,
+    by_topic: Sequence[int],
+) -> None:
+    """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past.
+    ``by_topic``: per member the partitions of its ``owned_by_topic`` (``owned_wire``), which
+    the decoder reads first, as numbers."""
     check_text(request.group_id, limits, field="group_id")
     check_text(request.assignor, limits, field="assignor")
     check_count(len(request.members), limits, "members", "members", field="members")
@@ -93,7 +96,7 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
     list_sizes = [len(topics.topics) for topics in request.topic_lists]
     for i, size in enumerate(list_sizes):
         check_count(size, limits, "partitions", "subscribed topics", field=f"topic_lists[{i}]")
-    structured = _structured_owned(request.members)
+    structured = _structured_owned(request.members, by_topic)
     bounded = _bounded_by_size(request.members, structured, limits)
     owned = 0
     for i, (member, structured_owned) in enumerate(zip(request.members, structured, strict=True)):
@@ -116,11 +119,15 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
         )
 
 
-def _structured_owned(members: Iterable[pb.MemberSubscription]) -> list[int]:
+def _structured_owned(
+    members: Iterable[pb.MemberSubscription], by_topic: Sequence[int]
+) -> list[int]:
     """Each structured member's owned partitions (``_owned_count``), 0 for a raw one."""
     return [
-        0 if member.WhichOneof("kind") == "raw_subscription" else _owned_count(member.subscription)
-        for member in members
+        0
+        if member.WhichOneof("kind") == "raw_subscription"
+        else _owned_count(member.subscription, counted)
+        for member, counted in zip(members, by_topic, strict=True)
     ]
 
 

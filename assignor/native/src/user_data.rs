@@ -31,13 +31,13 @@ pub struct Claims {
 /// Topic names, each distinct byte string decoded once; byte strings that decode to one name
 /// (malformed ones replaced alike) share its index.
 #[derive(Default)]
-struct Names<'a> {
+pub struct Names<'a> {
     by_bytes: HashMap<&'a [u8], i64>,
     by_name: HashMap<String, i64>,
 }
 
 impl<'a> Names<'a> {
-    fn index(&mut self, raw: &'a [u8], names: &mut Vec<String>) -> i64 {
+    pub fn index(&mut self, raw: &'a [u8], names: &mut Vec<String>) -> i64 {
         if let Some(&i) = self.by_bytes.get(raw) {
             return i;
         }
@@ -136,4 +136,3 @@ pub fn read(members: &[Option<&[u8]>]) -> Claims {
     }
     out
 }
-

@@ -54,6 +54,8 @@ __all__ = ["DecodedConsumerRequest", "decode_member", "decode_request"]
 _PARTITION_TAG = b"\x12"  # ConsumerTopic.partitions: field 2, length-delimited
 _COMPILED_PIECES = 2048
 _FIRST = operator.itemgetter(0)
+_RACK_ID = operator.attrgetter("rack_id")
+_SUBSCRIPTION = operator.attrgetter("subscription")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +112,11 @@ def decode_request(
     ]
     racks = set().union(*rack_sets.values(), *shared)
     checks.check_racks(racks, limits, field="topics")
-    for member in members:
-        where = user_data_fields[member.member_id].partition(".")[0]
-        check_text(member.rack_id or "", limits, field=f"{where}.rack_id", member=member.member_id)
+    if max(map(len, filter(None, map(_RACK_ID, members))), default=0) * 4 > limits.string_bytes:
+        for member in members:  # a rack may be too long: the first such member named
+            where = user_data_fields[member.member_id].partition(".")[0]
+            rack = member.rack_id or ""
+            check_text(rack, limits, field=f"{where}.rack_id", member=member.member_id)
     with located(user_data_fields, compact_sent):
         group = consumer_group(members, topics)
     with_bytes = request.assignment_bytes or not request.compact_answer
@@ -137,10 +141,10 @@ def decode_request(
 
 def _capacities(members: Iterable[pb.MemberSubscription]) -> dict[str, float]:
     """The capacities members sent (issue 25); the library checks them, naming the member."""
-    return {
-        m.member_id: m.subscription.capacity
-        for m in members
-        if m.WhichOneof("kind") == "subscription" and m.subscription.HasField("capacity")
+    return {  # a raw member's ``subscription`` reads as an empty one, without a capacity
+        m.member_id: sub.capacity
+        for m, sub in zip(members, map(_SUBSCRIPTION, members))
+        if sub.HasField("capacity")
     }
 
 
@@ -204,6 +208,8 @@ def _owned(
     """The claims sorted, from ``owned_partitions`` or, packed, ``owned_by_topic`` (issue 24,
     ``by_topic``: read for the whole group at once, ``owned_wire``)."""
     if by_topic is None:
+        if not sub.owned_partitions:  # a fresh member: nothing to sort
+            return OwnedPartitions()
         return OwnedPartitions.sorted_from((tp.topic, tp.partition) for tp in sub.owned_partitions)
     if sub.owned_partitions:
         raise InvalidRequest(

@@ -44,7 +44,7 @@ def _member(i: int, kind: int, entries: list[tuple[str, list[int]]]) -> pb.Membe
     return pb.MemberSubscription(member_id=f"m{i}", subscription=sub)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2), ENTRIES), max_size=6))
 def test_each_member_gets_what_protobufs_accessors_give(
     members: list[tuple[int, list[tuple[str, list[int]]]]],

@@ -11,8 +11,9 @@
 
 use std::collections::HashMap;
 
-/// The group's claims as columns: member `i`'s entries are `entry_topic[entry_ends[i-1]..
-/// entry_ends[i]]` (with `entry_count`), its numbers `numbers[number_ends[i-1]..number_ends[i]]`.
+/// The group's claims as columns (`owned.rs` fills them too): member `i`'s entries are
+/// `entry_topic[entry_ends[i-1]..entry_ends[i]]` (with `entry_count`), its numbers
+/// `numbers[number_ends[i-1]..number_ends[i]]`.
 #[derive(Default)]
 pub struct Claims {
     /// Distinct topic names, as decoded, in order of first appearance.

@@ -44,7 +44,7 @@ from kassign.assignor.consumer.common import (
     rack_reason,
     subscription_matrix,
 )
-from kassign.assignor.consumer.model import ConsumerGroup, Member, Topic
+from kassign.assignor.consumer.model import ConsumerGroup, Member
 from kassign.assignor.consumer.result import GroupAssignment, RackReason, group_assignment
 from kassign.assignor.interrupt import checkpoint
 
@@ -61,17 +61,15 @@ def assign_range(group: ConsumerGroup) -> GroupAssignment:
     subscribers = [np.flatnonzero(subscribes[:, i]) for i in range(len(counts))]
     racks = _RackCodes.of(circle)
     topic_racks = [racks.among(places) for places in subscribers]
-    reasons = [
-        _topic_reason(group.topics[topic], among)
-        for topic, among in zip(counts, topic_racks, strict=True)
-    ]
     space = PartitionSpace.of(counts)  # topics by name, as ``counts``
-    across: int | None = None
-    if any(r.enables for r in reasons):
+    replicas = _Replicas.of(group, space, racks) if any(topic_racks) else None
+    reasons = _topic_reasons(space, topic_racks, replicas)
+    if replicas is not None and any(r.enables for r in reasons):
         passes = _rack_passes(space, subscribers, [bool(r) for r in topic_racks], reasons)
-        owner, across = _rack_matched_owners(group, space, subscribers, racks, passes)
+        owner = _rack_matched_owners(space, subscribers, racks, replicas, passes)
     else:
         owner = _plain_owners(list(counts.values()), subscribers)
+    across = None if replicas is None else replicas.across(racks, owner)
     order = np.argsort(owner, kind="stable")  # by member; ids ascending within each
     ends = np.cumsum(np.bincount(owner, minlength=len(circle)))
     target = {
@@ -110,11 +108,47 @@ class _RackCodes:
         return [self.names[i] for i in found[found >= 0].tolist()]
 
 
-def _topic_reason(topic: Topic, racks: list[str]) -> RackReason:
-    """KIP-881's switch for one topic, over its subscribers' racks and its partitions'."""
-    if not racks:
-        return rack_reason((), ())
-    return rack_reason(racks, set(topic.partition_racks))
+@dataclass(frozen=True, slots=True)
+class _Replicas:
+    """The partitions' replica racks as numbers: each id's rack set (``set_of``, among the
+    distinct ``rack_sets``), and per set and member rack (``_RackCodes.names``) whether the
+    set holds it."""
+
+    rack_sets: tuple[frozenset[str], ...]
+    set_of: Ids
+    set_has: npt.NDArray[np.bool_]
+
+    @staticmethod
+    def of(group: ConsumerGroup, space: PartitionSpace, racks: _RackCodes) -> _Replicas:
+        rack_sets, set_of = replica_rack_sets(group.topics, space)
+        set_has = np.array([[r in s for r in racks.names] for s in rack_sets], dtype=bool)
+        return _Replicas(rack_sets, set_of, set_has.reshape(len(rack_sets), len(racks.names)))
+
+    def across(self, racks: _RackCodes, owner: Ids) -> int:
+        """How many partitions (ids, taken by the places in ``owner``) are read from a rack
+        holding none of their replicas (a member without a rack reads none across)."""
+        rack = racks.at[owner]
+        racked = rack >= 0
+        return int(np.count_nonzero(~self.set_has[self.set_of[racked], rack[racked]]))
+
+
+def _topic_reasons(
+    space: PartitionSpace, topic_racks: list[list[str]], replicas: _Replicas | None
+) -> list[RackReason]:
+    """KIP-881's switch for each topic, over its subscribers' racks and its partitions' (the
+    distinct rack sets among them decide it)."""
+    if replicas is None:
+        return [rack_reason((), ())] * len(topic_racks)
+    topics = len(topic_racks)
+    topic = np.repeat(np.arange(topics, dtype=np.int64), np.diff(space.offsets))
+    has = np.zeros((topics, len(replicas.rack_sets)), dtype=bool)  # per topic, its sets
+    has[topic, replicas.set_of] = True
+    return [
+        rack_reason(among, [replicas.rack_sets[i] for i in np.flatnonzero(row).tolist()])
+        if among
+        else rack_reason((), ())
+        for among, row in zip(topic_racks, has, strict=True)
+    ]
 
 
 def _plain_owners(counts: list[int], subscribers: list[npt.NDArray[np.int64]]) -> Ids:
@@ -162,16 +196,14 @@ def _rack_passes(
 
 
 def _rack_matched_owners(
-    group: ConsumerGroup,
     space: PartitionSpace,
     subscribers: list[Ids],
     racks: _RackCodes,
+    replicas: _Replicas,
     passes: list[list[int]],
-) -> tuple[Ids, int]:
+) -> Ids:
     """Each partition id's taker after the rack-matched ``passes`` and the plain ranges (the
-    compiled core, without the GIL), and how many of them are read across racks."""
-    rack_sets, set_of = replica_rack_sets(group.topics, space)
-    set_has = np.array([[r in s for r in racks.names] for s in rack_sets], dtype=bool)
+    compiled core, without the GIL)."""
     sizes = np.fromiter(map(len, subscribers), dtype=np.int64, count=len(subscribers))
     owner: Ids = np.frombuffer(
         kassign_native.range_with_racks(
@@ -180,14 +212,11 @@ def _rack_matched_owners(
             subscriber_ends=np.cumsum(sizes).tolist(),
             passes=passes,
             member_rack=racks.at.tolist(),
-            set_of=np.ascontiguousarray(set_of, dtype=np.int64).tobytes(),
-            set_has=set_has.ravel().tolist(),
+            set_of=np.ascontiguousarray(replicas.set_of, dtype=np.int64).tobytes(),
+            set_has=replicas.set_has.ravel().tolist(),
             racks=len(racks.names),
             checkpoint=checkpoint,
         ),
         dtype=np.int64,
     )
-    rack = racks.at[owner]
-    racked = rack >= 0
-    across = int(np.count_nonzero(~set_has[set_of[racked], rack[racked]]))
-    return owner, across
+    return owner

@@ -125,17 +125,18 @@ impl Topic {
         self.left -= partitions.len();
     }
 
-    /// The `count` lowest partitions left with a replica on `rack` (`None`: any). Each list
-    /// is walked once: what a cursor passed is taken.
+    /// The `count` lowest partitions left with a replica on `rack` (`None`: any), into
+    /// `chosen` (cleared first). Each list is walked once: what a cursor passed is taken.
     fn lowest(
         &mut self,
         input: &Input,
         rack: Option<usize>,
         count: u32,
         owner: &[i64],
-    ) -> Vec<u32> {
+        chosen: &mut Vec<u32>,
+    ) {
         let taken = |p: u32| owner[self.first + p as usize] >= 0;
-        let mut chosen = Vec::with_capacity(count as usize);
+        chosen.clear();
         match rack {
             None => {
                 while chosen.len() < count as usize && self.cursor < self.size {
@@ -160,7 +161,6 @@ impl Topic {
                 }
             }
         }
-        chosen
     }
 }
 
@@ -174,6 +174,7 @@ fn ranges(
     owner: &mut [i64],
     checkpoint: &mut Checkpoint,
 ) -> PyResult<()> {
+    let mut chosen = Vec::new();
     for (k, &member) in input.subs(t).iter().enumerate() {
         if topic.left == 0 {
             break;
@@ -185,7 +186,7 @@ fn ranges(
             None
         };
         let quota = topic.max_assignable(k);
-        let chosen = topic.lowest(input, rack, quota, owner);
+        topic.lowest(input, rack, quota, owner, &mut chosen);
         if !chosen.is_empty() {
             topic.give(k, member, &chosen, owner);
         }

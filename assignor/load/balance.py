@@ -160,12 +160,12 @@ def _loose_keep(
 ) -> IntArray | None:
     """Among eligibility classes a strict sticky fill can fail where the kept items leave a
     class too little room, and the search's placement (no owners kept) would move most items:
-    the sticky fill again, the rest placed even past their room, taken if its peak is still
-    within ``goal``: the target's slack over the bound, or where the search's peak is already
-    past that slack (a Streams group's actives held on caught-up clients), the slack over that
-    peak. Measured on a Streams group (10 clients, 2,000 tasks in 474 caught-up classes) after
-    a 10% drift: 36 moves at 1.007x the bound, where the search's placement moved 902; with the
-    search at 1.0235x, 3 moves at 1.0295x where it moved 942."""
+    the sticky fill again, the rest placed even past their room, then moves and swaps off the
+    peak (``_improve``), taken if its peak is within ``goal``: the target's slack over the
+    bound, or where the search's peak is already past that slack (a Streams group's actives
+    held on caught-up clients), the slack over that peak. Measured on a Streams group (10
+    clients, 2,000 tasks in 474 caught-up classes): after a 10% drift 16 actives moved at
+    1.008x the bound, where the search's placement moved 902 at 1.001x."""
     for target in dict.fromkeys(targets):
         pay(_units(problem, False))
         loose = fill(problem, target, keep=True, strict=False)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from kassign.assignor.load.bound import FloatArray, IntArray
 from kassign.assignor.load.figures import Balance
-from kassign.assignor.streams.model import TaskLoads
+from kassign.assignor.streams.model import AssignmentConfigs, TaskLoads
 from kassign.assignor.streams.result import TaskAssignment
 from kassign.pipeline.generate import GroupSpec, random_group
 from kassign.pipeline.group import Group, to_state
@@ -32,7 +32,10 @@ from kassign.pipeline.loads import LoadModel, load_rng, load_rounds
 from kassign.pipeline.measures import assign_and_measure
 from kassign.pipeline.rows import after_rebalance
 
-__all__ = ["streams_load_group", "streams_load_rows"]
+__all__ = ["ASSIGNOR", "streams_load_group", "streams_load_rows"]
+
+ASSIGNOR = AssignmentConfigs().assignor
+"""The generated groups' configuration's assignor (``generate.random_group``): Kafka's default."""
 
 
 class AssignmentFailed(RuntimeError):
@@ -109,5 +112,5 @@ def streams_load_rows(
     def make() -> Simulated:
         return streams_load_group(spec, seed=seed, index=index, model=model, rounds=rounds)
 
-    head = {"group_index": index, "seed": seed, "kind": "streams", "assignor": "high_availability"}
+    head = {"group_index": index, "seed": seed, "kind": "streams", "assignor": ASSIGNOR}
     return simulated_rows(head, f"sim-{seed}-{index:06d}", make)

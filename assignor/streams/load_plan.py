@@ -149,7 +149,7 @@ def core_afford(
     to 192 improvement rounds, a second run) stays within the budget. ``affordable``'s 20
     fills are the usual case; past the budget this raises ``SolverError`` (``TIME_BUDGET``)."""
     budget = state.configs.assignment_time_budget_ms
-    if budget is None:
+    if budget is None or not clients:  # no clients: the core places nothing
         return None
     per_item = math.log2(clients + 1) * _US_PER_STEP / 1000
     afford = priced_budget(budget / 1000, per_item, "item placements")

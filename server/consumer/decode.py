@@ -28,11 +28,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from kassign.assignor.consumer.model import (
     AssignOptions,
     ConsumerGroup,
     Member,
     OwnedPartitions,
+    RackSetIds,
     Topic,
     consumer_group,
 )
@@ -93,14 +95,14 @@ def decode_request(
         columns, _topic_lists(request.topic_lists), claims
     )
     rack_sets: dict[bytes, frozenset[str]] = {}
-    shared = [frozenset(r for r in racks.rack_ids if r) for racks in request.replica_rack_lists]
+    shared = _rack_lists(request.replica_rack_lists)
     topics = [
         _compact_topic(i, t, shared)
         if t.partition_count or t.replica_rack_list
         else _topic(t, rack_sets)
         for i, t in enumerate(request.topics)
     ]
-    racks = set().union(*rack_sets.values(), *shared)
+    racks = set().union(*rack_sets.values(), *shared.sets)
     checks.check_racks(racks, limits, field="topics")
     if max(map(len, filter(None, map(_RACK_ID, members))), default=0) * 4 > limits.string_bytes:
         for member in members:  # a rack may be too long: the first such member named
@@ -180,9 +182,32 @@ def _topic(topic: cpb.ConsumerTopic, rack_sets: dict[bytes, frozenset[str]]) -> 
     return Topic(topic.name, tuple(map(table.__getitem__, pieces)))
 
 
-def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: Sequence[frozenset[str]]) -> Topic:
+@dataclass(frozen=True, slots=True)
+class _RackLists:
+    """The request's replica rack lists (``replica_rack_lists``) as sets: each distinct set
+    once (``sets``, the empty one among them: a topic sent without lists), each list's set's
+    index in ``sets`` (``of_list``), and the empty set's (``none``)."""
+
+    sets: tuple[frozenset[str], ...]
+    of_list: npt.NDArray[np.int64]
+    none: int
+
+
+def _rack_lists(lists: Iterable[cpb.PartitionReplicas]) -> _RackLists:
+    """A replica on a broker without a rack ("") adds none (KIP-881); lists of one set (the
+    same racks in another order, say) share its index."""
+    index: dict[frozenset[str], int] = {}
+    of_list = [
+        index.setdefault(frozenset(r for r in racks.rack_ids if r), len(index)) for racks in lists
+    ]
+    none = index.setdefault(_NO_RACKS, len(index))
+    return _RackLists(tuple(index), np.array(of_list, dtype=np.int64), none)
+
+
+def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: _RackLists) -> Topic:
     """A topic sent as a count and an index per partition into the request's distinct replica
-    rack lists (issue 24): no message per partition to read."""
+    rack lists (issue 24): no message per partition to read. The library gets the partitions'
+    rack sets as numbers too (``RackSetIds``), over the request's one ``sets``."""
     where = f"topics[{index}]"
     count, lists = topic.partition_count, topic.replica_rack_list
     if topic.partitions:
@@ -195,20 +220,23 @@ def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: Sequence[frozen
             f"partition_count {count} is negative", field=f"{where}.partition_count"
         )
     if not lists:
-        return Topic(topic.name, (_NO_RACKS,) * count)
+        ids = np.full(count, shared.none, dtype=np.int64)
+        return Topic(topic.name, (_NO_RACKS,) * count, RackSetIds(shared.sets, ids))
     if len(lists) != count:
         raise InvalidRequest(
             f"{len(lists)} replica rack lists for {count} partitions",
             field=f"{where}.replica_rack_list",
         )
     indexes = np.frombuffer(array("i", lists), dtype=np.intc)
-    if int(indexes.min()) < 0 or int(indexes.max()) >= len(shared):
+    sent = len(shared.of_list)
+    if int(indexes.min()) < 0 or int(indexes.max()) >= sent:
         raise InvalidRequest(
-            f"a replica rack list index out of range: the request has {len(shared)} "
-            "replica_rack_lists",
+            f"a replica rack list index out of range: the request has {sent} replica_rack_lists",
             field=f"{where}.replica_rack_list",
         )
-    return Topic(topic.name, tuple(map(shared.__getitem__, indexes.tolist())))
+    ids = shared.of_list[indexes]
+    racks = tuple(map(shared.sets.__getitem__, ids.tolist()))
+    return Topic(topic.name, racks, RackSetIds(shared.sets, ids))
 
 
 _NO_RACKS: frozenset[str] = frozenset()

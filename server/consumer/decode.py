@@ -191,6 +191,7 @@ class _RackLists:
     sets: tuple[frozenset[str], ...]
     of_list: npt.NDArray[np.int64]
     none: int
+    objects: npt.NDArray[np.object_]  # ``sets`` as an array: a topic's gathered in one step
 
 
 def _rack_lists(lists: Iterable[cpb.PartitionReplicas]) -> _RackLists:
@@ -201,7 +202,9 @@ def _rack_lists(lists: Iterable[cpb.PartitionReplicas]) -> _RackLists:
         index.setdefault(frozenset(r for r in racks.rack_ids if r), len(index)) for racks in lists
     ]
     none = index.setdefault(_NO_RACKS, len(index))
-    return _RackLists(tuple(index), np.array(of_list, dtype=np.int64), none)
+    objects = np.empty(len(index), dtype=object)
+    objects[:] = list(index)
+    return _RackLists(tuple(index), np.array(of_list, dtype=np.int64), none, objects)
 
 
 def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: _RackLists) -> Topic:
@@ -235,7 +238,7 @@ def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: _RackLists) -> 
             field=f"{where}.replica_rack_list",
         )
     ids = shared.of_list[indexes]
-    racks = tuple(map(shared.sets.__getitem__, ids.tolist()))
+    racks = tuple(shared.objects[ids].tolist())
     return Topic(topic.name, racks, RackSetIds(shared.sets, ids))
 
 

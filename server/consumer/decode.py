@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import operator
 import struct
-from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -230,7 +229,7 @@ def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: _RackLists) -> 
             f"{len(lists)} replica rack lists for {count} partitions",
             field=f"{where}.replica_rack_list",
         )
-    indexes = np.frombuffer(array("i", lists), dtype=np.intc)
+    indexes = np.fromiter(lists, dtype=np.intc, count=count)  # one C loop
     sent = len(shared.of_list)
     if int(indexes.min()) < 0 or int(indexes.max()) >= sent:
         raise InvalidRequest(

@@ -22,7 +22,7 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.claims import OwnedPartitions, TopicPartition
-from kassign.assignor.consumer.model import Topic
+from kassign.assignor.consumer.model import RackSetIds, Topic
 
 __all__ = [
     "AssignedColumns",
@@ -243,7 +243,11 @@ def replica_rack_sets(
     topics: Mapping[str, Topic], space: PartitionSpace
 ) -> tuple[tuple[frozenset[str], ...], Ids]:
     """The distinct replica rack sets of the space's partitions (a few serve them all), and
-    each id's index among them, in order of first appearance."""
+    each id's index among them, in order of first appearance; from the topics' numbers when
+    each has them (``RackSetIds``, over one ``sets``), else from their ``frozenset``s."""
+    numbered = _numbered_rack_sets([topics[t].rack_set_ids for t in space.names])
+    if numbered is not None:
+        return numbered
     every = chain.from_iterable(topics[t].partition_racks for t in space.names)
     first: dict[frozenset[str], int] = {}
     seen = np.fromiter(map(first.setdefault, every, count()), dtype=np.int64, count=space.total)
@@ -251,3 +255,26 @@ def replica_rack_sets(
     row[list(first.values())] = np.arange(len(first), dtype=np.int64)
     found: Ids = row[seen]
     return tuple(first), found
+
+
+def _numbered_rack_sets(
+    given: Sequence[RackSetIds | None],
+) -> tuple[tuple[frozenset[str], ...], Ids] | None:
+    """``replica_rack_sets`` from the topics' ``RackSetIds`` (``None`` unless every topic has
+    them, over one ``sets``): the sets renumbered in order of first appearance, with no step
+    per partition."""
+    head = given[0] if given else None
+    if head is None:
+        return None
+    sets = head.sets
+    if any(g is None or g.sets is not sets for g in given):
+        return None
+    ids = np.concatenate([g.ids for g in given if g is not None])
+    first = np.full(len(sets), len(ids), dtype=np.int64)
+    np.minimum.at(first, ids, np.arange(len(ids), dtype=np.int64))
+    used = np.flatnonzero(first < len(ids))
+    order = used[np.argsort(first[used], kind="stable")]
+    row = np.zeros(len(sets), dtype=np.int64)
+    row[order] = np.arange(len(order), dtype=np.int64)
+    found: Ids = row[ids]
+    return tuple(sets[i] for i in order.tolist()), found

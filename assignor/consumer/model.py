@@ -22,10 +22,11 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 
 import numpy as np
+import numpy.typing as npt
 from kassign.assignor.claims import (
     OwnedPartitions,
     TopicPartition,
@@ -44,6 +45,7 @@ __all__ = [
     "ConsumerGroup",
     "Member",
     "OwnedPartitions",
+    "RackSetIds",
     "Topic",
     "TopicPartition",
     "as_topic_partitions",
@@ -67,13 +69,28 @@ _RACKS = operator.attrgetter("partition_racks")  # a topic's, one per partition
 
 
 @dataclass(frozen=True, slots=True)
+class RackSetIds:
+    """A topic's replica rack sets as numbers, for a caller that has them so (the service's
+    decoder: a compact request sends each partition's as an index into a few distinct lists):
+    ``sets``, distinct, one tuple shared by every topic of the group that has them, and per
+    partition its set's index in ``sets``, which must agree with the topic's
+    ``partition_racks``. The assignors then number a million partitions' rack sets without
+    hashing a ``frozenset`` each (issue 24: 40-50% of rack-aware ``range``'s call)."""
+
+    sets: tuple[frozenset[str], ...]
+    ids: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
 class Topic:
     """A topic in the cluster metadata: per partition (index = partition number) the racks of
     its replicas, offline and out-of-sync ones included (KIP-881). Replicas on brokers without
-    ``broker.rack`` add nothing, so a partition may have no rack at all."""
+    ``broker.rack`` add nothing, so a partition may have no rack at all. ``rack_set_ids``:
+    optionally the same racks as numbers (``RackSetIds``); not part of the topic's value."""
 
     name: str
     partition_racks: tuple[frozenset[str], ...]
+    rack_set_ids: RackSetIds | None = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def without_racks(name: str, partitions: int) -> Topic:

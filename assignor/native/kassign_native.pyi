@@ -95,6 +95,19 @@ def owned_by_topic(
     every entry's partitions end to end, int32 bytes; native byte order). Entries without
     partitions are dropped. ``ValueError`` where bytes are not protobuf."""
 
+def compact_members(
+    ids: list[str],
+    assigned: tuple[bytes, bytes, bytes, bytes] | None,
+    revoked: tuple[bytes, bytes, bytes, bytes] | None,
+    assignments: list[bytes] | None,
+) -> bytes:
+    """The compact answer's ``members`` (``ConsumerAssignResponse`` field 1) as protobuf wire
+    bytes, every member framed at once without the GIL: member ``i`` with ``ids[i]``, list
+    ``i`` of ``assigned`` and ``revoked`` (each the ``PartitionRuns`` topics', counts' and
+    numbers' packed bytes and per member six int64 bounds into them, native byte order;
+    ``None``: every list empty), and ``assignments[i]`` when given. ``ValueError`` when the
+    columns do not fit the members."""
+
 def range_with_racks(
     *,
     offsets: list[int],

@@ -5,8 +5,10 @@ again in Kafka's assignment bytes: 35 MB for a million partitions. With
 ``ConsumerAssignRequest.compact_answer`` a member's partitions are ``PartitionRuns``: per run
 (one per topic) the topic's index in ``ConsumerAssignResponse.topics`` and a count, then all the
 numbers, each as a packed varint (one or two bytes). The three arrays are written as varints for
-the whole group at once (``packed``), and each member's message is three slices of them, so no
-step is taken per partition in Python. Kafka's bytes come only when asked for
+the whole group at once (``packed``), and each member's message is three slices of them, framed
+with its id for the whole group by the compiled core (``kassign_native.compact_members``,
+``assignor/native/src/members_wire.rs``: a dozen Python calls a member before), so no step is
+taken per partition or member in Python. Kafka's bytes come only when asked for
 (``assignment_bytes``). The bytes are those ``SerializeToString`` writes for the same message
 (fields in number order, empty ones left out; ``assigned`` always present), which a test checks.
 
@@ -19,17 +21,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import kassign_native
 import numpy as np
 from kassign.server.consumer.group_bytes import FlatPartitions, Ints
-from kassign.server.protowire import field as _field
-from kassign.server.protowire import tag as _tag
-from kassign.server.protowire import varint as _varint
 
 __all__ = ["compact_members_wire", "packed", "topic_table"]
 
-_MEMBERS = _tag(1)
-_MEMBER_ID, _ASSIGNMENT, _ASSIGNED, _REVOKED_RUNS = map(_tag, (1, 4, 5, 6))
-_RUN_FIELDS = tuple(map(_tag, (1, 2, 3)))
+Runs = tuple[bytes, bytes, bytes, bytes]
+"""A list's ``PartitionRuns``: topics', counts' and numbers' packed bytes, and per member six
+int64 bounds into them (``kassign_native.compact_members`` takes them)."""
 _VARINT_BYTES = 10  # an int64 (a negative int32 is sign-extended to one)
 
 
@@ -73,42 +73,30 @@ def topic_table(*flats: FlatPartitions) -> list[str]:
     return sorted(set().union(*(f.names for f in flats)))
 
 
-def _runs(flat: FlatPartitions, table: Sequence[str]) -> list[bytes]:
-    """Each list of ``flat`` (sorted lists) as a ``PartitionRuns`` message's bytes (all empty
-    when nothing is listed: a fresh group's revoked partitions, a step per member saved)."""
+def _runs(flat: FlatPartitions, table: Sequence[str]) -> Runs | None:
+    """Each list of ``flat`` (sorted lists) as ``PartitionRuns``: its three fields' packed
+    bytes for the whole group, and per list six bounds into them (``None`` when nothing is
+    listed: a fresh group's revoked partitions)."""
     if not len(flat.numbers):
-        return [b""] * len(flat.ends)
+        return None
     index = {name: i for i, name in enumerate(table)}
     remap = np.fromiter((index[n] for n in flat.names), dtype=np.int64, count=len(flat.names))
     runs = np.flatnonzero(flat.run_heads())
     counts = np.diff(np.append(runs, len(flat.numbers)))
     run_firsts = np.searchsorted(runs, flat.starts)
     run_lasts = np.searchsorted(runs, flat.ends)
-    columns = []  # per field: its bytes, and each list's byte range in them
+    fields: list[bytes] = []
+    bounds: list[Ints] = []
     for values, firsts, lasts in (
         (remap[flat.topic_ids[runs]], run_firsts, run_lasts),
         (counts, run_firsts, run_lasts),
-        (
-            flat.numbers,
-            np.asarray(flat.starts, dtype=np.int64),
-            np.asarray(flat.ends, dtype=np.int64),
-        ),
+        (flat.numbers, np.asarray(flat.starts), np.asarray(flat.ends)),
     ):
         data, at = packed(values)
-        columns.append((data, at[firsts].tolist(), at[lasts].tolist()))
-    field = _field
-    (t, t0, t1), (c, c0, c1), (n, n0, n1) = columns
-    t_tag, c_tag, n_tag = _RUN_FIELDS
-    return [
-        b"".join(
-            (
-                field(t_tag, t[a:b]),
-                field(c_tag, c[d:e]),
-                field(n_tag, n[f:g]),
-            )
-        )
-        for a, b, d, e, f, g in zip(t0, t1, c0, c1, n0, n1, strict=True)
-    ]
+        fields.append(data)
+        bounds += (at[firsts], at[lasts])
+    rows = np.stack(bounds, axis=1).astype(np.int64, copy=False)
+    return fields[0], fields[1], fields[2], rows.tobytes()
 
 
 def compact_members_wire(
@@ -120,21 +108,10 @@ def compact_members_wire(
 ) -> bytes:
     """``members`` of a compact ``ConsumerAssignResponse``, in the order given: member ``i``
     with list ``i`` of ``partitions`` and of ``revoked`` (sorted lists) as runs over
-    ``table``, and ``assignments[i]`` when given."""
-    assigned = _runs(partitions, table)
-    gone = _runs(revoked, table)
-    kafka = assignments if assignments is not None else [b""] * len(member_ids)
-    out: list[bytes] = []
-    for member_id, runs, gone_runs, assignment in zip(
-        member_ids, assigned, gone, kafka, strict=True
-    ):
-        member = b"".join(
-            (
-                _field(_MEMBER_ID, member_id.encode()),
-                _field(_ASSIGNMENT, assignment) if assignment else b"",
-                _ASSIGNED + _varint(len(runs)) + runs,  # present even when empty
-                _field(_REVOKED_RUNS, gone_runs) if gone_runs else b"",
-            )
-        )
-        out += (_MEMBERS, _varint(len(member)), member)
-    return b"".join(out)
+    ``table``, and ``assignments[i]`` when given; framed by the compiled core."""
+    return kassign_native.compact_members(
+        list(member_ids),
+        _runs(partitions, table),
+        _runs(revoked, table),
+        None if assignments is None else list(assignments),
+    )

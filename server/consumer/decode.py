@@ -23,28 +23,28 @@ from __future__ import annotations
 import functools
 import operator
 import struct
-from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 from kassign.assignor.consumer.model import (
-    DEFAULT_GENERATION,
     AssignOptions,
     ConsumerGroup,
     Member,
     OwnedPartitions,
+    RackSetIds,
     Topic,
     consumer_group,
 )
 from kassign.assignor.errors import InvalidRequest
-from kassign.assignor.interrupt import checkpoint
-from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.server.consumer import limits as checks
+from kassign.server.consumer.member_columns import MemberColumns, member_columns
+from kassign.server.consumer.members import decode_members
 from kassign.server.consumer.options import decode_options
-from kassign.server.consumer.owned_wire import owned_by_topic
-from kassign.server.consumer.request_paths import compact_fields, located
+from kassign.server.consumer.owned_wire import OwnedByTopic, owned_of
+from kassign.server.consumer.request_paths import located
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits, check_text
 from kassign.v1 import assignment_pb2 as pb
 from kassign.v1 import consumer_pb2 as cpb
@@ -55,7 +55,7 @@ _PARTITION_TAG = b"\x12"  # ConsumerTopic.partitions: field 2, length-delimited
 _COMPILED_PIECES = 2048
 _FIRST = operator.itemgetter(0)
 _RACK_ID = operator.attrgetter("rack_id")
-_SUBSCRIPTION = operator.attrgetter("subscription")
+_HAS_CAPACITY = operator.methodcaller("HasField", "capacity")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,30 +87,21 @@ def decode_request(
     ``limits`` are checked before decoding, and the answer's size before returning."""
     if not request.assignor:
         raise InvalidRequest("no assignor named", field="assignor")
-    claims = owned_by_topic(request.members)
-    checks.check_request(request, limits, [0 if c is None else len(c) for c in claims])
-    members: list[Member] = []
-    user_data_fields: dict[str, str] = {}
-    compact_sent: dict[str, frozenset[str]] = {}
-    decoder = SubscriptionDecoder()  # one per request: members share their topic lists
-    lists = _topic_lists(request.topic_lists)
-    for sent, owned in zip(request.members, claims, strict=True):
-        checkpoint()
-        member, user_data_field = decode_member(sent, decoder, lists, owned)
-        members.append(member)
-        user_data_fields.setdefault(member.member_id, user_data_field)
-        used = compact_fields(sent)
-        if used:
-            compact_sent.setdefault(member.member_id, used)
+    columns = member_columns(request.members)
+    claims = owned_of(columns)
+    checks.check_request(request, limits, columns, [0 if c is None else len(c) for c in claims])
+    members, user_data_fields, compact_sent = decode_members(
+        columns, _topic_lists(request.topic_lists), claims
+    )
     rack_sets: dict[bytes, frozenset[str]] = {}
-    shared = [frozenset(r for r in racks.rack_ids if r) for racks in request.replica_rack_lists]
+    shared = _rack_lists(request.replica_rack_lists)
     topics = [
         _compact_topic(i, t, shared)
         if t.partition_count or t.replica_rack_list
         else _topic(t, rack_sets)
         for i, t in enumerate(request.topics)
     ]
-    racks = set().union(*rack_sets.values(), *shared)
+    racks = set().union(*rack_sets.values(), *shared.sets)
     checks.check_racks(racks, limits, field="topics")
     if max(map(len, filter(None, map(_RACK_ID, members))), default=0) * 4 > limits.string_bytes:
         for member in members:  # a rack may be too long: the first such member named
@@ -122,7 +113,7 @@ def decode_request(
     with_bytes = request.assignment_bytes or not request.compact_answer
     checks.check_answer(group, limits, compact=request.compact_answer, assignment_bytes=with_bytes)
     loads = {t.name: t.partition_loads for t in request.topics if t.partition_loads}
-    capacities = _capacities(request.members)
+    capacities = _capacities(columns)
     options = decode_options(request.options, request.assignor, loads=loads, capacities=capacities)
     return DecodedConsumerRequest(
         group_id=request.group_id,
@@ -139,12 +130,14 @@ def decode_request(
     )
 
 
-def _capacities(members: Iterable[pb.MemberSubscription]) -> dict[str, float]:
+def _capacities(columns: MemberColumns) -> dict[str, float]:
     """The capacities members sent (issue 25); the library checks them, naming the member."""
-    return {  # a raw member's ``subscription`` reads as an empty one, without a capacity
-        m.member_id: sub.capacity
-        for m, sub in zip(members, map(_SUBSCRIPTION, members))
-        if sub.HasField("capacity")
+    return {  # a raw member's subscription reads as an empty one, without a capacity
+        who: sub.capacity
+        for who, sub, sent in zip(
+            columns.ids, columns.subscriptions, map(_HAS_CAPACITY, columns.subscriptions)
+        )
+        if sent
     }
 
 
@@ -154,121 +147,20 @@ def decode_member(
     topic_lists: Sequence[tuple[str, ...]] = (),
     by_topic: OwnedPartitions | None = None,
 ) -> tuple[Member, str]:
-    """One member, and the request path of its user data (``…user_data_bytes`` and the like);
-    ``decoder`` reads raw subscriptions (one shared by a request's members), ``topic_lists``
-    are the request's shared subscriptions, sorted (``_topic_lists``); ``by_topic`` its
-    ``owned_by_topic`` as the group's read gave it (``owned_wire``), else read here."""
-    who = sent.member_id
-    if not who:
-        raise InvalidRequest("member id is empty", field="member_id")
-    instance = sent.group_instance_id or None
-    kind = sent.WhichOneof("kind")
-    if kind == "subscription":
-        if by_topic is None and sent.subscription.owned_by_topic:
-            (by_topic,) = owned_by_topic([sent])
-        return _structured(who, instance, sent.subscription, topic_lists, by_topic)
-    if kind == "raw_subscription":
-        return _raw(who, instance, sent.raw_subscription, decoder or SubscriptionDecoder())
-    raise InvalidRequest(
-        "neither subscription nor raw_subscription is set", field="kind", member=who
-    )
+    """One member, and the request path of its user data (``…user_data_bytes`` and the like),
+    as a group of one (``decode_members``); ``decoder`` reads a raw subscription,
+    ``topic_lists`` are the request's shared subscriptions, sorted (``_topic_lists``),
+    ``by_topic`` its ``owned_by_topic`` as the group's read gave it (``owned_wire``)."""
+    columns = member_columns([sent])
+    claims: OwnedByTopic = owned_of(columns) if by_topic is None else [by_topic]
+    members, paths, _ = decode_members(columns, topic_lists, claims, decoder)
+    return members[0], paths[members[0].member_id]
 
 
 def _topic_lists(lists: Iterable[cpb.TopicList]) -> list[tuple[str, ...]]:
     """Each shared subscription sorted once; its members share the one tuple (the library
     checks and compares a list shared by members once)."""
     return [tuple(sorted(topics.topics)) for topics in lists]
-
-
-def _topics(
-    who: str, sub: pb.ConsumerSubscription, topic_lists: Sequence[tuple[str, ...]]
-) -> tuple[str, ...]:
-    """The member's topics, sorted: its own, or the shared list it names (issue 24)."""
-    if not sub.HasField("topic_list"):
-        return tuple(sorted(sub.topics))
-    index = sub.topic_list
-    if sub.topics:
-        raise InvalidRequest(
-            "both topics and topic_list are set; send one",
-            field="subscription.topic_list",
-            member=who,
-        )
-    if not 0 <= index < len(topic_lists):
-        raise InvalidRequest(
-            f"topic_list {index} is out of range: the request has {len(topic_lists)} topic_lists",
-            field="subscription.topic_list",
-            member=who,
-        )
-    return topic_lists[index]
-
-
-def _owned(
-    who: str, sub: pb.ConsumerSubscription, by_topic: OwnedPartitions | None
-) -> OwnedPartitions:
-    """The claims sorted, from ``owned_partitions`` or, packed, ``owned_by_topic`` (issue 24,
-    ``by_topic``: read for the whole group at once, ``owned_wire``)."""
-    if by_topic is None:
-        if not sub.owned_partitions:  # a fresh member: nothing to sort
-            return OwnedPartitions()
-        return OwnedPartitions.sorted_from((tp.topic, tp.partition) for tp in sub.owned_partitions)
-    if sub.owned_partitions:
-        raise InvalidRequest(
-            "both owned_partitions and owned_by_topic are set; send one",
-            field="subscription.owned_by_topic",
-            member=who,
-        )
-    return by_topic
-
-
-def _structured(
-    who: str,
-    instance: str | None,
-    sub: pb.ConsumerSubscription,
-    topic_lists: Sequence[tuple[str, ...]] = (),
-    by_topic: OwnedPartitions | None = None,
-) -> tuple[Member, str]:
-    which = sub.WhichOneof("user_data")
-    user_data: bytes | None = None
-    if which == "info":
-        raise InvalidRequest(
-            "structured Streams userData is not consumer user data; send the bytes "
-            "(user_data_bytes)",
-            field="subscription.info",
-            member=who,
-        )
-    if which == "user_data_bytes":
-        user_data = sub.user_data_bytes
-    elif which == "info_bytes":
-        user_data = sub.info_bytes
-    member = Member(
-        member_id=who,
-        topics=_topics(who, sub, topic_lists),
-        group_instance_id=instance,
-        rack_id=sub.rack_id or None,
-        owned_partitions=_owned(who, sub, by_topic),
-        generation=sub.generation_id if sub.HasField("generation_id") else DEFAULT_GENERATION,
-        user_data=user_data,
-    )
-    return member, f"subscription.{which or 'user_data_bytes'}"
-
-
-def _raw(
-    who: str, instance: str | None, data: bytes, decoder: SubscriptionDecoder
-) -> tuple[Member, str]:
-    try:
-        sub, owned = decoder.decode_runs(data)
-    except WireError as exc:
-        raise InvalidRequest(str(exc), field="raw_subscription", member=who) from exc
-    member = Member(
-        member_id=who,
-        topics=sub.topics,
-        group_instance_id=instance,
-        rack_id=sub.rack_id or None,
-        owned_partitions=OwnedPartitions.of_entries(owned.topics, owned.counts, owned.numbers),
-        generation=sub.generation_id,
-        user_data=sub.user_data,
-    )
-    return member, "raw_subscription.user_data"
 
 
 def _topic(topic: cpb.ConsumerTopic, rack_sets: dict[bytes, frozenset[str]]) -> Topic:
@@ -289,9 +181,35 @@ def _topic(topic: cpb.ConsumerTopic, rack_sets: dict[bytes, frozenset[str]]) -> 
     return Topic(topic.name, tuple(map(table.__getitem__, pieces)))
 
 
-def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: Sequence[frozenset[str]]) -> Topic:
+@dataclass(frozen=True, slots=True)
+class _RackLists:
+    """The request's replica rack lists (``replica_rack_lists``) as sets: each distinct set
+    once (``sets``, the empty one among them: a topic sent without lists), each list's set's
+    index in ``sets`` (``of_list``), and the empty set's (``none``)."""
+
+    sets: tuple[frozenset[str], ...]
+    of_list: npt.NDArray[np.int64]
+    none: int
+    objects: npt.NDArray[np.object_]  # ``sets`` as an array: a topic's gathered in one step
+
+
+def _rack_lists(lists: Iterable[cpb.PartitionReplicas]) -> _RackLists:
+    """A replica on a broker without a rack ("") adds none (KIP-881); lists of one set (the
+    same racks in another order, say) share its index."""
+    index: dict[frozenset[str], int] = {}
+    of_list = [
+        index.setdefault(frozenset(r for r in racks.rack_ids if r), len(index)) for racks in lists
+    ]
+    none = index.setdefault(_NO_RACKS, len(index))
+    objects = np.empty(len(index), dtype=object)
+    objects[:] = list(index)
+    return _RackLists(tuple(index), np.array(of_list, dtype=np.int64), none, objects)
+
+
+def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: _RackLists) -> Topic:
     """A topic sent as a count and an index per partition into the request's distinct replica
-    rack lists (issue 24): no message per partition to read."""
+    rack lists (issue 24): no message per partition to read. The library gets the partitions'
+    rack sets as numbers too (``RackSetIds``), over the request's one ``sets``."""
     where = f"topics[{index}]"
     count, lists = topic.partition_count, topic.replica_rack_list
     if topic.partitions:
@@ -304,20 +222,23 @@ def _compact_topic(index: int, topic: cpb.ConsumerTopic, shared: Sequence[frozen
             f"partition_count {count} is negative", field=f"{where}.partition_count"
         )
     if not lists:
-        return Topic(topic.name, (_NO_RACKS,) * count)
+        ids = np.full(count, shared.none, dtype=np.int64)
+        return Topic(topic.name, (_NO_RACKS,) * count, RackSetIds(shared.sets, ids))
     if len(lists) != count:
         raise InvalidRequest(
             f"{len(lists)} replica rack lists for {count} partitions",
             field=f"{where}.replica_rack_list",
         )
-    indexes = np.frombuffer(array("i", lists), dtype=np.intc)
-    if int(indexes.min()) < 0 or int(indexes.max()) >= len(shared):
+    indexes = np.fromiter(lists, dtype=np.intc, count=count)  # one C loop
+    sent = len(shared.of_list)
+    if int(indexes.min()) < 0 or int(indexes.max()) >= sent:
         raise InvalidRequest(
-            f"a replica rack list index out of range: the request has {len(shared)} "
-            "replica_rack_lists",
+            f"a replica rack list index out of range: the request has {sent} replica_rack_lists",
             field=f"{where}.replica_rack_list",
         )
-    return Topic(topic.name, tuple(map(shared.__getitem__, indexes.tolist())))
+    ids = shared.of_list[indexes]
+    racks = tuple(shared.objects[ids].tolist())
+    return Topic(topic.name, racks, RackSetIds(shared.sets, ids))
 
 
 _NO_RACKS: frozenset[str] = frozenset()

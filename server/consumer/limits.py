@@ -10,11 +10,11 @@ Kafka's rule (at most 249 characters) is the model's.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterable, Iterator, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup
 from kassign.kafka.counts import subscription_counts
+from kassign.server.consumer.member_columns import MemberColumns
 from kassign.server.limits import (
     LimitExceeded,
     RequestLimits,
@@ -71,11 +71,13 @@ def _member_counts(
 def check_request(
     request: cpb.ConsumerAssignRequest,
     limits: RequestLimits,
+    columns: MemberColumns,
     by_topic: Sequence[int],
 ) -> None:
     """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past.
-    ``by_topic``: per member the partitions of its ``owned_by_topic`` (``owned_wire``), which
-    the decoder reads first, as numbers."""
+    ``columns``: its members' fields, read for the group (``member_columns``); ``by_topic``:
+    per member the partitions of its ``owned_by_topic`` (``owned_wire``), which the decoder
+    reads first, as numbers."""
     check_text(request.group_id, limits, field="group_id")
     check_text(request.assignor, limits, field="assignor")
     check_count(len(request.members), limits, "members", "members", field="members")
@@ -90,9 +92,9 @@ def check_request(
     list_sizes = [len(topics.topics) for topics in request.topic_lists]
     for i, size in enumerate(list_sizes):
         check_count(size, limits, "partitions", "subscribed topics", field=f"topic_lists[{i}]")
-    structured = _structured_owned(request.members, by_topic)
-    bounded = _bounded_by_size(request.members, structured, limits)
-    if bounded and _fits_at_once(request.members, max(list_sizes, default=0), limits):
+    structured = [owned + counted for owned, counted in zip(columns.owned_counts, by_topic)]
+    bounded = _bounded_by_size(columns.raw, structured, limits)
+    if bounded and _fits_at_once(columns, max(list_sizes, default=0), limits):
         return
     owned = 0
     for i, (member, structured_owned) in enumerate(zip(request.members, structured, strict=True)):
@@ -115,50 +117,28 @@ def check_request(
         )
 
 
-_MEMBER_ID = operator.attrgetter("member_id")
-_INSTANCE_ID = operator.attrgetter("group_instance_id")
-_SUBSCRIPTION = operator.attrgetter("subscription")
-_RACK_ID = operator.attrgetter("rack_id")
-_TOPICS = operator.attrgetter("topics")
-_RAW = operator.attrgetter("raw_subscription")
-
-
-def _fits_at_once(
-    members: Sequence[pb.MemberSubscription], largest_list: int, limits: RequestLimits
-) -> bool:
+def _fits_at_once(columns: MemberColumns, largest_list: int, limits: RequestLimits) -> bool:
     """Whether every member's ids and rack fit, and every structured member's topics with
     the largest shared list, so that no member needs checking one by one (a raw member's
-    topics are bounded by its size, ``_bounded_by_size``). Read field by field for the whole
-    group (C loops); when not, the walk names the first member past a limit."""
-    subs = list(map(_SUBSCRIPTION, members))  # a raw member's reads as an empty one
+    topics are bounded by its size, ``_bounded_by_size``). Read from the group's columns
+    (C loops); when not, the walk names the first member past a limit."""
     longest = max(
-        max(map(len, map(_MEMBER_ID, members)), default=0),
-        max(map(len, map(_INSTANCE_ID, members)), default=0),
-        max(map(len, map(_RACK_ID, subs)), default=0),
+        max(map(len, columns.ids), default=0),
+        max(map(len, columns.instance_ids), default=0),
+        max(map(len, columns.racks), default=0),
     )
-    topics = max(map(len, map(_TOPICS, subs)), default=0) + largest_list
+    topics = max(columns.topic_counts, default=0) + largest_list
     return longest * 4 <= limits.string_bytes and topics <= limits.partitions
 
 
-def _structured_owned(
-    members: Iterable[pb.MemberSubscription], by_topic: Sequence[int]
-) -> list[int]:
-    """Each structured member's owned partitions, in either form (issue 24): ``by_topic``
-    those of ``owned_by_topic``, counted by the group's compiled read (``owned_wire``; a
-    rejoining 1M-partition group sends a million of them); 0 for a raw member."""
-    return [  # a raw member's ``subscription`` reads as an empty one: its by_topic is 0
-        len(sub.owned_partitions) + counted
-        for sub, counted in zip(map(_SUBSCRIPTION, members), by_topic, strict=True)
-    ]
-
-
 def _bounded_by_size(
-    members: Iterable[pb.MemberSubscription], structured: Iterable[int], limits: RequestLimits
+    raw: Iterable[bytes], structured: Iterable[int], limits: RequestLimits
 ) -> bool:
     """Whether the raw subscriptions' sizes (``_size_bound``), with the structured members'
     owned partitions (``structured``, per member), keep the request's owned partitions and
-    every member's topics within ``limits``, so that no raw subscription needs walking."""
-    sizes = list(map(len, map(_RAW, members)))  # a structured member's reads as empty
+    every member's topics within ``limits``, so that no raw subscription needs walking
+    (a structured member's ``raw`` is empty)."""
+    sizes = list(map(len, raw))
     owned = sum(structured) + sum(map(_size_bound_of_length, sizes))
     return owned <= limits.owned_partitions and max(sizes, default=0) // 2 <= limits.partitions
 

@@ -17,9 +17,10 @@ from collections.abc import Sequence
 import kassign_native
 from kassign.assignor.claims import OwnedPartitions
 from kassign.kafka.runs import runs_of_columns
+from kassign.server.consumer.member_columns import MemberColumns, member_columns
 from kassign.v1 import assignment_pb2 as pb
 
-__all__ = ["OwnedByTopic", "claims_of", "owned_by_topic"]
+__all__ = ["OwnedByTopic", "claims_of", "owned_by_topic", "owned_of"]
 
 OwnedByTopic = list[OwnedPartitions | None]
 """Per member its claims from ``owned_by_topic``; ``None`` where it sent none there."""
@@ -27,13 +28,20 @@ OwnedByTopic = list[OwnedPartitions | None]
 
 def owned_by_topic(members: Sequence[pb.MemberSubscription]) -> OwnedByTopic:
     """Each member's ``owned_by_topic`` as sorted claims (``None``: raw, or none sent)."""
-    sent = [
-        m.subscription.SerializeToString()
-        if m.WhichOneof("kind") == "subscription" and m.subscription.owned_by_topic
-        else None
-        for m in members
-    ]
-    return claims_of(sent) if any(sent) else [None] * len(sent)
+    return owned_of(member_columns(members))
+
+
+def owned_of(columns: MemberColumns) -> OwnedByTopic:
+    """``owned_by_topic`` of the members whose columns these are (a raw member's
+    subscription reads as an empty one: it sent none)."""
+    if not any(columns.by_topic):
+        return [None] * len(columns.by_topic)
+    return claims_of(
+        [
+            sub.SerializeToString() if entries else None
+            for sub, entries in zip(columns.subscriptions, columns.by_topic, strict=True)
+        ]
+    )
 
 
 def claims_of(sent: list[bytes | None]) -> OwnedByTopic:

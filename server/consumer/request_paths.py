@@ -12,9 +12,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from kassign.assignor.errors import InvalidRequest
-from kassign.v1 import assignment_pb2 as pb
 
-__all__ = ["compact_fields", "located"]
+__all__ = ["located", "used_fields"]
 
 _MODEL_FIELDS = {
     "topics": "topics",
@@ -27,13 +26,10 @@ _COMPACT_FIELDS = {"topics": "topic_list", "owned_partitions": "owned_by_topic"}
 """The same, for a member that sent them in the compact form (issue 24)."""
 
 
-def compact_fields(sent: pb.MemberSubscription) -> frozenset[str]:
-    """Which of the compact form's member fields ``sent`` used (one of four sets, made once:
+def used_fields(topic_list: bool, by_topic: bool) -> frozenset[str]:
+    """Which of the compact form's member fields a member used (one of four sets, made once:
     a group's members are asked one by one)."""
-    if sent.WhichOneof("kind") != "subscription":
-        return _USED[False, False]
-    sub = sent.subscription
-    return _USED[sub.HasField("topic_list"), bool(sub.owned_by_topic)]
+    return _USED[topic_list, by_topic]
 
 
 _USED = {

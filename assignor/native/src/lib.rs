@@ -2,7 +2,9 @@
 //! `AbstractStickyAssignor.GeneralAssignmentBuilder`), the constrained builder's rack-aware
 //! round robin and the range assignor's rack-matched passes, over partition and member
 //! numbers; and Kafka Streams' standby placement (least loaded, KIP-708 tags) over task
-//! positions and client ranks.
+//! positions and client ranks. Around them, the consumer room's bulk byte work: eager sticky's
+//! userData (`user_data.rs`), a compact request's owned partitions (`owned.rs`) and a compact
+//! answer's members (`members_wire.rs`), each read or written for the whole group at once.
 //!
 //! Python (`kassign.assignor.consumer.sticky_general`, `sticky_constrained`,
 //! `range_assignor`, `kassign.assignor.streams.standby`)
@@ -14,6 +16,7 @@ mod constrained;
 mod general;
 mod hash_table;
 mod lists;
+mod members_wire;
 mod movements;
 mod owned;
 mod range;
@@ -22,7 +25,7 @@ mod user_data;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyBytes;
 
 /// Native-endian `int64` values of `bytes` (numpy's `tobytes()`), as unsigned 32-bit numbers.
@@ -382,6 +385,73 @@ fn owned_by_topic(
     ))
 }
 
+/// A list's runs as `compact_members` takes them: the topics', counts' and numbers' packed
+/// bytes, and per member six int64 (native order) byte bounds into them.
+type RunsIn = (PyBackedBytes, PyBackedBytes, PyBackedBytes, PyBackedBytes);
+
+fn runs_in<'a>(runs: &'a RunsIn, what: &str) -> PyResult<members_wire::Runs<'a>> {
+    let (topics, counts, numbers, bounds) = runs;
+    if !bounds.len().is_multiple_of(48) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: bounds not six int64 per member"
+        )));
+    }
+    let bounds = bounds
+        .chunks_exact(48)
+        .map(|row| {
+            let mut b = [0usize; 6];
+            for (k, c) in row.chunks_exact(8).enumerate() {
+                let v = i64::from_ne_bytes(c.try_into().expect("8 bytes"));
+                b[k] = usize::try_from(v)
+                    .map_err(|_| PyValueError::new_err(format!("{what}: bound {v}")))?;
+            }
+            Ok(b)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(members_wire::Runs {
+        fields: [topics, counts, numbers],
+        bounds,
+    })
+}
+
+/// The compact answer's `members` as wire bytes, every member framed at once without the GIL;
+/// see `members_wire.rs`. `assigned` and `revoked`: `None` when every list is empty;
+/// `assignments`: Kafka's bytes per member, when asked for. `ValueError` when the columns do
+/// not fit the members.
+#[pyfunction]
+#[pyo3(signature = (ids, assigned, revoked, assignments))]
+fn compact_members(
+    py: Python<'_>,
+    ids: Vec<PyBackedStr>,
+    assigned: Option<RunsIn>,
+    revoked: Option<RunsIn>,
+    assignments: Option<Vec<PyBackedBytes>>,
+) -> PyResult<Py<PyBytes>> {
+    let assigned = assigned
+        .as_ref()
+        .map(|r| runs_in(r, "assigned"))
+        .transpose()?;
+    let revoked = revoked
+        .as_ref()
+        .map(|r| runs_in(r, "revoked"))
+        .transpose()?;
+    let id_bytes: Vec<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
+    let kafka: Option<Vec<&[u8]>> = assignments
+        .as_ref()
+        .map(|a| a.iter().map(|b| &b[..]).collect());
+    let out = py
+        .detach(|| {
+            members_wire::write(
+                &id_bytes,
+                assigned.as_ref(),
+                revoked.as_ref(),
+                kafka.as_deref(),
+            )
+        })
+        .map_err(PyValueError::new_err)?;
+    Ok(PyBytes::new(py, &out).unbind())
+}
+
 #[pymodule]
 fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(general_assignment, m)?)?;
@@ -390,5 +460,6 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
+    m.add_function(wrap_pyfunction!(compact_members, m)?)?;
     Ok(())
 }

@@ -8,14 +8,11 @@
   if some member has a rack that holds a replica, and not every partition already has a
   replica in every rack (then any placement is rack-local for whoever can be local at all);
   ``group_rack_reason`` that switch over a whole group, as Kafka's sticky assignors decide it;
-- ``priced_budget``: kassign's own work priced before it runs against a time budget (no clock,
-  so the same request gets the same answer and reason under any load).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 
 import numpy as np
@@ -23,14 +20,12 @@ import numpy.typing as npt
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import ConsumerGroup, Member
 from kassign.assignor.consumer.result import RackReason
-from kassign.assignor.errors import SolverError
 
 __all__ = [
     "group_rack_reason",
     "member_order",
     "member_order_key",
     "partitions_per_topic",
-    "priced_budget",
     "rack_reason",
     "subscribed_topics",
     "subscription_matrix",
@@ -85,26 +80,6 @@ def group_rack_reason(group: ConsumerGroup) -> RackReason:
         (m.rack for m in group.members if m.rack is not None),
         (group.topics[t].partition_racks[p] for t, n in topics.items() for p in range(n)),
     )
-
-
-def priced_budget(seconds: float, ms_each: float, units: str) -> Callable[[int], float]:
-    """An ``afford(n)`` that adds ``n`` units of work at ``ms_each`` to what was spent, raises
-    ``SolverError("TIME_BUDGET")`` once the sum would pass ``seconds``, and returns the seconds
-    spent so far: each solve or fill is priced before it runs."""
-    spent = [0]
-
-    def afford(n: int) -> float:
-        total = spent[0] + n
-        if total * ms_each / 1000.0 > seconds:
-            raise SolverError(
-                "TIME_BUDGET",
-                f"time budget of {seconds:g} s too small for {total} {units}"
-                f" (about {math.ceil(total * ms_each)} ms)",
-            )
-        spent[0] = total
-        return total * ms_each / 1000.0
-
-    return afford
 
 
 def subscription_matrix(circle: Sequence[Member], names: Sequence[str]) -> npt.NDArray[np.bool_]:

@@ -32,12 +32,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
+from kassign.assignor.budget import priced_budget
 from kassign.assignor.consumer import rack_optimal, sticky
-from kassign.assignor.consumer.common import (
-    group_rack_reason,
-    partitions_per_topic,
-    priced_budget,
-)
+from kassign.assignor.consumer.common import group_rack_reason, partitions_per_topic
 from kassign.assignor.consumer.model import (
     AssignOptions,
     ConsumerGroup,

@@ -33,11 +33,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from kassign.assignor.consumer.common import (
-    group_rack_reason,
-    partitions_per_topic,
-    priced_budget,
-)
+from kassign.assignor.budget import priced_budget
+from kassign.assignor.consumer.common import group_rack_reason, partitions_per_topic
 from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup, TopicPartition
 from kassign.assignor.consumer.optimal_balance import solve_split, spread_bounds, water_fill
 from kassign.assignor.consumer.optimal_flow import Costs, build_placement, place_units

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from itertools import takewhile
 
 import numpy as np
-from kassign.assignor.consumer.common import priced_budget
+from kassign.assignor.budget import priced_budget
 from kassign.assignor.errors import SolverError
 from kassign.assignor.load import LoadProblem, balance, lower_bound, peak_ratio
 from kassign.assignor.load.balance import BoolArray

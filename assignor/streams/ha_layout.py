@@ -58,11 +58,16 @@ class Layout:
         return [compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
 
 
-def settled(held: Holdings, balanced: Sequence[list[int]], before: Sequence[list[int]]) -> Holdings:
+def settled(
+    held: Holdings, balanced: Sequence[Sequence[int]], before: Sequence[Sequence[int]]
+) -> Holdings:
     """Each client's holdings after balancing: the set ``balance_over_threads`` kept for a
     client it left as it was (most of them, and every one of a fresh group), a compact set of
     the new list for the others (issue 24: not a second set of every task)."""
-    return [h if b == a else compact(b) for h, b, a in zip(held, balanced, before, strict=True)]
+    return [
+        h if b is a or b == a else compact(b)
+        for h, b, a in zip(held, balanced, before, strict=True)
+    ]
 
 
 def catch_up_index(state: ApplicationState, layout: Layout) -> CatchUpIndex:

@@ -136,6 +136,9 @@ def stateless_actives(
 
     Kafka's ``ConstrainedPrioritySet`` keyed by ``activeTaskLoad`` then process id: a heap.
     """
+    if not layout.stateless:  # nothing to place: one shared empty set, not one per client
+        none = dict.fromkeys(layout.clients, frozenset[TaskId]())
+        return none, Diagnostics(), none
     counts = [len(a) for a in stateful_active]
     heap = [(counts[i] / cap, i) for i, cap in enumerate(layout.capacities)]
     heapq.heapify(heap)

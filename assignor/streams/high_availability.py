@@ -61,6 +61,7 @@ from kassign.assignor.streams.result import (
     followup_deadline,
     task_assignment,
 )
+from kassign.assignor.streams.tags import one_tag_layout
 from kassign.assignor.streams.trace import Trace
 from kassign.assignor.streams.trace_ha import HaPhases, ha_trace
 
@@ -101,6 +102,11 @@ def explain_high_availability(state: ApplicationState) -> tuple[TaskAssignment, 
 def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
     if not state.clients:
         return task_assignment(()), None
+    with one_tag_layout(state):
+        return _assign_by(state, explain=explain)
+
+
+def _assign_by(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
     if state.configs.balance is Balance.LOAD:
         return _by_load(state, explain=explain)
     return _by_count(state, explain=explain)
@@ -159,8 +165,8 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     )
     interval = state.configs.probing_rebalance_interval_ms
     deadline = followup_deadline(state.now_ms, interval) if movements else None
-    assignment = task_assignment(
-        (
+    assignment = TaskAssignment(  # ``layout.clients`` is in process order already
+        tuple(
             _client_assignment(
                 client,
                 layout.stateful,
@@ -206,10 +212,13 @@ def _warmups(moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
     kept lagging copies (never the same pair: standby movements skip warm-ups). The joint stage
     must keep them all where they are: a warm-up it moved would never catch up, and the next
     rebalance would plan it again, for ever."""
-    warm = [set(ws) for ws in moved.warmups]
+    warm = [ws if isinstance(ws, frozenset) else frozenset(ws) for ws in moved.warmups]
+    kept: dict[int, set[int]] = {}  # at most the warm-up budget: a set only where one is kept
     for task, client in copied.kept:
-        warm[client].add(task)
-    return [frozenset(ws) for ws in warm]
+        kept.setdefault(client, set()).add(task)
+    for client, tasks in kept.items():
+        warm[client] = warm[client] | tasks
+    return warm
 
 
 def _measured(

@@ -135,18 +135,17 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
         state, layout, active, tables, keep=explain
     )
     index = catch_up_index(state, layout)
-    # Only a rack-aware pass (``_measured``) or a trace reads the holdings before movements
-    # again; otherwise the movements take them over (issue 16: no copy of every task).
-    keep = explain or rack_aware(state)
-    moved, copied = _movements(state, layout, index, active, standby, keep=keep)
+    # The phases' cost is measured now, so only a trace reads the holdings before movements
+    # again; otherwise the movements take them over (issues 16 and 24: no copy of every task).
+    before = _cost(state, layout, (active, standby), tables) if rack_aware(state) else None
+    moved, copied = _movements(state, layout, index, active, standby, keep=explain)
     warmups = _warmups(moved, copied)
     final_active, final_standby, exchanged = _exchange(
         state, layout, index, (moved.active, copied.standby), warmups, tables
     )
     if rack_aware(state):
-        exchanged = _measured(
-            state, layout, (active, standby), (moved.active, copied.standby), exchanged, tables
-        )
+        after = _cost(state, layout, (moved.active, copied.standby), tables)
+        exchanged = _measured(before, after, exchanged)
     stateless, stateless_diagnostics, stateless_balanced = stateless_actives(
         state, layout, final_active
     )
@@ -221,31 +220,29 @@ def _warmups(moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
     return warm
 
 
-def _measured(
+def _cost(
     state: ApplicationState,
     layout: Layout,
-    phases: tuple[Holdings, Holdings],
-    moved: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
-    joint: Diagnostics,
+    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
     tables: RackTables | None,
-) -> Diagnostics:
-    """What the KIP-441 movements changed in the cost, added to the report's before and after.
+) -> int | None:
+    """The cross-rack cost of ``held`` (actives, standbys); ``None`` where racks are unknown."""
+    if tables is not None:  # the request's tables (issue 24: two more of them were built here)
+        from kassign.assignor.streams.ha_exchange import measured
+
+        return measured(state, layout, held, tables)
+    return measured_holdings_cost(state, layout.stateful, *held, layout.clients)
+
+
+def _measured(before: int | None, after: int | None, joint: Diagnostics) -> Diagnostics:
+    """What the KIP-441 movements changed in the cost (``after`` them against ``before``),
+    added to the report's before and after.
 
     The phases' figures stop at what phases 1 and 2 left; the movements then send actives back
     to caught-up clients, maybe on other racks, and the joint stage saves from there. Adding
     the movements' change to both figures keeps "before -> after" the optimisation's effect
     while "after" stays the answer's real cost (it once read below zero without it).
     """
-    if tables is not None:  # the request's tables (issue 24: two more of them were built here)
-        from kassign.assignor.streams.ha_exchange import measured
-
-        before, after = (
-            measured(state, layout, phases, tables),
-            measured(state, layout, moved, tables),
-        )
-    else:
-        before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
-        after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
     if before is None or after is None:
         return joint
     change = after - before

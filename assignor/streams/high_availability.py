@@ -43,7 +43,7 @@ from kassign.assignor.streams.ha_phases import (
     stateful_actives,
     stateless_actives,
 )
-from kassign.assignor.streams.holders import picked
+from kassign.assignor.streams.holders import picked_sorted
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.load_plan import fallback_note, measured_figures
 from kassign.assignor.streams.model import ApplicationState, Balance, ProcessId, TaskId
@@ -166,14 +166,13 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     deadline = followup_deadline(state.now_ms, interval) if movements else None
     assignment = TaskAssignment(  # ``layout.clients`` is in process order already
         tuple(
-            _client_assignment(
-                client,
-                layout.stateful,
-                (final_active[i], final_standby[i]),
-                stateless[client],
-                deadline,
+            _client_assignment(client, held, stateless[client], deadline)
+            for client, *held in zip(
+                layout.clients,
+                picked_sorted(layout.stateful, final_active),
+                picked_sorted(layout.stateful, final_standby),
+                strict=True,
             )
-            for i, client in enumerate(layout.clients)
         ),
         diagnostics,
     )
@@ -192,15 +191,13 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
 
 def _client_assignment(
     client: ProcessId,
-    stateful: Sequence[TaskId],
-    held: tuple[AbstractSet[int], AbstractSet[int]],
+    held: Sequence[tuple[TaskId, ...]],
     stateless: AbstractSet[TaskId],
     deadline: int | None,
 ) -> KafkaStreamsAssignment:
-    """``KafkaStreamsAssignment.of`` from positions: ``stateful`` is sorted, so sorting the
-    positions sorts the ids (ints compare faster than ``TaskId`` tuples; issue 24)."""
+    """``KafkaStreamsAssignment.of`` from sorted stateful (active, standby) lists."""
     checkpoint()
-    active, standby = (picked(stateful, sorted(ts)) for ts in held)
+    active, standby = held
     if stateless:
         active = tuple(sorted(active + tuple(stateless)))
     return KafkaStreamsAssignment(client, active, standby, deadline)

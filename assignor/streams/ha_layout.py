@@ -32,15 +32,21 @@ class Layout:
     numbers: tuple[int, ...]
     """``0..len(stateful)-1``, one int object each, shared by every holding (issue 16: a
     position made afresh for each holding costs 28 bytes each time)."""
+    state_order: tuple[int, ...]
+    """Per client, its index in ``state.clients`` (the rack layer's numbering)."""
 
     @staticmethod
     def of(state: ApplicationState) -> Layout:
-        clients = tuple(sorted(state.clients, key=process_key))
+        pids, kinds = list(state.clients), list(state.clients.values())
+        keys = list(map(process_key, pids))
+        order = tuple(sorted(range(len(pids)), key=keys.__getitem__))
+        clients = tuple(pids[i] for i in order)  # read by index: no UUID hashed (issue 24)
         # a client always has a consumer; guard anyway so a load is never a division by zero
-        capacities = tuple(max(1, state.clients[c].num_threads) for c in clients)
+        capacities = tuple(max(1, kinds[i].num_threads) for i in order)
         stateful = tuple(sorted(state.stateful_tasks))
         stateless = tuple(sorted(state.stateless_tasks))
-        return Layout(clients, capacities, stateful, stateless, tuple(range(len(stateful))))
+        numbers = tuple(range(len(stateful)))
+        return Layout(clients, capacities, stateful, stateless, numbers, order)
 
     def to_map(
         self, holdings: Sequence[Iterable[int]], tasks: Sequence[TaskId]

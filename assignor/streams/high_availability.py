@@ -143,13 +143,14 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     final_active, final_standby, exchanged = _exchange(
         state, layout, index, (moved.active, copied.standby), warmups, tables
     )
-    if rack_aware(state):
-        after = _cost(state, layout, (moved.active, copied.standby), tables)
+    movements = moved.movements + copied.movements
+    if rack_aware(state):  # no movement planned: the holdings are the phases' (fresh groups)
+        held = (moved.active, copied.standby)
+        after = _cost(state, layout, held, tables) if movements else before
         exchanged = _measured(before, after, exchanged)
     stateless, stateless_diagnostics, stateless_balanced = stateless_actives(
         state, layout, final_active
     )
-    movements = moved.movements + copied.movements
     pairs = warmup_pairs(layout, warmups)
     diagnostics = (
         Diagnostics(

@@ -65,8 +65,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     simulate.add_argument(
         "--loads",
         metavar="zipf:S",
-        help="consumer groups instead, partitions of Zipf loads (exponent S): count against "
+        help="groups whose partitions (tasks) carry Zipf loads (exponent S): count against "
         "load balancing per round (issue 25)",
+    )
+    simulate.add_argument(
+        "--kind",
+        choices=("consumer", "streams"),
+        help="with --loads: consumer groups (default) or Kafka Streams groups",
     )
     simulate.add_argument(
         "--drift",
@@ -150,8 +155,11 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.loads is None and args.drift is not None:
         log.error("--drift is for --loads: the drift of partition loads")
         return 2
+    if args.loads is None and args.kind is not None:
+        log.error("--kind is for --loads: the kind of groups whose loads are simulated")
+        return 2
     if args.loads is not None and (args.events or args.grid or args.config):
-        log.error("--loads simulates consumer groups: --events, --grid and --config are Streams'")
+        log.error("--loads runs its own rounds: --events, --grid and --config are not read with it")
         return 2
     with command_progress("simulate", started=started, doing=_LOADING) as progress:
         from kassign.pipeline.events import load_events
@@ -181,6 +189,7 @@ def run_simulate(args: argparse.Namespace) -> int:
                 events=events,
                 rounds=args.rounds,
                 loads=model,
+                kind=args.kind or "consumer",
             )
     return _finish("simulate", started, summary)
 

@@ -14,11 +14,11 @@ them as "no previous assignment, generation -1") is the assignor's business.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kassign.kafka.buffer import Reader, TopicPartitionRuns, WireError, Writer
+from kassign.kafka.runs import runs_of_columns
 
 __all__ = [
     "StickyClaims",
@@ -53,13 +53,6 @@ class StickyClaims:
     failure: WireError | None
 
 
-def _column(raw: bytes, code: str) -> array[int]:
-    """The core's native-endian column as an ``array`` (no object per number)."""
-    column = array(code)
-    column.frombytes(raw)
-    return column
-
-
 def decode_sticky_user_data_group(user_data: Sequence[bytes | None]) -> list[StickyClaims]:
     """Each member's bytes (``None``: nothing, no generation) as ``StickyAssignor`` reads
     them: v1, else v0 (empty bytes fit neither); bytes after the struct ignored; malformed
@@ -71,25 +64,13 @@ def decode_sticky_user_data_group(user_data: Sequence[bytes | None]) -> list[Sti
     server's install, where ``kassign_native`` is built."""
     import kassign_native  # the server's compiled core; the client never decodes these
 
-    names, generations, failures, entry_ends, number_ends, topic_raw, counts_raw, numbers_raw = (
-        kassign_native.sticky_user_data(list(user_data))
-    )
-    topic_of = _column(topic_raw, "q")
-    counts, numbers = _column(counts_raw, "q"), _column(numbers_raw, "i")
-    shared: dict[bytes, tuple[str, ...]] = {}  # members mostly name one topic list: one tuple
-    out: list[StickyClaims] = []
-    entry = number = 0
-    for end, number_end, generation, failure in zip(
-        _column(entry_ends, "q"), _column(number_ends, "q"), generations, failures, strict=True
-    ):
-        key = topic_raw[8 * entry : 8 * end]
-        topics = shared.get(key)
-        if topics is None:
-            topics = shared[key] = tuple(map(names.__getitem__, topic_of[entry:end]))
-        runs = TopicPartitionRuns(topics, counts[entry:end], numbers[number:number_end])
-        out.append(StickyClaims(runs, generation, None if failure is None else WireError(*failure)))
-        entry, number = end, number_end
-    return out
+    names, generations, failures, *columns = kassign_native.sticky_user_data(list(user_data))
+    return [
+        StickyClaims(runs, generation, None if failure is None else WireError(*failure))
+        for runs, generation, failure in zip(
+            runs_of_columns(names, *columns), generations, failures, strict=True
+        )
+    ]
 
 
 def decode_sticky_user_data(data: bytes) -> StickyUserData:

@@ -17,7 +17,14 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, islice, repeat
 from typing import Any, NamedTuple, cast
 
-__all__ = ["TopicPartitionRuns", "count_at", "int32_array", "runs_at", "strings_at"]
+__all__ = [
+    "TopicPartitionRuns",
+    "count_at",
+    "int32_array",
+    "runs_at",
+    "runs_of_columns",
+    "strings_at",
+]
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
@@ -134,6 +141,40 @@ class TopicPartitionRuns(NamedTuple):
         if self.counts.count(1) == len(self.counts):  # an entry per partition
             return zip(self.topics, self.numbers)
         return zip(chain.from_iterable(map(repeat, self.topics, self.counts)), self.numbers)
+
+
+def _column(raw: bytes, code: str) -> array[int]:
+    """A native-endian column (the compiled core's) as an ``array``: no object per number."""
+    column = array(code)
+    column.frombytes(raw)
+    return column
+
+
+def runs_of_columns(
+    names: Sequence[str],
+    entry_ends: bytes,
+    number_ends: bytes,
+    topic_raw: bytes,
+    counts_raw: bytes,
+    numbers_raw: bytes,
+) -> list[TopicPartitionRuns]:
+    """A group's entries read into columns by the compiled core (per member the end of its
+    entries and of its numbers; per entry its name's index and count, int64; the numbers,
+    int32; native order) cut back into each member's runs. Members mostly name one topic list,
+    so equal lists share one tuple (the library then checks and compares it once)."""
+    topic_of = _column(topic_raw, "q")
+    counts, numbers = _column(counts_raw, "q"), _column(numbers_raw, "i")
+    shared: dict[bytes, tuple[str, ...]] = {}
+    out: list[TopicPartitionRuns] = []
+    entry = number = 0
+    for end, number_end in zip(_column(entry_ends, "q"), _column(number_ends, "q"), strict=True):
+        key = topic_raw[8 * entry : 8 * end]
+        topics = shared.get(key)
+        if topics is None:
+            topics = shared[key] = tuple(map(names.__getitem__, topic_of[entry:end]))
+        out.append(TopicPartitionRuns(topics, counts[entry:end], numbers[number:number_end]))
+        entry, number = end, number_end
+    return out
 
 
 def count_at(data: bytes, at: int, min_size: int) -> int | None:

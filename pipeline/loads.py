@@ -1,6 +1,6 @@
 """Partition loads for ``kassign simulate --loads zipf:S --drift F``: skewed, seeded, drifting.
 
-Why: issue 25 asks what balancing load instead of counts buys a consumer group whose partitions
+Why: issue 25 asks what balancing load instead of counts buys a group whose partitions (or tasks)
 carry very different traffic, and what it costs in moves as that traffic shifts. Loads follow
 Zipf's law (the partition of rank ``k`` carries ``1000 / k**S``, ranks shuffled over the
 partitions), the shape of real topic traffic and of issue 25's suite; each round every load is
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LoadModel", "drifted", "load_model", "load_rng", "zipf_loads"]
+__all__ = ["LoadModel", "drifted", "load_model", "load_rng", "load_rounds", "zipf_loads"]
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 _DISTRIBUTIONS = ("zipf",)
@@ -64,3 +64,13 @@ def drifted(loads: FloatArray, drift: float, rng: np.random.Generator) -> FloatA
     if not drift:
         return loads
     return np.asarray(loads * rng.uniform(1.0 - drift, 1.0 + drift, len(loads)), dtype=np.float64)
+
+
+def load_rounds(
+    n: int, model: LoadModel, rng: np.random.Generator, rounds: int
+) -> tuple[FloatArray, ...]:
+    """``n`` items' loads in each of ``rounds`` rounds: Zipf in the first, then drifted."""
+    loads = [zipf_loads(n, model.exponent, rng)]
+    for _ in range(rounds - 1):
+        loads.append(drifted(loads[-1], model.drift, rng))
+    return tuple(loads)

@@ -17,7 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 from kassign.pipeline import report_plots as plots
-from kassign.pipeline.report_loads import is_load_output, load_summary_table, per_round_table
+from kassign.pipeline.report_loads import (
+    is_load_output,
+    load_kind,
+    load_summary_table,
+    per_round_table,
+)
 from kassign.pipeline.report_tables import (
     against_none_table,
     convergence_table,
@@ -144,41 +149,69 @@ def _simulation(frame: pd.DataFrame) -> list[Section]:
     ]
 
 
+_LOAD_WORDS = {
+    "consumer": (
+        (
+            "count: Kafka's cooperative-sticky; load: the same assignor balancing load per "
+            "unit of capacity"
+        ),
+        "member's load per unit of capacity",
+        "partitions",
+        "follow-up rebalances included (round 1 starts from nothing owned: none move)",
+        "round 1 starts from nothing owned",
+    ),
+    "streams": (
+        (
+            "count: Kafka Streams' high_availability; load: the same assignor balancing task "
+            "load per stream thread"
+        ),
+        "client's load per stream thread",
+        "active tasks",
+        (
+            "KIP-441's follow-up rebalances included (round 1 starts from the generated "
+            "group's previous owners)"
+        ),
+        "round 1 starts from the generated group's previous owners and lagging stores",
+    ),
+}
+"""What a load simulation's page says of each kind of group (``load_rows``' ``kind``)."""
+
+
 def _loads(frame: pd.DataFrame) -> list[Section]:
     """A load simulation's sections (``simulate --loads``): count against load balancing."""
     peak = per_round_table(frame, "max_over_mean")
     ok = frame[frame["error"] == ""]
     floor = (ok["bound"] / ok["mean_load"]).groupby(ok["round"]).mean()
     moves = per_round_table(frame, "moved")
+    configs, busiest, items, followups, first = _LOAD_WORDS[load_kind(frame)]
     return [
         Section(
             "load-summary",
             "Count against load balancing",
-            "Per configuration (count: Kafka's cooperative-sticky; load: the same assignor "
-            "balancing load per unit of capacity), over every group's rounds: the busiest "
-            "member's load per unit of capacity over the mean (max over mean), the least any "
+            f"Per configuration ({configs}), over every group's rounds: the busiest "
+            f"{busiest} over the mean (max over mean), the least any "
             "assignment reaches (bound over mean), the peak over that bound (1 is optimal), "
-            "the partitions moved per group over all rounds and in all, and the CPU time per round.",
+            f"the {items} moved per group over all rounds and in all, and the CPU time per round.",
             load_summary_table(frame),
             number_format="{:.3f}",
         ),
         Section(
             "load-peak",
             "Max over mean load per round",
-            "Mean over groups, per round, of the busiest member's load per unit of capacity "
+            f"Mean over groups, per round, of the busiest {busiest} "
             "over the mean; dashed: the bound over the mean, below which no assignment goes. "
-            "Loads drift between rounds; round 1 starts from nothing owned.",
+            f"Loads drift between rounds; {first}.",
             peak,
             plots.per_round_plot("load-peak", peak, "max / mean load", floor),
             "{:.3f}",
         ),
         Section(
             "load-moves",
-            "Partitions moved per round",
-            "Mean over groups of the partitions each round moved from their previous owner, "
-            "follow-up rebalances included (round 1 starts from nothing owned: none move).",
+            f"{items.capitalize()} moved per round",
+            f"Mean over groups of the {items} each round moved from their previous owner, "
+            f"{followups}.",
             moves,
-            plots.per_round_plot("load-moves", moves, "partitions moved"),
+            plots.per_round_plot("load-moves", moves, f"{items} moved"),
             "{:.1f}",
         ),
     ]

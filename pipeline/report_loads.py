@@ -1,6 +1,6 @@
 """The tables of a load simulation's report (``kassign simulate --loads``): pure pandas.
 
-Rows are one per group, balance (``config``: ``count`` or ``load``) and round
+Rows are one per group (consumer or Kafka Streams, ``kind``), balance (``config``: ``count`` or ``load``) and round
 (``kassign.pipeline.load_rows``). Rows with an error are left out of every mean, as in the rest
 of the report. Tables have one row per configuration and a column per round, so they grow
 downwards with the configurations and sideways only with ``--rounds``.
@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import pandas as pd
 
-__all__ = ["is_load_output", "load_summary_table", "per_round_table"]
+__all__ = ["is_load_output", "load_kind", "load_summary_table", "per_round_table"]
 
 
 def is_load_output(frame: pd.DataFrame) -> bool:
     """Whether ``frame`` is ``simulate --loads`` output (it has load columns, not Streams')."""
     return "max_over_mean" in frame.columns
+
+
+def load_kind(frame: pd.DataFrame) -> str:
+    """``consumer`` or ``streams``: the groups a load simulation ran (outputs written before
+    Streams groups were simulated have no ``kind`` column: consumer groups)."""
+    kinds = set(frame["kind"]) if "kind" in frame.columns else set()
+    return "streams" if kinds == {"streams"} else "consumer"
 
 
 def _ok(frame: pd.DataFrame) -> pd.DataFrame:

@@ -16,15 +16,18 @@ import pandas as pd
 from kassign.pipeline.events import Event
 from kassign.pipeline.generate import GroupSpec
 from kassign.pipeline.grid import Configuration
-from kassign.pipeline.load_rows import LOAD_COLUMNS, load_rows
+from kassign.pipeline.load_rounds import LOAD_COLUMNS
+from kassign.pipeline.load_rows import load_rows
 from kassign.pipeline.loads import LoadModel
 from kassign.pipeline.rows import SIMULATE_COLUMNS, simulate_rows
 from kassign.pipeline.schema import spark_schema
+from kassign.pipeline.streams_load_rows import streams_load_rows
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 __all__ = [
     "GENERATED",
+    "LOAD_KINDS",
     "load_frame",
     "simulate",
     "simulate_frame",
@@ -48,7 +51,7 @@ _SIM_TYPES: dict[str, type] = {
     "converged": bool,
 }
 _LOAD_TYPES: dict[str, type] = {
-    **{c: str for c in ("group_id", "config", "assignor", "error")},
+    **{c: str for c in ("group_id", "kind", "config", "assignor", "error")},
     **{c: int for c in ("group_index", "seed", "round", "members", "partitions", "moved")},
     "rebalances": int,
     **{
@@ -107,13 +110,25 @@ def simulate_frame(
     return _group_frame(spark, groups, rows_of, SIMULATE_COLUMNS, _SIM_TYPES)
 
 
+LOAD_KINDS = ("consumer", "streams")
+"""``simulate --loads --kind``: consumer groups (the default) or Kafka Streams groups."""
+
+
 def load_frame(
-    spark: SparkSession, *, groups: int, seed: int, spec: GroupSpec, model: LoadModel, rounds: int
+    spark: SparkSession,
+    *,
+    groups: int,
+    seed: int,
+    spec: GroupSpec,
+    model: LoadModel,
+    rounds: int,
+    kind: str = "consumer",
 ) -> DataFrame:
     """The load simulation's rows (``simulate --loads``) of groups ``0 .. groups-1``."""
+    rows_of_kind = streams_load_rows if kind == "streams" else load_rows
 
     def rows_of(index: int) -> list[dict[str, Any]]:
-        return load_rows(seed=seed, index=index, spec=spec, model=model, rounds=rounds)
+        return rows_of_kind(seed=seed, index=index, spec=spec, model=model, rounds=rounds)
 
     return _group_frame(spark, groups, rows_of, LOAD_COLUMNS, _LOAD_TYPES)
 
@@ -129,11 +144,15 @@ def simulate(
     events: Sequence[Event],
     rounds: int,
     loads: LoadModel | None = None,
+    kind: str = "consumer",
 ) -> dict[str, Any]:
     """Run the simulation job and write ``target``; returns the driver's summary. With
-    ``loads``, consumer groups under those loads instead (``grid`` and ``events`` unused)."""
+    ``loads``, groups of ``kind`` (``LOAD_KINDS``) under those loads instead, count against
+    load balancing (``grid`` and ``events`` unused)."""
     if loads is not None:
-        frame = load_frame(spark, groups=groups, seed=seed, spec=spec, model=loads, rounds=rounds)
+        frame = load_frame(
+            spark, groups=groups, seed=seed, spec=spec, model=loads, rounds=rounds, kind=kind
+        )
     else:
         frame = simulate_frame(
             spark, groups=groups, seed=seed, spec=spec, grid=grid, events=events, rounds=rounds

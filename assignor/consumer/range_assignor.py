@@ -17,95 +17,40 @@ partitions. If any topic does, before the plain ranges:
   unassigned partitions with a replica in its rack.
 
 What is left is then filled by plain ranges, each member up to its quota. Quotas never change:
-balance per topic comes first, co-partitioning second, rack locality third.
+balance per topic comes first, co-partitioning second, rack locality third. A member's quota
+in a topic is ``n // c``, or one more while fewer than ``n % c`` members have taken one more.
 
-When no topic needs rack matching (always, without racks), the plain ranges are laid out as
-partition ids (``columns``) for all topics at once: each topic's partitions in order, cut into
-its subscribers' quotas, no object per partition (issue 24).
+Partitions are ids (``columns``), members their places in member order, no object per
+partition (issue 24). When no topic needs rack matching (always, without racks), the plain
+ranges are laid out for all topics at once: each topic's partitions in order, cut into its
+subscribers' quotas. When some topic does, every choice reads the counts the one before left,
+a step per partition (co-partitioned topics) or per member and topic that no array step
+reproduces: those passes run in the compiled core (``kassign_native.range_with_racks``,
+``assignor/native/src/range.rs``; issue 24: 40,000 Python steps were 97% of a 40,000-partition
+group's assignment).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+import kassign_native
 import numpy as np
 import numpy.typing as npt
-from kassign.assignor.consumer.columns import Ids, PartitionSpace
+from kassign.assignor.consumer.columns import Ids, PartitionSpace, replica_rack_sets
 from kassign.assignor.consumer.common import (
     member_order,
     partitions_per_topic,
     rack_reason,
     subscription_matrix,
 )
-from kassign.assignor.consumer.model import ConsumerGroup, Member, Topic, TopicPartition
+from kassign.assignor.consumer.model import ConsumerGroup, Member
 from kassign.assignor.consumer.result import GroupAssignment, RackReason, group_assignment
+from kassign.assignor.interrupt import checkpoint
 
 __all__ = ["NAME", "assign_range"]
 
 NAME = "range"
-
-Assignment = dict[str, list[TopicPartition]]
-
-
-@dataclass(slots=True)
-class _TopicState:
-    """One topic's scratch state: its subscribers, the partitions taken and each one's quota.
-
-    The partitions left are read through ``lowest``: per rack (``None``: any) the topic's
-    partitions on it ascending and a cursor before which all are taken, so a topic's passes
-    walk each list once instead of rescanning the partitions left for every member.
-    """
-
-    topic: str
-    consumers: tuple[tuple[str, str | None], ...]  # (member id, rack) in member order
-    partition_racks: dict[int, frozenset[str]]  # empty unless a subscriber has a rack
-    reason: RackReason
-    left: int
-    base: int
-    extra: int
-    taken: bytearray
-    assigned: dict[str, int] = field(default_factory=dict)
-    rack_of: dict[str, str | None] = field(default_factory=dict)
-    on_rack: dict[str | None, list[int]] = field(default_factory=dict)
-    cursor: dict[str | None, int] = field(default_factory=dict)
-
-    def racks_match(self, consumer: str, partition: int) -> bool:
-        rack = self.rack_of[consumer]
-        return rack is None or rack in self.partition_racks.get(partition, frozenset())
-
-    def max_assignable(self, consumer: str) -> int:
-        return max(0, self.base + (1 if self.extra > 0 else 0) - self.assigned.get(consumer, 0))
-
-    def lowest(self, rack: str | None, count: int) -> list[int]:
-        """The ``count`` lowest partitions left with a replica on ``rack`` (``None``: any)."""
-        order = self.on_rack.get(rack)
-        if order is None:
-            if rack is None:
-                order = list(range(len(self.taken)))
-            else:
-                order = [p for p, racks in self.partition_racks.items() if rack in racks]
-            self.on_rack[rack] = order
-        i, taken = self.cursor.get(rack, 0), self.taken
-        if rack is None and i + count <= len(order) and taken.find(1, i, i + count) < 0:
-            self.cursor[rack] = i + count  # the next ``count`` are all left (order: every one)
-            return order[i : i + count]
-        chosen: list[int] = []
-        while len(chosen) < count and i < len(order):
-            if not taken[order[i]]:
-                chosen.append(order[i])
-            i += 1
-        self.cursor[rack] = i
-        return chosen
-
-    def give(self, consumer: str, partitions: list[int], assignment: Assignment) -> None:
-        assignment[consumer].extend([TopicPartition(self.topic, p) for p in partitions])
-        count = self.assigned.get(consumer, 0) + len(partitions)
-        self.assigned[consumer] = count
-        if count > self.base:
-            self.extra -= 1
-        for p in partitions:
-            self.taken[p] = 1
-        self.left -= len(partitions)
 
 
 def assign_range(group: ConsumerGroup) -> GroupAssignment:
@@ -115,14 +60,16 @@ def assign_range(group: ConsumerGroup) -> GroupAssignment:
     subscribes = subscription_matrix(circle, list(counts))
     subscribers = [np.flatnonzero(subscribes[:, i]) for i in range(len(counts))]
     racks = _RackCodes.of(circle)
-    reasons = [
-        _topic_reason(group.topics[topic], racks.among(places))
-        for topic, places in zip(counts, subscribers, strict=True)
-    ]
-    if any(r.enables for r in reasons):
-        return _assign_rack_matched(group)
-    space = PartitionSpace.of(counts)
-    owner = _plain_owners(list(counts.values()), subscribers)
+    topic_racks = [racks.among(places) for places in subscribers]
+    space = PartitionSpace.of(counts)  # topics by name, as ``counts``
+    replicas = _Replicas.of(group, space, racks) if any(topic_racks) else None
+    reasons = _topic_reasons(space, topic_racks, replicas)
+    if replicas is not None and any(r.enables for r in reasons):
+        passes = _rack_passes(space, subscribers, [bool(r) for r in topic_racks], reasons)
+        owner = _rack_matched_owners(space, subscribers, racks, replicas, passes)
+    else:
+        owner = _plain_owners(list(counts.values()), subscribers)
+    across = None if replicas is None else replicas.across(racks, owner)
     order = np.argsort(owner, kind="stable")  # by member; ids ascending within each
     ends = np.cumsum(np.bincount(owner, minlength=len(circle)))
     target = {
@@ -133,7 +80,9 @@ def assign_range(group: ConsumerGroup) -> GroupAssignment:
     }
     reason = _most_telling(group, reasons)
     claims = {m.member_id: m.owned_partitions for m in group.members}
-    return group_assignment(NAME, group, target, claims=claims, rack_reason=reason)
+    return group_assignment(
+        NAME, group, target, claims=claims, rack_reason=reason, cross_rack=across
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +108,47 @@ class _RackCodes:
         return [self.names[i] for i in found[found >= 0].tolist()]
 
 
-def _topic_reason(topic: Topic, racks: list[str]) -> RackReason:
-    """KIP-881's switch for one topic, over its subscribers' racks and its partitions'."""
-    if not racks:
-        return rack_reason((), ())
-    return rack_reason(racks, set(topic.partition_racks))
+@dataclass(frozen=True, slots=True)
+class _Replicas:
+    """The partitions' replica racks as numbers: each id's rack set (``set_of``, among the
+    distinct ``rack_sets``), and per set and member rack (``_RackCodes.names``) whether the
+    set holds it."""
+
+    rack_sets: tuple[frozenset[str], ...]
+    set_of: Ids
+    set_has: npt.NDArray[np.bool_]
+
+    @staticmethod
+    def of(group: ConsumerGroup, space: PartitionSpace, racks: _RackCodes) -> _Replicas:
+        rack_sets, set_of = replica_rack_sets(group.topics, space)
+        set_has = np.array([[r in s for r in racks.names] for s in rack_sets], dtype=bool)
+        return _Replicas(rack_sets, set_of, set_has.reshape(len(rack_sets), len(racks.names)))
+
+    def across(self, racks: _RackCodes, owner: Ids) -> int:
+        """How many partitions (ids, taken by the places in ``owner``) are read from a rack
+        holding none of their replicas (a member without a rack reads none across)."""
+        rack = racks.at[owner]
+        racked = rack >= 0
+        return int(np.count_nonzero(~self.set_has[self.set_of[racked], rack[racked]]))
+
+
+def _topic_reasons(
+    space: PartitionSpace, topic_racks: list[list[str]], replicas: _Replicas | None
+) -> list[RackReason]:
+    """KIP-881's switch for each topic, over its subscribers' racks and its partitions' (the
+    distinct rack sets among them decide it)."""
+    if replicas is None:
+        return [rack_reason((), ())] * len(topic_racks)
+    topics = len(topic_racks)
+    topic = np.repeat(np.arange(topics, dtype=np.int64), np.diff(space.offsets))
+    has = np.zeros((topics, len(replicas.rack_sets)), dtype=bool)  # per topic, its sets
+    has[topic, replicas.set_of] = True
+    return [
+        rack_reason(among, [replicas.rack_sets[i] for i in np.flatnonzero(row).tolist()])
+        if among
+        else rack_reason((), ())
+        for among, row in zip(topic_racks, has, strict=True)
+    ]
 
 
 def _plain_owners(counts: list[int], subscribers: list[npt.NDArray[np.int64]]) -> Ids:
@@ -187,106 +172,51 @@ def _most_telling(group: ConsumerGroup, reasons: list[RackReason]) -> RackReason
     return max(reasons, key=order.index)
 
 
-def _assign_rack_matched(group: ConsumerGroup) -> GroupAssignment:
-    """Some topic needs rack matching: the topics' passes, partition by partition."""
-    ordered = [(m, frozenset(m.topics)) for m in member_order(group.members)]
-    states = [
-        _topic_state(group, ordered, topic, count)
-        for topic, count in partitions_per_topic(group).items()
+def _rack_passes(
+    space: PartitionSpace,
+    subscribers: list[Ids],
+    racked: list[bool],
+    reasons: list[RackReason],
+) -> list[list[int]]:
+    """The rack-matched passes, as Kafka runs them: topics (by index) grouped by subscribers
+    and, if a subscriber has a rack, partition count, groups in order of their first topic;
+    a group of several is one co-partitioned pass, a single topic a pass of its own if it
+    needs rack matching. (Topics whose subscribers have no rack group with a count of zero:
+    such a group has no partition to pass over.)"""
+    sizes = np.diff(space.offsets).tolist()
+    groups: dict[tuple[bytes, int], list[int]] = {}
+    for t, (places, has_racks) in enumerate(zip(subscribers, racked, strict=True)):
+        key = (places.tobytes(), sizes[t] if has_racks else 0)
+        groups.setdefault(key, []).append(t)
+    return [
+        together
+        for (_, size), together in groups.items()
+        if (len(together) > 1 and size > 0) or (len(together) == 1 and reasons[together[0]].enables)
     ]
-    assignment: Assignment = {m.member_id: [] for m in group.members}
-    if any(s.reason.enables for s in states):
-        _assign_with_rack_matching(states, assignment)
-    for state in states:
-        _assign_ranges(state, assignment, rack_matched=False)
-    claims = {m.member_id: m.owned_partitions for m in group.members}
-    return group_assignment(
-        NAME, group, assignment, claims=claims, rack_reason=_group_reason(group, states)
+
+
+def _rack_matched_owners(
+    space: PartitionSpace,
+    subscribers: list[Ids],
+    racks: _RackCodes,
+    replicas: _Replicas,
+    passes: list[list[int]],
+) -> Ids:
+    """Each partition id's taker after the rack-matched ``passes`` and the plain ranges (the
+    compiled core, without the GIL)."""
+    sizes = np.fromiter(map(len, subscribers), dtype=np.int64, count=len(subscribers))
+    owner: Ids = np.frombuffer(
+        kassign_native.range_with_racks(
+            offsets=space.offsets.tolist(),
+            subscribers=np.concatenate([np.zeros(0, dtype=np.int64), *subscribers]).tobytes(),
+            subscriber_ends=np.cumsum(sizes).tolist(),
+            passes=passes,
+            member_rack=racks.at.tolist(),
+            set_of=np.ascontiguousarray(replicas.set_of, dtype=np.int64).tobytes(),
+            set_has=replicas.set_has.ravel().tolist(),
+            racks=len(racks.names),
+            checkpoint=checkpoint,
+        ),
+        dtype=np.int64,
     )
-
-
-def _topic_state(
-    group: ConsumerGroup, ordered: list[tuple[Member, frozenset[str]]], topic: str, count: int
-) -> _TopicState:
-    """``ordered``: the group's members in ``member_order``, each with its topics."""
-    consumers = tuple((m.member_id, m.rack) for m, topics in ordered if topic in topics)
-    racks = [r for _, r in consumers if r is not None]
-    topic_racks = group.topics[topic].partition_racks
-    partition_racks = dict(enumerate(topic_racks)) if racks else {}
-    return _TopicState(
-        topic=topic,
-        consumers=consumers,
-        partition_racks=partition_racks,
-        reason=rack_reason(racks, partition_racks.values()),
-        left=count,
-        base=count // len(consumers),
-        extra=count % len(consumers),
-        taken=bytearray(count),
-        rack_of=dict(consumers),
-    )
-
-
-def _assign_ranges(state: _TopicState, assignment: Assignment, *, rack_matched: bool) -> None:
-    """Each subscriber in order takes its quota of the lowest partitions left, on its rack if
-    ``rack_matched`` (a member without a rack matches any)."""
-    for consumer, rack in state.consumers:
-        if not state.left:
-            break
-        quota = state.max_assignable(consumer)
-        chosen = state.lowest(rack if rack_matched else None, quota)
-        if chosen:
-            state.give(consumer, chosen, assignment)
-
-
-def _assign_with_rack_matching(states: list[_TopicState], assignment: Assignment) -> None:
-    """Rack-matched placement first: co-partitioned topics together, others one by one."""
-    groups: dict[tuple[tuple[tuple[str, str | None], ...], int], list[_TopicState]] = {}
-    for state in states:
-        groups.setdefault((state.consumers, len(state.partition_racks)), []).append(state)
-    for (consumers, partitions), together in groups.items():
-        if len(together) > 1:
-            _assign_co_partitioned(consumers, partitions, together, assignment)
-        elif together[0].reason.enables:
-            _assign_ranges(together[0], assignment, rack_matched=True)
-
-
-def _assign_co_partitioned(
-    consumers: tuple[tuple[str, str | None], ...],
-    partitions: int,
-    states: list[_TopicState],
-    assignment: Assignment,
-) -> None:
-    """Partition ``p`` of every topic to the first member that matches and has room in all.
-
-    A member matches partition ``p`` of every topic when it has no rack or its rack is in the
-    intersection of their racks; when that is empty and every member has a rack, nobody does.
-    """
-    remaining = [c for c, _ in consumers]
-    rack_of = dict(consumers)
-    rackless = any(r is None for _, r in consumers)
-    for p in range(partitions):
-        common = frozenset.intersection(*(s.partition_racks.get(p, frozenset()) for s in states))
-        if not common and not rackless:
-            continue
-        chosen = next(
-            (
-                c
-                for c in remaining
-                if (rack_of[c] is None or rack_of[c] in common)
-                and all(s.max_assignable(c) > 0 for s in states)
-            ),
-            None,
-        )
-        if chosen is None:
-            continue
-        for state in states:
-            state.give(chosen, [p], assignment)
-        if all(s.max_assignable(chosen) == 0 for s in states):
-            remaining.remove(chosen)
-            if not remaining:
-                break
-
-
-def _group_reason(group: ConsumerGroup, states: list[_TopicState]) -> RackReason:
-    """On if any topic used racks; otherwise the most telling topic's reason (``RackReason``)."""
-    return _most_telling(group, [s.reason for s in states])
+    return owner

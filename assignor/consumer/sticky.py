@@ -78,9 +78,10 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
     (``InvalidRequest`` naming the first member at fault: Kafka would assign such a partition
     twice); claims of other topics are ignored, unchecked.
     """
-    read = list(
-        map(_decoded, decode_sticky_user_data_group([m.user_data or None for m in members]))
-    )
+    sent = [m.user_data or None for m in members]
+    if not any(sent):  # a fresh group: nothing to read, nothing claimed
+        return {m.member_id: MemberData(OwnedPartitions(), None) for m in members}
+    read = list(map(_decoded, decode_sticky_user_data_group(sent)))
     seen: dict[int, bool] = {}
     known = [
         (m.member_id, r[0].of_topics(group.topics, seen))

@@ -1,8 +1,9 @@
 """kassign's compiled core (Rust, ``assignor/native/src``); called by
-``kassign.assignor.consumer.sticky_general``, ``sticky_constrained`` and
+``kassign.assignor.consumer.sticky_general``, ``sticky_constrained``, ``range_assignor`` and
 ``kassign.assignor.streams.standby``, which document the algorithms; by
 ``kassign.assignor.streams.holders`` (sorted lists of shared objects per client); and by
-``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it)."""
+``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
+``kassign.server.consumer.owned_wire`` (a compact request's owned partitions)."""
 
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
@@ -91,3 +92,30 @@ def sticky_user_data(
     ``(reason, offset)`` where its bytes fit neither layout; per member the end of its entries
     and of its numbers; per entry its name's index and its partition count, as int64 bytes;
     every entry's partitions end to end, int32 bytes; native byte order)."""
+
+def owned_by_topic(
+    members: list[bytes | None],
+) -> tuple[list[str], list[bool], bytes, bytes, bytes, bytes, bytes]:
+    """Every member's compact ``ConsumerSubscription`` bytes (``None``: none) read for their
+    ``owned_by_topic`` entries at once, without the GIL: (topic names; per member whether its
+    entries are sorted, names and numbers strictly ascending; per member the end of its entries
+    and of its numbers; per entry its name's index and its partition count, as int64 bytes;
+    every entry's partitions end to end, int32 bytes; native byte order). Entries without
+    partitions are dropped. ``ValueError`` where bytes are not protobuf."""
+
+def range_with_racks(
+    *,
+    offsets: list[int],
+    subscribers: bytes,
+    subscriber_ends: list[int],
+    passes: list[list[int]],
+    member_rack: list[int],
+    set_of: bytes,
+    set_has: list[bool],
+    racks: int,
+    checkpoint: Callable[[], object],
+) -> bytes:
+    """The range assignor when some topic needs rack matching, over topic, partition and
+    member numbers, without the GIL: the rack-matched ``passes`` (several co-partitioned
+    topics, or one topic's rack-matched ranges), then every topic's plain ranges; per
+    partition id its member's place in member order, as int64 bytes."""

@@ -18,7 +18,8 @@ With a KIP-925 strategy, step 1's core is given each task's rack-locality
 (``load_racks.task_sites``: rack-local clients preferred within its target), then its actives are
 rack-trimmed among tasks of one load (``load_racks``: no client's load changes); the active/standby exchange does not run (it
 moves load). ``assign_by_load`` returns why (a note) when the core does not fit the budget
-(``load_plan.affordable``); the caller then answers by count. Asked to ``explain``, it also
+(``load_plan.affordable`` before it runs, ``core_afford`` on each of its steps, both runs
+of the core); the caller then answers by count. Asked to ``explain``, it also
 returns the trace of its steps (``trace_ha.ha_load_trace``); otherwise none is built.
 """
 
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 import numpy as np
+from kassign.assignor.errors import SolverError
 from kassign.assignor.load import LoadPlan, LoadProblem, balance
 from kassign.assignor.load.balance import BoolArray
 from kassign.assignor.load.bound import FloatArray, IntArray
@@ -36,10 +38,12 @@ from kassign.assignor.streams.ha_phases import rack_tables, standbys
 from kassign.assignor.streams.load_plan import (
     affordable,
     caught_up_classes,
+    core_afford,
     eligibility,
     measured_figures,
     previous_owners,
     task_costs,
+    too_small,
 )
 from kassign.assignor.streams.load_racks import task_sites, trim_equal_loads
 from kassign.assignor.streams.model import ApplicationState
@@ -82,7 +86,14 @@ def assign_by_load(
     caps = np.array(layout.capacities, dtype=np.float64)
     owners = previous_owners(state, layout.clients, items, last_wins=False)
     sites, local = task_sites(state, items, layout.clients)
-    plan = balance(LoadProblem(loads, caps, owners, classes, eligible, sites, local, stay))
+    afford = core_afford(state, len(layout.clients), len(keys))
+    try:
+        plan = balance(
+            LoadProblem(loads, caps, owners, classes, eligible, sites, local, stay), afford=afford
+        )
+        free = balance(LoadProblem(loads, caps, plan.owners, stay=stay), afford=afford)
+    except SolverError:
+        return too_small(state, len(items), len(layout.clients))
     stateful = len(layout.stateful)
     placed, racks = trim_equal_loads(
         state,
@@ -104,7 +115,7 @@ def assign_by_load(
     )
     trimmed = [set(s) for s in standby] if explain else None  # _warm_up adds to standby
     diagnostics = racks.merged(diagnostics)
-    wanted = _wanted(loads, caps, stay, plan, (classes, eligible), stateful)
+    wanted = _wanted(loads, stay, (plan, free), (classes, eligible), stateful)
     warm, budget = _warm_up(wanted, placed, standby, state.configs.max_warmup_replicas)
     copied = move_standby_tasks(
         index,
@@ -151,16 +162,15 @@ def assign_by_load(
 
 def _wanted(
     loads: FloatArray,
-    caps: FloatArray,
     stay: FloatArray,
-    plan: LoadPlan,
+    plans: tuple[LoadPlan, LoadPlan],
     eligibility: tuple[IntArray, BoolArray],
     stateful: int,
 ) -> list[tuple[int, int]]:
-    """(task, client) pairs where the core on every client would run a stateful task on a
-    client not caught up on it, when that lowers the peak by more than ``_GAIN``: heaviest
-    first, then least state, then task order."""
-    free = balance(LoadProblem(loads, caps, plan.owners, stay=stay))
+    """(task, client) pairs where the core on every client (``free``, run from ``plan``) would
+    run a stateful task on a client not caught up on it, when that lowers the peak by more
+    than ``_GAIN``: heaviest first, then least state, then task order."""
+    plan, free = plans
     if free.peak >= plan.peak * (1 - _GAIN):
         return []
     classes, eligible = eligibility

@@ -7,16 +7,19 @@ it (``LoadProblem.stay``), its state bytes; members are the clients in process o
 with its stream threads as capacity. The previous owner of a task is the client that ran it
 (``last_wins``: the last in process order, as the sticky assignor reads it; else the first),
 else the first that kept state for it. The high-availability assignor adds eligibility
-(``caught_up_classes``: KIP-441's caught-up clients); ``affordable`` is the budget's check.
+(``caught_up_classes``: KIP-441's caught-up clients); ``affordable`` is the budget's check
+before the core runs, ``core_afford`` its price of each step while it runs.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import takewhile
 
 import numpy as np
+from kassign.assignor.consumer.common import priced_budget
+from kassign.assignor.errors import SolverError
 from kassign.assignor.load import LoadProblem, balance, lower_bound, peak_ratio
 from kassign.assignor.load.balance import BoolArray
 from kassign.assignor.load.bound import FloatArray, IntArray
@@ -32,12 +35,14 @@ from kassign.assignor.streams.trace_load import LoadActives
 __all__ = [
     "affordable",
     "caught_up_classes",
+    "core_afford",
     "eligibility",
     "fallback_note",
     "measured_figures",
     "previous_owners",
     "sticky_actives_by_load",
     "task_costs",
+    "too_small",
 ]
 
 _US_PER_STEP = 0.4
@@ -125,8 +130,31 @@ def affordable(state: ApplicationState, items: int, clients: int, classes: int) 
     steps = _FILLS * (items * math.log2(clients + 1) + classes * clients * _CELL_STEPS)
     budget = state.configs.assignment_time_budget_ms
     if budget is not None and steps * _US_PER_STEP / 1000 > budget:
-        return f"time budget of {budget} ms too small for {items} tasks on {clients} clients"
+        return too_small(state, items, clients)
     return None
+
+
+def too_small(state: ApplicationState, items: int, clients: int) -> str:
+    """The note's reason when the core does not fit ``assignment_time_budget_ms``."""
+    budget = state.configs.assignment_time_budget_ms
+    return f"time budget of {budget} ms too small for {items} tasks on {clients} clients"
+
+
+def core_afford(
+    state: ApplicationState, clients: int, classes: int
+) -> Callable[[int], object] | None:
+    """The core's ``afford`` (``balance``): each item placement it announces priced as a step
+    of ``affordable``'s (``_US_PER_STEP`` times log2 of the clients; the cells paid first), so
+    that what the core actually runs (the search's bisection, the sticky and loose fills, up
+    to 192 improvement rounds, a second run) stays within the budget. ``affordable``'s 20
+    fills are the usual case; past the budget this raises ``SolverError`` (``TIME_BUDGET``)."""
+    budget = state.configs.assignment_time_budget_ms
+    if budget is None or not clients:  # no clients: the core places nothing
+        return None
+    per_item = math.log2(clients + 1) * _US_PER_STEP / 1000
+    afford = priced_budget(budget / 1000, per_item, "item placements")
+    afford(math.ceil(_FILLS * classes * clients * _CELL_STEPS / math.log2(clients + 1)))
+    return afford
 
 
 def fallback_note(reason: str) -> str:
@@ -165,7 +193,11 @@ def sticky_actives_by_load(
     caps = np.array(layout.capacities, dtype=np.float64)
     owners = previous_owners(state, layout.clients, items, last_wins=True)
     sites, local = task_sites(state, items, layout.clients)
-    plan = balance(LoadProblem(loads, caps, owners, sites=sites, local=local, stay=stay))
+    problem = LoadProblem(loads, caps, owners, sites=sites, local=local, stay=stay)
+    try:
+        plan = balance(problem, afford=core_afford(state, len(layout.clients), 1))
+    except SolverError:
+        return too_small(state, len(items), len(layout.clients))
     placed, racks = trim_equal_loads(
         state,
         items,

@@ -43,6 +43,7 @@ from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.server.consumer import limits as checks
 from kassign.server.consumer.options import decode_options
+from kassign.server.consumer.owned_wire import owned_by_topic
 from kassign.server.consumer.request_paths import compact_fields, located
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits, check_text
 from kassign.v1 import assignment_pb2 as pb
@@ -53,6 +54,8 @@ __all__ = ["DecodedConsumerRequest", "decode_member", "decode_request"]
 _PARTITION_TAG = b"\x12"  # ConsumerTopic.partitions: field 2, length-delimited
 _COMPILED_PIECES = 2048
 _FIRST = operator.itemgetter(0)
+_RACK_ID = operator.attrgetter("rack_id")
+_SUBSCRIPTION = operator.attrgetter("subscription")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,15 +87,16 @@ def decode_request(
     ``limits`` are checked before decoding, and the answer's size before returning."""
     if not request.assignor:
         raise InvalidRequest("no assignor named", field="assignor")
-    checks.check_request(request, limits)
+    claims = owned_by_topic(request.members)
+    checks.check_request(request, limits, [0 if c is None else len(c) for c in claims])
     members: list[Member] = []
     user_data_fields: dict[str, str] = {}
     compact_sent: dict[str, frozenset[str]] = {}
     decoder = SubscriptionDecoder()  # one per request: members share their topic lists
     lists = _topic_lists(request.topic_lists)
-    for sent in request.members:
+    for sent, owned in zip(request.members, claims, strict=True):
         checkpoint()
-        member, user_data_field = decode_member(sent, decoder, lists)
+        member, user_data_field = decode_member(sent, decoder, lists, owned)
         members.append(member)
         user_data_fields.setdefault(member.member_id, user_data_field)
         used = compact_fields(sent)
@@ -108,9 +112,11 @@ def decode_request(
     ]
     racks = set().union(*rack_sets.values(), *shared)
     checks.check_racks(racks, limits, field="topics")
-    for member in members:
-        where = user_data_fields[member.member_id].partition(".")[0]
-        check_text(member.rack_id or "", limits, field=f"{where}.rack_id", member=member.member_id)
+    if max(map(len, filter(None, map(_RACK_ID, members))), default=0) * 4 > limits.string_bytes:
+        for member in members:  # a rack may be too long: the first such member named
+            where = user_data_fields[member.member_id].partition(".")[0]
+            rack = member.rack_id or ""
+            check_text(rack, limits, field=f"{where}.rack_id", member=member.member_id)
     with located(user_data_fields, compact_sent):
         group = consumer_group(members, topics)
     with_bytes = request.assignment_bytes or not request.compact_answer
@@ -135,10 +141,10 @@ def decode_request(
 
 def _capacities(members: Iterable[pb.MemberSubscription]) -> dict[str, float]:
     """The capacities members sent (issue 25); the library checks them, naming the member."""
-    return {
-        m.member_id: m.subscription.capacity
-        for m in members
-        if m.WhichOneof("kind") == "subscription" and m.subscription.HasField("capacity")
+    return {  # a raw member's ``subscription`` reads as an empty one, without a capacity
+        m.member_id: sub.capacity
+        for m, sub in zip(members, map(_SUBSCRIPTION, members))
+        if sub.HasField("capacity")
     }
 
 
@@ -146,17 +152,21 @@ def decode_member(
     sent: pb.MemberSubscription,
     decoder: SubscriptionDecoder | None = None,
     topic_lists: Sequence[tuple[str, ...]] = (),
+    by_topic: OwnedPartitions | None = None,
 ) -> tuple[Member, str]:
     """One member, and the request path of its user data (``…user_data_bytes`` and the like);
     ``decoder`` reads raw subscriptions (one shared by a request's members), ``topic_lists``
-    are the request's shared subscriptions, sorted (``_topic_lists``)."""
+    are the request's shared subscriptions, sorted (``_topic_lists``); ``by_topic`` its
+    ``owned_by_topic`` as the group's read gave it (``owned_wire``), else read here."""
     who = sent.member_id
     if not who:
         raise InvalidRequest("member id is empty", field="member_id")
     instance = sent.group_instance_id or None
     kind = sent.WhichOneof("kind")
     if kind == "subscription":
-        return _structured(who, instance, sent.subscription, topic_lists)
+        if by_topic is None and sent.subscription.owned_by_topic:
+            (by_topic,) = owned_by_topic([sent])
+        return _structured(who, instance, sent.subscription, topic_lists, by_topic)
     if kind == "raw_subscription":
         return _raw(who, instance, sent.raw_subscription, decoder or SubscriptionDecoder())
     raise InvalidRequest(
@@ -192,11 +202,14 @@ def _topics(
     return topic_lists[index]
 
 
-def _owned(who: str, sub: pb.ConsumerSubscription) -> OwnedPartitions:
-    """The claims sorted, from ``owned_partitions`` or, packed, ``owned_by_topic`` (issue 24):
-    entries already sorted and one per topic (as Kafka's encoder writes them) are kept as
-    they are, numbers in one array; any other order is sorted as ``owned_partitions`` is."""
-    if not sub.owned_by_topic:
+def _owned(
+    who: str, sub: pb.ConsumerSubscription, by_topic: OwnedPartitions | None
+) -> OwnedPartitions:
+    """The claims sorted, from ``owned_partitions`` or, packed, ``owned_by_topic`` (issue 24,
+    ``by_topic``: read for the whole group at once, ``owned_wire``)."""
+    if by_topic is None:
+        if not sub.owned_partitions:  # a fresh member: nothing to sort
+            return OwnedPartitions()
         return OwnedPartitions.sorted_from((tp.topic, tp.partition) for tp in sub.owned_partitions)
     if sub.owned_partitions:
         raise InvalidRequest(
@@ -204,15 +217,7 @@ def _owned(who: str, sub: pb.ConsumerSubscription) -> OwnedPartitions:
             field="subscription.owned_by_topic",
             member=who,
         )
-    entries = [(e.topic, e.partitions) for e in sub.owned_by_topic if e.partitions]
-    names = [topic for topic, _ in entries]
-    numbers = array("i")
-    for _, partitions in entries:
-        numbers.extend(partitions)
-    owned = OwnedPartitions.of_entries(names, map(len, (p for _, p in entries)), numbers)
-    if names == sorted(set(names)) and owned.ascending():
-        return owned
-    return OwnedPartitions.sorted_from(owned)
+    return by_topic
 
 
 def _structured(
@@ -220,6 +225,7 @@ def _structured(
     instance: str | None,
     sub: pb.ConsumerSubscription,
     topic_lists: Sequence[tuple[str, ...]] = (),
+    by_topic: OwnedPartitions | None = None,
 ) -> tuple[Member, str]:
     which = sub.WhichOneof("user_data")
     user_data: bytes | None = None
@@ -239,7 +245,7 @@ def _structured(
         topics=_topics(who, sub, topic_lists),
         group_instance_id=instance,
         rack_id=sub.rack_id or None,
-        owned_partitions=_owned(who, sub),
+        owned_partitions=_owned(who, sub, by_topic),
         generation=sub.generation_id if sub.HasField("generation_id") else DEFAULT_GENERATION,
         user_data=user_data,
     )

@@ -32,15 +32,6 @@ _ASSIGNED_BYTES = 4
 """Each assigned partition's number in its member's ConsumerProtocolAssignment bytes."""
 
 
-_PARTITIONS = operator.attrgetter("partitions")
-
-
-def _owned_count(sub: pb.ConsumerSubscription) -> int:
-    """The structured subscription's owned partitions, in either form (issue 24); entries
-    counted by ``map`` (a rejoining 1M-partition group sends a million of them)."""
-    return len(sub.owned_partitions) + sum(map(len, map(_PARTITIONS, sub.owned_by_topic)))
-
-
 def _member_counts(
     member: pb.MemberSubscription,
     field: str,
@@ -77,8 +68,14 @@ def _member_counts(
     return owned
 
 
-def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> None:
-    """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past."""
+def check_request(
+    request: cpb.ConsumerAssignRequest,
+    limits: RequestLimits,
+    by_topic: Sequence[int],
+) -> None:
+    """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past.
+    ``by_topic``: per member the partitions of its ``owned_by_topic`` (``owned_wire``), which
+    the decoder reads first, as numbers."""
     check_text(request.group_id, limits, field="group_id")
     check_text(request.assignor, limits, field="assignor")
     check_count(len(request.members), limits, "members", "members", field="members")
@@ -93,8 +90,10 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
     list_sizes = [len(topics.topics) for topics in request.topic_lists]
     for i, size in enumerate(list_sizes):
         check_count(size, limits, "partitions", "subscribed topics", field=f"topic_lists[{i}]")
-    structured = _structured_owned(request.members)
+    structured = _structured_owned(request.members, by_topic)
     bounded = _bounded_by_size(request.members, structured, limits)
+    if bounded and _fits_at_once(request.members, max(list_sizes, default=0), limits):
+        return
     owned = 0
     for i, (member, structured_owned) in enumerate(zip(request.members, structured, strict=True)):
         owned += _member_counts(
@@ -116,11 +115,40 @@ def check_request(request: cpb.ConsumerAssignRequest, limits: RequestLimits) -> 
         )
 
 
-def _structured_owned(members: Iterable[pb.MemberSubscription]) -> list[int]:
-    """Each structured member's owned partitions (``_owned_count``), 0 for a raw one."""
-    return [
-        0 if member.WhichOneof("kind") == "raw_subscription" else _owned_count(member.subscription)
-        for member in members
+_MEMBER_ID = operator.attrgetter("member_id")
+_INSTANCE_ID = operator.attrgetter("group_instance_id")
+_SUBSCRIPTION = operator.attrgetter("subscription")
+_RACK_ID = operator.attrgetter("rack_id")
+_TOPICS = operator.attrgetter("topics")
+_RAW = operator.attrgetter("raw_subscription")
+
+
+def _fits_at_once(
+    members: Sequence[pb.MemberSubscription], largest_list: int, limits: RequestLimits
+) -> bool:
+    """Whether every member's ids and rack fit, and every structured member's topics with
+    the largest shared list, so that no member needs checking one by one (a raw member's
+    topics are bounded by its size, ``_bounded_by_size``). Read field by field for the whole
+    group (C loops); when not, the walk names the first member past a limit."""
+    subs = list(map(_SUBSCRIPTION, members))  # a raw member's reads as an empty one
+    longest = max(
+        max(map(len, map(_MEMBER_ID, members)), default=0),
+        max(map(len, map(_INSTANCE_ID, members)), default=0),
+        max(map(len, map(_RACK_ID, subs)), default=0),
+    )
+    topics = max(map(len, map(_TOPICS, subs)), default=0) + largest_list
+    return longest * 4 <= limits.string_bytes and topics <= limits.partitions
+
+
+def _structured_owned(
+    members: Iterable[pb.MemberSubscription], by_topic: Sequence[int]
+) -> list[int]:
+    """Each structured member's owned partitions, in either form (issue 24): ``by_topic``
+    those of ``owned_by_topic``, counted by the group's compiled read (``owned_wire``; a
+    rejoining 1M-partition group sends a million of them); 0 for a raw member."""
+    return [  # a raw member's ``subscription`` reads as an empty one: its by_topic is 0
+        len(sub.owned_partitions) + counted
+        for sub, counted in zip(map(_SUBSCRIPTION, members), by_topic, strict=True)
     ]
 
 
@@ -130,20 +158,20 @@ def _bounded_by_size(
     """Whether the raw subscriptions' sizes (``_size_bound``), with the structured members'
     owned partitions (``structured``, per member), keep the request's owned partitions and
     every member's topics within ``limits``, so that no raw subscription needs walking."""
-    owned = sum(structured)
-    longest = 0
-    for member in members:
-        if member.WhichOneof("kind") == "raw_subscription":
-            owned += _size_bound(member.raw_subscription)
-            longest = max(longest, len(member.raw_subscription))
-    return owned <= limits.owned_partitions and longest // 2 <= limits.partitions
+    sizes = list(map(len, map(_RAW, members)))  # a structured member's reads as empty
+    owned = sum(structured) + sum(map(_size_bound_of_length, sizes))
+    return owned <= limits.owned_partitions and max(sizes, default=0) // 2 <= limits.partitions
+
+
+def _size_bound_of_length(size: int) -> int:
+    return size // 4
 
 
 def _size_bound(raw: bytes) -> int:
     """At most this many owned partitions (or entries), and half as many subscribed topics, fit
     in a raw subscription of this size: a partition takes 4 bytes, an entry 6, a topic 2. When
     the bounds are within the limits, walking the bytes (16 us for 50 topics) is not needed."""
-    return len(raw) // 4
+    return _size_bound_of_length(len(raw))
 
 
 def check_racks(racks: Iterable[str], limits: RequestLimits, *, field: str) -> None:

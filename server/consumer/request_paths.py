@@ -28,18 +28,21 @@ _COMPACT_FIELDS = {"topics": "topic_list", "owned_partitions": "owned_by_topic"}
 
 
 def compact_fields(sent: pb.MemberSubscription) -> frozenset[str]:
-    """Which of the compact form's member fields ``sent`` used."""
+    """Which of the compact form's member fields ``sent`` used (one of four sets, made once:
+    a group's members are asked one by one)."""
     if sent.WhichOneof("kind") != "subscription":
-        return frozenset()
+        return _USED[False, False]
     sub = sent.subscription
-    return frozenset(
-        name
-        for name, used in (
-            ("topic_list", sub.HasField("topic_list")),
-            ("owned_by_topic", bool(sub.owned_by_topic)),
-        )
-        if used
+    return _USED[sub.HasField("topic_list"), bool(sub.owned_by_topic)]
+
+
+_USED = {
+    (topic_list, by_topic): frozenset(
+        name for name, used in (("topic_list", topic_list), ("owned_by_topic", by_topic)) if used
     )
+    for topic_list in (False, True)
+    for by_topic in (False, True)
+}
 
 
 @contextmanager

@@ -95,6 +95,16 @@ def test_simulate_replay_and_report_from_the_command_line(spark, tmp_path: Path,
     assert main(["report", str(tmp_path / "loads"), str(tmp_path / "load-site")]) == 0
     page = (tmp_path / "load-site" / "index.html").read_text()
     assert 'id="plot-load-peak"' in page and 'id="plot-load-moves"' in page
+    # ... and Kafka Streams groups: task loads, actives moved, KIP-441's follow-ups
+    assert (
+        main(["simulate", str(tmp_path / "tasks"), "--seed", "3", "--kind", "streams", *loads]) == 0
+    )
+    rows = pd.read_parquet(tmp_path / "tasks")
+    assert len(rows) == 2 * 2 * 3 and (rows["error"] == "").all()
+    assert set(rows["kind"]) == {"streams"} and set(rows["assignor"]) == {"high_availability"}
+    assert main(["report", str(tmp_path / "tasks"), str(tmp_path / "task-site")]) == 0
+    page = (tmp_path / "task-site" / "index.html").read_text()
+    assert 'id="plot-load-peak"' in page and "Active tasks moved per round" in page
     assert spark.sparkContext._jsc is not None  # the shared session is still up
 
 
@@ -159,6 +169,7 @@ def test_load_options_out_of_place_are_usage_errors_before_spark_starts(
     (tmp_path / "spec.json").write_text(json.dumps({"partitions": [9, 2]}))
     for extra, said in (
         (["--drift", "0.1"], "--drift is for --loads"),
+        (["--kind", "streams"], "--kind is for --loads"),
         (["--loads", "zipf:1", "--events", "e.json"], "--events, --grid and --config"),
         (["--loads", "pareto:1"], "--loads 'pareto:1'"),
         (["--loads", "zipf:1", "--drift", "1.5"], "--drift 1.5"),

@@ -7,11 +7,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from kassign.assignor.load.figures import Balance
 from kassign.pipeline.generate import GroupSpec
+from kassign.pipeline.load_rounds import MAX_CALLS
 from kassign.pipeline.load_rows import LOAD_COLUMNS, load_group, load_rows, round_measures
 from kassign.pipeline.loads import LoadModel, drifted, load_model, load_rng, zipf_loads
 from kassign.pipeline.report import build_report
 from kassign.pipeline.report_loads import load_summary_table, per_round_table
+from kassign.pipeline.streams_load_rows import streams_load_group, streams_load_rows
 
 SPEC = GroupSpec(clients=(4, 4), threads=(1, 1), subtopologies=(2, 2), partitions=(100, 100))
 
@@ -100,6 +103,49 @@ def test_a_group_the_spec_cannot_make_is_an_error_row_per_balance_naming_the_key
         assert rows["error"].str.startswith(f"spec {key} ").all() and (rows["members"] == 0).all()
 
 
+STREAMS = GroupSpec(clients=(4, 4), threads=(1, 2), subtopologies=(2, 2), partitions=(20, 20))
+
+
+def test_streams_groups_balance_task_load_per_thread_and_move_few_actives() -> None:
+    model = LoadModel(0.8, 0.1)
+    rows = pd.DataFrame(streams_load_rows(seed=3, index=1, spec=STREAMS, model=model, rounds=4))
+    assert list(rows.columns) == list(LOAD_COLUMNS) and (rows["error"] == "").all()
+    assert set(rows["kind"]) == {"streams"} and set(rows["assignor"]) == {"high_availability"}
+    assert (rows["partitions"] == 40).all() and (rows["members"] == 4).all()
+    count, load = (rows[rows["config"] == c].set_index("round") for c in ("count", "load"))
+    assert np.allclose(count["bound"], load["bound"])  # the same task loads on both sides
+    assert (load["peak_over_bound"] <= 1.02).all()
+    assert (load["max_over_mean"] < count["max_over_mean"]).all()
+    assert (count["peak_over_bound"] > 1.1).all()  # Kafka's answer counts tasks
+    assert rows["rebalances"].between(1, MAX_CALLS).all()
+    assert (rows["rebalances"] > 1).any()  # KIP-441's follow-ups honoured
+    assert 0 < load.loc[2:, "moved"].sum() < 0.5 * 40 * 3
+    group = streams_load_group(STREAMS, seed=3, index=1, model=model, rounds=4)
+    capacity = group.capacities.sum()  # stream threads
+    for number, loads in enumerate(group.loads, start=1):
+        assert load.loc[number, "mean_load"] == pytest.approx(loads.sum() / capacity)
+    again = pd.DataFrame(streams_load_rows(seed=3, index=1, spec=STREAMS, model=model, rounds=4))
+    columns = [c for c in LOAD_COLUMNS if c != "assign_cpu_seconds"]
+    pd.testing.assert_frame_equal(rows[columns], again[columns])
+    bad = streams_load_rows(seed=3, index=1, spec=GroupSpec(threads=(0, 1)), model=model, rounds=2)
+    assert [r["error"][:13] for r in bad] == ["spec threads "] * 2
+
+
+def test_streams_load_balancing_stays_sticky_as_task_loads_drift() -> None:
+    """10 one-thread clients, 400 tasks caught up on differing clients (the core's eligibility
+    classes): after round 1 a 10% drift moves a few actives a round at about the slack, where
+    the core's fallback to a placement without owners used to move over half of them."""
+    spec = GroupSpec(clients=(10, 10), threads=(1, 1), subtopologies=(4, 4), partitions=(100, 100))
+    group = streams_load_group(spec, seed=1, index=2, model=LoadModel(0.8, 0.1), rounds=4)
+    step = group.start(Balance.LOAD)
+    step(group.loads[0])
+    for loads in group.loads[1:]:
+        owners, moved, _ = step(loads)
+        measures = round_measures(loads, group.capacities, owners, moved=moved, rebalances=1)
+        assert moved < 0.1 * 400
+        assert measures.max_load <= 1.012 * measures.bound
+
+
 def _hand_rows() -> pd.DataFrame:
     def row(config: str, group: str, number: int, peak: float, moved: int) -> dict[str, object]:
         return {
@@ -152,3 +198,7 @@ def test_the_report_of_a_load_simulation_plots_peak_and_moves_per_round(tmp_path
     assert "InvalidRequest: no" in page and 'id="plot-cost"' not in page
     again = build_report(tmp_path / "out.parquet", tmp_path / "again").read_text()
     assert again == page
+    assert "Partitions moved per round" in page and "stream thread" not in page
+    _hand_rows().assign(kind="streams").to_parquet(tmp_path / "tasks.parquet")
+    tasks = build_report(tmp_path / "tasks.parquet", tmp_path / "tasks").read_text()
+    assert "Active tasks moved per round" in tasks and "load per stream thread" in tasks

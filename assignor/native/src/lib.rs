@@ -1,10 +1,11 @@
 //! kassign's compiled core: the sticky assignors' general builder (Kafka's
-//! `AbstractStickyAssignor.GeneralAssignmentBuilder`) and the constrained builder's rack-aware
-//! round robin, over partition and member numbers; Kafka Streams' standby placement (least
-//! loaded, KIP-708 tags) over task positions and client ranks, and the sorted lists of task ids
-//! its assignors hand out per client.
+//! `AbstractStickyAssignor.GeneralAssignmentBuilder`), the constrained builder's rack-aware
+//! round robin and the range assignor's rack-matched passes, over partition and member
+//! numbers; Kafka Streams' standby placement (least loaded, KIP-708 tags) over task positions
+//! and client ranks, and the sorted lists of task ids its assignors hand out per client.
 //!
-//! Python (`kassign.assignor.consumer.sticky_general`, `kassign.assignor.streams.standby`)
+//! Python (`kassign.assignor.consumer.sticky_general`, `sticky_constrained`,
+//! `range_assignor`, `kassign.assignor.streams.standby`)
 //! turns the group into numbers and back; this computes, without the GIL. The module
 //! docstrings there state the algorithms; the comments here say where Java's orders decide the
 //! answer.
@@ -14,6 +15,8 @@ mod general;
 mod hash_table;
 mod lists;
 mod movements;
+mod owned;
+mod range;
 mod standby;
 mod user_data;
 
@@ -201,6 +204,41 @@ fn rack_round_robin<'py>(
     Ok((PyBytes::new(py, &bytes), under_min, at_min, quotas.over))
 }
 
+/// The range assignor when some topic needs rack matching; see `range_assignor` for the
+/// arguments. Returns each partition id's member (its place in member order), int64 bytes.
+#[pyfunction]
+#[pyo3(signature = (
+    offsets, subscribers, subscriber_ends, passes, member_rack, set_of, set_has, racks,
+    checkpoint
+))]
+#[allow(clippy::too_many_arguments)]
+fn range_with_racks(
+    py: Python<'_>,
+    offsets: Vec<u32>,
+    subscribers: &[u8],
+    subscriber_ends: Vec<u32>,
+    passes: Vec<Vec<u32>>,
+    member_rack: Vec<i64>,
+    set_of: &[u8],
+    set_has: Vec<bool>,
+    racks: usize,
+    checkpoint: Py<PyAny>,
+) -> PyResult<Py<PyBytes>> {
+    let input = range::Input {
+        offsets,
+        subscribers: ids(subscribers, "subscribers")?,
+        subscriber_ends,
+        member_rack,
+        set_of: ids(set_of, "set_of")?,
+        set_has,
+        racks,
+    };
+    input.check(&passes).map_err(PyValueError::new_err)?;
+    let owner =
+        py.detach(|| range::assign(&input, &passes, &mut general::Checkpoint::new(checkpoint)))?;
+    Ok(ne_bytes(py, &owner, i64::to_ne_bytes))
+}
+
 /// Standby placement; see `streams.standby.place_standby_indexed` for the arguments. Returns
 /// (per rank the task positions it received, in order; with tags the `(task, rank)` replicas
 /// placed least loaded; the tasks left short).
@@ -344,12 +382,51 @@ fn sticky_user_data(
     )
 }
 
+/// Every member's compact `ConsumerSubscription` bytes (`None`: none sent) read for their
+/// `owned_by_topic` entries, without the GIL; see `owned.rs`. Returns (topic names;
+/// per member whether its entries are sorted; per member the end of its entries and of its
+/// numbers; per entry its name's index and its count, int64 bytes; the numbers, int32 bytes;
+/// native byte order), or `ValueError` naming the member and offset where bytes are not
+/// protobuf.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn owned_by_topic(
+    py: Python<'_>,
+    members: Vec<Option<PyBackedBytes>>,
+) -> PyResult<(
+    Vec<String>,
+    Vec<bool>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+    Py<PyBytes>,
+)> {
+    let slices: Vec<Option<&[u8]>> = members.iter().map(|m| m.as_deref()).collect();
+    let (c, sorted) = py
+        .detach(|| owned::read(&slices))
+        .map_err(|(i, (what, at))| {
+            PyValueError::new_err(format!("member {i}: {what} at byte {at}"))
+        })?;
+    Ok((
+        c.names,
+        sorted,
+        ne_bytes(py, &c.entry_ends, i64::to_ne_bytes),
+        ne_bytes(py, &c.number_ends, i64::to_ne_bytes),
+        ne_bytes(py, &c.entry_topic, i64::to_ne_bytes),
+        ne_bytes(py, &c.entry_count, i64::to_ne_bytes),
+        ne_bytes(py, &c.numbers, i32::to_ne_bytes),
+    ))
+}
+
 #[pymodule]
 fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(general_assignment, m)?)?;
     m.add_function(wrap_pyfunction!(rack_round_robin, m)?)?;
+    m.add_function(wrap_pyfunction!(range_with_racks, m)?)?;
     m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
     m.add_function(wrap_pyfunction!(picked_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
+    m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
     Ok(())
 }

@@ -11,8 +11,9 @@
 
 use std::collections::HashMap;
 
-/// The group's claims as columns: member `i`'s entries are `entry_topic[entry_ends[i-1]..
-/// entry_ends[i]]` (with `entry_count`), its numbers `numbers[number_ends[i-1]..number_ends[i]]`.
+/// The group's claims as columns (`owned.rs` fills them too): member `i`'s entries are
+/// `entry_topic[entry_ends[i-1]..entry_ends[i]]` (with `entry_count`), its numbers
+/// `numbers[number_ends[i-1]..number_ends[i]]`.
 #[derive(Default)]
 pub struct Claims {
     /// Distinct topic names, as decoded, in order of first appearance.
@@ -31,13 +32,13 @@ pub struct Claims {
 /// Topic names, each distinct byte string decoded once; byte strings that decode to one name
 /// (malformed ones replaced alike) share its index.
 #[derive(Default)]
-struct Names<'a> {
+pub struct Names<'a> {
     by_bytes: HashMap<&'a [u8], i64>,
     by_name: HashMap<String, i64>,
 }
 
 impl<'a> Names<'a> {
-    fn index(&mut self, raw: &'a [u8], names: &mut Vec<String>) -> i64 {
+    pub fn index(&mut self, raw: &'a [u8], names: &mut Vec<String>) -> i64 {
         if let Some(&i) = self.by_bytes.get(raw) {
             return i;
         }
@@ -136,4 +137,3 @@ pub fn read(members: &[Option<&[u8]>]) -> Claims {
     }
     out
 }
-

@@ -313,3 +313,29 @@ def test_follow_ups_converge_to_the_free_balance() -> None:
     assert figures is not None and figures.peak <= 1.02 * figures.bound
     again = _assigned(_next_round(state, result))  # converged: it stays put
     assert again.assignments == result.assignments
+
+
+@pytest.mark.parametrize("assignor", ASSIGNORS)
+def test_standbys_spread_by_kip_708_tags_under_load(assignor: str) -> None:
+    """Four clients in two zones, one standby, Zipf loads: every standby sits in the zone its
+    active does not (KIP-708), and never beside its active, while the peak stays near the bound."""
+    tasks = [TaskId(0, p) for p in range(24)]
+    loads = {t: 1000.0 / (k + 1) ** 0.9 for k, t in enumerate(reversed(tasks))}
+    clients = [
+        replace(_client(i, threads=1 + i % 2), client_tags={"zone": f"z{i // 2}"}) for i in range(4)
+    ]
+    state = _group(
+        clients,
+        loads,
+        assignor=assignor,
+        num_standby_replicas=1,
+        rack_aware_assignment_tags=("zone",),
+    )
+    result = _assigned(state)
+    zone = {uuid_for(i): f"z{i // 2}" for i in range(4)}
+    active = {t: a.process_id for a in result.assignments for t in a.active}
+    standby = {t: a.process_id for a in result.assignments for t in a.standby}
+    assert set(standby) == set(tasks)
+    assert all(zone[standby[t]] != zone[active[t]] for t in tasks)
+    figures = result.diagnostics.load
+    assert figures is not None and figures.peak <= 1.02 * figures.bound

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest
-from kassign.server.consumer.compact_wire import packed
+from kassign.server.consumer.compact_wire import compact_members_wire, packed, topic_table
 from kassign.server.consumer.encode import canonical_bytes, without_timings
+from kassign.server.consumer.group_bytes import flat_partitions
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.server.limits import RequestLimits
 from kassign.server.streams.decode.members import decode_member as decode_streams_member
@@ -216,3 +217,52 @@ def test_streams_refuses_the_consumer_fields(field: str) -> None:
         decode_streams_member(pb.MemberSubscription(member_id="m", subscription=sub))
     assert error.value.field == f"subscription.{field}"
     assert error.value.member == "m"
+
+
+_IDS = st.sampled_from(["m", "consumer-1-" + "a" * 130, "\u00e9t\u00e9", "x" * 127])
+_LIST = st.sets(st.tuples(st.sampled_from(["a", "b", "t" * 130]), st.integers(0, 2**31 - 1)))
+
+
+def _runs_message(partitions: list[tuple[str, int]], table: list[str]) -> cpb.PartitionRuns:
+    topics: list[int] = []
+    counts: list[int] = []
+    for topic, _ in partitions:
+        if not topics or table[topics[-1]] != topic:
+            topics.append(table.index(topic))
+            counts.append(0)
+        counts[-1] += 1
+    return cpb.PartitionRuns(topics=topics, counts=counts, partitions=[p for _, p in partitions])
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    members=st.lists(
+        st.tuples(_IDS, _LIST, _LIST, st.none() | st.binary(max_size=200)), min_size=1, max_size=6
+    ),
+    with_bytes=st.booleans(),
+)
+def test_members_wire_is_what_protobuf_writes(
+    members: list[tuple[str, set[tuple[str, int]], set[tuple[str, int]], bytes | None]],
+    with_bytes: bool,
+) -> None:
+    """The group's members as ``compact_members_wire`` writes them are the bytes protobuf writes
+    for the same messages: ids of any length and script, empty lists, assignment bytes or
+    none, long fields whose lengths take two-byte varints."""
+    assigned = [sorted(a) for _, a, _, _ in members]
+    revoked = [sorted(r) for _, _, r, _ in members]
+    kafka = [b or b"" for *_, b in members] if with_bytes else None
+    flat, gone = flat_partitions(assigned), flat_partitions(revoked)
+    table = topic_table(flat, gone)
+    expected = cpb.ConsumerAssignResponse(
+        members=[
+            cpb.ConsumerMemberAssignment(
+                member_id=member_id,
+                assignment=kafka[i] if kafka else b"",
+                assigned=_runs_message(assigned[i], table),
+                revoked_runs=_runs_message(revoked[i], table) if revoked[i] else None,
+            )
+            for i, (member_id, *_) in enumerate(members)
+        ]
+    )
+    wire = compact_members_wire([m for m, *_ in members], flat, gone, kafka, table)
+    assert wire == expected.SerializeToString()

@@ -12,14 +12,15 @@ from uuid import UUID
 
 __all__ = ["process_key", "sorted_processes"]
 
-_HALF = 1 << 64
-_SIGN = 1 << 63
+_FLIP = (1 << 127) | (1 << 63)
+"""Each 64-bit half's sign bit: flipped, unsigned order of a half is its signed order."""
 
 
-def process_key(process_id: UUID) -> tuple[int, int]:
-    """Sort key of a process id in Java ``UUID.compareTo`` order (signed halves)."""
-    hi, lo = process_id.int >> 64, process_id.int & (_HALF - 1)
-    return (hi - _HALF if hi >= _SIGN else hi, lo - _HALF if lo >= _SIGN else lo)
+def process_key(process_id: UUID) -> int:
+    """Sort key of a process id in Java ``UUID.compareTo`` order (signed halves): the 128-bit
+    value with both halves' sign bits flipped, one int (a tuple of two cost a third of
+    sorting 5,000 clients; issue 24)."""
+    return process_id.int ^ _FLIP
 
 
 def sorted_processes(process_ids: Iterable[UUID]) -> list[UUID]:

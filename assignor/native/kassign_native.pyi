@@ -1,10 +1,14 @@
 """kassign's compiled core (Rust, ``assignor/native/src``); called by
 ``kassign.assignor.consumer.sticky_general``, ``sticky_constrained``, ``range_assignor`` and
-``kassign.assignor.streams.standby``, which document the algorithms; and by
+``kassign.assignor.streams.standby``, which document the algorithms; by
+``kassign.assignor.streams.holders`` (sorted lists of shared objects per client); and by
 ``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
 ``kassign.server.consumer.owned_wire`` (a compact request's owned partitions)."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 def general_assignment(
     *,
@@ -53,7 +57,7 @@ def rack_round_robin(
 def standby_placement(
     replicas: int,
     tasks: int,
-    active: list[list[int]],
+    active: Sequence[Iterable[int]],
     capacities: list[int],
     counts: list[int],
     group: list[int],
@@ -66,6 +70,10 @@ def standby_placement(
     """Standby placement over ``tasks`` positions and client ranks, without the GIL: (per rank
     the positions it received, in order; with tags, the ``(position, rank)`` replicas placed
     least loaded; the positions left short)."""
+
+def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[tuple[_T, ...]]:
+    """Per collection of ``held`` (positions in ``items``), ``items`` at its positions in
+    ascending order, as a tuple; ``ValueError`` for a position past ``items``."""
 
 def sticky_user_data(
     members: list[bytes | None],

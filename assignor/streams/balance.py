@@ -51,7 +51,7 @@ def balance_over_threads(
     held: list[set[int]],
     allowed: MoveAllowed | None = None,
     fixed: Sequence[AbstractSet[int]] = (),
-) -> list[list[int]]:
+) -> list[Sequence[int]]:
     """Move tasks of one kind between clients until no pair can improve; the new lists.
 
     ``movable[c]``: the sorted tasks of the kind being balanced on client ``c``;
@@ -67,8 +67,10 @@ def balance_over_threads(
     count (a vectorised search for the next one); the source's count only falls during its
     turn, so a destination the search skips could not take a task later in it either, and a
     source no client could relieve is skipped outright. The result is Kafka's full scan's.
+    A client's list is copied only when a task arrives (a client that neither gives nor takes
+    gets its ``movable`` list back, not a copy: issue 24).
     """
-    tasks = [list(ts) for ts in movable]
+    tasks = list(movable)
     count = list(counts)
     loads = _Loads(counts, capacities)
     changed = True
@@ -118,7 +120,7 @@ class _Loads:
 
 
 def _move_pair(
-    tasks: list[list[int]],
+    tasks: list[Sequence[int]],
     holding: list[set[int]],
     fixed: Sequence[AbstractSet[int]],
     count: list[int],
@@ -138,8 +140,11 @@ def _move_pair(
         count[target] += 1
         holding[source].discard(task)
         holding[target].add(task)
-        bisect.insort(tasks[target], task)
     if moved:
         gone = set(moved)
         tasks[source] = [t for t in tasks[source] if t not in gone]
+        arrived = list(tasks[target])  # a new list: the caller's ``movable`` stays as given
+        for task in moved:
+            bisect.insort(arrived, task)
+        tasks[target] = arrived
     return len(moved)

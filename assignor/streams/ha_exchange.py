@@ -66,6 +66,11 @@ class HaLayout(Protocol):
         """``0..len(stateful)-1``, one int object each, shared by every holding."""
         ...
 
+    @property
+    def state_order(self) -> tuple[int, ...]:
+        """Per client, its index in ``state.clients``."""
+        ...
+
 
 class Numbering:
     """The layout's clients as the rack layer numbers them (``state.clients`` order), and
@@ -74,9 +79,10 @@ class Numbering:
     __slots__ = ("layout", "layout_of", "state_of")
 
     def __init__(self, state: ApplicationState, layout: HaLayout) -> None:
-        position = {pid: i for i, pid in enumerate(state.clients)}
         self.layout = layout
-        self.state_of = np.array([position[c] for c in layout.clients], np.int64)
+        self.state_of = np.array(layout.state_order, np.int64)
+        if self.state_of.size != len(state.clients):
+            raise ValueError("the layout's clients are not the state's")
         self.layout_of = np.empty_like(self.state_of)
         self.layout_of[self.state_of] = np.arange(self.state_of.size)
 

@@ -32,15 +32,21 @@ class Layout:
     numbers: tuple[int, ...]
     """``0..len(stateful)-1``, one int object each, shared by every holding (issue 16: a
     position made afresh for each holding costs 28 bytes each time)."""
+    state_order: tuple[int, ...]
+    """Per client, its index in ``state.clients`` (the rack layer's numbering)."""
 
     @staticmethod
     def of(state: ApplicationState) -> Layout:
-        clients = tuple(sorted(state.clients, key=process_key))
+        pids, kinds = list(state.clients), list(state.clients.values())
+        keys = list(map(process_key, pids))
+        order = tuple(sorted(range(len(pids)), key=keys.__getitem__))
+        clients = tuple(pids[i] for i in order)  # read by index: no UUID hashed (issue 24)
         # a client always has a consumer; guard anyway so a load is never a division by zero
-        capacities = tuple(max(1, state.clients[c].num_threads) for c in clients)
+        capacities = tuple(max(1, kinds[i].num_threads) for i in order)
         stateful = tuple(sorted(state.stateful_tasks))
         stateless = tuple(sorted(state.stateless_tasks))
-        return Layout(clients, capacities, stateful, stateless, tuple(range(len(stateful))))
+        numbers = tuple(range(len(stateful)))
+        return Layout(clients, capacities, stateful, stateless, numbers, order)
 
     def to_map(
         self, holdings: Sequence[Iterable[int]], tasks: Sequence[TaskId]
@@ -58,11 +64,16 @@ class Layout:
         return [compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
 
 
-def settled(held: Holdings, balanced: Sequence[list[int]], before: Sequence[list[int]]) -> Holdings:
+def settled(
+    held: Holdings, balanced: Sequence[Sequence[int]], before: Sequence[Sequence[int]]
+) -> Holdings:
     """Each client's holdings after balancing: the set ``balance_over_threads`` kept for a
     client it left as it was (most of them, and every one of a fresh group), a compact set of
     the new list for the others (issue 24: not a second set of every task)."""
-    return [h if b == a else compact(b) for h, b, a in zip(held, balanced, before, strict=True)]
+    return [
+        h if b is a or b == a else compact(b)
+        for h, b, a in zip(held, balanced, before, strict=True)
+    ]
 
 
 def catch_up_index(state: ApplicationState, layout: Layout) -> CatchUpIndex:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
 from kassign.assignor.streams.ha_layout import Holdings, Layout, settled
-from kassign.assignor.streams.holders import compact
+from kassign.assignor.streams.holders import compact, picked_sorted
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
 from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
 from kassign.assignor.streams.result import Diagnostics
@@ -89,15 +89,14 @@ def standbys(
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
     optimise = rack_aware(state)
-    indexed = place_standby_indexed(
-        state, layout.clients, active, layout.stateful, numbers=layout.numbers
-    )
-    placed = [compact(ts) for ts in indexed.placed]
+    indexed = place_standby_indexed(state, layout.clients, active, layout.stateful)
+    # each client's standbys sorted, as the layout's shared ints (issue 16), in one call
+    movable = picked_sorted(layout.numbers, indexed.placed)
+    placed = [compact(ts) for ts in movable]
     diagnostics = Diagnostics(notes=indexed.notes)
     # only a trace reads the placement by id (issue 16: not held on otherwise)
     kept = named_placement(state, layout.clients, layout.stateful, indexed) if keep else None
     del indexed
-    movable = [sorted(s) for s in placed]
     counts = [len(a) + len(s) for a, s in zip(active, placed, strict=True)]
     balanced = balance_over_threads(
         movable,
@@ -136,6 +135,9 @@ def stateless_actives(
 
     Kafka's ``ConstrainedPrioritySet`` keyed by ``activeTaskLoad`` then process id: a heap.
     """
+    if not layout.stateless:  # nothing to place: one shared empty set, not one per client
+        none = dict.fromkeys(layout.clients, frozenset[TaskId]())
+        return none, Diagnostics(), none
     counts = [len(a) for a in stateful_active]
     heap = [(counts[i] / cap, i) for i, cap in enumerate(layout.capacities)]
     heapq.heapify(heap)

@@ -43,7 +43,7 @@ from kassign.assignor.streams.ha_phases import (
     stateful_actives,
     stateless_actives,
 )
-from kassign.assignor.streams.holders import picked
+from kassign.assignor.streams.holders import picked_sorted
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.load_plan import fallback_note, measured_figures
 from kassign.assignor.streams.model import ApplicationState, Balance, ProcessId, TaskId
@@ -61,6 +61,7 @@ from kassign.assignor.streams.result import (
     followup_deadline,
     task_assignment,
 )
+from kassign.assignor.streams.tags import one_tag_layout
 from kassign.assignor.streams.trace import Trace
 from kassign.assignor.streams.trace_ha import HaPhases, ha_trace
 
@@ -101,6 +102,11 @@ def explain_high_availability(state: ApplicationState) -> tuple[TaskAssignment, 
 def _assign(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
     if not state.clients:
         return task_assignment(()), None
+    with one_tag_layout(state):
+        return _assign_by(state, explain=explain)
+
+
+def _assign_by(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment, Trace | None]:
     if state.configs.balance is Balance.LOAD:
         return _by_load(state, explain=explain)
     return _by_count(state, explain=explain)
@@ -129,22 +135,22 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
         state, layout, active, tables, keep=explain
     )
     index = catch_up_index(state, layout)
-    # Only a rack-aware pass (``_measured``) or a trace reads the holdings before movements
-    # again; otherwise the movements take them over (issue 16: no copy of every task).
-    keep = explain or rack_aware(state)
-    moved, copied = _movements(state, layout, index, active, standby, keep=keep)
+    # The phases' cost is measured now, so only a trace reads the holdings before movements
+    # again; otherwise the movements take them over (issues 16 and 24: no copy of every task).
+    before = _cost(state, layout, (active, standby), tables) if rack_aware(state) else None
+    moved, copied = _movements(state, layout, index, active, standby, keep=explain)
     warmups = _warmups(moved, copied)
     final_active, final_standby, exchanged = _exchange(
         state, layout, index, (moved.active, copied.standby), warmups, tables
     )
-    if rack_aware(state):
-        exchanged = _measured(
-            state, layout, (active, standby), (moved.active, copied.standby), exchanged, tables
-        )
+    movements = moved.movements + copied.movements
+    if rack_aware(state):  # no movement planned: the holdings are the phases' (fresh groups)
+        held = (moved.active, copied.standby)
+        after = _cost(state, layout, held, tables) if movements else before
+        exchanged = _measured(before, after, exchanged)
     stateless, stateless_diagnostics, stateless_balanced = stateless_actives(
         state, layout, final_active
     )
-    movements = moved.movements + copied.movements
     pairs = warmup_pairs(layout, warmups)
     diagnostics = (
         Diagnostics(
@@ -159,16 +165,15 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     )
     interval = state.configs.probing_rebalance_interval_ms
     deadline = followup_deadline(state.now_ms, interval) if movements else None
-    assignment = task_assignment(
-        (
-            _client_assignment(
-                client,
-                layout.stateful,
-                (final_active[i], final_standby[i]),
-                stateless[client],
-                deadline,
+    assignment = TaskAssignment(  # ``layout.clients`` is in process order already
+        tuple(
+            _client_assignment(client, held, stateless[client], deadline)
+            for client, *held in zip(
+                layout.clients,
+                picked_sorted(layout.stateful, final_active),
+                picked_sorted(layout.stateful, final_standby),
+                strict=True,
             )
-            for i, client in enumerate(layout.clients)
         ),
         diagnostics,
     )
@@ -187,15 +192,13 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
 
 def _client_assignment(
     client: ProcessId,
-    stateful: Sequence[TaskId],
-    held: tuple[AbstractSet[int], AbstractSet[int]],
+    held: Sequence[tuple[TaskId, ...]],
     stateless: AbstractSet[TaskId],
     deadline: int | None,
 ) -> KafkaStreamsAssignment:
-    """``KafkaStreamsAssignment.of`` from positions: ``stateful`` is sorted, so sorting the
-    positions sorts the ids (ints compare faster than ``TaskId`` tuples; issue 24)."""
+    """``KafkaStreamsAssignment.of`` from sorted stateful (active, standby) lists."""
     checkpoint()
-    active, standby = (picked(stateful, sorted(ts)) for ts in held)
+    active, standby = held
     if stateless:
         active = tuple(sorted(active + tuple(stateless)))
     return KafkaStreamsAssignment(client, active, standby, deadline)
@@ -206,37 +209,38 @@ def _warmups(moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
     kept lagging copies (never the same pair: standby movements skip warm-ups). The joint stage
     must keep them all where they are: a warm-up it moved would never catch up, and the next
     rebalance would plan it again, for ever."""
-    warm = [set(ws) for ws in moved.warmups]
+    warm = [ws if isinstance(ws, frozenset) else frozenset(ws) for ws in moved.warmups]
+    kept: dict[int, set[int]] = {}  # at most the warm-up budget: a set only where one is kept
     for task, client in copied.kept:
-        warm[client].add(task)
-    return [frozenset(ws) for ws in warm]
+        kept.setdefault(client, set()).add(task)
+    for client, tasks in kept.items():
+        warm[client] = warm[client] | tasks
+    return warm
 
 
-def _measured(
+def _cost(
     state: ApplicationState,
     layout: Layout,
-    phases: tuple[Holdings, Holdings],
-    moved: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
-    joint: Diagnostics,
+    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
     tables: RackTables | None,
-) -> Diagnostics:
-    """What the KIP-441 movements changed in the cost, added to the report's before and after.
+) -> int | None:
+    """The cross-rack cost of ``held`` (actives, standbys); ``None`` where racks are unknown."""
+    if tables is not None:  # the request's tables (issue 24: two more of them were built here)
+        from kassign.assignor.streams.ha_exchange import measured
+
+        return measured(state, layout, held, tables)
+    return measured_holdings_cost(state, layout.stateful, *held, layout.clients)
+
+
+def _measured(before: int | None, after: int | None, joint: Diagnostics) -> Diagnostics:
+    """What the KIP-441 movements changed in the cost (``after`` them against ``before``),
+    added to the report's before and after.
 
     The phases' figures stop at what phases 1 and 2 left; the movements then send actives back
     to caught-up clients, maybe on other racks, and the joint stage saves from there. Adding
     the movements' change to both figures keeps "before -> after" the optimisation's effect
     while "after" stays the answer's real cost (it once read below zero without it).
     """
-    if tables is not None:  # the request's tables (issue 24: two more of them were built here)
-        from kassign.assignor.streams.ha_exchange import measured
-
-        before, after = (
-            measured(state, layout, phases, tables),
-            measured(state, layout, moved, tables),
-        )
-    else:
-        before = measured_holdings_cost(state, layout.stateful, *phases, layout.clients)
-        after = measured_holdings_cost(state, layout.stateful, *moved, layout.clients)
     if before is None or after is None:
         return joint
     change = after - before

@@ -11,9 +11,18 @@ from collections.abc import Collection, Iterable, Sequence
 from operator import itemgetter
 from typing import TypeVar
 
+import kassign_native
 from kassign.assignor.streams.model import ProcessId, TaskId
 
-__all__ = ["Holders", "add_holder", "compact", "holders_of", "picked", "set_holders"]
+__all__ = [
+    "Holders",
+    "add_holder",
+    "compact",
+    "holders_of",
+    "picked",
+    "picked_sorted",
+    "set_holders",
+]
 
 _T = TypeVar("_T")
 
@@ -56,3 +65,10 @@ def picked(items: Sequence[_T], positions: Sequence[int]) -> tuple[_T, ...]:
         found: tuple[_T, ...] = itemgetter(*positions)(items)
         return found
     return tuple(items[p] for p in positions)
+
+
+def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[tuple[_T, ...]]:
+    """``[picked(items, sorted(h)) for h in held]`` compiled (``kassign_native``, one call for
+    every client: the answer's task lists of a 100,000-task group were a fifth of the call in
+    Python; issue 24). ``items``' own objects, never copies."""
+    return kassign_native.picked_sorted(items, held)

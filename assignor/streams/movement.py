@@ -66,6 +66,10 @@ class StandbyMoves:
     kept: tuple[tuple[int, int], ...] = ()
 
 
+_NO_TASKS: frozenset[int] = frozenset()
+"""The warm-ups of a client given none (most clients): one set shared by all of them."""
+
+
 class _JavaQueue:
     """A ``java.util.PriorityQueue`` of movements keyed ``(caught-up count, task)``, each entry
     carrying its lagging client; ``offer`` and ``poll`` move entries exactly as Java's do, so
@@ -198,7 +202,7 @@ def move_active_tasks(
         for task in index.reported_among(tasks):
             if index.has_more_caught_up_than(client, task):
                 queue.offer(index.num_caught_up(task), task, client)
-    warmups: list[set[int]] = [set() for _ in capacities]
+    warmups: dict[int, set[int]] = {}  # only clients given one (issue 24: not a set each)
     movements = len(queue)
     for _, task, lagging in queue.drain():
         checkpoint()
@@ -216,12 +220,12 @@ def move_active_tasks(
         warm_up = warmups_left > 0
         board.move_active(task, runner, lagging, warm_up=warm_up)
         if warm_up:
-            warmups[lagging].add(task)
+            warmups.setdefault(lagging, set()).add(task)
             warmups_left -= 1
     return ActiveMoves(
         tuple(board.moving),
         tuple(board.standby),
-        tuple(warmups),
+        tuple(warmups.get(c, _NO_TASKS) for c in range(len(capacities))),
         movements,
         warmups_left,
     )

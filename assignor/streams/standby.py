@@ -29,7 +29,6 @@ from dataclasses import dataclass
 import kassign_native
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
-from kassign.assignor.streams.holders import picked
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.tag_groups import TagGroups
 from kassign.assignor.streams.tags import tag_layout
@@ -115,13 +114,11 @@ def place_standby_indexed(
     targets: Sequence[TaskId],
     *,
     counts: Sequence[int] | None = None,
-    numbers: Sequence[int] | None = None,
 ) -> IndexedPlacement:
     """Standbys of ``targets`` (sorted) given each client's actives as positions in them.
 
     ``clients`` are ``state``'s clients in process order (ranks); ``counts`` the load each
-    starts from (default: its actives given); ``numbers`` the int objects to list for the
-    positions (a caller's shared ints, issue 16: not one more int per task placed).
+    starts from (default: its actives given).
     """
     replicas = state.configs.num_standby_replicas
     layout = tag_layout(state)
@@ -131,7 +128,7 @@ def place_standby_indexed(
     lists, untagged, short = kassign_native.standby_placement(
         replicas,
         len(targets),
-        [list(a) for a in active],
+        active,  # each client's collection as it is (the core reads any iterable)
         [max(1, state.clients[c].num_threads) for c in clients],
         [len(a) for a in active] if counts is None else list(counts),
         list(groups.group),
@@ -141,10 +138,6 @@ def place_standby_indexed(
         layout.tag_aware,
         checkpoint,
     )
-    # the caller's int objects, if any: not one more int per task placed (issue 16)
-    placed: Sequence[Sequence[int]] = (
-        lists if numbers is None else [picked(numbers, p) for p in lists]
-    )
     notes = layout.notes
     if short:
         first = ", ".join(str(targets[t]) for t in short[:5])
@@ -152,4 +145,4 @@ def place_standby_indexed(
             f"{len(short)} task(s) got fewer than {replicas} standby replica(s): "
             + f"not enough clients (first: {first})",
         )
-    return IndexedPlacement(placed, notes, untagged)
+    return IndexedPlacement(lists, notes, untagged)

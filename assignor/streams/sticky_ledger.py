@@ -67,7 +67,7 @@ class ClientBook:
         # per ordered pair of clients, how many tasks both hold (for ``has_new_pair``)
         self._common: dict[tuple[ProcessId, ProcessId], int] = {}
         self._key = {pid: process_key(pid) for pid in state.clients}
-        self._heap: list[tuple[float, int, tuple[int, int], int, ProcessId]] = []
+        self._heap: list[tuple[float, int, int, int, ProcessId]] = []
         self._empty = sorted((self._key[pid], pid) for pid in state.clients)
         for pid in state.clients:
             self._push(pid)
@@ -148,7 +148,7 @@ class ClientBook:
 
     def roomiest(self, accept: Callable[[ProcessId], bool]) -> ProcessId | None:
         """The roomiest client ``accept`` takes, ties to process order (heap entries kept)."""
-        popped: list[tuple[float, int, tuple[int, int], int, ProcessId]] = []
+        popped: list[tuple[float, int, int, int, ProcessId]] = []
         chosen: ProcessId | None = None
         while self._heap:
             entry = heapq.heappop(self._heap)

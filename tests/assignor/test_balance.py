@@ -65,6 +65,17 @@ def test_more_threads_take_more_tasks_smallest_first() -> None:
     assert result == [[2, 4], [0, 1, 3, 5]]
 
 
+def test_the_callers_lists_stay_as_given_and_untouched_clients_get_theirs_back() -> None:
+    movable = [[0, 2, 4], [1, 3, 5], [6]]
+    before = [list(m) for m in movable]
+    result = balance_over_threads(
+        movable, [3, 3, 1], capacities=[1, 1, 1], held=[set(m) for m in movable]
+    )
+    assert movable == before
+    assert result == [[2, 4], [1, 3, 5], [0, 6]]
+    assert result[1] is movable[1] and result[2] is not movable[2]
+
+
 def test_a_client_never_receives_a_task_it_holds() -> None:
     # standby balancing: client 1 already holds 0 and 1 as actives, so only 2 can move to it
     result = balance_over_threads(

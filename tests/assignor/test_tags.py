@@ -4,6 +4,7 @@ from kassign.assignor.streams.tags import (
     TagSource,
     exclude_used_values,
     is_excluded,
+    one_tag_layout,
     rack_tag_mismatches,
     tag_layout,
 )
@@ -25,6 +26,18 @@ def test_configured_keys_only_and_in_configured_order() -> None:
     assert layout.values[pid(1)] == ("x", "a")
     assert layout.values[pid(2)] == (None, "b")
     assert layout.distinct == (1, 2)
+
+
+def test_one_tag_layout_builds_the_layout_once_for_its_state_and_only_inside() -> None:
+    tagged = state([client(1, tags={"zone": "a"})], rack_aware_assignment_tags=("zone",))
+    other = state([client(2, tags={"zone": "b"})], rack_aware_assignment_tags=("zone",))
+    assert tag_layout(tagged) is not tag_layout(tagged)
+    with one_tag_layout(tagged):
+        inside = tag_layout(tagged)
+        assert tag_layout(tagged) is inside
+        assert tag_layout(other) is not tag_layout(other)  # another state: its own, each time
+        assert tag_layout(other).values[pid(2)] == ("b",)
+    assert inside == tag_layout(tagged) and tag_layout(tagged) is not inside
 
 
 RACKED = [client(1, rack="r1"), client(2, rack="r2"), client(3, rack="r1")]

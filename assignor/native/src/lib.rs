@@ -1,10 +1,11 @@
 //! kassign's compiled core: the sticky assignors' general builder (Kafka's
 //! `AbstractStickyAssignor.GeneralAssignmentBuilder`), the constrained builder's rack-aware
 //! round robin and the range assignor's rack-matched passes, over partition and member
-//! numbers; and Kafka Streams' standby placement (least loaded, KIP-708 tags) over task
-//! positions and client ranks. Around them, the consumer room's bulk byte work: eager sticky's
-//! userData (`user_data.rs`), a compact request's owned partitions (`owned.rs`) and a compact
-//! answer's members (`members_wire.rs`), each read or written for the whole group at once.
+//! numbers; Kafka Streams' standby placement (least loaded, KIP-708 tags) over task positions
+//! and client ranks, and the sorted lists of task ids its assignors hand out per client. Around
+//! them, the consumer room's bulk byte work: eager sticky's userData (`user_data.rs`), a compact
+//! request's owned partitions (`owned.rs`) and a compact answer's members (`members_wire.rs`),
+//! each read or written for the whole group at once.
 //!
 //! Python (`kassign.assignor.consumer.sticky_general`, `sticky_constrained`,
 //! `range_assignor`, `kassign.assignor.streams.standby`)
@@ -26,7 +27,7 @@ mod user_data;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyTuple};
 
 /// Native-endian `int64` values of `bytes` (numpy's `tobytes()`), as unsigned 32-bit numbers.
 fn ids(raw: &[u8], what: &str) -> PyResult<Vec<u32>> {
@@ -251,11 +252,11 @@ fn range_with_racks(
     checkpoint
 ))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn standby_placement(
-    py: Python<'_>,
+fn standby_placement<'py>(
+    py: Python<'py>,
     replicas: u32,
     tasks: usize,
-    active: Vec<Vec<u32>>,
+    active: Vec<Bound<'py, PyAny>>,
     capacities: Vec<u32>,
     counts: Vec<u32>,
     group: Vec<u32>,
@@ -266,6 +267,10 @@ fn standby_placement(
     checkpoint: Py<PyAny>,
 ) -> PyResult<(Vec<Vec<u32>>, Vec<(u32, u32)>, Vec<u32>)> {
     let clients = capacities.len();
+    let active = active
+        .iter()
+        .map(|held| held.try_iter()?.map(|t| t?.extract::<u32>()).collect())
+        .collect::<PyResult<Vec<Vec<u32>>>>()?; // the caller's sets as they are, no list each
     let bad = active.len() != clients
         || counts.len() != clients
         || group.len() != clients
@@ -299,6 +304,39 @@ fn standby_placement(
     };
     let out = py.detach(|| standby::place(input, &mut general::Checkpoint::new(checkpoint)))?;
     Ok((out.placed, out.untagged, out.short))
+}
+
+/// Per collection of `held` (any iterable of positions in `items`), the items at its positions
+/// in ascending order, as a tuple: shared objects (task ids, the layout's ints) in sorted lists
+/// for every client at once (a `sorted` and an `itemgetter` per client in Python; issue 24).
+#[pyfunction]
+fn picked_sorted<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyTuple>,
+    held: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let n = items.len();
+    let mut positions: Vec<usize> = Vec::new();
+    let mut out = Vec::with_capacity(held.len());
+    for h in &held {
+        positions.clear();
+        for p in h.try_iter()? {
+            let p: usize = p?.extract()?;
+            if p >= n {
+                return Err(PyValueError::new_err(format!(
+                    "picked_sorted: position {p} past {n} items"
+                )));
+            }
+            positions.push(p);
+        }
+        positions.sort_unstable();
+        let picked = positions
+            .iter()
+            .map(|&p| items.get_item(p))
+            .collect::<PyResult<Vec<_>>>()?;
+        out.push(PyTuple::new(py, picked)?);
+    }
+    Ok(out)
 }
 
 /// `values` as native-endian bytes (numpy's and `array`'s layout), without a copy per value.
@@ -458,6 +496,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rack_round_robin, m)?)?;
     m.add_function(wrap_pyfunction!(range_with_racks, m)?)?;
     m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
+    m.add_function(wrap_pyfunction!(picked_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(compact_members, m)?)?;

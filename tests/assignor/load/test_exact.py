@@ -3,6 +3,8 @@ slack end at the optimum, reproducibly; big or unaffordable ones keep the greedy
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from kassign.assignor.errors import SolverError
@@ -105,3 +107,18 @@ def test_an_unaffordable_exact_step_is_skipped_not_failed() -> None:
             raise SolverError("TIME_BUDGET", "too dear")
 
     assert balance(case, afford=afford).peak > 1.02 * float(MISSED[0][-1])
+
+
+def test_racks_come_after_moves_unless_racks_first() -> None:
+    """Four items of 10 on two members (every 2-2 split peaks at 20): items 0 and 1 are
+    rack-local on member 0, 2 and 3 on member 1, and all four were across."""
+    loads, owners = np.full(4, 10.0), np.array([1, 1, 0, 0])
+    local = np.array([[True, False], [False, True]])
+    racked = LoadProblem(loads, np.ones(2), owners, sites=np.array([0, 0, 1, 1]), local=local)
+    kept = exact.place(racked, owners, 20.0, 0.0)
+    assert kept is not None and kept.tolist() == [1, 1, 0, 0]
+    home = exact.place(racked, owners, 20.0, 0.0, racks_first=True)
+    assert home is not None and home.tolist() == [0, 0, 1, 1]
+    fresh = replace(racked, owners=np.full(4, -1))
+    near = exact.place(fresh, owners, 20.0, 0.0)
+    assert near is not None and near.tolist() == [0, 0, 1, 1]

@@ -32,7 +32,7 @@ MAX_ITEMS = 32  # items past which the step is skipped
 MAX_CELLS = 256  # items x members past which the step is skipped
 DETERMINISTIC_TIME = 0.002  # CP-SAT's deterministic time units per solve (two solves at most)
 _RESOLUTION = 1 << 20  # the heaviest item's load as an integer; others rounded to this scale
-_MAX_LCM = 720  # capacities' least common multiple past which the step is skipped
+_MAX_LCM = 2520  # capacities' least common multiple past which it is skipped: any of 1-10 threads
 _SEED = 25
 _UNITS_PER_CELL = 100  # item placements (about 1 us each) per item x member cell: 26 ms at 256
 

@@ -9,7 +9,8 @@ then, the peak held within the core's slack rule, the items moved (and with rack
 placed off their rack). The bench's exact check solves the same model with a longer limit.
 
 Determinism: one worker, a fixed seed and a *deterministic* time limit (CP-SAT's own count of
-work, not a clock), so the same problem gives the same placement on any machine at any load.
+work, not a clock), so the same problem gives the same placement on any machine at any load
+(with the same OR-Tools: requirements.lock pins it; another version may search differently).
 """
 
 from __future__ import annotations

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import math
 import os
 import sys
 import time
@@ -57,7 +56,7 @@ from kassign.assignor.consumer import (
     assign,
     consumer_group,
 )
-from kassign.assignor.load import LoadPlan, LoadProblem, balance, peak_ratio
+from kassign.assignor.load import LoadPlan, LoadProblem, balance, exact, peak_ratio
 from kassign.assignor.load.figures import Balance
 from kassign.pipeline.loads import zipf_loads as zipf
 from ortools.sat.python import cp_model
@@ -185,28 +184,12 @@ def exact_peak(
 ) -> tuple[float, bool]:
     """CP-SAT's smallest peak (load per unit of capacity) for integer ``loads`` on members of
     integer ``capacities``, each item on one of its ``allowed`` members (none given: any), and
-    whether it proved it optimal within ``EXACT_SECONDS``. Loads are scaled by the capacities'
-    least common multiple, so the peak stays an exact integer."""
-    model = cp_model.CpModel()
-    caps = [int(c) for c in capacities]
-    scale = math.lcm(*caps)
-    members = range(len(caps))
-    x = [
-        {m: model.new_bool_var(f"x{i}_{m}") for m in (members if allowed is None else allowed[i])}
-        for i in range(len(loads))
-    ]
-    peak = model.new_int_var(0, int(loads.sum()) * scale, "peak")
-    for row in x:
-        model.add_exactly_one(row.values())
-    for m in members:
-        on = [int(w) * row[m] for w, row in zip(loads, x, strict=True) if m in row]
-        model.add(sum(on) * (scale // caps[m]) <= peak)
-    model.minimize(peak)
-    solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = EXACT_SECONDS
-    solver.parameters.num_workers = 1
-    status = solver.solve(model)
-    return solver.value(peak) / scale, status == cp_model.OPTIMAL
+    whether it proved it optimal within ``EXACT_SECONDS``: the core's own model
+    (``exact.peak_model``), given wall time for a proof."""
+    built = exact.peak_model([int(w) for w in loads], [int(c) for c in capacities], allowed)
+    solver = exact.solver(seconds=EXACT_SECONDS)
+    status = solver.solve(built.model)
+    return solver.value(built.peak) / built.scale, status == cp_model.OPTIMAL
 
 
 def exact_check(cases: int, rng: np.random.Generator) -> str:

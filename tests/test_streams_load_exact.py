@@ -11,6 +11,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+from kassign.assignor.load import exact
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,8 +40,29 @@ def test_the_exact_model_keeps_each_task_on_its_allowed_clients() -> None:
 def test_kassign_is_within_two_percent_of_the_optimum_where_the_bound_allows(
     assignor: str,
 ) -> None:
-    """Seeded: not every group holds (docs/load-aware.md, *Kafka Streams*: in 100 groups a
-    few sticky ones end more than 2% above an optimum within 2% of the bound)."""
+    """Seeded: four groups per assignor through the bench's own check."""
     fit, missed, worst, _, unproved = bench.exact_check(assignor, 4, np.random.default_rng(2))
     assert fit >= 3 and unproved == 0
     assert missed == 0 and worst <= 1.02
+
+
+@pytest.mark.parametrize(("assignor", "index"), [("high_availability", 81), ("sticky", 98)])
+def test_groups_the_greedy_missed_reach_the_optimum(
+    assignor: str, index: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's worst misses before the core's exact step (``--exact 100``, seed 0: 1.108x
+    and 1.068x an optimum within 2% of the bound) now within 2% of it; the greedy alone not."""
+    rng = np.random.default_rng(0)
+    for _ in range(index):
+        bench.small_group(assignor, rng)
+    state = bench.small_group(assignor, rng)
+    layout = bench.Layout.of(state)
+    loads, _ = bench.task_costs(state, layout.stateful + layout.stateless)
+    best, proved = bench.exact_peak(
+        loads, np.array(layout.capacities), bench.allowed_clients(state)
+    )
+    figures = bench.run(state)[0].diagnostics.load
+    assert proved and best <= 1.02 * figures.bound
+    assert figures.peak <= 1.02 * best
+    monkeypatch.setattr(exact, "small", lambda _: False)
+    assert bench.run(state)[0].diagnostics.load.peak > 1.02 * best

@@ -21,7 +21,9 @@ their room stays within that target, or within ``slack`` of the search's peak wh
 already past the bound's slack (``_loose_keep``: among eligibility classes a strict fill can
 fail). With racks, ``racks.settle`` then brings cross-rack
 items home by moves and swaps within that target (the greedy fill's leftovers). Last, moves and swaps off the peak member while the
-peak is above that goal (the heuristics' leftovers on small groups).
+peak is above that goal (the heuristics' leftovers on small groups). On a small problem
+whose peak is still past that goal, the exact step (``exact.py``: CP-SAT's least peak, then
+fewest moves) replaces the placement when its peak is lower.
 
 Ties break by member and item index: the same problem gives the same placement.
 """
@@ -32,7 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from kassign.assignor.errors import SolverError
 from kassign.assignor.interrupt import checkpoint
+from kassign.assignor.load import exact
 from kassign.assignor.load.bound import FloatArray, IntArray, lower_bound, peak_ratio
 from kassign.assignor.load.fill import fill
 from kassign.assignor.load.racks import settle
@@ -116,7 +120,8 @@ def balance(
     """The placement described in the module's docstring. ``racks_first``: rack-local beats
     kept (``rack-optimal``'s order); else kept items stay and racks only steer the rest.
     ``afford``: told, before each fill or improvement round, how many item placements it
-    costs (``_units``); it raises to stop (a caller's time budget, priced without a clock)."""
+    costs (``_units``); it raises to stop (a caller's time budget, priced without a clock),
+    but a ``SolverError`` before the exact step only skips that step."""
     if problem.eligible is not None and problem.classes is not None:
         reachable = np.asarray(problem.eligible.any(axis=1))
         stranded = np.flatnonzero(~reachable[problem.classes])
@@ -143,10 +148,13 @@ def balance(
     if racks:
         placed = settle(problem, placed, relaxed, racks_first=racks_first, pay=pay)
     owners = _improve(problem, placed, bound * (1 + slack), pay)
+    peak = peak_ratio(problem.loads, problem.capacities, owners)
+    if peak > bound * (1 + slack) * (1 + _EPS) and exact.small(problem):
+        owners, peak = _exact(problem, (owners, peak), bound, slack, racks_first, pay)
     return LoadPlan(
         owners=owners,
         bound=bound,
-        peak=peak_ratio(problem.loads, problem.capacities, owners),
+        peak=peak,
         moves=int(((problem.owners >= 0) & (owners != problem.owners)).sum()),
         target=relaxed,
     )
@@ -175,6 +183,29 @@ def _loose_keep(
         if peak_ratio(problem.loads, problem.capacities, loose) <= goal * (1 + _EPS):
             return loose
     return None
+
+
+def _exact(
+    problem: LoadProblem,
+    greedy: tuple[IntArray, float],
+    bound: float,
+    slack: float,
+    racks_first: bool,
+    pay: Callable[[int], object],
+) -> tuple[IntArray, float]:
+    """The exact step's placement and peak if its true (float) peak is lower than the
+    greedy's, else the greedy's. Priced first: past the caller's budget the step is skipped
+    (the greedy answer is a valid one), not the call failed."""
+    try:
+        pay(exact.units(problem))
+    except SolverError:
+        return greedy
+    checkpoint()
+    found = exact.place(problem, greedy[0], bound, slack, racks_first=racks_first)
+    if found is None:
+        return greedy
+    peak = peak_ratio(problem.loads, problem.capacities, found)
+    return (found, peak) if peak < greedy[1] * (1 - _EPS) else greedy
 
 
 def _free(items: int) -> None:

@@ -6,6 +6,7 @@ cells, the reason a click shows; and the page must fit a laptop's window with no
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -240,8 +241,13 @@ def test_a_load_balanced_groups_page_bars_each_members_load_against_the_bound(
 ) -> None:
     """Balance LOAD (issue 25): the header's figures are the report's; each member's bar is
     filled to its load per unit of capacity (recomputed from the request) and crosses the
-    bound's mark exactly when that share is above the bound."""
-    source = ROOT / "examples" / "consumer" / "sticky-by-load.json"
+    bound's mark exactly when that share is above the bound. The example's loads are made
+    three hot partitions of 100 (the example itself balances exactly): two members of
+    capacity 1 then hold one each, 1.37x the bound, and the rest fall below it."""
+    example = json.loads((ROOT / "examples" / "consumer" / "sticky-by-load.json").read_text())
+    example["topics"][0]["partitionLoads"][:3] = [100.0, 100.0, 100.0]
+    source = tmp_path / "hot.json"
+    source.write_text(json.dumps(example))
     request = cli.read_consumer_request(str(source))
     response = assign_consumer_request(request).response
     out = tmp_path / "load.html"
@@ -274,5 +280,5 @@ def test_a_load_balanced_groups_page_bars_each_members_load_against_the_bound(
             assert (fill["x"] + fill["width"] > mark["x"]) == (share > 1), member.member_id
         peak = "peak" in (bar.get_attribute("class") or "")
         assert peak == (share == pytest.approx(figures.peak / figures.bound)), member.member_id
-    assert sides == {False, True}  # the example has a member on each side of the bound
+    assert sides == {False, True}  # a member on each side of the bound
     assert horizontal_overflow(driver) == 0

@@ -48,6 +48,7 @@ BoolArray = np.ndarray[tuple[int, int], np.dtype[np.bool_]]
 _PRECISION = 1e-3  # bisection stops when the target is known to this share of the bound
 _EPS = 1e-9  # float sums compared with this share of the room
 _ROUNDS = 64  # moves or swaps tried off the peak member, at most
+_HALVINGS = 64  # bisection steps, at most: loads near float's smallest make the share 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,9 +234,11 @@ def _search(
     hi = peak_ratio(loads, caps, best)
     if not len(caps) or (caps == caps[0]).all():
         return best, hi
-    while hi - lo > _PRECISION * bound:
-        checkpoint()
+    for _ in range(_HALVINGS):
         target = (lo + hi) / 2
+        if hi - lo <= _PRECISION * bound or not lo < target < hi:
+            break
+        checkpoint()
         pay(_units(problem, False))
         found = fill(problem, target, strict=False)
         assert found is not None

@@ -102,6 +102,8 @@ def small(problem: LoadProblem) -> bool:
     n, m = len(problem.loads), len(problem.capacities)
     if not n or n > MAX_ITEMS or n * m > MAX_CELLS or not problem.loads.max() > 0:
         return False
+    if not math.isfinite(_RESOLUTION / float(problem.loads.max())):
+        return False  # loads near float's smallest: no integer scale for them
     caps = problem.capacities
     if not (caps == np.round(caps)).all():
         return False

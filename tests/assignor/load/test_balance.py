@@ -147,6 +147,25 @@ def test_bad_figures_are_refused() -> None:
         LoadProblem(*one, sites=np.array([1]), local=np.ones((1, 2), bool))
 
 
+@pytest.mark.timeout(10)
+def test_loads_near_the_smallest_float_end_the_search() -> None:
+    """Mixed capacities bisect to a share of the bound; with loads of float's smallest
+    subnormal that share is 0 and the interval stops halving, which once spun forever (a
+    hypothesis example of the Streams load mode's property test, before the halvings' cap)."""
+    tiny = np.array([5e-324, 5e-324])
+    problem = LoadProblem(
+        tiny,
+        np.array([1.0, 3.0]),
+        np.array([1, 1]),
+        np.array([0, 0]),
+        np.array([[True, True]]),
+        stay=np.array([2.4e6, 1.0]),
+    )
+    plan = balance(problem)
+    assert sorted(plan.owners.tolist()) in ([0, 1], [1, 1])
+    assert plan.peak >= plan.bound
+
+
 def test_light_items_in_bulk_level_the_rooms() -> None:
     """``place_light`` ends where worst fit one by one does: every member that receives is
     left within the heaviest light item of one level, and those below it receive nothing."""

@@ -150,7 +150,8 @@ def balance(
         placed = settle(problem, placed, relaxed, racks_first=racks_first, pay=pay)
     owners = _improve(problem, placed, bound * (1 + slack), pay)
     peak = peak_ratio(problem.loads, problem.capacities, owners)
-    if peak > bound * (1 + slack) * (1 + _EPS) and exact.small(problem):
+    past = peak > bound * (1 + slack) * (1 + _EPS)
+    if (past or racks) and exact.small(problem):
         owners, peak = _exact(problem, (owners, peak), bound, slack, racks_first, pay)
     return LoadPlan(
         owners=owners,
@@ -194,9 +195,13 @@ def _exact(
     racks_first: bool,
     pay: Callable[[int], object],
 ) -> tuple[IntArray, float]:
-    """The exact step's placement and peak if its true (float) peak is lower than the
-    greedy's, else the greedy's. Priced first: past the caller's budget the step is skipped
-    (the greedy answer is a valid one), not the call failed."""
+    """The exact step's placement and peak if it is better in the core's order, else the
+    greedy's: a lower true (float) peak; or, within the greedy's peak or the bound's slack,
+    fewer moves and then fewer items off their rack (rack-local first with ``racks_first``).
+    With racks the step runs even where the greedy peak is within the slack: the steered fill
+    can keep fewer items than the unsteered one, which racks after moves must never cost.
+    Priced first: past the caller's budget the step is skipped (the greedy answer is a valid
+    one), not the call failed."""
     try:
         pay(exact.units(problem))
     except SolverError:
@@ -206,7 +211,24 @@ def _exact(
     if found is None:
         return greedy
     peak = peak_ratio(problem.loads, problem.capacities, found)
-    return (found, peak) if peak < greedy[1] * (1 - _EPS) else greedy
+    if peak < greedy[1] * (1 - _EPS):
+        return found, peak
+    within = max(greedy[1], bound * (1 + slack)) * (1 + _EPS)
+    key = _order_key(problem, racks_first)
+    return (found, peak) if peak <= within and key(found) < key(greedy[0]) else greedy
+
+
+def _order_key(problem: LoadProblem, racks_first: bool) -> Callable[[IntArray], tuple[int, int]]:
+    """(moves, items off their rack) of a placement, in the order the caller weighs them."""
+
+    def key(owners: IntArray) -> tuple[int, int]:
+        moves = int(((problem.owners >= 0) & (owners != problem.owners)).sum())
+        if problem.sites is None or problem.local is None:
+            return moves, 0
+        off = int((~problem.local[problem.sites, owners]).sum())
+        return (off, moves) if racks_first else (moves, off)
+
+    return key
 
 
 def _free(items: int) -> None:

@@ -81,16 +81,30 @@ def test_kept_items_stay_unless_racks_come_first() -> None:
     assert balance(problem).moves == 0
     # both on member 1 would double the peak: racks_first still keeps the target
     assert balance(problem, racks_first=True).owners.tolist() == [0, 1]
-    # member 0 had everything: the heavy item can go to member 1, local, at the same peak
+    # member 0 had everything: the heavy item can go to member 1, local, at the same peak.
+    # 41 items: past the exact step's size, so this is the greedy fill's own order
+    light = 40
     roomy = LoadProblem(
+        np.array([5.0] + [5.0 / light] * light),
+        np.ones(2),
+        np.zeros(light + 1, dtype=np.int64),
+        sites=np.array([0] + [1] * light),
+        local=np.array([[False, True], [True, True]]),
+    )
+    sticky = balance(roomy)
+    assert sticky.owners[0] == 0 and sticky.moves == light
+    first = balance(roomy, racks_first=True)
+    assert first.owners.tolist() == [1] + [0] * light
+    assert first.peak == sticky.peak == 5.0
+    # six items: the exact step finds what both orders prefer, one move (the heavy item, to
+    # where it is local) where the greedy fill kept it and moved the five light ones
+    small = LoadProblem(
         np.array([5.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
         np.ones(2),
         np.zeros(6, dtype=np.int64),
         sites=np.array([0, 1, 1, 1, 1, 1]),
         local=np.array([[False, True], [True, True]]),
     )
-    sticky = balance(roomy)
-    assert sticky.owners[0] == 0 and sticky.moves == 5
-    first = balance(roomy, racks_first=True)
-    assert first.owners.tolist() == [1, 0, 0, 0, 0, 0]
-    assert first.peak == sticky.peak == 5.0
+    for order in (False, True):
+        plan = balance(small, racks_first=order)
+        assert plan.owners.tolist() == [1, 0, 0, 0, 0, 0] and plan.peak == 5.0

@@ -98,23 +98,29 @@ class _Loads:
         self.caps = [int(c) for c in capacities]
         self._count = np.asarray(counts, dtype=np.float64).copy()
         self._cap = np.asarray(capacities, dtype=np.float64)
+        self._after = (self._count + 1) / self._cap
+        """Each client's ``(count + 1) / capacity``, kept up to date by ``moved`` (two entries
+        a move) rather than recomputed whole for each search: a Streams load answer's standbys
+        take some 180,000 searches over 1,000 clients."""
         self._lightest: float | None = None
 
     def lightest_after_one_more(self) -> float:
         """min over clients of ``(count + 1) / capacity`` (cached until a move)."""
         if self._lightest is None:
-            self._lightest = float(((self._count + 1) / self._cap).min())
+            self._lightest = float(self._after.min())
         return self._lightest
 
     def moved(self, source: int, target: int, n: int) -> None:
         self._count[source] -= n
         self._count[target] += n
+        for c in (source, target):
+            self._after[c] = (self._count[c] + 1) / self._cap[c]
         self._lightest = None
 
     def next_target(self, source: int, source_count: int, start: int) -> int | None:
         """The first client from ``start`` on that could take one of the source's tasks."""
         threshold = (source_count - 1) / self.caps[source]
-        fits = (self._count[start:] + 1) / self._cap[start:] <= threshold
+        fits = self._after[start:] <= threshold
         first = int(fits.argmax()) if fits.size else 0
         return start + first if fits.size and fits[first] else None
 

@@ -102,7 +102,7 @@ class ClientBook:
 
     def give(self, task: TaskId, pid: ProcessId, kind: TaskType) -> None:
         (self.active if kind is TaskType.ACTIVE else self.standby)[pid][task] = None
-        for other in self.holders(task):
+        for other in holders_of(self._holders, task):  # its tuple: no set built per task
             if other != pid:
                 self._common[pid, other] = self._common.get((pid, other), 0) + 1
                 self._common[other, pid] = self._common.get((other, pid), 0) + 1
@@ -113,7 +113,7 @@ class ClientBook:
         """Whether ``task`` joining ``pid`` makes a pair no client holds yet: some task of
         ``pid`` (other than ``task``) that no holder of ``task`` holds too. With one holder
         (the usual case) that is a count: ``pid`` holds a task the holder lacks."""
-        holders = self.holders(task)
+        holders = holders_of(self._holders, task)  # distinct clients: a client holds it once
         if pid in holders:
             return False
         if len(holders) <= 1:

@@ -97,6 +97,10 @@ class ClientBook:
     def holders(self, task: TaskId) -> AbstractSet[ProcessId]:
         return frozenset(holders_of(self._holders, task))
 
+    def holder_count(self, task: TaskId) -> int:
+        """How many clients hold ``task`` (no set built: asked once per standby replica)."""
+        return len(holders_of(self._holders, task))
+
     def under_quota(self, pid: ProcessId, quota: int) -> bool:
         return len(self.active[pid]) < self.capacity[pid] * quota
 

@@ -13,7 +13,7 @@ as in Kafka), counting actives *and* standbys.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 
 import numpy as np
@@ -80,14 +80,12 @@ def balance_over_threads(
             checkpoint()
             if (count[source] - 1) / loads.caps[source] < loads.lightest_after_one_more():
                 continue  # no client could take a task from this one
-            target = loads.next_target(source, count[source], 0)
-            while target is not None:
-                if target != source and (allowed is None or allowed(source, target)):
+            for target in loads.targets(source, count):
+                if allowed is None or allowed(source, target):
                     moved = _move_pair(tasks, held, fixed, count, loads.caps, source, target)
                     if moved:
                         changed = True
                         loads.moved(source, target, moved)
-                target = loads.next_target(source, count[source], target + 1)
     return tasks
 
 
@@ -98,25 +96,48 @@ class _Loads:
         self.caps = [int(c) for c in capacities]
         self._count = np.asarray(counts, dtype=np.float64).copy()
         self._cap = np.asarray(capacities, dtype=np.float64)
+        self._after = (self._count + 1) / self._cap
+        """Each client's ``(count + 1) / capacity``, kept up to date by ``moved`` (two entries
+        a move) rather than recomputed whole for each search: a Streams load answer's standbys
+        take some 180,000 searches over 1,000 clients."""
         self._lightest: float | None = None
 
     def lightest_after_one_more(self) -> float:
         """min over clients of ``(count + 1) / capacity`` (cached until a move)."""
         if self._lightest is None:
-            self._lightest = float(((self._count + 1) / self._cap).min())
+            self._lightest = float(self._after.min())
         return self._lightest
 
     def moved(self, source: int, target: int, n: int) -> None:
         self._count[source] -= n
         self._count[target] += n
+        for c in (source, target):
+            self._after[c] = (self._count[c] + 1) / self._cap[c]
         self._lightest = None
 
-    def next_target(self, source: int, source_count: int, start: int) -> int | None:
-        """The first client from ``start`` on that could take one of the source's tasks."""
-        threshold = (source_count - 1) / self.caps[source]
-        fits = (self._count[start:] + 1) / self._cap[start:] <= threshold
-        first = int(fits.argmax()) if fits.size else 0
-        return start + first if fits.size and fits[first] else None
+    def targets(self, source: int, count: Sequence[int]) -> Iterator[int]:
+        """In process order, each client that could take one of the source's tasks when the
+        search reaches it (``count[source]`` read then: it falls as the caller moves tasks).
+
+        The clients that fit are found once for the source's count at the start; a move only
+        lowers the threshold and changes the source and the client just visited, so the ones
+        still ahead that fit are among them: after a move they are filtered again, a
+        comparison per remaining candidate rather than per client (2,000 clients' standbys
+        in a Streams load answer took 2.6 s of one per client)."""
+        threshold = (count[source] - 1) / self.caps[source]
+        ahead = np.flatnonzero(self._after <= threshold)
+        i = 0
+        while i < len(ahead):
+            target = int(ahead[i])
+            i += 1
+            if target == source:
+                continue
+            yield target
+            now = (count[source] - 1) / self.caps[source]
+            if now != threshold:
+                threshold = now
+                rest = ahead[i:]
+                ahead, i = rest[self._after[rest] <= threshold], 0
 
 
 def _move_pair(

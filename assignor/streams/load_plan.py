@@ -14,8 +14,8 @@ before the core runs, ``core_afford`` its price of each step while it runs.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from itertools import takewhile
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, repeat, takewhile
 
 import numpy as np
 from kassign.assignor.budget import priced_budget
@@ -45,13 +45,19 @@ __all__ = [
     "too_small",
 ]
 
-_US_PER_STEP = 0.4
-"""Estimated CPU per step of the core (a heap step per item in each of ``_FILLS`` fills; a
-(class, client) cell of eligibility, read by numpy, counts ``_CELL_STEPS``), about twice the
-most one took here (0.19 us: 2,000 tasks on 20 clients; 20,000 tasks on 1,000 clients with
-19,611 classes took 1.4 s, priced 3.2): the budget's only unit."""
-_FILLS = 20
-_CELL_STEPS = 0.01
+_US_PER_STEP = 0.25
+"""Estimated CPU per step of the core (a heap step, log2 of the clients of them per item
+placement), about twice the most one took here (2026-12-07, with a counting ``afford``:
+0.10-0.12 us at 2,000 tasks on 20 clients, 0.02-0.05 us at 100,000 tasks on 1,000-2,000
+clients): the budget's unit for placements."""
+_FILLS = 8
+"""Item placements per task priced up front: twice the most measured at 100,000 tasks (4: high
+availability's two runs; sticky 1). Small groups take more (10 at 2,000 tasks on 20 clients,
+up to 51 at 8-20 tasks), which ``core_afford`` then prices step by step."""
+_US_PER_CELL = 0.08
+"""Estimated CPU per (class, client) cell of eligibility over the whole core (the price of
+20 fills at 0.01 of a 0.4 us step each, unchanged: 20,000 tasks on 1,000 clients with 19,611
+classes took 1.3-1.4 s)."""
 _MAX_CELLS = 20_000_000
 """At most this many (class, client) cells of eligibility (a byte each): past it, counts."""
 
@@ -59,9 +65,15 @@ _MAX_CELLS = 20_000_000
 def task_costs(state: ApplicationState, tasks: Sequence[TaskId]) -> tuple[FloatArray, FloatArray]:
     """Each task's load (1 where none given) and state bytes (0 where unknown), in order."""
     given = state.task_loads
-    loads = np.fromiter((given.load_of(t) for t in tasks), np.float64, len(tasks))
-    stay = np.fromiter((given.state_of(t) for t in tasks), np.float64, len(tasks))
-    return loads, stay
+    return _column(given.loads, tasks, 1.0), _column(given.state_bytes, tasks, 0)
+
+
+def _column(figures: Mapping[TaskId, float], tasks: Sequence[TaskId], default: float) -> FloatArray:
+    """``figures`` of ``tasks`` in order, ``default`` where none is given: one ``map`` in C
+    rather than a Python call per task (100,000 tasks are read twice a call)."""
+    if not figures:
+        return np.full(len(tasks), default, dtype=np.float64)
+    return np.fromiter(map(figures.get, tasks, repeat(default)), np.float64, len(tasks))
 
 
 def previous_owners(
@@ -127,9 +139,9 @@ def affordable(state: ApplicationState, items: int, clients: int, classes: int) 
     before it starts, as the rack solver's arcs are (``rack/outcomes.py``)."""
     if classes * clients > _MAX_CELLS:
         return f"{classes} eligibility classes x {clients} clients exceed {_MAX_CELLS} cells"
-    steps = _FILLS * (items * math.log2(clients + 1) + classes * clients * _CELL_STEPS)
+    us = _FILLS * items * math.log2(clients + 1) * _US_PER_STEP + classes * clients * _US_PER_CELL
     budget = state.configs.assignment_time_budget_ms
-    if budget is not None and steps * _US_PER_STEP / 1000 > budget:
+    if budget is not None and us / 1000 > budget:
         return too_small(state, items, clients)
     return None
 
@@ -146,14 +158,15 @@ def core_afford(
     """The core's ``afford`` (``balance``): each item placement it announces priced as a step
     of ``affordable``'s (``_US_PER_STEP`` times log2 of the clients; the cells paid first), so
     that what the core actually runs (the search's bisection, the sticky and loose fills, up
-    to 192 improvement rounds, a second run) stays within the budget. ``affordable``'s 20
-    fills are the usual case; past the budget this raises ``SolverError`` (``TIME_BUDGET``)."""
+    to 192 improvement rounds, a second run) stays within the budget. ``affordable``'s
+    ``_FILLS`` placements per task are the usual case at 100,000 tasks; past the budget this
+    raises ``SolverError`` (``TIME_BUDGET``)."""
     budget = state.configs.assignment_time_budget_ms
     if budget is None or not clients:  # no clients: the core places nothing
         return None
     per_item = math.log2(clients + 1) * _US_PER_STEP / 1000
     afford = priced_budget(budget / 1000, per_item, "item placements")
-    afford(math.ceil(_FILLS * classes * clients * _CELL_STEPS / math.log2(clients + 1)))
+    afford(math.ceil(classes * clients * _US_PER_CELL / 1000 / per_item))
     return afford
 
 
@@ -168,10 +181,13 @@ def measured_figures(state: ApplicationState, assignment: TaskAssignment) -> Loa
     caps = np.array([max(1, state.clients[c].num_threads) for c in clients], dtype=np.float64)
     tasks = list(state.tasks)
     loads, _ = task_costs(state, tasks)
-    row = {t: i for i, t in enumerate(tasks)}
+    row = dict(zip(tasks, range(len(tasks))))
+    actives = [a.active for a in assignment.assignments]
+    rows = np.fromiter(map(row.get, chain.from_iterable(actives), repeat(-1)), np.int64)
+    clients_of = np.repeat(np.arange(len(actives)), [len(a) for a in actives])
+    known = rows >= 0  # a task the group does not hold is left out (validation names it)
     owners = np.zeros(len(tasks), dtype=np.int64)
-    for c, a in enumerate(assignment.assignments):
-        owners[[row[t] for t in a.active if t in row]] = c
+    owners[rows[known]] = clients_of[known]
     mean = float(loads.sum() / caps.sum()) if len(caps) else 0.0
     return LoadFigures(lower_bound(loads, caps), peak_ratio(loads, caps, owners), mean)
 

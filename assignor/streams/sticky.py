@@ -181,7 +181,7 @@ def _assign_standbys(state: ApplicationState, book: ClientBook) -> list[TaskId]:
     short: list[TaskId] = []
     for task in _in_task_order(state.stateful_tasks):
         for _ in range(state.configs.num_standby_replicas):
-            if len(book.holders(task)) >= len(book.tasks):
+            if book.holder_count(task) >= len(book.tasks):
                 short.append(task)
                 break
             chosen = find_client(book, task, owner.get(task), standby_owners.get(task, ()))

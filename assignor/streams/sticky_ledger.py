@@ -97,12 +97,16 @@ class ClientBook:
     def holders(self, task: TaskId) -> AbstractSet[ProcessId]:
         return frozenset(holders_of(self._holders, task))
 
+    def holder_count(self, task: TaskId) -> int:
+        """How many clients hold ``task`` (no set built: asked once per standby replica)."""
+        return len(holders_of(self._holders, task))
+
     def under_quota(self, pid: ProcessId, quota: int) -> bool:
         return len(self.active[pid]) < self.capacity[pid] * quota
 
     def give(self, task: TaskId, pid: ProcessId, kind: TaskType) -> None:
         (self.active if kind is TaskType.ACTIVE else self.standby)[pid][task] = None
-        for other in self.holders(task):
+        for other in holders_of(self._holders, task):  # its tuple: no set built per task
             if other != pid:
                 self._common[pid, other] = self._common.get((pid, other), 0) + 1
                 self._common[other, pid] = self._common.get((other, pid), 0) + 1
@@ -113,7 +117,7 @@ class ClientBook:
         """Whether ``task`` joining ``pid`` makes a pair no client holds yet: some task of
         ``pid`` (other than ``task``) that no holder of ``task`` holds too. With one holder
         (the usual case) that is a count: ``pid`` holds a task the holder lacks."""
-        holders = self.holders(task)
+        holders = holders_of(self._holders, task)  # distinct clients: a client holds it once
         if pid in holders:
             return False
         if len(holders) <= 1:

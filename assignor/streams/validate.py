@@ -120,10 +120,12 @@ def _held_twice(held: _Held, clients: list[ProcessId]) -> _Finding:
 
 
 def _stateless_standby(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
-    stateless = state.is_stateless
+    stateless = frozenset(state.stateless_tasks)  # a set lookup per standby, not a bisection
+    if not stateless:
+        return None
     for pid in clients:
         checkpoint()
-        wrong = [task for task in chain.from_iterable(held[pid][1]) if stateless(task)]
+        wrong = [task for task in chain.from_iterable(held[pid][1]) if task in stateless]
         if wrong:  # the first in task order, found without sorting every client's tasks
             return (
                 AssignmentError.INVALID_STANDBY_TASK,
@@ -147,10 +149,13 @@ def _unknown_client(state: ApplicationState, clients: list[ProcessId]) -> _Findi
 
 
 def _unknown_task(state: ApplicationState, held: _Held, clients: list[ProcessId]) -> _Finding:
-    known = state.tasks.keys()
+    every = chain.from_iterable(_every(held, pid) for pid in clients)
+    strangers = set(every).difference(state.tasks)  # one pass over the table, no lookups
+    if not strangers:
+        return None
     for pid in clients:
         checkpoint()
-        unknown = [task for task in _every(held, pid) if task not in known]
+        unknown = [task for task in _every(held, pid) if task in strangers]
         if unknown:
             return AssignmentError.UNKNOWN_TASK_ID, f"client {pid} got unknown task {min(unknown)}"
     return None

@@ -7,13 +7,18 @@ ratio can be kept in the repository. ``bench/baselines/<bench>.json`` holds the 
 rack-aware path got 3-4x slower and nothing caught it). A bench offers ``--check`` (compare,
 exit 1 on a failure) and ``--record`` (rewrite the records) through ``run_check``, which takes
 each line's best of two measurements, so a neighbour's burst on a shared machine does not fail
-the check; ``make bench-check`` runs every bench listed there.
+the check; ``make bench-check`` runs every bench listed there. ``per_reference`` divides a
+bench's CPU times by ``reference_workload``'s, measured around them (the consumer and load
+benches share it).
 
-Pure but for ``load_records``, ``write_records`` and ``run_check``, which read and write the file.
+Pure but for ``load_records``, ``write_records`` and ``run_check``, which read and write the
+file, and the timing functions (``best_cpu``, ``per_reference``).
 """
 
 from __future__ import annotations
 
+import argparse
+import gc
 import json
 import os
 import platform
@@ -27,10 +32,14 @@ __all__ = [
     "TOLERANCE",
     "Line",
     "Verdict",
+    "add_modes",
     "best_cpu",
     "best_of",
     "compare",
     "load_records",
+    "machine",
+    "per_reference",
+    "reference_workload",
     "render",
     "run_check",
     "write_records",
@@ -117,6 +126,19 @@ def write_records(bench: str, lines: Sequence[Line], folder: Path = BASELINES) -
     return path
 
 
+def add_modes(parser: argparse.ArgumentParser) -> None:
+    """The ``--check`` and ``--record`` options of a guarded bench (``run_check``'s ``record``)."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="compare with bench/baselines")
+    mode.add_argument("--record", action="store_true", help="rewrite bench/baselines")
+
+
+def machine(times: str) -> str:
+    """A bench's first line: the cores and the load average its figures were measured under."""
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"machine: {os.cpu_count()} cores, load average {load}; {times}"
+
+
 def best_cpu(run: Callable[[], object], repeats: int) -> float:
     """Best CPU seconds of ``run()`` over ``repeats`` runs: the least a neighbour added."""
     best = float("inf")
@@ -125,6 +147,29 @@ def best_cpu(run: Callable[[], object], repeats: int) -> float:
         run()
         best = min(best, time.process_time() - started)
     return best
+
+
+def reference_workload() -> None:
+    """A fixed piece of Python work of the kind the assignors do (tuples built, hashed,
+    sorted, grouped), so a slower or busier machine slows both sides of every ratio."""
+    pairs = [(f"topic-{i % 50:03d}", i) for i in range(60_000)]
+    index = {p: i for i, p in enumerate(pairs)}
+    ordered = sorted(pairs, key=lambda p: (p[1] % 97, p[0]))
+    groups = [frozenset(ordered[k::40]) for k in range(40)]
+    assert sum(index[p] for p in ordered) > 0 and sum(map(len, groups)) == len(pairs)
+
+
+def per_reference(measure_cpu: Callable[[], Sequence[Line]]) -> list[Line]:
+    """``measure_cpu``'s lines (CPU seconds) over ``reference_workload``'s best CPU, taken
+    before and after them (the lower); the collector tuned as ``kassign serve`` tunes it
+    (server/runtime/app.py), so the objects a bench builds are timed as a server's."""
+    gc.freeze()
+    gc.set_threshold(50_000, 20, 100)
+    ref = best_cpu(reference_workload, 5)
+    raw = measure_cpu()
+    ref = min(ref, best_cpu(reference_workload, 5))
+    print(f"reference workload {ref * 1000:.1f} ms cpu")
+    return [Line(line.name, line.ratio / ref, "reference workload") for line in raw]
 
 
 def best_of(runs: Sequence[Sequence[Line]]) -> list[Line]:

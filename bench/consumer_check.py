@@ -15,15 +15,13 @@ A line more than 1.5x its record fails (issue 24: no line may get slower unnotic
 from __future__ import annotations
 
 import argparse
-import gc
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from check import Line, best_cpu, run_check
+from check import Line, add_modes, best_cpu, machine, per_reference, run_check
 from consumer_groups import (
     Cluster,
     extra_member,
@@ -40,16 +38,6 @@ BENCH = "consumer"
 SIZES = "50x800x800"
 ASSIGNORS = ("sticky", "cooperative-sticky", "range")
 LAYOUTS = ("none", "racks")
-
-
-def reference_workload() -> None:
-    """A fixed piece of Python work of the kind the assignors do (tuples built, hashed,
-    sorted, grouped), so a slower or busier machine slows both sides of every ratio."""
-    pairs = [(f"topic-{i % 50:03d}", i) for i in range(60_000)]
-    index = {p: i for i, p in enumerate(pairs)}
-    ordered = sorted(pairs, key=lambda p: (p[1] % 97, p[0]))
-    groups = [frozenset(ordered[k::40]) for k in range(40)]
-    assert sum(index[p] for p in ordered) > 0 and sum(map(len, groups)) == len(pairs)
 
 
 Members = Callable[[str], list[Member]]
@@ -77,22 +65,21 @@ def scenarios(size: str, layout: str) -> tuple[Cluster, list[tuple[str, Members]
 
 def measure(sizes: str, repeats: int = 3) -> list[Line]:
     """The guarded lines of every size and layout, each over the run's reference workload."""
-    gc.freeze()  # as ``kassign serve`` runs (server/runtime/app.py)
-    gc.set_threshold(50_000, 20, 100)
-    raw: list[Line] = []
-    ref = best_cpu(reference_workload, 5)
-    for size in sizes.split(","):
-        for layout in LAYOUTS:
-            cluster, groups = scenarios(size, layout)
-            for scenario, members_for in groups:
-                for name in ASSIGNORS:
-                    if scenario == "leave" and name == "range":
-                        continue  # range reads no ownership: the same as fresh
-                    shape = f"{size} {layout} {scenario} {name}"
-                    raw += _lines(shape, cluster, name, members_for(name), repeats)
-    ref = min(ref, best_cpu(reference_workload, 5))
-    print(f"reference workload {ref * 1000:.1f} ms cpu")
-    return [Line(line.name, line.ratio / ref, "reference workload") for line in raw]
+
+    def raw() -> list[Line]:
+        lines: list[Line] = []
+        for size in sizes.split(","):
+            for layout in LAYOUTS:
+                cluster, groups = scenarios(size, layout)
+                for scenario, members_for in groups:
+                    for name in ASSIGNORS:
+                        if scenario == "leave" and name == "range":
+                            continue  # range reads no ownership: the same as fresh
+                        shape = f"{size} {layout} {scenario} {name}"
+                        lines += _lines(shape, cluster, name, members_for(name), repeats)
+        return lines
+
+    return per_reference(raw)
 
 
 def _lines(
@@ -115,12 +102,9 @@ def _lines(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default=SIZES)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="compare with bench/baselines")
-    mode.add_argument("--record", action="store_true", help="rewrite bench/baselines")
+    add_modes(parser)
     args = parser.parse_args(argv)
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"machine: {os.cpu_count()} cores, load average {load}; CPU times, best of 3")
+    print(machine("CPU times, best of 3"))
     if not (args.check or args.record):
         for line in measure(args.sizes):
             print(f"{line.name:<56} {line.ratio:8.2f}x reference")

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import os
 import random
 import sys
 import time
@@ -37,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
-from check import Line, best_cpu, run_check
+from check import Line, add_modes, best_cpu, machine, run_check
 from kassign.assignor.streams import api
 from kassign.assignor.streams.model import (
     ApplicationState,
@@ -275,16 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=None)
     parser.add_argument("--dense-limit-s", type=float, default=120.0)
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--check", action="store_true", help="compare with bench/baselines")
-    mode.add_argument("--record", action="store_true", help="rewrite bench/baselines")
+    add_modes(parser)
     args = parser.parse_args(argv)
     guarded = args.check or args.record
     sizes = args.sizes or (CHECK_SIZES if guarded else "1000x100,10000x1000,50000x2000")
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(
-        f"machine: {os.cpu_count()} cores, load average {load} (wall times include waiting for a core)"
-    )
+    print(machine("wall times include waiting for a core"))
     if not guarded:
         for size in sizes.split(","):
             run(size, args.dense_limit_s)

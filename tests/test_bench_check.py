@@ -54,3 +54,17 @@ def test_a_line_slow_once_is_measured_again_and_passes_on_its_best(tmp_path: Pat
     runs = iter([[check.Line("a", 3.4)], [check.Line("a", 2.2)]])
     assert check.run_check("demo", lambda: next(runs), record=False, folder=tmp_path) == 0
     assert check.best_of([[check.Line("a", 3.0)], [check.Line("a", 2.0)]]) == [check.Line("a", 2.0)]
+
+
+def test_lines_are_divided_by_the_lower_of_the_reference_before_and_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    references = iter([0.5, 0.25])
+    monkeypatch.setattr(check, "best_cpu", lambda run, repeats: next(references))
+    monkeypatch.setattr(check.gc, "freeze", lambda: None)  # the test process keeps its collector
+    monkeypatch.setattr(check.gc, "set_threshold", lambda *limits: None)
+    lines = check.per_reference(lambda: [check.Line("b", 1.0), check.Line("a", 0.5)])
+    assert lines == [
+        check.Line("b", 4.0, "reference workload"),
+        check.Line("a", 2.0, "reference workload"),
+    ]

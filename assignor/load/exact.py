@@ -97,10 +97,10 @@ def solver(
 
 
 def small(problem: LoadProblem) -> bool:
-    """Whether the exact step may run: few items and cells, integer capacities whose least
-    common multiple stays small, some load to place."""
+    """Whether the exact step may run: two members or more (one has a single placement), few
+    items and cells, integer capacities whose least common multiple stays small, some load."""
     n, m = len(problem.loads), len(problem.capacities)
-    if not n or n > MAX_ITEMS or n * m > MAX_CELLS or not problem.loads.max() > 0:
+    if not n or m < 2 or n > MAX_ITEMS or n * m > MAX_CELLS or not problem.loads.max() > 0:
         return False
     if not math.isfinite(_RESOLUTION / float(problem.loads.max())):
         return False  # loads near float's smallest: no integer scale for them

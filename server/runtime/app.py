@@ -322,6 +322,15 @@ computing in Python each hand-over waited up to 5 ms, so checks took 20-90 ms. T
 only matters while a thread waits, so a worker computing alone does not switch more."""
 
 
+def _load_exact_solver() -> None:
+    """Import CP-SAT before the first call: the load core's exact step (small LOAD groups)
+    imports it lazily, which took 0.25-0.3 s on a call's path, past a plug-in's 300 ms
+    deadline in the e2e. Plain library users and ``kassign assign`` keep the lazy import."""
+    from ortools.sat.python import cp_model
+
+    del cp_model
+
+
 def _tune_switching() -> None:
     sys.setswitchinterval(SWITCH_INTERVAL)
 
@@ -343,6 +352,7 @@ def run_process(
     Large min-cost flow solves go to a helper process (``kassign.server.runtime.solver``), so
     health and small calls are answered while one runs. ``on_started`` runs once the server
     answers (a forked worker starts probing itself there)."""
+    _load_exact_solver()
     _tune_gc()
     _tune_switching()
     solver = HelperSolver()

@@ -22,8 +22,9 @@ already past the bound's slack (``_loose_keep``: among eligibility classes a str
 fail). With racks, ``racks.settle`` then brings cross-rack
 items home by moves and swaps within that target (the greedy fill's leftovers). Last, moves and swaps off the peak member while the
 peak is above that goal (the heuristics' leftovers on small groups). On a small problem
-whose peak is still past that goal, the exact step (``exact.py``: CP-SAT's least peak, then
-fewest moves) replaces the placement when its peak is lower.
+whose peak is still past that goal, or whose racks are weighed, the exact step (``exact.py``:
+CP-SAT's least peak, then fewest moves, then racks) replaces the placement when it is better
+in that order.
 
 Ties break by member and item index: the same problem gives the same placement.
 """

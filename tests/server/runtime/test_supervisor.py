@@ -26,11 +26,14 @@ def child(code, *, wait_for_term=False):
         pid = os.fork()
         if pid == 0:
             if wait_for_term:
-                signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, sv.STOP_SIGNALS)
+                # Stop signals are blocked (the supervisor forks with them held) and stay so, and sigwait
+                # takes one whether it came before the wait or during it. (A Python handler with
+                # signal.pause() loses a SIGTERM that lands between the interpreter's last
+                # handler check and the pause: the child then sleeps for ever.)
+                signal.pthread_sigmask(signal.SIG_BLOCK, sv.STOP_SIGNALS)
                 os.write(ready_w, b"x")
-                while True:
-                    signal.pause()
+                signal.sigwait(sv.STOP_SIGNALS)
+                os._exit(0)
             os._exit(code)
         forks.append(index)
         return pid

@@ -158,7 +158,7 @@ def balance(
         owners=owners,
         bound=bound,
         peak=peak,
-        moves=int(((problem.owners >= 0) & (owners != problem.owners)).sum()),
+        moves=_moves(problem, owners),
         target=relaxed,
     )
 
@@ -223,13 +223,18 @@ def _order_key(problem: LoadProblem, racks_first: bool) -> Callable[[IntArray], 
     """(moves, items off their rack) of a placement, in the order the caller weighs them."""
 
     def key(owners: IntArray) -> tuple[int, int]:
-        moves = int(((problem.owners >= 0) & (owners != problem.owners)).sum())
+        moves = _moves(problem, owners)
         if problem.sites is None or problem.local is None:
             return moves, 0
         off = int((~problem.local[problem.sites, owners]).sum())
         return (off, moves) if racks_first else (moves, off)
 
     return key
+
+
+def _moves(problem: LoadProblem, owners: IntArray) -> int:
+    """Items that had an owner and are placed elsewhere (new items are not moves)."""
+    return int(((problem.owners >= 0) & (owners != problem.owners)).sum())
 
 
 def _free(items: int) -> None:

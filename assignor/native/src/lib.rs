@@ -17,6 +17,7 @@ mod constrained;
 mod general;
 mod hash_table;
 mod lists;
+mod members;
 mod members_wire;
 mod movements;
 mod owned;
@@ -423,6 +424,92 @@ fn owned_by_topic(
     ))
 }
 
+fn text<'a>(bytes: &'a [u8], member: usize, what: &str) -> PyResult<&'a str> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| PyValueError::new_err(format!("member {member}: {what} is not UTF-8")))
+}
+
+/// A `ConsumerAssignRequest`'s members read from its bytes, every member's fields as columns
+/// (the read without the GIL; see `members.rs`). Returns a tuple, per member each: id,
+/// instance id, kind (`"subscription"`, `"raw_subscription"`, `None`), raw subscription bytes
+/// (`b""` unless raw), `user_data` (`"info"`, `"info_bytes"`, `"user_data_bytes"`, `None`),
+/// its bytes (`None` unless bytes), `topic_list` or `None`, topics (a list), owned partitions'
+/// count, `owned_by_topic`'s count, its fields' bytes (`None` when none), rack, generation or
+/// `None`, capacity or `None`; or `ValueError` naming the member and offset where bytes are
+/// not protobuf.
+#[pyfunction]
+fn request_members<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+    let read = py.detach(|| members::read(data)).map_err(|(i, (what, at))| {
+        PyValueError::new_err(format!("member {i}: {what} at byte {at}"))
+    })?;
+    let n = read.len();
+    let (mut ids, mut instances, mut racks) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut topics: Vec<Vec<&str>> = Vec::with_capacity(n);
+    for (i, m) in read.iter().enumerate() {
+        ids.push(text(m.id, i, "member_id")?);
+        instances.push(text(m.instance_id, i, "group_instance_id")?);
+        racks.push(text(m.rack, i, "rack_id")?);
+        topics.push(
+            m.topics
+                .iter()
+                .map(|t| text(t, i, "a topic"))
+                .collect::<PyResult<_>>()?,
+        );
+    }
+    let kinds: Vec<Option<&str>> = read
+        .iter()
+        .map(|m| match m.kind {
+            members::KIND_SUBSCRIPTION => Some("subscription"),
+            members::KIND_RAW => Some("raw_subscription"),
+            _ => None,
+        })
+        .collect();
+    let raw: Vec<Bound<'py, PyBytes>> = read.iter().map(|m| PyBytes::new(py, m.raw)).collect();
+    let which: Vec<Option<&str>> = read
+        .iter()
+        .map(|m| match m.user_data {
+            5 => Some("info"),
+            6 => Some("info_bytes"),
+            7 => Some("user_data_bytes"),
+            _ => None,
+        })
+        .collect();
+    let data_bytes: Vec<Option<Bound<'py, PyBytes>>> = read
+        .iter()
+        .map(|m| (m.user_data == 6 || m.user_data == 7).then(|| PyBytes::new(py, m.user_data_bytes)))
+        .collect();
+    let by_topic_bytes: Vec<Option<Bound<'py, PyBytes>>> = read
+        .iter()
+        .map(|m| (m.by_topic > 0).then(|| PyBytes::new(py, &m.by_topic_bytes)))
+        .collect();
+    let lists: Vec<Option<i32>> = read.iter().map(|m| m.topic_list).collect();
+    let owned: Vec<i64> = read.iter().map(|m| m.owned_partitions).collect();
+    let by_topic: Vec<i64> = read.iter().map(|m| m.by_topic).collect();
+    let generations: Vec<Option<i32>> = read.iter().map(|m| m.generation).collect();
+    let capacities: Vec<Option<f64>> = read.iter().map(|m| m.capacity).collect();
+    let columns: Vec<Bound<'py, PyAny>> = vec![
+        ids.into_pyobject(py)?.into_any(),
+        instances.into_pyobject(py)?.into_any(),
+        kinds.into_pyobject(py)?.into_any(),
+        raw.into_pyobject(py)?.into_any(),
+        which.into_pyobject(py)?.into_any(),
+        data_bytes.into_pyobject(py)?.into_any(),
+        lists.into_pyobject(py)?.into_any(),
+        topics.into_pyobject(py)?.into_any(),
+        owned.into_pyobject(py)?.into_any(),
+        by_topic.into_pyobject(py)?.into_any(),
+        by_topic_bytes.into_pyobject(py)?.into_any(),
+        racks.into_pyobject(py)?.into_any(),
+        generations.into_pyobject(py)?.into_any(),
+        capacities.into_pyobject(py)?.into_any(),
+    ];
+    PyTuple::new(py, columns)
+}
+
 /// A list's runs as `compact_members` takes them: the topics', counts' and numbers' packed
 /// bytes, and per member six int64 (native order) byte bounds into them.
 type RunsIn = (PyBackedBytes, PyBackedBytes, PyBackedBytes, PyBackedBytes);
@@ -499,6 +586,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(picked_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
+    m.add_function(wrap_pyfunction!(request_members, m)?)?;
     m.add_function(wrap_pyfunction!(compact_members, m)?)?;
     Ok(())
 }

@@ -132,16 +132,17 @@ def request_members(
 
 def compact_members(
     ids: list[str],
-    assigned: tuple[bytes, bytes, bytes, bytes] | None,
-    revoked: tuple[bytes, bytes, bytes, bytes] | None,
+    assigned: tuple[bytes, bytes, bytes] | None,
+    revoked: tuple[bytes, bytes, bytes] | None,
     assignments: list[bytes] | None,
 ) -> bytes:
     """The compact answer's ``members`` (``ConsumerAssignResponse`` field 1) as protobuf wire
     bytes, every member framed at once without the GIL: member ``i`` with ``ids[i]``, list
-    ``i`` of ``assigned`` and ``revoked`` (each the ``PartitionRuns`` topics', counts' and
-    numbers' packed bytes and per member six int64 bounds into them, native byte order;
-    ``None``: every list empty), and ``assignments[i]`` when given. ``ValueError`` when the
-    columns do not fit the members."""
+    ``i`` of ``assigned`` and ``revoked`` (each as columns: per entry its topic's index in the
+    answer's table and its partition, and per member ``[start, end)`` of its entries, sorted;
+    int64 bytes, native byte order; ``None``: every list empty), cut into ``PartitionRuns``
+    by topic, and ``assignments[i]`` when given. ``ValueError`` when the columns do not fit
+    the members."""
 
 def range_with_racks(
     *,

@@ -510,37 +510,52 @@ fn request_members<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyT
     PyTuple::new(py, columns)
 }
 
-/// A list's runs as `compact_members` takes them: the topics', counts' and numbers' packed
-/// bytes, and per member six int64 (native order) byte bounds into them.
-type RunsIn = (PyBackedBytes, PyBackedBytes, PyBackedBytes, PyBackedBytes);
+/// A list as `compact_members` takes it: per entry its topic's index in the answer's table
+/// and its partition, and per member two (`[start, end)` of its entries), int64 bytes each,
+/// native order.
+type RunsIn = (PyBackedBytes, PyBackedBytes, PyBackedBytes);
 
-fn runs_in<'a>(runs: &'a RunsIn, what: &str) -> PyResult<members_wire::Runs<'a>> {
-    let (topics, counts, numbers, bounds) = runs;
-    if !bounds.len().is_multiple_of(48) {
+fn int64s(raw: &[u8], what: &str) -> PyResult<Vec<i64>> {
+    if !raw.len().is_multiple_of(8) {
+        return Err(PyValueError::new_err(format!("{what}: not int64")));
+    }
+    Ok(raw
+        .chunks_exact(8)
+        .map(|c| i64::from_ne_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
+
+fn runs_in(runs: &RunsIn, what: &str) -> PyResult<(Vec<i64>, Vec<i64>, Vec<[usize; 2]>)> {
+    let (topics, numbers, spans) = runs;
+    let topics = int64s(topics, what)?;
+    let numbers = int64s(numbers, what)?;
+    if topics.len() != numbers.len() {
         return Err(PyValueError::new_err(format!(
-            "{what}: bounds not six int64 per member"
+            "{what}: not one topic per partition"
         )));
     }
-    let bounds = bounds
-        .chunks_exact(48)
-        .map(|row| {
-            let mut b = [0usize; 6];
-            for (k, c) in row.chunks_exact(8).enumerate() {
-                let v = i64::from_ne_bytes(c.try_into().expect("8 bytes"));
-                b[k] = usize::try_from(v)
-                    .map_err(|_| PyValueError::new_err(format!("{what}: bound {v}")))?;
-            }
-            Ok(b)
+    let spans = int64s(spans, what)?;
+    if !spans.len().is_multiple_of(2) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: spans not two int64 per member"
+        )));
+    }
+    let spans = spans
+        .chunks_exact(2)
+        .map(|s| match (usize::try_from(s[0]), usize::try_from(s[1])) {
+            (Ok(a), Ok(b)) if a <= b && b <= topics.len() => Ok([a, b]),
+            _ => Err(PyValueError::new_err(format!(
+                "{what}: span {:?} outside the entries",
+                (s[0], s[1])
+            ))),
         })
         .collect::<PyResult<Vec<_>>>()?;
-    Ok(members_wire::Runs {
-        fields: [topics, counts, numbers],
-        bounds,
-    })
+    Ok((topics, numbers, spans))
 }
 
 /// The compact answer's `members` as wire bytes, every member framed at once without the GIL;
-/// see `members_wire.rs`. `assigned` and `revoked`: `None` when every list is empty;
+/// see `members_wire.rs`. `assigned` and `revoked` (`RunsIn`, cut into runs and packed
+/// there): `None` when every list is empty;
 /// `assignments`: Kafka's bytes per member, when asked for. `ValueError` when the columns do
 /// not fit the members.
 #[pyfunction]
@@ -560,12 +575,16 @@ fn compact_members(
         .as_ref()
         .map(|r| runs_in(r, "revoked"))
         .transpose()?;
+    let pack = |l: Option<(Vec<i64>, Vec<i64>, Vec<[usize; 2]>)>| {
+        l.map(|(t, n, s)| members_wire::pack(&t, &n, &s))
+    };
     let id_bytes: Vec<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
     let kafka: Option<Vec<&[u8]>> = assignments
         .as_ref()
         .map(|a| a.iter().map(|b| &b[..]).collect());
     let out = py
         .detach(|| {
+            let (assigned, revoked) = (pack(assigned), pack(revoked));
             members_wire::write(
                 &id_bytes,
                 assigned.as_ref(),

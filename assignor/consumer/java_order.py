@@ -30,6 +30,7 @@ __all__ = [
     "HashTable",
     "hash_order",
     "java_key",
+    "java_keys",
     "java_sorted",
     "string_hash",
     "topic_partition_hash",
@@ -48,6 +49,14 @@ _MIN_TREEIFY_CAPACITY = 64
 def java_key(text: str) -> bytes:
     """Sort key of ``text`` in Java ``String.compareTo`` order (UTF-16 code units)."""
     return text.encode("utf-16-be", "surrogatepass")
+
+
+def java_keys(texts: list[str]) -> list[str] | list[bytes]:
+    """Sort keys of ``texts`` in Java ``String`` order, one per text: the strings themselves
+    when every one is ASCII (``java_sorted``'s reason), else ``java_key`` of each."""
+    if all(map(str.isascii, texts)):
+        return texts
+    return list(map(java_key, texts))
 
 
 def java_sorted(items: Iterable[T], text: Callable[[T], str]) -> list[T]:

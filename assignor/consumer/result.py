@@ -414,7 +414,10 @@ def _moving_away_ids(
     group: ConsumerGroup, space: PartitionSpace, target: Mapping[str, PartitionList]
 ) -> dict[str, tuple[TopicPartition, ...]]:
     """``moving_away`` over ids: a claim outside the space is never assigned, so never moves;
-    the moving ones keep their claim order."""
+    the moving ones keep their claim order. A group that claims nothing (a fresh one) moves
+    nothing: no owner table is filled (800 numpy assignments, 0.5 ms at 800 members)."""
+    if not any(m.owned_partitions for m in group.members):
+        return dict.fromkeys((m.member_id for m in group.members), ())
     place = {m: i for i, m in enumerate(target)}
     owner = np.full(space.total, -1, dtype=np.int64)
     for member, mine in target.items():

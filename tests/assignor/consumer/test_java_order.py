@@ -9,6 +9,7 @@ from kassign.assignor.consumer.java_order import (
     HashTable,
     hash_order,
     java_key,
+    java_keys,
     java_sorted,
     string_hash,
     topic_partition_hash,
@@ -44,6 +45,8 @@ def test_java_sorted_is_the_stable_sort_by_java_key() -> None:
         items = [("".join(rng.choices(alphabet, k=rng.randint(0, 3))), i) for i in range(12)]
         expected = sorted(items, key=lambda item: java_key(item[0]))
         assert java_sorted(items, lambda item: item[0]) == expected
+        keys = java_keys([text for text, _ in items])
+        assert sorted(range(12), key=keys.__getitem__) == [i for _, i in expected]
     assert java_sorted(["\U0001f600", "\ue000"], str) == ["\U0001f600", "\ue000"]
 
 

@@ -439,9 +439,11 @@ fn text<'a>(bytes: &'a [u8], member: usize, what: &str) -> PyResult<&'a str> {
 /// not protobuf.
 #[pyfunction]
 fn request_members<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
-    let read = py.detach(|| members::read(data)).map_err(|(i, (what, at))| {
-        PyValueError::new_err(format!("member {i}: {what} at byte {at}"))
-    })?;
+    let read = py
+        .detach(|| members::read(data))
+        .map_err(|(i, (what, at))| {
+            PyValueError::new_err(format!("member {i}: {what} at byte {at}"))
+        })?;
     let n = read.len();
     let (mut ids, mut instances, mut racks) = (
         Vec::with_capacity(n),
@@ -480,7 +482,9 @@ fn request_members<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyT
         .collect();
     let data_bytes: Vec<Option<Bound<'py, PyBytes>>> = read
         .iter()
-        .map(|m| (m.user_data == 6 || m.user_data == 7).then(|| PyBytes::new(py, m.user_data_bytes)))
+        .map(|m| {
+            (m.user_data == 6 || m.user_data == 7).then(|| PyBytes::new(py, m.user_data_bytes))
+        })
         .collect();
     let by_topic_bytes: Vec<Option<Bound<'py, PyBytes>>> = read
         .iter()

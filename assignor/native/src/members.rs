@@ -96,7 +96,11 @@ fn member<'a>(data: &'a [u8], m: &mut Member<'a>) -> Result<(), Failure> {
                 let body = delimited(data, &mut at)?;
                 if m.kind != KIND_SUBSCRIPTION {
                     // the oneof switches: a new, empty subscription (the raw bytes cleared)
-                    *m = Member { id: m.id, instance_id: m.instance_id, ..Member::default() };
+                    *m = Member {
+                        id: m.id,
+                        instance_id: m.instance_id,
+                        ..Member::default()
+                    };
                     m.kind = KIND_SUBSCRIPTION;
                 }
                 let offset = at - body.len();
@@ -104,7 +108,11 @@ fn member<'a>(data: &'a [u8], m: &mut Member<'a>) -> Result<(), Failure> {
             }
             (4, 2) => {
                 let raw = delimited(data, &mut at)?;
-                *m = Member { id: m.id, instance_id: m.instance_id, ..Member::default() };
+                *m = Member {
+                    id: m.id,
+                    instance_id: m.instance_id,
+                    ..Member::default()
+                };
                 (m.kind, m.raw) = (KIND_RAW, raw);
             }
             (_, wire) => skip(data, &mut at, wire).map_err(|(what, _)| (what, from))?,

@@ -31,7 +31,11 @@ pub struct Runs {
 /// topic, its index and count, then the numbers, each as protobuf writes a packed int32 (a
 /// negative one sign-extended to ten bytes).
 pub fn pack(topics: &[i64], numbers: &[i64], spans: &[[usize; 2]]) -> Runs {
-    let mut fields: [Vec<u8>; 3] = [Vec::new(), Vec::new(), Vec::with_capacity(2 * numbers.len())];
+    let mut fields: [Vec<u8>; 3] = [
+        Vec::new(),
+        Vec::new(),
+        Vec::with_capacity(2 * numbers.len()),
+    ];
     let mut bounds = Vec::with_capacity(spans.len());
     for &[start, end] in spans {
         let from = [fields[0].len(), fields[1].len(), fields[2].len()];

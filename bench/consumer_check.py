@@ -91,7 +91,7 @@ def _lines(
     library = best_cpu(lambda: assign(name, group), repeats)
     call = best_cpu(
         lambda: assign_consumer_request(
-            cpb.ConsumerAssignRequest.FromString(data)
+            cpb.ConsumerAssignRequest.FromString(data), data=data
         ).wire.SerializeToString(),
         repeats,
     )

@@ -10,18 +10,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["kassign_serve"]
+__all__ = ["kassign_serve", "serving_on_loopback"]
 
 
 @contextmanager
-def kassign_serve() -> Iterator[str]:
-    """``kassign serve`` with one worker on loopback, metrics off; yields its target."""
+def serving_on_loopback(command: list[str], what: str) -> Iterator[str]:
+    """``command`` run with ``--port-file PATH`` added, until it writes its port there;
+    yields its target on loopback, and stops it after."""
     with tempfile.TemporaryDirectory() as work:
         port_file = Path(work) / "port"
         server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "kassign"), "serve", "--host", "127.0.0.1"]
-            + ["--port", "0", "--port-file", str(port_file), "--workers", "1"]
-            + ["--metrics-port", "-1"],
+            [*command, "--port-file", str(port_file)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -29,9 +28,21 @@ def kassign_serve() -> Iterator[str]:
             deadline = time.monotonic() + 60
             while not (port_file.exists() and port_file.read_text().strip()):
                 if server.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("kassign serve did not start")
+                    raise RuntimeError(f"{what} did not start")
                 time.sleep(0.1)
             yield f"127.0.0.1:{port_file.read_text().strip()}"
         finally:
             server.terminate()
             server.wait(timeout=30)
+
+
+@contextmanager
+def kassign_serve() -> Iterator[str]:
+    """``kassign serve`` with one worker on loopback, metrics off; yields its target."""
+    kassign = str(Path(sys.executable).parent / "kassign")
+    with serving_on_loopback(
+        [kassign, "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "1"]
+        + ["--metrics-port", "-1"],
+        "kassign serve",
+    ) as target:
+        yield target

@@ -30,11 +30,14 @@ __all__ = [
     "HashTable",
     "hash_order",
     "java_key",
+    "java_keys",
+    "java_sorted",
     "string_hash",
     "topic_partition_hash",
 ]
 
 K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 
 _MASK = 0xFFFFFFFF
 _POWERS = [1]  # 31**k reduced to 32 bits, grown as longer strings come: a cache, not state
@@ -46,6 +49,25 @@ _MIN_TREEIFY_CAPACITY = 64
 def java_key(text: str) -> bytes:
     """Sort key of ``text`` in Java ``String.compareTo`` order (UTF-16 code units)."""
     return text.encode("utf-16-be", "surrogatepass")
+
+
+def java_keys(texts: list[str]) -> list[str] | list[bytes]:
+    """Sort keys of ``texts`` in Java ``String`` order, one per text: the strings themselves
+    when every one is ASCII (``java_sorted``'s reason), else ``java_key`` of each."""
+    if all(map(str.isascii, texts)):
+        return texts
+    return list(map(java_key, texts))
+
+
+def java_sorted(items: Iterable[T], text: Callable[[T], str]) -> list[T]:
+    """``items`` sorted, stably, by ``text(item)`` in Java ``String`` order. When every string
+    is ASCII its code points are its code units, so the strings themselves are the key (one C
+    sort with a C ``text`` such as ``attrgetter``: no key bytes made, no Python step per item;
+    0.45 ms of a fresh 800-member sticky call before); else ``java_key``."""
+    listed = list(items)
+    if all(map(str.isascii, map(text, listed))):
+        return sorted(listed, key=text)
+    return sorted(listed, key=lambda item: java_key(text(item)))
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -22,7 +22,7 @@ from kassign.assignor.consumer.columns import (
     concatenated,
     replica_rack_sets,
 )
-from kassign.assignor.consumer.java_order import java_key
+from kassign.assignor.consumer.java_order import java_sorted
 from kassign.assignor.consumer.model import (
     ConsumerGroup,
     Member,
@@ -46,6 +46,7 @@ __all__ = [
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 _NO_IDS: Ids = np.zeros(0, dtype=np.int64)
 _RACKS = operator.attrgetter("partition_racks")
+_MEMBER_ID = operator.attrgetter("member_id")
 
 
 class RackReason(enum.Enum):
@@ -213,7 +214,7 @@ def _of_objects(
     """Each list sorted, withheld partitions dropped, counted on the objects."""
     assignments = []
     across = 0
-    for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
+    for member in java_sorted(group.members, _MEMBER_ID):
         mine = target.get(member.member_id, ())
         mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
         if member.rack is not None and cross_rack is None:
@@ -244,7 +245,7 @@ def _of_ids(
 ) -> _Listed:
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
-    ordered = sorted(group.members, key=lambda m: java_key(m.member_id))
+    ordered = java_sorted(group.members, _MEMBER_ID)
     columns = _sorted_columns(space, [target.get(m.member_id) for m in ordered], kept_back)
     ends = columns.ends.tolist()
     lists = [columns.ids[a:b] for a, b in zip([0, *ends], ends, strict=False)]
@@ -413,7 +414,10 @@ def _moving_away_ids(
     group: ConsumerGroup, space: PartitionSpace, target: Mapping[str, PartitionList]
 ) -> dict[str, tuple[TopicPartition, ...]]:
     """``moving_away`` over ids: a claim outside the space is never assigned, so never moves;
-    the moving ones keep their claim order."""
+    the moving ones keep their claim order. A group that claims nothing (a fresh one) moves
+    nothing: no owner table is filled (800 numpy assignments, 0.5 ms at 800 members)."""
+    if not any(m.owned_partitions for m in group.members):
+        return dict.fromkeys((m.member_id for m in group.members), ())
     place = {m: i for i, m in enumerate(target)}
     owner = np.full(space.total, -1, dtype=np.int64)
     for member, mine in target.items():

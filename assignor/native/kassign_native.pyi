@@ -103,18 +103,46 @@ def owned_by_topic(
     every entry's partitions end to end, int32 bytes; native byte order). Entries without
     partitions are dropped. ``ValueError`` where bytes are not protobuf."""
 
+def request_members(
+    data: bytes,
+) -> tuple[
+    list[str],
+    list[str],
+    list[str | None],
+    list[bytes],
+    list[str | None],
+    list[bytes | None],
+    list[int | None],
+    list[list[str]],
+    list[int],
+    list[int],
+    list[bytes | None],
+    list[str],
+    list[int | None],
+    list[float | None],
+]:
+    """A ``ConsumerAssignRequest``'s members read from its bytes (other fields skipped), every
+    member's fields as columns, as protobuf reads them: per member its id, instance id, kind
+    (``"subscription"``, ``"raw_subscription"``, ``None``), raw subscription (``b""`` unless
+    raw), which ``user_data`` (``"info"``, ``"info_bytes"``, ``"user_data_bytes"``, ``None``)
+    and its bytes (``None`` unless bytes), ``topic_list`` (``None``: unset), topics, the
+    number of ``owned_partitions`` and of ``owned_by_topic`` entries, those entries as fields
+    (``None``: none; ``owned_by_topic`` reads them), rack, ``generation_id`` and ``capacity``
+    (``None``: unset). ``ValueError`` where bytes are not protobuf or a string not UTF-8."""
+
 def compact_members(
     ids: list[str],
-    assigned: tuple[bytes, bytes, bytes, bytes] | None,
-    revoked: tuple[bytes, bytes, bytes, bytes] | None,
+    assigned: tuple[bytes, bytes, bytes] | None,
+    revoked: tuple[bytes, bytes, bytes] | None,
     assignments: list[bytes] | None,
 ) -> bytes:
     """The compact answer's ``members`` (``ConsumerAssignResponse`` field 1) as protobuf wire
     bytes, every member framed at once without the GIL: member ``i`` with ``ids[i]``, list
-    ``i`` of ``assigned`` and ``revoked`` (each the ``PartitionRuns`` topics', counts' and
-    numbers' packed bytes and per member six int64 bounds into them, native byte order;
-    ``None``: every list empty), and ``assignments[i]`` when given. ``ValueError`` when the
-    columns do not fit the members."""
+    ``i`` of ``assigned`` and ``revoked`` (each as columns: per entry its topic's index in the
+    answer's table and its partition, and per member ``[start, end)`` of its entries, sorted;
+    int64 bytes, native byte order; ``None``: every list empty), cut into ``PartitionRuns``
+    by topic, and ``assignments[i]`` when given. ``ValueError`` when the columns do not fit
+    the members."""
 
 def range_with_racks(
     *,

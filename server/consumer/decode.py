@@ -40,7 +40,7 @@ from kassign.assignor.consumer.model import (
 from kassign.assignor.errors import InvalidRequest
 from kassign.kafka.consumer_protocol import SubscriptionDecoder
 from kassign.server.consumer import limits as checks
-from kassign.server.consumer.member_columns import MemberColumns, member_columns
+from kassign.server.consumer.member_columns import MemberColumns, member_columns, request_bytes
 from kassign.server.consumer.members import decode_members
 from kassign.server.consumer.options import decode_options
 from kassign.server.consumer.owned_wire import OwnedByTopic, owned_of
@@ -55,7 +55,6 @@ _PARTITION_TAG = b"\x12"  # ConsumerTopic.partitions: field 2, length-delimited
 _COMPILED_PIECES = 2048
 _FIRST = operator.itemgetter(0)
 _RACK_ID = operator.attrgetter("rack_id")
-_HAS_CAPACITY = operator.methodcaller("HasField", "capacity")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +80,18 @@ class DecodedConsumerRequest:
 
 
 def decode_request(
-    request: cpb.ConsumerAssignRequest, limits: RequestLimits = DEFAULT_LIMITS
+    request: cpb.ConsumerAssignRequest,
+    limits: RequestLimits = DEFAULT_LIMITS,
+    data: bytes | None = None,
 ) -> DecodedConsumerRequest:
     """The checked request, or ``InvalidRequest`` naming the field and the member at fault;
-    ``limits`` are checked before decoding, and the answer's size before returning."""
+    ``limits`` are checked before decoding, and the answer's size before returning. ``data``:
+    the bytes ``request`` was parsed from (the server's), whose members are read from them
+    (``member_columns``); without them the members are serialised again to be read."""
     if not request.assignor:
         raise InvalidRequest("no assignor named", field="assignor")
-    columns = member_columns(request.members)
+    sent = request_bytes(request.members) if data is None else data
+    columns = member_columns(sent, request.members)
     claims = owned_of(columns)
     checks.check_request(request, limits, columns, [0 if c is None else len(c) for c in claims])
     members, user_data_fields, compact_sent = decode_members(
@@ -132,12 +136,10 @@ def decode_request(
 
 def _capacities(columns: MemberColumns) -> dict[str, float]:
     """The capacities members sent (issue 25); the library checks them, naming the member."""
-    return {  # a raw member's subscription reads as an empty one, without a capacity
-        who: sub.capacity
-        for who, sub, sent in zip(
-            columns.ids, columns.subscriptions, map(_HAS_CAPACITY, columns.subscriptions)
-        )
-        if sent
+    return {  # a raw member has none
+        who: capacity
+        for who, capacity in zip(columns.ids, columns.capacities)
+        if capacity is not None
     }
 
 
@@ -151,7 +153,7 @@ def decode_member(
     as a group of one (``decode_members``); ``decoder`` reads a raw subscription,
     ``topic_lists`` are the request's shared subscriptions, sorted (``_topic_lists``),
     ``by_topic`` its ``owned_by_topic`` as the group's read gave it (``owned_wire``)."""
-    columns = member_columns([sent])
+    columns = member_columns(request_bytes([sent]), [sent])
     claims: OwnedByTopic = owned_of(columns) if by_topic is None else [by_topic]
     members, paths, _ = decode_members(columns, topic_lists, claims, decoder)
     return members[0], paths[members[0].member_id]

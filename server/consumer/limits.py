@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+from kassign.assignor.consumer.common import subscribed_topics
 from kassign.assignor.consumer.model import ConsumerGroup
 from kassign.kafka.counts import subscription_counts
 from kassign.server.consumer.member_columns import MemberColumns
@@ -167,7 +168,7 @@ def answer_bytes(
     owner's revoked ones) and its number in the member's ConsumerProtocolAssignment; in the
     compact form (``compact_answer``) its number, packed in its member's runs, and in the bytes
     only when they are asked for. Ids, topic names, reports and framing come on top."""
-    subscribed = set().union(*(m.topics for m in group.members))
+    subscribed = subscribed_topics(group.members)  # each shared topic list read once
     assigned = _ASSIGNED_BYTES if assignment_bytes else 0
     return sum(
         _numbers_bytes(topic.partitions) + assigned * topic.partitions

@@ -1,9 +1,10 @@
 """A request's members as the library's ``Member``s, each field read for the whole group at once.
 
 Read member by member, a structured member cost a dozen protobuf accessor reads and as many
-Python calls (about 5 us: half of a fresh 800-member call's decode, issue 24). Here each field
-is read for the group by a C loop (``map`` over an attribute getter), the members at fault are
-found from those columns, and the ``Member``s are built in one comprehension. The first member
+Python calls (about 5 us: half of a fresh 800-member call's decode, issue 24). Here the fields
+come as the group's columns, read from the request's bytes by the compiled core
+(``member_columns``), the members at fault are found from those columns, and the ``Member``s
+are built in one comprehension. The first member
 at fault is named, with the fault a walk in member order would find first (``_fault``). A raw
 member (``raw_subscription``) is read by Kafka's reader (``SubscriptionDecoder``), in its place.
 
@@ -14,7 +15,6 @@ A structured subscription is read as Kafka's leader would read it after the wire
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
 from kassign.assignor.consumer.model import DEFAULT_GENERATION, Member, OwnedPartitions
@@ -32,8 +32,6 @@ DecodedMembers = tuple[list[Member], dict[str, str], dict[str, frozenset[str]]]
 """The members; per member id the request path of its user data (the first member with that
 id); per member id that sent ``topic_list`` or ``owned_by_topic``, which (errors name them)."""
 
-_HAS_GENERATION = operator.methodcaller("HasField", "generation_id")
-_GENERATION = operator.attrgetter("generation_id")
 _PATHS = {
     None: "subscription.user_data_bytes",
     "user_data_bytes": "subscription.user_data_bytes",
@@ -54,7 +52,7 @@ def decode_members(
     subscriptions, sorted; ``claims`` each member's ``owned_by_topic`` as the group's read
     gave it (``owned_wire``); ``decoder`` reads raw subscriptions (one per request: members
     share their topic lists)."""
-    ids, kinds, subs, which = columns.ids, columns.kinds, columns.subscriptions, columns.user_data
+    ids, kinds, which = columns.ids, columns.kinds, columns.user_data
     has_list, indexes, owned_counts = columns.has_list, columns.lists, columns.owned_counts
     lists = len(topic_lists)
     suspects = [
@@ -78,46 +76,42 @@ def decode_members(
         if kind != "subscription"
         else Member(
             member_id=who,
-            topics=topic_lists[index] if listed else tuple(sorted(sub.topics)),
+            topics=topic_lists[index] if listed else tuple(sorted(topics)),
             group_instance_id=instance or None,
             rack_id=rack or None,
             owned_partitions=by_topic
             if by_topic is not None
-            else OwnedPartitions.sorted_from(
-                (tp.topic, tp.partition) for tp in sub.owned_partitions
-            )
+            else _owned_partitions(columns.members[i])
             if owned
             else nothing,
-            generation=generation if has_generation else DEFAULT_GENERATION,
-            user_data=getattr(sub, data) if data else None,
+            generation=DEFAULT_GENERATION if generation is None else generation,
+            user_data=user_data,
         )
         for i, (
             who,
             kind,
-            sub,
-            data,
             listed,
             index,
+            topics,
             owned,
             by_topic,
             instance,
             rack,
-            has_generation,
             generation,
+            user_data,
         ) in enumerate(
             zip(
                 ids,
                 kinds,
-                subs,
-                which,
                 has_list,
                 indexes,
+                columns.topics,
                 owned_counts,
                 claims,
                 columns.instance_ids,
                 columns.racks,
-                map(_HAS_GENERATION, subs),
-                map(_GENERATION, subs),
+                columns.generations,
+                columns.user_data_bytes,
             )
         )
     ]
@@ -132,28 +126,35 @@ def decode_members(
     return built, user_data_fields, compact
 
 
+def _owned_partitions(sent: pb.MemberSubscription) -> OwnedPartitions:
+    """A structured member's ``owned_partitions`` (the older form; the compact one sends
+    ``owned_by_topic``), sorted."""
+    return OwnedPartitions.sorted_from(
+        (tp.topic, tp.partition) for tp in sent.subscription.owned_partitions
+    )
+
+
 def _raw_members(
     columns: MemberColumns, stop: int, decoder: SubscriptionDecoder
 ) -> dict[int, Member]:
     """The raw members before ``stop``, by index, read in member order (the first whose bytes
     are not a subscription is named)."""
     return {
-        i: _raw(columns.members[i], decoder)
+        i: _raw(columns.ids[i], columns.instance_ids[i], columns.raw[i], decoder)
         for i, kind in enumerate(columns.kinds[:stop])
         if kind == "raw_subscription"
     }
 
 
-def _raw(sent: pb.MemberSubscription, decoder: SubscriptionDecoder) -> Member:
-    who = sent.member_id
+def _raw(who: str, instance: str, data: bytes, decoder: SubscriptionDecoder) -> Member:
     try:
-        sub, owned = decoder.decode_runs(sent.raw_subscription)
+        sub, owned = decoder.decode_runs(data)
     except WireError as exc:
         raise InvalidRequest(str(exc), field="raw_subscription", member=who) from exc
     return Member(
         member_id=who,
         topics=sub.topics,
-        group_instance_id=sent.group_instance_id or None,
+        group_instance_id=instance or None,
         rack_id=sub.rack_id or None,
         owned_partitions=OwnedPartitions.of_entries(owned.topics, owned.counts, owned.numbers),
         generation=sub.generation_id,

@@ -11,6 +11,7 @@ from typing import Protocol
 
 import grpc
 from google.protobuf.message import Message
+from kassign.assignor.errors import InvalidRequest
 from kassign.server.calls import Unary, add_unary_service, record_quietly, record_shadow
 from kassign.server.consumer.response_wire import ConsumerWireResponse
 from kassign.server.consumer.servicer import (
@@ -18,6 +19,7 @@ from kassign.server.consumer.servicer import (
     ConsumerObserver,
     ConsumerOutcome,
     NullConsumerObserver,
+    parse,
 )
 from kassign.server.consumer.shadow import journal_answer
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
@@ -55,15 +57,25 @@ class _JournalingServicer(ConsumerAssignmentServicer):
         self._journal = journal
 
     def Assign(
-        self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
+        self, request: cpb.ConsumerAssignRequest | bytes, context: grpc.ServicerContext
     ) -> ConsumerWireResponse:
-        if request.HasField("shadow"):
+        parsed = _parsed(request) if isinstance(request, bytes) else request
+        if parsed is None:  # a malformed body: refused by Assign, not journaled
+            return super().Assign(request, context)
+        if parsed.HasField("shadow"):
             copy = cpb.ConsumerAssignRequest()
-            copy.CopyFrom(request)  # the journal's, filled once answered
-            answer = lambda: self.outcome(request, context)
+            copy.CopyFrom(parsed)  # the journal's, filled once answered
+            answer = lambda: self.outcome(request, context, parsed)
             return record_shadow(self._journal, copy, answer, _fill).wire
-        record_quietly(self._journal.record, request)
-        return super().Assign(request, context)
+        record_quietly(self._journal.record, parsed)
+        return self.outcome(request, context, parsed).wire
+
+
+def _parsed(data: bytes) -> cpb.ConsumerAssignRequest | None:
+    try:
+        return parse(data)
+    except InvalidRequest:  # Assign refuses it, with the reason
+        return None
 
 
 def _fill(copy: cpb.ConsumerAssignRequest, outcome: ConsumerOutcome) -> None:
@@ -87,7 +99,8 @@ def add_to_server(
         if journal is not None
         else ConsumerAssignmentServicer(observer=observer, limits=limits, loads=loads)
     )
-    method = Unary(servicer.Assign, cpb.ConsumerAssignRequest, cpb.ConsumerAssignResponse)
+    # raw: the servicer parses the body and reads the members from its bytes (issue 24)
+    method = Unary(servicer.Assign, cpb.ConsumerAssignRequest, cpb.ConsumerAssignResponse, raw=True)
     on_error = (observer or NullConsumerObserver()).on_error
     add_unary_service(server, SERVICE_NAME, {"Assign": method}, on_error=on_error)
     return SERVICE_NAME

@@ -12,7 +12,7 @@ Kafka's sticky assignors would throw, FAILED_PRECONDITION).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import grpc
 from kassign.assignor.consumer import api
@@ -20,7 +20,7 @@ from kassign.assignor.consumer.explain import explain_consumer
 from kassign.assignor.consumer.model import TopicPartition
 from kassign.assignor.consumer.result import GroupAssignment
 from kassign.assignor.timing import RACK_OPTIMISATION
-from kassign.server.calls import Deadline, PhaseClock, status_on_error
+from kassign.server.calls import Deadline, PhaseClock, parse_request, status_on_error
 from kassign.server.consumer import encode, shadow
 from kassign.server.consumer.decode import DecodedConsumerRequest, decode_request
 from kassign.server.consumer.explain import add_consumer_explanation
@@ -110,8 +110,12 @@ def assign_consumer_request(
     deadline: Deadline | None = None,
     limits: RequestLimits = DEFAULT_LIMITS,
     loads: LoadSource | None = None,
+    data: bytes | None = None,
 ) -> ConsumerOutcome:
     """The response to one request; raises ``KassignError`` subclasses (the CLI shares this).
+
+    ``data``: the bytes ``request`` was parsed from, when the caller has them (the server):
+    the members are read from them (``decode.decode_request``), not serialised again.
 
     ``deadline`` as for the Streams room: the call ends between phases once its caller is gone,
     and ``rack-optimal``'s budget takes at most ``calls.BUDGET_SHARE`` of the time left, as
@@ -120,7 +124,7 @@ def assign_consumer_request(
     obs = observer or NullConsumerObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
     cap = None if deadline is None else deadline.budget_cap_ms()
-    decoded, kafka = clock.run("decode", lambda: _decoded(request, limits))
+    decoded, kafka = clock.run("decode", lambda: _decoded(request, limits, data))
     if wants_source_loads(decoded):
         left = None if deadline is None else deadline.budget_cap_ms()
         timeout = None if left is None else left / 1000.0
@@ -141,10 +145,10 @@ def assign_consumer_request(
 
 
 def _decoded(
-    request: cpb.ConsumerAssignRequest, limits: RequestLimits
+    request: cpb.ConsumerAssignRequest, limits: RequestLimits, data: bytes | None
 ) -> tuple[DecodedConsumerRequest, dict[str, tuple[TopicPartition, ...]] | None]:
     """The request decoded, and with ``shadow`` (issue 26) Kafka's answer, checked."""
-    decoded = decode_request(request, limits)
+    decoded = decode_request(request, limits, data)
     if not request.HasField("shadow"):
         return decoded, None
     return decoded, shadow.decode_kafka_answer(request.shadow, decoded)
@@ -184,20 +188,34 @@ class ConsumerAssignmentServicer(consumer_pb2_grpc.ConsumerAssignmentServiceServ
         self._loads = loads
 
     def Assign(
-        self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
+        self, request: cpb.ConsumerAssignRequest | bytes, context: grpc.ServicerContext
     ) -> ConsumerWireResponse:
+        """The answer as ``ConsumerWireResponse``; ``request`` as it came (the service
+        registers the method raw: ``calls.Unary``), or parsed."""
         return self.outcome(request, context).wire
 
     def outcome(
-        self, request: cpb.ConsumerAssignRequest, context: grpc.ServicerContext
+        self,
+        request: cpb.ConsumerAssignRequest | bytes,
+        context: grpc.ServicerContext,
+        parsed: cpb.ConsumerAssignRequest | None = None,
     ) -> ConsumerOutcome:
-        """``Assign``'s whole outcome (the journal's shadow lines read kassign's answer)."""
+        """``Assign``'s whole outcome (the journal's shadow lines read kassign's answer);
+        ``parsed``: ``request``'s bytes parsed already (the journal's)."""
         with status_on_error(self._observer.on_error, context):
+            data = request if isinstance(request, bytes) else None
+            message = parsed or (parse(request) if isinstance(request, bytes) else request)
             return assign_consumer_request(
-                request,
+                message,
                 observer=self._observer,
                 deadline=Deadline(context),
                 limits=self._limits,
                 loads=self._loads,
+                data=data,
             )
         raise AssertionError("unreachable: status_on_error aborts the call")  # pragma: no cover
+
+
+def parse(data: bytes) -> cpb.ConsumerAssignRequest:
+    """A request's body parsed, or ``InvalidRequest`` (field ``request``) if it does not."""
+    return cast("cpb.ConsumerAssignRequest", parse_request(cpb.ConsumerAssignRequest, data))

@@ -17,6 +17,7 @@ mod constrained;
 mod general;
 mod hash_table;
 mod lists;
+mod members;
 mod members_wire;
 mod movements;
 mod owned;
@@ -423,37 +424,142 @@ fn owned_by_topic(
     ))
 }
 
-/// A list's runs as `compact_members` takes them: the topics', counts' and numbers' packed
-/// bytes, and per member six int64 (native order) byte bounds into them.
-type RunsIn = (PyBackedBytes, PyBackedBytes, PyBackedBytes, PyBackedBytes);
+fn text<'a>(bytes: &'a [u8], member: usize, what: &str) -> PyResult<&'a str> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| PyValueError::new_err(format!("member {member}: {what} is not UTF-8")))
+}
 
-fn runs_in<'a>(runs: &'a RunsIn, what: &str) -> PyResult<members_wire::Runs<'a>> {
-    let (topics, counts, numbers, bounds) = runs;
-    if !bounds.len().is_multiple_of(48) {
+/// A `ConsumerAssignRequest`'s members read from its bytes, every member's fields as columns
+/// (the read without the GIL; see `members.rs`). Returns a tuple, per member each: id,
+/// instance id, kind (`"subscription"`, `"raw_subscription"`, `None`), raw subscription bytes
+/// (`b""` unless raw), `user_data` (`"info"`, `"info_bytes"`, `"user_data_bytes"`, `None`),
+/// its bytes (`None` unless bytes), `topic_list` or `None`, topics (a list), owned partitions'
+/// count, `owned_by_topic`'s count, its fields' bytes (`None` when none), rack, generation or
+/// `None`, capacity or `None`; or `ValueError` naming the member and offset where bytes are
+/// not protobuf.
+#[pyfunction]
+fn request_members<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+    let read = py
+        .detach(|| members::read(data))
+        .map_err(|(i, (what, at))| {
+            PyValueError::new_err(format!("member {i}: {what} at byte {at}"))
+        })?;
+    let n = read.len();
+    let (mut ids, mut instances, mut racks) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut topics: Vec<Vec<&str>> = Vec::with_capacity(n);
+    for (i, m) in read.iter().enumerate() {
+        ids.push(text(m.id, i, "member_id")?);
+        instances.push(text(m.instance_id, i, "group_instance_id")?);
+        racks.push(text(m.rack, i, "rack_id")?);
+        topics.push(
+            m.topics
+                .iter()
+                .map(|t| text(t, i, "a topic"))
+                .collect::<PyResult<_>>()?,
+        );
+    }
+    let kinds: Vec<Option<&str>> = read
+        .iter()
+        .map(|m| match m.kind {
+            members::KIND_SUBSCRIPTION => Some("subscription"),
+            members::KIND_RAW => Some("raw_subscription"),
+            _ => None,
+        })
+        .collect();
+    let raw: Vec<Bound<'py, PyBytes>> = read.iter().map(|m| PyBytes::new(py, m.raw)).collect();
+    let which: Vec<Option<&str>> = read
+        .iter()
+        .map(|m| match m.user_data {
+            5 => Some("info"),
+            6 => Some("info_bytes"),
+            7 => Some("user_data_bytes"),
+            _ => None,
+        })
+        .collect();
+    let data_bytes: Vec<Option<Bound<'py, PyBytes>>> = read
+        .iter()
+        .map(|m| {
+            (m.user_data == 6 || m.user_data == 7).then(|| PyBytes::new(py, m.user_data_bytes))
+        })
+        .collect();
+    let by_topic_bytes: Vec<Option<Bound<'py, PyBytes>>> = read
+        .iter()
+        .map(|m| (m.by_topic > 0).then(|| PyBytes::new(py, &m.by_topic_bytes)))
+        .collect();
+    let lists: Vec<Option<i32>> = read.iter().map(|m| m.topic_list).collect();
+    let owned: Vec<i64> = read.iter().map(|m| m.owned_partitions).collect();
+    let by_topic: Vec<i64> = read.iter().map(|m| m.by_topic).collect();
+    let generations: Vec<Option<i32>> = read.iter().map(|m| m.generation).collect();
+    let capacities: Vec<Option<f64>> = read.iter().map(|m| m.capacity).collect();
+    let columns: Vec<Bound<'py, PyAny>> = vec![
+        ids.into_pyobject(py)?.into_any(),
+        instances.into_pyobject(py)?.into_any(),
+        kinds.into_pyobject(py)?.into_any(),
+        raw.into_pyobject(py)?.into_any(),
+        which.into_pyobject(py)?.into_any(),
+        data_bytes.into_pyobject(py)?.into_any(),
+        lists.into_pyobject(py)?.into_any(),
+        topics.into_pyobject(py)?.into_any(),
+        owned.into_pyobject(py)?.into_any(),
+        by_topic.into_pyobject(py)?.into_any(),
+        by_topic_bytes.into_pyobject(py)?.into_any(),
+        racks.into_pyobject(py)?.into_any(),
+        generations.into_pyobject(py)?.into_any(),
+        capacities.into_pyobject(py)?.into_any(),
+    ];
+    PyTuple::new(py, columns)
+}
+
+/// A list as `compact_members` takes it: per entry its topic's index in the answer's table
+/// and its partition, and per member two (`[start, end)` of its entries), int64 bytes each,
+/// native order.
+type RunsIn = (PyBackedBytes, PyBackedBytes, PyBackedBytes);
+
+fn int64s(raw: &[u8], what: &str) -> PyResult<Vec<i64>> {
+    if !raw.len().is_multiple_of(8) {
+        return Err(PyValueError::new_err(format!("{what}: not int64")));
+    }
+    Ok(raw
+        .chunks_exact(8)
+        .map(|c| i64::from_ne_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
+
+fn runs_in(runs: &RunsIn, what: &str) -> PyResult<(Vec<i64>, Vec<i64>, Vec<[usize; 2]>)> {
+    let (topics, numbers, spans) = runs;
+    let topics = int64s(topics, what)?;
+    let numbers = int64s(numbers, what)?;
+    if topics.len() != numbers.len() {
         return Err(PyValueError::new_err(format!(
-            "{what}: bounds not six int64 per member"
+            "{what}: not one topic per partition"
         )));
     }
-    let bounds = bounds
-        .chunks_exact(48)
-        .map(|row| {
-            let mut b = [0usize; 6];
-            for (k, c) in row.chunks_exact(8).enumerate() {
-                let v = i64::from_ne_bytes(c.try_into().expect("8 bytes"));
-                b[k] = usize::try_from(v)
-                    .map_err(|_| PyValueError::new_err(format!("{what}: bound {v}")))?;
-            }
-            Ok(b)
+    let spans = int64s(spans, what)?;
+    if !spans.len().is_multiple_of(2) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: spans not two int64 per member"
+        )));
+    }
+    let spans = spans
+        .chunks_exact(2)
+        .map(|s| match (usize::try_from(s[0]), usize::try_from(s[1])) {
+            (Ok(a), Ok(b)) if a <= b && b <= topics.len() => Ok([a, b]),
+            _ => Err(PyValueError::new_err(format!(
+                "{what}: span {:?} outside the entries",
+                (s[0], s[1])
+            ))),
         })
         .collect::<PyResult<Vec<_>>>()?;
-    Ok(members_wire::Runs {
-        fields: [topics, counts, numbers],
-        bounds,
-    })
+    Ok((topics, numbers, spans))
 }
 
 /// The compact answer's `members` as wire bytes, every member framed at once without the GIL;
-/// see `members_wire.rs`. `assigned` and `revoked`: `None` when every list is empty;
+/// see `members_wire.rs`. `assigned` and `revoked` (`RunsIn`, cut into runs and packed
+/// there): `None` when every list is empty;
 /// `assignments`: Kafka's bytes per member, when asked for. `ValueError` when the columns do
 /// not fit the members.
 #[pyfunction]
@@ -473,12 +579,16 @@ fn compact_members(
         .as_ref()
         .map(|r| runs_in(r, "revoked"))
         .transpose()?;
+    let pack = |l: Option<(Vec<i64>, Vec<i64>, Vec<[usize; 2]>)>| {
+        l.map(|(t, n, s)| members_wire::pack(&t, &n, &s))
+    };
     let id_bytes: Vec<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
     let kafka: Option<Vec<&[u8]>> = assignments
         .as_ref()
         .map(|a| a.iter().map(|b| &b[..]).collect());
     let out = py
         .detach(|| {
+            let (assigned, revoked) = (pack(assigned), pack(revoked));
             members_wire::write(
                 &id_bytes,
                 assigned.as_ref(),
@@ -499,6 +609,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(picked_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
+    m.add_function(wrap_pyfunction!(request_members, m)?)?;
     m.add_function(wrap_pyfunction!(compact_members, m)?)?;
     Ok(())
 }

@@ -20,7 +20,7 @@ const PARTITIONS: u64 = 2;
 /// Where bytes are not protobuf: what was expected, and at which offset.
 pub type Failure = (String, usize);
 
-fn varint(data: &[u8], at: &mut usize) -> Result<u64, Failure> {
+pub(crate) fn varint(data: &[u8], at: &mut usize) -> Result<u64, Failure> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let Some(&b) = data.get(*at) else {
@@ -35,7 +35,7 @@ fn varint(data: &[u8], at: &mut usize) -> Result<u64, Failure> {
     Err(("varint longer than ten bytes".to_string(), *at))
 }
 
-fn delimited<'a>(data: &'a [u8], at: &mut usize) -> Result<&'a [u8], Failure> {
+pub(crate) fn delimited<'a>(data: &'a [u8], at: &mut usize) -> Result<&'a [u8], Failure> {
     let start = *at;
     let size = varint(data, at)? as usize;
     let Some(body) = data.get(*at..(*at).saturating_add(size)) else {
@@ -46,7 +46,7 @@ fn delimited<'a>(data: &'a [u8], at: &mut usize) -> Result<&'a [u8], Failure> {
 }
 
 /// Skips a field of wire type `wire` (a value of an unknown field).
-fn skip(data: &[u8], at: &mut usize, wire: u64) -> Result<(), Failure> {
+pub(crate) fn skip(data: &[u8], at: &mut usize, wire: u64) -> Result<(), Failure> {
     let fixed = |n: usize, at: &mut usize| {
         if data.len() < *at + n {
             return Err(("truncated fixed-size field".to_string(), *at));

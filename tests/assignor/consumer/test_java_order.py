@@ -9,6 +9,8 @@ from kassign.assignor.consumer.java_order import (
     HashTable,
     hash_order,
     java_key,
+    java_keys,
+    java_sorted,
     string_hash,
     topic_partition_hash,
 )
@@ -33,6 +35,19 @@ def test_java_key_orders_by_utf16_code_units() -> None:
     emoji, private = "\U0001f600", "\ue000"
     assert emoji > private  # Python: code points
     assert java_key(emoji) < java_key(private)  # Java: a surrogate (D83D) before E000
+
+
+def test_java_sorted_is_the_stable_sort_by_java_key() -> None:
+    """ASCII ids (the strings as the key) and others (``java_key``), ties kept in order."""
+    rng = random.Random(7)
+    alphabets = ["ab-9", "ab\ue000\U0001f600z"]
+    for alphabet in alphabets * 50:
+        items = [("".join(rng.choices(alphabet, k=rng.randint(0, 3))), i) for i in range(12)]
+        expected = sorted(items, key=lambda item: java_key(item[0]))
+        assert java_sorted(items, lambda item: item[0]) == expected
+        keys = java_keys([text for text, _ in items])
+        assert sorted(range(12), key=keys.__getitem__) == [i for _, i in expected]
+    assert java_sorted(["\U0001f600", "\ue000"], str) == ["\U0001f600", "\ue000"]
 
 
 def test_put_order_is_a_java_hashmaps() -> None:

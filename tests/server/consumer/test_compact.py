@@ -8,12 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import grpc
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest
-from kassign.server.consumer.compact_wire import compact_members_wire, packed, topic_table
+from kassign.server.consumer.compact_wire import compact_members_wire, topic_table
 from kassign.server.consumer.encode import canonical_bytes, without_timings
 from kassign.server.consumer.group_bytes import flat_partitions
 from kassign.server.consumer.servicer import assign_consumer_request
@@ -94,14 +93,19 @@ def test_members_share_one_list_and_partitions_read_in_runs() -> None:
     "values",
     [[], [0], [1, 127, 128, 300, 16383, 16384, 2**21, 2**28, 2**31 - 1], [-1, -(2**31), 5]],
 )
-def test_packed_writes_what_protobuf_writes(values: list[int]) -> None:
-    data, starts = packed(np.array(values, dtype=np.int64))
-    runs = cpb.PartitionRuns(partitions=values)
-    assert cpb.PartitionRuns(partitions=values).SerializeToString() == (
-        (b"\x1a" + bytes([len(data)]) + data) if values else b""
+def test_numbers_are_packed_as_protobuf_packs_them(values: list[int]) -> None:
+    """Varints of one to five bytes, and negative numbers sign-extended to ten."""
+    flat = flat_partitions([[("t", v) for v in values], []])
+    wire = compact_members_wire(["m", "n"], flat, flat_partitions([[], []]), None, ["t"])
+    runs = cpb.PartitionRuns(topics=[0], counts=[len(values)], partitions=values)
+    expected = cpb.ConsumerAssignResponse(
+        members=[
+            cpb.ConsumerMemberAssignment(member_id="m", assigned=runs if values else None),
+            cpb.ConsumerMemberAssignment(member_id="n", assigned=cpb.PartitionRuns()),
+        ]
     )
-    assert len(starts) == len(values) + 1 and starts[-1] == len(data)
-    assert list(runs.partitions) == values
+    expected.members[0].assigned.SetInParent()
+    assert wire == expected.SerializeToString()
 
 
 Edit = Callable[[cpb.ConsumerAssignRequest], None]

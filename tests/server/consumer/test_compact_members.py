@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 
-def _bounds(*rows: tuple[int, ...]) -> bytes:
-    return np.array(rows, dtype=np.int64).tobytes()
+def _int64s(*values: int) -> bytes:
+    return np.array(values, dtype=np.int64).tobytes()
 
 
-_ONE = (b"\x00", b"\x02", b"\x00\x01", _bounds((0, 1, 0, 1, 0, 2)))
+_ONE = (_int64s(0, 0), _int64s(0, 1), _int64s(0, 2))  # topic 0's partitions 0 and 1
 
 
 def test_one_member_is_framed() -> None:
@@ -29,16 +29,27 @@ def test_one_member_is_framed() -> None:
     [
         (["m", "n"], _ONE, None, "assigned: not one per member"),
         (["m"], _ONE, [b"", b""], "assignments: not one per member"),
-        (["m"], (*_ONE[:3], _bounds((0, 1, 0, 1, 0, 3))), None, "outside the bytes"),
-        (["m"], (*_ONE[:3], _bounds((0, 1, 0, 1, 2, 0))), None, "outside the bytes"),
-        (["m"], (*_ONE[:3], _bounds((0, 1, 0, 1, -1, 2))), None, "bound -1"),
-        (["m"], (*_ONE[:3], b"\x00" * 40), None, "six int64"),
+        (["m"], (*_ONE[:2], _int64s(0, 3)), None, "outside the entries"),
+        (["m"], (*_ONE[:2], _int64s(2, 0)), None, "outside the entries"),
+        (["m"], (*_ONE[:2], _int64s(-1, 2)), None, "outside the entries"),
+        (["m"], (*_ONE[:2], _int64s(0)), None, "two int64"),
+        (["m"], (_ONE[0], _int64s(0), _ONE[2]), None, "one topic per partition"),
+        (["m"], (_ONE[0], b"\x00" * 7, _ONE[2]), None, "not int64"),
     ],
-    ids=["members", "assignments", "past-the-end", "reversed", "negative", "short"],
+    ids=[
+        "members",
+        "assignments",
+        "past-the-end",
+        "reversed",
+        "negative",
+        "short",
+        "topics",
+        "int64",
+    ],
 )
 def test_columns_that_do_not_fit_are_refused(
     ids: list[str],
-    assigned: tuple[bytes, bytes, bytes, bytes],
+    assigned: tuple[bytes, bytes, bytes],
     assignments: list[bytes] | None,
     reason: str,
 ) -> None:

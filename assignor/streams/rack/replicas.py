@@ -71,6 +71,17 @@ class RackTables:
     client_order: IntArray
     classes: tuple[IntArray, IntArray]
 
+    def cost_of(self, replicas: Replicas) -> int | None:
+        """Cross-rack partitions of every replica (actives and standbys) by these tables;
+        ``None`` where a held task's racks are unknown, as its own tables would say."""
+        held = np.flatnonzero(replicas.owner >= 0)
+        used = np.concatenate([held, replicas.rep_task])
+        if (self.active_blind[used] | self.standby_blind[used]).any():
+            return None
+        active = self.active[held, self.client_rack[replicas.owner[held]]]
+        standby = self.standby[replicas.rep_task, self.client_rack[replicas.rep_client]]
+        return int(active.sum()) + int(standby.sum())
+
     @staticmethod
     def of(state: ApplicationState, tasks: Sequence[TaskId]) -> RackTables | None:
         """The tables, or ``None`` where no step can use racks (a client without one)."""

@@ -159,10 +159,13 @@ def trim_placed(
     held: tuple[Sequence[AbstractSet[int]], list[set[int]]],
     tables: RackTables,
     numbered: Replicas | None,
+    *,
+    sets: bool = True,
 ) -> tuple[list[set[int]], Replicas, Diagnostics]:
     """Phase 2's rack pass (``rack.trim_standbys`` with the high-availability costs) on
     ``held`` (actives, standbys; ``numbered``: the actives as phase 1's ``Replicas``, else
-    numbered here): the standbys it leaves, all of it as ``Replicas``, and its report."""
+    numbered here): the standbys it leaves (as sets only with ``sets``: else an empty list),
+    all of it as ``Replicas``, and its report."""
     numbering = Numbering(state, layout)
     replicas = (
         numbering.replicas(*held)
@@ -175,7 +178,7 @@ def trim_placed(
     )
     if optimised is replicas:
         return held[1], replicas, diagnostics
-    return numbering.standbys(optimised), optimised, diagnostics
+    return (numbering.standbys(optimised) if sets else []), optimised, diagnostics
 
 
 def measured(

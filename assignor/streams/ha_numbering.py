@@ -18,8 +18,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 from kassign.assignor.flow import IntArray
-from kassign.assignor.interrupt import checkpoint
-from kassign.assignor.streams.holders import compact, picked
+from kassign.assignor.streams.holders import compact, picked_runs
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.replicas import Replicas
 
@@ -123,19 +122,11 @@ class Numbering:
         self, tasks: IntArray, clients: IntArray, items: tuple[_T, ...]
     ) -> list[tuple[_T, ...]]:
         """Per layout client, ``items`` at its ``tasks``, ascending (``tasks`` are ascending:
-        a stable sort by client keeps them so), as slices of one list (np.split made an array
-        per client)."""
+        a stable sort by client keeps them so), every client in one compiled call."""
         by_layout = self.layout_of[clients]
         order = np.argsort(by_layout, kind="stable")
         ends = np.cumsum(np.bincount(by_layout, minlength=self.state_of.size)).tolist()
-        flat = tasks[order].tolist()
-        runs: list[tuple[_T, ...]] = []
-        start = 0
-        for end in ends:
-            checkpoint()
-            runs.append(picked(items, flat[start:end]))
-            start = end
-        return runs
+        return picked_runs(items, tasks[order], ends)
 
 
 def toward_share(capacities: Sequence[int], loads: IntArray) -> tuple[IntArray, IntArray]:

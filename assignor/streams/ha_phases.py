@@ -84,11 +84,13 @@ def standbys(
     *,
     keep: bool,
     numbered: Replicas | None = None,
+    sets: bool = True,
 ) -> tuple[Holdings, Diagnostics, StandbyPhases, Replicas | None]:
     """Phase 2: place, balance per thread, and rack-optimise the standby replicas; the first
     two steps' holdings come third (for an explanation: with ``keep``); fourth, with
     ``numbered`` (``active`` as phase 1's ``Replicas``), both kinds as ``Replicas`` after the
-    rack step on integers (``None`` where none ran)."""
+    rack step on integers (``None`` where none ran). Without ``sets`` the caller reads only
+    that fourth where it is given (the first is then an empty list: no set per client)."""
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics(), StandbyPhases(), numbered
     optimise = rack_aware(state)
@@ -118,7 +120,7 @@ def standbys(
         from kassign.assignor.streams.ha_exchange import trim_placed
 
         trimmed, numbered, rack_diagnostics = trim_placed(
-            state, layout, (active, standby), tables, numbered
+            state, layout, (active, standby), tables, numbered, sets=sets
         )
         return trimmed, diagnostics.merged(rack_diagnostics), phases, numbered
     active_map = layout.to_map(active, layout.stateful)  # the rack pass reads it many times

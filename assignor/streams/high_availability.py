@@ -131,15 +131,22 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     layout = Layout.of(state)
     tables = rack_tables(state, layout)
     active, active_diagnostics, balanced, numbered = stateful_actives(state, layout, tables)
-    standby, standby_diagnostics, standby_phases, numbered = standbys(
-        state, layout, active, tables, keep=explain, numbered=numbered
-    )
     index = catch_up_index(state, layout)
+    # Without a reported lag no movement can be planned: where the rack steps hold the
+    # holdings as ``Replicas`` the standbys are then never made sets (issue 24).
+    still = numbered is not None and not explain and not index.reports_any()
+    standby, standby_diagnostics, standby_phases, numbered = standbys(
+        state, layout, active, tables, keep=explain, numbered=numbered, sets=not still
+    )
     # The phases' cost is measured now, so only a trace reads the holdings before movements
     # again; otherwise the movements take them over (issues 16 and 24: no copy of every task).
     held: Held = (active, standby) if numbered is None else numbered
     before = _cost(state, layout, held, tables) if rack_aware(state) else None
-    moved, copied = _movements(state, layout, index, active, standby, keep=explain)
+    moved, copied = (
+        _unmoved(active, state.configs.max_warmup_replicas)
+        if still
+        else _movements(state, layout, index, active, standby, keep=explain)
+    )
     warmups = _warmups(moved, copied)
     movements = moved.movements + copied.movements
     if movements or numbered is None:  # the movements changed the sets: the rack steps' form
@@ -296,6 +303,13 @@ def _movements(
         taking=not keep,
     )
     return moved, copied
+
+
+def _unmoved(active: Sequence[AbstractSet[int]], budget: int) -> tuple[ActiveMoves, StandbyMoves]:
+    """What phases 3 and 4 give when no client reported a lag (``CatchUpIndex.reports_any``):
+    no movement, no warm-up, the budget untouched; the standbys' sets are not read."""
+    none = (frozenset[int](),) * len(active)  # one shared empty set
+    return ActiveMoves(tuple(active), (), none, 0, budget), StandbyMoves((), 0, 0, budget)
 
 
 def _exchange(

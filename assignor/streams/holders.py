@@ -12,6 +12,8 @@ from operator import itemgetter
 from typing import TypeVar
 
 import kassign_native
+import numpy as np
+from kassign.assignor.flow import IntArray
 from kassign.assignor.streams.model import ProcessId, TaskId
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "compact",
     "holders_of",
     "picked",
+    "picked_runs",
     "picked_sorted",
     "set_holders",
 ]
@@ -65,6 +68,15 @@ def picked(items: Sequence[_T], positions: Sequence[int]) -> tuple[_T, ...]:
         found: tuple[_T, ...] = itemgetter(*positions)(items)
         return found
     return tuple(items[p] for p in positions)
+
+
+def picked_runs(
+    items: tuple[_T, ...], positions: IntArray, ends: list[int]
+) -> list[tuple[_T, ...]]:
+    """Per run ``positions[ends[i-1]:ends[i]]``, ``items`` at those positions in that order,
+    compiled (``kassign_native``, every run in one call: the high-availability answer's lists
+    read from its integer columns; issue 24). ``items``' own objects, never copies."""
+    return kassign_native.picked_runs(items, positions.astype(np.int64, copy=False).tobytes(), ends)
 
 
 def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[tuple[_T, ...]]:

@@ -281,7 +281,8 @@ def optimize_standby_replicas(
     solved, diagnostics = standby_outcome(state, problem, len(tables.racks), task_spread)
     if solved is None:
         return replicas, diagnostics
-    return replicas.with_standbys(used[solved[0]], solved[1]), diagnostics
+    # the solve's standbys come sorted by task then client, and ``used`` is ascending
+    return replicas.with_standbys(used[solved[0]], solved[1], ordered=True), diagnostics
 
 
 def _replicas(

@@ -36,8 +36,13 @@ class Replicas:
     rep_task: IntArray
     rep_client: IntArray
 
-    def with_standbys(self, rep_task: IntArray, rep_client: IntArray) -> Replicas:
-        """The same actives, these standbys (sorted here)."""
+    def with_standbys(
+        self, rep_task: IntArray, rep_client: IntArray, *, ordered: bool = False
+    ) -> Replicas:
+        """The same actives, these standbys (sorted here, unless the caller says they are:
+        ``ordered``, as a standby solve returns them; issue 24: a sort a step saved)."""
+        if ordered:
+            return replace(self, rep_task=rep_task, rep_client=rep_client)
         order = np.lexsort((rep_client, rep_task))
         return replace(self, rep_task=rep_task[order], rep_client=rep_client[order])
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from operator import itemgetter
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import kassign_native
 import numpy as np
-from kassign.assignor.flow import IntArray
 from kassign.assignor.streams.model import ProcessId, TaskId
+
+if TYPE_CHECKING:  # flow imports OR-Tools, which a call without racks never loads
+    from kassign.assignor.flow import IntArray
 
 __all__ = [
     "Holders",

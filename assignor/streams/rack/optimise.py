@@ -41,7 +41,7 @@ from kassign.assignor.streams.model import (
 )
 from kassign.assignor.streams.rack.cost_tables import rack_costs
 from kassign.assignor.streams.rack.costs import CostModel
-from kassign.assignor.streams.rack.int_sets import isin
+from kassign.assignor.streams.rack.int_sets import isin, pair_order
 from kassign.assignor.streams.rack.outcomes import active_outcome, standby_outcome
 from kassign.assignor.streams.rack.problems import (
     Assignment,
@@ -300,7 +300,7 @@ def _replicas(
     clients = [np.full(len(ts), index[p], np.int64) for p, ts in standby.items()]
     rep_task = np.concatenate([*tasks, np.zeros(0, np.int64)])
     rep_client = np.concatenate([*clients, np.zeros(0, np.int64)])
-    order = np.lexsort((rep_client, rep_task))
+    order = pair_order(rep_task, rep_client)
     return rep_task[order], rep_client[order]
 
 

@@ -18,6 +18,7 @@ from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.rack.cost_tables import miss_columns
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
+from kassign.assignor.streams.rack.int_sets import pair_order
 from kassign.assignor.streams.rack.problems import client_racks, tag_classes
 from kassign.assignor.streams.result import TaskType
 
@@ -43,7 +44,7 @@ class Replicas:
         ``ordered``, as a standby solve returns them; issue 24: a sort a step saved)."""
         if ordered:
             return replace(self, rep_task=rep_task, rep_client=rep_client)
-        order = np.lexsort((rep_client, rep_task))
+        order = pair_order(rep_task, rep_client)
         return replace(self, rep_task=rep_task[order], rep_client=rep_client[order])
 
     def standby_codes(self, n_clients: int) -> IntArray:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.flow import FlowGraph, IntArray, layout, solve
-from kassign.assignor.streams.rack.int_sets import isin
+from kassign.assignor.streams.rack.int_sets import isin, pair_order
 
 __all__ = [
     "StandbyProblem",
@@ -201,7 +201,7 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
         return None
     tasks = np.concatenate([p.rep_task[kept], units_task])
     clients = np.concatenate([p.rep_client[kept], placed])
-    order = np.lexsort((clients, tasks))
+    order = pair_order(tasks, clients)
     return tasks[order], clients[order]
 
 
@@ -309,5 +309,5 @@ def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:
     )
     used = solve(graph).flows[: arc_g.size] > 0
     tasks, clients = t[used], arc_c[used]
-    order = np.lexsort((clients, tasks))
+    order = pair_order(tasks, clients)
     return tasks[order], clients[order]

@@ -19,8 +19,10 @@ Kafka's ``HighAvailabilityTaskAssignor``, phase by phase (``assign`` reads as th
    once caught up (KIP-441 probing).
 
 Phases 1, 2 and 6 place replicas from nothing and live in ``ha_phases.py``; phase 5 in
-``ha_exchange.py``; the index space they share (``Layout``) in ``ha_layout.py``. This module
-keeps the order of the phases, the movements and the answer's assembly.
+``ha_exchange.py``; the index space they share (``Layout``) in ``ha_layout.py``; the rack steps'
+integer form of the holdings (``Replicas``), held from phase 1's trim to the answer wherever no
+movement changed the sets, and the conversions to and from it in ``ha_numbering.py``. This
+module keeps the order of the phases, the movements and the answer's assembly.
 
 Once the group is balanced and caught up no movement is planned, no follow-up is asked for,
 and the same input gives the same output: the assignment converges and then stays put.

@@ -277,6 +277,7 @@ def optimize_standby_replicas(
         None if fixed is None else isin(codes, fixed),
         room,
         tables.classes,
+        tables.client_rack,
     )
     solved, diagnostics = standby_outcome(state, problem, len(tables.racks), task_spread)
     if solved is None:

@@ -120,12 +120,14 @@ def build_standby_problem(
     fixed: np.ndarray | None = None,
     room: tuple[np.ndarray, np.ndarray] | None = None,
     classes: tuple[np.ndarray, np.ndarray] | None = None,
+    client_rack: np.ndarray | None = None,
 ) -> StandbyProblem:
     """Number racks (sorted) and KIP-708 tag classes for the replicas given by index
-    (``classes``: ``tag_classes`` of ``state.clients``, if the caller has them already)."""
+    (``classes``: ``tag_classes`` of ``state.clients``, ``client_rack``: ``client_racks``, if
+    the caller has them already)."""
     client_class, class_values = classes or tag_classes(state, list(state.clients))
     return StandbyProblem(
-        client_rack=client_racks(state, racks),
+        client_rack=client_racks(state, racks) if client_rack is None else client_rack,
         client_class=client_class,
         class_values=class_values,
         rep_task=rep_task,

@@ -92,12 +92,15 @@ class StandbyProblem:
 
 def standby_cost(p: StandbyProblem, tasks: IntArray, clients: IntArray) -> int:
     """Total KIP-925 cost of replicas ``(tasks[i], clients[i])`` against the starting placement:
-    traffic, plus ``non_overlap_cost`` per anchored starting replica no longer in place."""
+    traffic, plus ``non_overlap_cost`` per anchored starting replica no longer in place (not
+    looked for when that cost is 0: the reports' traffic-only measure, twice a solve)."""
+    traffic = int((p.traffic_cost * p.misses[tasks, p.client_rack[clients]]).sum())
+    if not p.non_overlap_cost:
+        return traffic
     n_c = p.client_rack.size
     anchors = p.anchor_keys()
     left = int(anchors.size - isin(anchors, tasks * n_c + clients).sum())
-    traffic = p.misses[tasks, p.client_rack[clients]]
-    return int((p.traffic_cost * traffic).sum()) + p.non_overlap_cost * left
+    return traffic + p.non_overlap_cost * left
 
 
 @dataclass(frozen=True, slots=True)

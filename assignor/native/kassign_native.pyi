@@ -75,6 +75,11 @@ def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[
     """Per collection of ``held`` (positions in ``items``), ``items`` at its positions in
     ascending order, as a tuple; ``ValueError`` for a position past ``items``."""
 
+def picked_runs(items: tuple[_T, ...], positions: bytes, ends: list[int]) -> list[tuple[_T, ...]]:
+    """Per run ``positions[ends[i-1]:ends[i]]`` (native-endian int64 bytes), ``items`` at
+    those positions in the order given, as a tuple; ``ValueError`` for a position past
+    ``items``, a negative one or ends that do not split ``positions``."""
+
 def sticky_user_data(
     members: list[bytes | None],
 ) -> tuple[

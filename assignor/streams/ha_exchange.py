@@ -18,14 +18,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from itertools import chain
-from typing import Protocol
 
 import numpy as np
 from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
-from kassign.assignor.streams.holders import compact, picked
+from kassign.assignor.streams.ha_numbering import HaLayout, Numbering
 from kassign.assignor.streams.lags import CatchUpIndex
-from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
 from kassign.assignor.streams.rack.joint_replicas import (
     JointCosts,
@@ -39,110 +38,7 @@ from kassign.assignor.streams.rack.optimise import (
 from kassign.assignor.streams.rack.replicas import RackTables, Replicas
 from kassign.assignor.streams.result import Diagnostics
 
-__all__ = [
-    "HaLayout",
-    "Numbering",
-    "eligible",
-    "exchange",
-    "measured",
-    "previous_codes",
-    "toward_share",
-    "trim_guess",
-    "trim_placed",
-]
-
-
-class HaLayout(Protocol):
-    """The assignor's index space: clients in process order, stateful tasks sorted."""
-
-    @property
-    def clients(self) -> tuple[ProcessId, ...]: ...
-    @property
-    def capacities(self) -> tuple[int, ...]: ...
-    @property
-    def stateful(self) -> tuple[TaskId, ...]: ...
-    @property
-    def numbers(self) -> tuple[int, ...]:
-        """``0..len(stateful)-1``, one int object each, shared by every holding."""
-        ...
-
-    @property
-    def state_order(self) -> tuple[int, ...]:
-        """Per client, its index in ``state.clients``."""
-        ...
-
-
-class Numbering:
-    """The layout's clients as the rack layer numbers them (``state.clients`` order), and
-    holdings converted to ``Replicas`` and back."""
-
-    __slots__ = ("layout", "layout_of", "state_of")
-
-    def __init__(self, state: ApplicationState, layout: HaLayout) -> None:
-        self.layout = layout
-        self.state_of = np.array(layout.state_order, np.int64)
-        if self.state_of.size != len(state.clients):
-            raise ValueError("the layout's clients are not the state's")
-        self.layout_of = np.empty_like(self.state_of)
-        self.layout_of[self.state_of] = np.arange(self.state_of.size)
-
-    def replicas(
-        self, active: Sequence[AbstractSet[int]], standby: Sequence[AbstractSet[int]]
-    ) -> Replicas:
-        owner = np.full(len(self.layout.stateful), -1, np.int64)
-        tasks, clients = self.flat(active)
-        owner[tasks] = clients
-        empty = np.zeros(0, np.int64)
-        return Replicas(self.layout.stateful, owner, empty, empty).with_standbys(
-            *self.flat(standby)
-        )
-
-    def holdings(self, replicas: Replicas) -> tuple[list[set[int]], list[set[int]]]:
-        """Per layout client, its actives and standbys as sets of the layout's shared ints."""
-        return self.actives(replicas), self.standbys(replicas)
-
-    def actives(self, replicas: Replicas) -> list[set[int]]:
-        held = np.flatnonzero(replicas.owner >= 0)
-        return self._split(held, replicas.owner[held])
-
-    def standbys(self, replicas: Replicas) -> list[set[int]]:
-        return self._split(replicas.rep_task, replicas.rep_client)
-
-    def room(self, loads: Sequence[int]) -> tuple[IntArray, IntArray]:
-        """``_toward_share`` of layout-ordered ``loads``, as (may_lose, may_gain) in state order."""
-        lose, take = np.zeros((2, self.state_of.size), np.int64)
-        low_high = toward_share(self.layout, loads)
-        lose[self.state_of] = [low for low, _ in low_high]
-        take[self.state_of] = [high for _, high in low_high]
-        return lose, take
-
-    def flat(self, holdings: Sequence[AbstractSet[int]]) -> tuple[IntArray, IntArray]:
-        sizes = [len(h) for h in holdings]
-        tasks = np.fromiter(chain.from_iterable(holdings), np.int64, sum(sizes))
-        return tasks, np.repeat(self.state_of, sizes)
-
-    def _split(self, tasks: IntArray, clients: IntArray) -> list[set[int]]:
-        by_layout = self.layout_of[clients]
-        order = np.argsort(by_layout, kind="stable")
-        ends = np.cumsum(np.bincount(by_layout, minlength=self.state_of.size)).tolist()
-        numbers, flat = self.layout.numbers, tasks[order].tolist()
-        held, start = [], 0
-        for end in ends:  # slices of one list: np.split made an array per client
-            checkpoint()
-            held.append(compact(picked(numbers, flat[start:end])))
-            start = end
-        return held
-
-
-def toward_share(layout: HaLayout, loads: Sequence[int]) -> list[tuple[int, int]]:
-    """Per layout client: how much it may shed (down to the floor of its thread share of the
-    total) and take (up to the ceiling), never further from its share than it is."""
-    total, threads = sum(loads), sum(layout.capacities)
-    room = []
-    for capacity, load in zip(layout.capacities, loads, strict=True):
-        low, high = (total * capacity) // threads, -(-total * capacity // threads)
-        room.append((max(0, load - low), max(0, high - load)))
-    return room
+__all__ = ["eligible", "exchange", "measured", "previous_codes", "trim_guess", "trim_placed"]
 
 
 _ROUNDS = 4
@@ -161,28 +57,26 @@ def exchange(
     state: ApplicationState,
     layout: HaLayout,
     index: CatchUpIndex,
-    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    numbered: Replicas,
     warmups: Sequence[AbstractSet[int]],
-    tables: RackTables | None,
-) -> tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]], Diagnostics]:
-    """Phase 5 on ``held`` (actives, standbys) after the movements.
+    tables: RackTables,
+) -> tuple[Replicas, Diagnostics]:
+    """Phase 5 on ``numbered`` (the holdings after the movements, ``Numbering.replicas``).
 
     Only a caught-up client may take an active (no restore, so the follow-up decision stands);
     counts per client stay, warm-ups keep their role. A task that every client is caught up on
     (``_WIDE``) was free to go anywhere in phase 1 and is not re-placed here, which keeps the
     graph to the few clients that hold each task's state. The phases' reported cost after is
     lowered by what this saved, so the report still reads "before -> after" for the group.
-    Without ``tables`` (a client has no rack) no step can weigh racks: nothing changes.
     """
-    active, standby = held
-    if tables is None or not layout.stateful:
-        return active, standby, Diagnostics()
     numbering = Numbering(state, layout)
     n_c = len(state.clients)
-    replicas = numbering.replicas(active, standby)
+    replicas = numbered
     costs = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
     previous = previous_codes(state, layout.stateful)
-    weights = JointCosts(costs, previous, numbering.room([len(a) for a in active]))
+    weights = JointCosts(
+        costs, previous, numbering.room(replicas.active_counts(n_c)[numbering.state_of])
+    )
     fixed = _fixed(numbering, warmups)
     notes: list[str] = []
     saved = 0
@@ -204,7 +98,7 @@ def exchange(
             state,
             replicas,
             tables,
-            JointCosts(costs, previous, numbering.room(loads.tolist())),
+            JointCosts(costs, previous, numbering.room(loads)),
             may_lead=np.array(lead, np.bool_),
             fixed=fixed,
         )
@@ -220,7 +114,7 @@ def exchange(
             traffic_cost=costs[0],
             non_overlap_cost=costs[1],
             fixed=fixed,
-            room=numbering.room(loads[numbering.state_of].tolist()),
+            room=numbering.room(loads[numbering.state_of]),
             task_spread=True,
         )
         gain = diagnostics.cross_rack_cost_before - diagnostics.cross_rack_cost_after
@@ -234,27 +128,29 @@ def exchange(
     if retrimmed_rounds:
         notes.append("rack: standbys re-placed around the final actives")
     if not notes:
-        return active, standby, Diagnostics()
+        return numbered, Diagnostics()
     notes[-1] += f", cross-rack partitions -{saved}"
-    new_active, new_standby = numbering.holdings(replicas)
-    return new_active, new_standby, Diagnostics(cross_rack_cost_after=-saved, notes=tuple(notes))
+    return replicas, Diagnostics(cross_rack_cost_after=-saved, notes=tuple(notes))
 
 
 def trim_guess(
     state: ApplicationState,
     layout: HaLayout,
-    active: Sequence[AbstractSet[int]],
+    active: list[set[int]],
     tables: RackTables,
-) -> tuple[list[set[int]], Diagnostics]:
+) -> tuple[list[set[int]], Replicas, Diagnostics]:
     """Phase 1's rack pass (``rack.trim_actives`` with the high-availability costs) on the
-    balanced guess ``active``: the actives it leaves, and its report."""
+    balanced guess ``active``: the actives it leaves, as sets and as ``Replicas`` (which the
+    later rack steps take on), and its report."""
     numbering = Numbering(state, layout)
-    replicas = numbering.replicas(active, [set() for _ in active])
+    replicas = numbering.replicas(active)
     traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
     optimised, diagnostics = optimize_active_replicas(
         state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap
     )
-    return numbering.actives(optimised), diagnostics
+    if optimised is replicas:
+        return active, replicas, diagnostics
+    return numbering.actives(optimised), optimised, diagnostics
 
 
 def trim_placed(
@@ -262,37 +158,40 @@ def trim_placed(
     layout: HaLayout,
     held: tuple[Sequence[AbstractSet[int]], list[set[int]]],
     tables: RackTables,
-) -> tuple[list[set[int]], Diagnostics]:
+    numbered: Replicas | None,
+    *,
+    sets: bool = True,
+) -> tuple[list[set[int]], Replicas, Diagnostics]:
     """Phase 2's rack pass (``rack.trim_standbys`` with the high-availability costs) on
-    ``held`` (actives, standbys): the standbys it leaves, and its report."""
+    ``held`` (actives, standbys; ``numbered``: the actives as phase 1's ``Replicas``, else
+    numbered here): the standbys it leaves (as sets only with ``sets``: else an empty list),
+    all of it as ``Replicas``, and its report."""
     numbering = Numbering(state, layout)
-    replicas = numbering.replicas(*held)
+    replicas = (
+        numbering.replicas(*held)
+        if numbered is None
+        else numbering.with_standbys(numbered, held[1])
+    )
     traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
     optimised, diagnostics = optimize_standby_replicas(
         state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap, task_spread=True
     )
     if optimised is replicas:
-        return held[1], diagnostics
-    return numbering.standbys(optimised), diagnostics
+        return held[1], replicas, diagnostics
+    return (numbering.standbys(optimised) if sets else []), optimised, diagnostics
 
 
 def measured(
     state: ApplicationState,
     layout: HaLayout,
-    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]] | Replicas,
     tables: RackTables,
 ) -> int | None:
-    """``rack.measured_holdings_cost`` of ``held`` (actives, standbys) from the request's
-    tables: ``None`` where a held task's racks are unknown, as its own tables would say."""
-    numbering = Numbering(state, layout)
-    flat = [numbering.flat(h) for h in held]
-    used = np.concatenate([tasks for tasks, _ in flat])
-    if (tables.active_blind[used] | tables.standby_blind[used]).any():
-        return None
-    total = 0
-    for (tasks, clients), miss in zip(flat, (tables.active, tables.standby), strict=True):
-        total += int(miss[tasks, tables.client_rack[clients]].sum())
-    return total
+    """``rack.measured_holdings_cost`` of ``held`` (actives, standbys, or as ``Replicas``) from
+    the request's tables: ``None`` where a held task's racks are unknown."""
+    if not isinstance(held, Replicas):
+        held = Numbering(state, layout).replicas(*held)
+    return tables.cost_of(held)
 
 
 def _fixed(numbering: Numbering, warmups: Sequence[AbstractSet[int]]) -> IntArray | None:

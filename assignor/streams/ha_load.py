@@ -110,7 +110,7 @@ def assign_by_load(
             active[c].add(t)
         else:
             stateless[c].append(t - stateful)
-    standby, diagnostics, standby_phases = standbys(
+    standby, diagnostics, standby_phases, _ = standbys(
         state, layout, active, rack_tables(state, layout), keep=explain
     )
     trimmed = [set(s) for s in standby] if explain else None  # _warm_up adds to standby

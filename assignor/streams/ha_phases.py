@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
@@ -23,7 +22,7 @@ from kassign.assignor.streams.tags import tag_layout
 from kassign.assignor.streams.trace_ha import StandbyPhases
 
 if TYPE_CHECKING:
-    from kassign.assignor.streams.rack.replicas import RackTables
+    from kassign.assignor.streams.rack.replicas import RackTables, Replicas
 
 __all__ = ["rack_aware", "rack_tables", "standbys", "stateful_actives", "stateless_actives"]
 
@@ -44,9 +43,10 @@ def rack_aware(state: ApplicationState) -> bool:
 
 def stateful_actives(
     state: ApplicationState, layout: Layout, tables: RackTables | None
-) -> tuple[Holdings, Diagnostics, Holdings]:
+) -> tuple[Holdings, Diagnostics, Holdings, Replicas | None]:
     """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back); the
-    guess before rack optimisation comes third (for an explanation)."""
+    guess before rack optimisation comes third (for an explanation), the actives as the rack
+    steps' ``Replicas`` fourth where a rack step on integers ran (``None`` otherwise)."""
     guess = round_robin(len(layout.stateful), len(layout.clients), layout.numbers)
     held = [compact(g) for g in guess]
     balanced = balance_over_threads(
@@ -54,16 +54,16 @@ def stateful_actives(
     )
     active = settled(held, balanced, guess)
     if not rack_aware(state) or not layout.stateful:
-        return active, Diagnostics(), active
+        return active, Diagnostics(), active, None
     if tables is not None:  # integers throughout (issue 24); the maps say why racks cannot help
         from kassign.assignor.streams.ha_exchange import trim_guess
 
-        trimmed, diagnostics = trim_guess(state, layout, active, tables)
-        return trimmed, diagnostics, active
+        trimmed, numbered, diagnostics = trim_guess(state, layout, active, tables)
+        return trimmed, diagnostics, active, numbered
     optimised, diagnostics = trim_actives(
         state, layout.stateful, layout.to_map(active, layout.stateful), CostPhase.HIGH_AVAILABILITY
     )
-    return layout.from_map(optimised, layout.stateful), diagnostics, active
+    return layout.from_map(optimised, layout.stateful), diagnostics, active, None
 
 
 def standby_move_allowed(state: ApplicationState, layout: Layout) -> MoveAllowed | None:
@@ -83,11 +83,16 @@ def standbys(
     tables: RackTables | None,
     *,
     keep: bool,
-) -> tuple[Holdings, Diagnostics, StandbyPhases]:
+    numbered: Replicas | None = None,
+    sets: bool = True,
+) -> tuple[Holdings, Diagnostics, StandbyPhases, Replicas | None]:
     """Phase 2: place, balance per thread, and rack-optimise the standby replicas; the first
-    two steps' holdings come third (for an explanation: with ``keep``)."""
+    two steps' holdings come third (for an explanation: with ``keep``); fourth, with
+    ``numbered`` (``active`` as phase 1's ``Replicas``), both kinds as ``Replicas`` after the
+    rack step on integers (``None`` where none ran). Without ``sets`` the caller reads only
+    that fourth where it is given (the first is then an empty list: no set per client)."""
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
-        return [set() for _ in layout.clients], Diagnostics(), StandbyPhases()
+        return [set() for _ in layout.clients], Diagnostics(), StandbyPhases(), numbered
     optimise = rack_aware(state)
     indexed = place_standby_indexed(state, layout.clients, active, layout.stateful)
     # each client's standbys sorted, as the layout's shared ints (issue 16), in one call
@@ -110,12 +115,14 @@ def standbys(
     del movable, placed
     phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
     if not optimise:
-        return standby, diagnostics, phases
+        return standby, diagnostics, phases, None
     if tables is not None:  # integers throughout (issue 24); the maps say why racks cannot help
         from kassign.assignor.streams.ha_exchange import trim_placed
 
-        trimmed, rack_diagnostics = trim_placed(state, layout, (active, standby), tables)
-        return trimmed, diagnostics.merged(rack_diagnostics), phases
+        trimmed, numbered, rack_diagnostics = trim_placed(
+            state, layout, (active, standby), tables, numbered, sets=sets
+        )
+        return trimmed, diagnostics.merged(rack_diagnostics), phases, numbered
     active_map = layout.to_map(active, layout.stateful)  # the rack pass reads it many times
     optimised, rack_diagnostics = trim_standbys(
         state, active_map, layout.to_map(standby, layout.stateful), CostPhase.HIGH_AVAILABILITY
@@ -124,11 +131,12 @@ def standbys(
         layout.from_map(optimised, layout.stateful),
         diagnostics.merged(rack_diagnostics),
         phases,
+        None,
     )
 
 
 def stateless_actives(
-    state: ApplicationState, layout: Layout, stateful_active: Sequence[AbstractSet[int]]
+    state: ApplicationState, layout: Layout, stateful_counts: Sequence[int]
 ) -> tuple[dict[ProcessId, frozenset[TaskId]], Diagnostics, dict[ProcessId, frozenset[TaskId]]]:
     """Phase 6: each stateless task to the client with the fewest actives per thread (before
     rack optimisation: third, for an explanation).
@@ -138,7 +146,7 @@ def stateless_actives(
     if not layout.stateless:  # nothing to place: one shared empty set, not one per client
         none = dict.fromkeys(layout.clients, frozenset[TaskId]())
         return none, Diagnostics(), none
-    counts = [len(a) for a in stateful_active]
+    counts = list(stateful_counts)  # per client, its stateful actives
     heap = [(counts[i] / cap, i) for i, cap in enumerate(layout.capacities)]
     heapq.heapify(heap)
     placed: list[set[int]] = [set() for _ in layout.clients]

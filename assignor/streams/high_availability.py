@@ -19,8 +19,10 @@ Kafka's ``HighAvailabilityTaskAssignor``, phase by phase (``assign`` reads as th
    once caught up (KIP-441 probing).
 
 Phases 1, 2 and 6 place replicas from nothing and live in ``ha_phases.py``; phase 5 in
-``ha_exchange.py``; the index space they share (``Layout``) in ``ha_layout.py``. This module
-keeps the order of the phases, the movements and the answer's assembly.
+``ha_exchange.py``; the index space they share (``Layout``) in ``ha_layout.py``; the rack steps'
+integer form of the holdings (``Replicas``), held from phase 1's trim to the answer wherever no
+movement changed the sets, and the conversions to and from it in ``ha_numbering.py``. This
+module keeps the order of the phases, the movements and the answer's assembly.
 
 Once the group is balanced and caught up no movement is planned, no follow-up is asked for,
 and the same input gives the same output: the assignment converges and then stays put.
@@ -31,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.ha_layout import Holdings, Layout, catch_up_index, warmup_pairs
@@ -66,7 +68,7 @@ from kassign.assignor.streams.trace import Trace
 from kassign.assignor.streams.trace_ha import HaPhases, ha_trace
 
 if TYPE_CHECKING:
-    from kassign.assignor.streams.rack.replicas import RackTables
+    from kassign.assignor.streams.rack.replicas import RackTables, Replicas
 
 __all__ = ["HighAvailabilityTaskAssignor", "assign_high_availability", "explain_high_availability"]
 
@@ -130,27 +132,33 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     """Kafka's mode: the phases of the module docstring."""
     layout = Layout.of(state)
     tables = rack_tables(state, layout)
-    active, active_diagnostics, balanced = stateful_actives(state, layout, tables)
-    standby, standby_diagnostics, standby_phases = standbys(
-        state, layout, active, tables, keep=explain
-    )
+    active, active_diagnostics, balanced, numbered = stateful_actives(state, layout, tables)
     index = catch_up_index(state, layout)
+    # Without a reported lag no movement can be planned: where the rack steps hold the
+    # holdings as ``Replicas`` the standbys are then never made sets (issue 24).
+    still = numbered is not None and not explain and not index.reports_any()
+    standby, standby_diagnostics, standby_phases, numbered = standbys(
+        state, layout, active, tables, keep=explain, numbered=numbered, sets=not still
+    )
     # The phases' cost is measured now, so only a trace reads the holdings before movements
     # again; otherwise the movements take them over (issues 16 and 24: no copy of every task).
-    before = _cost(state, layout, (active, standby), tables) if rack_aware(state) else None
-    moved, copied = _movements(state, layout, index, active, standby, keep=explain)
-    warmups = _warmups(moved, copied)
-    final_active, final_standby, exchanged = _exchange(
-        state, layout, index, (moved.active, copied.standby), warmups, tables
+    held: Held = (active, standby) if numbered is None else numbered
+    before = _cost(state, layout, held, tables) if rack_aware(state) else None
+    moved, copied = (
+        _unmoved(active, state.configs.max_warmup_replicas)
+        if still
+        else _movements(state, layout, index, active, standby, keep=explain)
     )
+    warmups = _warmups(moved, copied)
     movements = moved.movements + copied.movements
+    if movements or numbered is None:  # the movements changed the sets: the rack steps' form
+        held = (moved.active, copied.standby)  # is no longer theirs (none planned: it stands)
+    final, exchanged = _exchange(state, layout, index, held, warmups, tables)
     if rack_aware(state):  # no movement planned: the holdings are the phases' (fresh groups)
-        held = (moved.active, copied.standby)
         after = _cost(state, layout, held, tables) if movements else before
         exchanged = _measured(before, after, exchanged)
-    stateless, stateless_diagnostics, stateless_balanced = stateless_actives(
-        state, layout, final_active
-    )
+    final_active, final_standby, counts, lists = _final(state, layout, final, explain=explain)
+    stateless, stateless_diagnostics, stateless_balanced = stateless_actives(state, layout, counts)
     pairs = warmup_pairs(layout, warmups)
     diagnostics = (
         Diagnostics(
@@ -167,13 +175,8 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     deadline = followup_deadline(state.now_ms, interval) if movements else None
     assignment = TaskAssignment(  # ``layout.clients`` is in process order already
         tuple(
-            _client_assignment(client, held, stateless[client], deadline)
-            for client, *held in zip(
-                layout.clients,
-                picked_sorted(layout.stateful, final_active),
-                picked_sorted(layout.stateful, final_standby),
-                strict=True,
-            )
+            _client_assignment(client, held_lists, stateless[client], deadline)
+            for client, *held_lists in zip(layout.clients, *lists, strict=True)
         ),
         diagnostics,
     )
@@ -188,6 +191,33 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     return assignment, ha_trace(
         state, phases, clients=layout.clients, stateful=layout.stateful, index=index
     )
+
+
+Held: TypeAlias = "tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]] | Replicas"
+"""The stateful holdings (actives, standbys) as sets per client, or as the rack steps'
+``Replicas`` once a rack step on integers has run and no movement changed them since (issue 24:
+converted only where the sets changed)."""
+
+
+def _final(
+    state: ApplicationState, layout: Layout, final: Held, *, explain: bool
+) -> tuple[
+    Sequence[AbstractSet[int]],
+    Sequence[AbstractSet[int]],
+    list[int],
+    tuple[list[tuple[TaskId, ...]], list[tuple[TaskId, ...]]],
+]:
+    """The final holdings as sets (only a trace reads them: empty otherwise, from ``Replicas``),
+    each client's stateful active count, and the answer's sorted (active, standby) lists."""
+    if isinstance(final, tuple):
+        active, standby = final
+        lists = (picked_sorted(layout.stateful, active), picked_sorted(layout.stateful, standby))
+        return active, standby, [len(a) for a in active], lists
+    from kassign.assignor.streams.ha_numbering import Numbering
+
+    numbering = Numbering(state, layout)
+    sets = numbering.holdings(final) if explain else ((), ())
+    return *sets, numbering.active_counts(final), numbering.lists(final)
 
 
 def _client_assignment(
@@ -219,16 +249,14 @@ def _warmups(moved: ActiveMoves, copied: StandbyMoves) -> list[frozenset[int]]:
 
 
 def _cost(
-    state: ApplicationState,
-    layout: Layout,
-    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
-    tables: RackTables | None,
+    state: ApplicationState, layout: Layout, held: Held, tables: RackTables | None
 ) -> int | None:
-    """The cross-rack cost of ``held`` (actives, standbys); ``None`` where racks are unknown."""
+    """The cross-rack cost of ``held``; ``None`` where racks are unknown."""
     if tables is not None:  # the request's tables (issue 24: two more of them were built here)
         from kassign.assignor.streams.ha_exchange import measured
 
         return measured(state, layout, held, tables)
+    assert isinstance(held, tuple)  # without tables no rack step on integers ran
     return measured_holdings_cost(state, layout.stateful, *held, layout.clients)
 
 
@@ -279,20 +307,30 @@ def _movements(
     return moved, copied
 
 
+def _unmoved(active: Sequence[AbstractSet[int]], budget: int) -> tuple[ActiveMoves, StandbyMoves]:
+    """What phases 3 and 4 give when no client reported a lag (``CatchUpIndex.reports_any``):
+    no movement, no warm-up, the budget untouched; the standbys' sets are not read."""
+    none = (frozenset[int](),) * len(active)  # one shared empty set
+    return ActiveMoves(tuple(active), (), none, 0, budget), StandbyMoves((), 0, 0, budget)
+
+
 def _exchange(
     state: ApplicationState,
     layout: Layout,
     index: CatchUpIndex,
-    held: tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]],
+    held: Held,
     warmups: Sequence[AbstractSet[int]],
     tables: RackTables | None,
-) -> tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]], Diagnostics]:
-    """Phase 5 (``ha_exchange``), only with a strategy: the solver is imported then."""
-    if not rack_aware(state) or not layout.stateful:
-        return *held, Diagnostics()
+) -> tuple[Held, Diagnostics]:
+    """Phase 5 (``ha_exchange``), only with a strategy and the request's rack tables (without
+    a rack on every client no step can weigh racks): the solver is imported then."""
+    if not rack_aware(state) or not layout.stateful or tables is None:
+        return held, Diagnostics()
     from kassign.assignor.streams import ha_exchange
+    from kassign.assignor.streams.ha_numbering import Numbering
 
-    return ha_exchange.exchange(state, layout, index, held, warmups, tables)
+    numbered = held if not isinstance(held, tuple) else Numbering(state, layout).replicas(*held)
+    return ha_exchange.exchange(state, layout, index, numbered, warmups, tables)
 
 
 def _movement_notes(active_moves: int, standby_moves: int, warmups: int) -> tuple[str, ...]:

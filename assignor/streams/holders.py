@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from operator import itemgetter
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import kassign_native
+import numpy as np
 from kassign.assignor.streams.model import ProcessId, TaskId
+
+if TYPE_CHECKING:  # flow imports OR-Tools, which a call without racks never loads
+    from kassign.assignor.flow import IntArray
 
 __all__ = [
     "Holders",
@@ -20,6 +24,7 @@ __all__ = [
     "compact",
     "holders_of",
     "picked",
+    "picked_runs",
     "picked_sorted",
     "set_holders",
 ]
@@ -65,6 +70,15 @@ def picked(items: Sequence[_T], positions: Sequence[int]) -> tuple[_T, ...]:
         found: tuple[_T, ...] = itemgetter(*positions)(items)
         return found
     return tuple(items[p] for p in positions)
+
+
+def picked_runs(
+    items: tuple[_T, ...], positions: IntArray, ends: list[int]
+) -> list[tuple[_T, ...]]:
+    """Per run ``positions[ends[i-1]:ends[i]]``, ``items`` at those positions in that order,
+    compiled (``kassign_native``, every run in one call: the high-availability answer's lists
+    read from its integer columns; issue 24). ``items``' own objects, never copies."""
+    return kassign_native.picked_runs(items, positions.astype(np.int64, copy=False).tobytes(), ends)
 
 
 def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[tuple[_T, ...]]:

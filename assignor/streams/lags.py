@@ -272,6 +272,12 @@ class CatchUpIndex:
             for c, t in zip(clients, tasks, strict=True)
         ]
 
+    def reports_any(self) -> bool:
+        """Whether some client reported a lag that may differ from a task's end-offset sum:
+        without one no client is more caught up than another on any task, so no KIP-441
+        movement can be planned (a fresh group; issue 24: the assignor skips the passes)."""
+        return bool(self._local)
+
     def reported_among(self, tasks: Iterable[int]) -> list[int]:
         """The tasks of ``tasks`` some client reported a lag for, ascending: only those can
         have a more caught-up client (``has_more_caught_up_than`` is false for the rest, whose

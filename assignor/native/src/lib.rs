@@ -331,11 +331,51 @@ fn picked_sorted<'py>(
             positions.push(p);
         }
         positions.sort_unstable();
-        let picked = positions
-            .iter()
-            .map(|&p| items.get_item(p))
-            .collect::<PyResult<Vec<_>>>()?;
-        out.push(PyTuple::new(py, picked)?);
+        out.push(picked_tuple(py, items, &positions)?);
+    }
+    Ok(out)
+}
+
+/// `items` at `positions` (each checked by the caller), as a tuple of the same objects.
+fn picked_tuple<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyTuple>,
+    positions: &[usize],
+) -> PyResult<Bound<'py, PyTuple>> {
+    let picked = positions
+        .iter()
+        .map(|&p| items.get_item(p))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, picked)
+}
+
+/// Per run `positions[ends[i-1]:ends[i]]` (native-endian int64 bytes, numpy's `tobytes()`),
+/// the items at those positions in the order given, as a tuple: a client's task list read
+/// straight from the high-availability assignor's integer columns, every client in one call
+/// (issue 24: a slice and an `itemgetter` per client in Python).
+#[pyfunction]
+fn picked_runs<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyTuple>,
+    positions: &[u8],
+    ends: Vec<u32>,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let n = items.len();
+    let positions = ids(positions, "picked_runs")?;
+    spans(&ends, positions.len(), "picked_runs")?;
+    if let Some(&p) = positions.iter().find(|&&p| p as usize >= n) {
+        return Err(PyValueError::new_err(format!(
+            "picked_runs: position {p} past {n} items"
+        )));
+    }
+    let mut out = Vec::with_capacity(ends.len());
+    let mut run: Vec<usize> = Vec::new();
+    let mut start = 0;
+    for &end in &ends {
+        run.clear();
+        run.extend(positions[start..end as usize].iter().map(|&p| p as usize));
+        out.push(picked_tuple(py, items, &run)?);
+        start = end as usize;
     }
     Ok(out)
 }
@@ -607,6 +647,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(range_with_racks, m)?)?;
     m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
     m.add_function(wrap_pyfunction!(picked_sorted, m)?)?;
+    m.add_function(wrap_pyfunction!(picked_runs, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(request_members, m)?)?;

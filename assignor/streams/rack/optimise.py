@@ -41,7 +41,7 @@ from kassign.assignor.streams.model import (
 )
 from kassign.assignor.streams.rack.cost_tables import rack_costs
 from kassign.assignor.streams.rack.costs import CostModel
-from kassign.assignor.streams.rack.int_sets import isin
+from kassign.assignor.streams.rack.int_sets import isin, pair_order
 from kassign.assignor.streams.rack.outcomes import active_outcome, standby_outcome
 from kassign.assignor.streams.rack.problems import (
     Assignment,
@@ -277,11 +277,13 @@ def optimize_standby_replicas(
         None if fixed is None else isin(codes, fixed),
         room,
         tables.classes,
+        tables.client_rack,
     )
     solved, diagnostics = standby_outcome(state, problem, len(tables.racks), task_spread)
     if solved is None:
         return replicas, diagnostics
-    return replicas.with_standbys(used[solved[0]], solved[1]), diagnostics
+    # the solve's standbys come sorted by task then client, and ``used`` is ascending
+    return replicas.with_standbys(used[solved[0]], solved[1], ordered=True), diagnostics
 
 
 def _replicas(
@@ -299,7 +301,7 @@ def _replicas(
     clients = [np.full(len(ts), index[p], np.int64) for p, ts in standby.items()]
     rep_task = np.concatenate([*tasks, np.zeros(0, np.int64)])
     rep_client = np.concatenate([*clients, np.zeros(0, np.int64)])
-    order = np.lexsort((rep_client, rep_task))
+    order = pair_order(rep_task, rep_client)
     return rep_task[order], rep_client[order]
 
 

@@ -17,6 +17,7 @@ from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.rack.active_flow import placement_cost, solve_active_compact
 from kassign.assignor.streams.rack.int_sets import isin
 from kassign.assignor.streams.rack.problems import (
+    Diversities,
     build_active_problem,
     check_standbys,
     diversity,
@@ -110,37 +111,40 @@ def _solve_standbys(
     when a task was locked, the group is also solved with counts kept, and the cheaper wins.
     Every solve counts against the one budget.
     """
-    solved, locked, spent = _solve_loose(state, problem, n_racks, 0)
+    solved, locked, spent, seen = _solve_loose(state, problem, n_racks, 0)
     if locked and (problem.may_lose is not None or problem.may_gain is not None):
-        kept, _, _ = _solve_loose(
+        kept, _, _, kept_seen = _solve_loose(
             state, replace(problem, may_lose=None, may_gain=None), n_racks, spent
         )
         if standby_cost(problem, *kept) < standby_cost(problem, *solved):
-            solved = kept
-    check_standbys(problem, *solved)
+            solved, seen = kept, kept_seen
+    check_standbys(problem, *solved, diversities=seen)
     return solved
 
 
 def _solve_loose(
     state: ApplicationState, problem: StandbyProblem, n_racks: int, spent: int
-) -> tuple[tuple[np.ndarray, np.ndarray], bool, int]:
-    """The lock-and-resolve rounds; also whether any task had to be locked, and arcs spent."""
+) -> tuple[tuple[np.ndarray, np.ndarray], bool, int, Diversities]:
+    """The lock-and-resolve rounds; also whether any task had to be locked, the arcs spent,
+    and the diversities worked out on the way (so ``check_standbys`` does not count again)."""
     locked = False
     given: np.ndarray | None = None  # the input's diversity, the same every round
     for round_ in range(_LOOSE_ROUNDS + 1):
         if problem.loose is not None and round_ == _LOOSE_ROUNDS:
             problem = replace(problem, loose=None)
         solved, spent = _solve_standbys_once(state, problem, n_racks, spent)
+        reached: np.ndarray | None = None  # the diversity of this round's ``solved``
         if problem.loose is None:
             break
         if given is None:
             given = diversity(problem, problem.rep_task, problem.rep_client)
-        dropped = np.any(diversity(problem, *solved) < given, axis=1)
+        reached = diversity(problem, *solved)
+        dropped = np.any(reached < given, axis=1)
         if not dropped.any():
             break
         locked = True
         problem = replace(problem, loose=problem.loose & ~dropped)
-    return solved, locked, spent
+    return solved, locked, spent, (given, reached)
 
 
 _LOOSE_ROUNDS = 10

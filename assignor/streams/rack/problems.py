@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from typing import TypeAlias
 
 import numpy as np
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
@@ -26,6 +27,7 @@ from kassign.assignor.streams.tags import tag_layout
 
 __all__ = [
     "Assignment",
+    "Diversities",
     "active_owners",
     "active_problem",
     "build_active_problem",
@@ -118,12 +120,14 @@ def build_standby_problem(
     fixed: np.ndarray | None = None,
     room: tuple[np.ndarray, np.ndarray] | None = None,
     classes: tuple[np.ndarray, np.ndarray] | None = None,
+    client_rack: np.ndarray | None = None,
 ) -> StandbyProblem:
     """Number racks (sorted) and KIP-708 tag classes for the replicas given by index
-    (``classes``: ``tag_classes`` of ``state.clients``, if the caller has them already)."""
+    (``classes``: ``tag_classes`` of ``state.clients``, ``client_rack``: ``client_racks``, if
+    the caller has them already)."""
     client_class, class_values = classes or tag_classes(state, list(state.clients))
     return StandbyProblem(
-        client_rack=client_racks(state, racks),
+        client_rack=client_racks(state, racks) if client_rack is None else client_rack,
         client_class=client_class,
         class_values=class_values,
         rep_task=rep_task,
@@ -224,7 +228,18 @@ def tag_classes(state: ApplicationState, clients: list[ProcessId]) -> tuple[np.n
     return client_class, np.array(classes, np.int64).reshape(len(classes), width)
 
 
-def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> None:
+Diversities: TypeAlias = tuple[np.ndarray | None, np.ndarray | None]
+"""``diversity`` of a problem's input and of a solution, where already worked out (``None``:
+not yet): the loose rounds count both, and the check need not count them again (issue 24)."""
+
+
+def check_standbys(
+    p: StandbyProblem,
+    tasks: np.ndarray,
+    clients: np.ndarray,
+    *,
+    diversities: Diversities = (None, None),
+) -> None:
     """The solver's standbys keep every guarantee of the input, or the input stands."""
     lose, gain = p.room
     change = np.bincount(clients, minlength=p.client_rack.size) - p.counts
@@ -243,7 +258,12 @@ def check_standbys(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) ->
         and not isin(p.rep_task[p.fixed] * p.client_rack.size + p.rep_client[p.fixed], pairs).all()
     ):
         raise SolverError("BAD_RESULT", "a fixed replica moved")
-    if np.any(diversity(p, tasks, clients) < diversity(p, p.rep_task, p.rep_client)):
+    given, reached = diversities
+    if given is None:
+        given = diversity(p, p.rep_task, p.rep_client)
+    if reached is None:
+        reached = diversity(p, tasks, clients)
+    if np.any(reached < given):
         raise SolverError("BAD_RESULT", "tag diversity would drop")
 
 

@@ -18,6 +18,7 @@ from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.rack.cost_tables import miss_columns
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
+from kassign.assignor.streams.rack.int_sets import pair_order
 from kassign.assignor.streams.rack.problems import client_racks, tag_classes
 from kassign.assignor.streams.result import TaskType
 
@@ -36,9 +37,14 @@ class Replicas:
     rep_task: IntArray
     rep_client: IntArray
 
-    def with_standbys(self, rep_task: IntArray, rep_client: IntArray) -> Replicas:
-        """The same actives, these standbys (sorted here)."""
-        order = np.lexsort((rep_client, rep_task))
+    def with_standbys(
+        self, rep_task: IntArray, rep_client: IntArray, *, ordered: bool = False
+    ) -> Replicas:
+        """The same actives, these standbys (sorted here, unless the caller says they are:
+        ``ordered``, as a standby solve returns them; issue 24: a sort a step saved)."""
+        if ordered:
+            return replace(self, rep_task=rep_task, rep_client=rep_client)
+        order = pair_order(rep_task, rep_client)
         return replace(self, rep_task=rep_task[order], rep_client=rep_client[order])
 
     def standby_codes(self, n_clients: int) -> IntArray:
@@ -70,6 +76,17 @@ class RackTables:
     standby_blind: np.ndarray
     client_order: IntArray
     classes: tuple[IntArray, IntArray]
+
+    def cost_of(self, replicas: Replicas) -> int | None:
+        """Cross-rack partitions of every replica (actives and standbys) by these tables;
+        ``None`` where a held task's racks are unknown, as its own tables would say."""
+        held = np.flatnonzero(replicas.owner >= 0)
+        used = np.concatenate([held, replicas.rep_task])
+        if (self.active_blind[used] | self.standby_blind[used]).any():
+            return None
+        active = self.active[held, self.client_rack[replicas.owner[held]]]
+        standby = self.standby[replicas.rep_task, self.client_rack[replicas.rep_client]]
+        return int(active.sum()) + int(standby.sum())
 
     @staticmethod
     def of(state: ApplicationState, tasks: Sequence[TaskId]) -> RackTables | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.flow import FlowGraph, IntArray, layout, solve
-from kassign.assignor.streams.rack.int_sets import isin
+from kassign.assignor.streams.rack.int_sets import isin, pair_order
 
 __all__ = [
     "StandbyProblem",
@@ -92,12 +92,15 @@ class StandbyProblem:
 
 def standby_cost(p: StandbyProblem, tasks: IntArray, clients: IntArray) -> int:
     """Total KIP-925 cost of replicas ``(tasks[i], clients[i])`` against the starting placement:
-    traffic, plus ``non_overlap_cost`` per anchored starting replica no longer in place."""
+    traffic, plus ``non_overlap_cost`` per anchored starting replica no longer in place (not
+    looked for when that cost is 0: the reports' traffic-only measure, twice a solve)."""
+    traffic = int((p.traffic_cost * p.misses[tasks, p.client_rack[clients]]).sum())
+    if not p.non_overlap_cost:
+        return traffic
     n_c = p.client_rack.size
     anchors = p.anchor_keys()
     left = int(anchors.size - isin(anchors, tasks * n_c + clients).sum())
-    traffic = p.misses[tasks, p.client_rack[clients]]
-    return int((p.traffic_cost * traffic).sum()) + p.non_overlap_cost * left
+    return traffic + p.non_overlap_cost * left
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +204,7 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
         return None
     tasks = np.concatenate([p.rep_task[kept], units_task])
     clients = np.concatenate([p.rep_client[kept], placed])
-    order = np.lexsort((clients, tasks))
+    order = pair_order(tasks, clients)
     return tasks[order], clients[order]
 
 
@@ -309,5 +312,5 @@ def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:
     )
     used = solve(graph).flows[: arc_g.size] > 0
     tasks, clients = t[used], arc_c[used]
-    order = np.lexsort((clients, tasks))
+    order = pair_order(tasks, clients)
     return tasks[order], clients[order]

@@ -3,18 +3,27 @@
 franz-go (``github.com/twmb/franz-go``, FRANZ_VERSION, fetched from the Go module proxy) keeps its
 sticky balancer in an internal package, ``pkg/kgo/internal/sticky``, whose ``BenchmarkJava``
 reproduces Kafka's large tests: ``small`` 50 topics x 800 partitions and 800 members, ``medium``
-50 x 1,000 with 1,000, ``large`` 500 x 2,000 with 2,000; each also ``_imbalance`` (one more member
+50 x 1,000 with 1,000, ``large`` 500 x 2,000 with 2,000; each also ``imbalance`` (one more member
 subscribed to the first topic only: the general builder's case); ``no_rack`` and ``rack``
 (member i in rack i % 3, partition j's one replica in rack j % 3). An internal package cannot be
 imported from another module, so this copies franz-go's module to a scratch directory and runs
-that benchmark there, as any user could. kassign's library call (``assign("sticky", group)``)
-runs on the same groups in this process: the mean of ``--repeats`` calls after a first one, as
-Go's ``ns/op`` is a mean of warm iterations.
+that benchmark there, as any user could. Kafka's third large-test scenario, a member leaving,
+is not among franz-go's: ``leave`` adds a test file beside the package in the scratch copy
+(``LEAVE_TEST``) that balances a Java plan fresh, then times the next balance without its
+first member, the others' userData carrying what they were given (as franz-go's own
+``makeLargeBalanceWithExisting`` builds its ``existing`` inputs); kassign's ``leave`` group is
+``consumer_groups.leave`` of its own fresh answer, the same step.
 
-Prints one line per shape: franz-go ms, kassign ms and kassign / franz-go (issue 24 asks for at
-most 2). Needs Go (``make ghz`` finds it the same way). Nothing here asserts a time.
+kassign's library call (``assign("sticky", group)``) runs on the same groups in this process:
+CPU time (``time.process_time``), the best of ``--repeats`` calls after a first one. franz-go's
+figure is Go's ``ns/op`` (wall time, a mean of ``--repeats`` iterations), the lowest of
+``--count`` runs. Prints one line per shape: franz-go ms, kassign ms and kassign / franz-go
+(issue 24 asks for at most 2). Needs Go (``make ghz`` finds it the same way).
+``--kassign-only`` skips Go (to compare two trees' kassign figures, one after the other).
+Nothing here asserts a time.
 
-Usage: ``python bench/franz_bench.py [--shapes small,medium,large] [--repeats 3]``.
+Usage: ``python bench/franz_bench.py [--shapes small,medium,large]
+[--scenarios fresh,imbalance,leave] [--modes no_rack,rack] [--repeats 5] [--count 1]``.
 """
 
 from __future__ import annotations
@@ -32,16 +41,63 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from consumer_groups import leave
 from kassign.assignor.consumer import ConsumerGroup, Member, Topic, assign, consumer_group
 
 FRANZ_MODULE = "github.com/twmb/franz-go"
 FRANZ_VERSION = "v1.22.3"
 STICKY = "pkg/kgo/internal/sticky"
 SHAPES = {"small": (50, 800, 800), "medium": (50, 1_000, 1_000), "large": (500, 2_000, 2_000)}
+SCENARIOS = ("fresh", "imbalance", "leave")
+MODES = ("no_rack", "rack")
 RACKS = ("rackA", "rackB", "rackC")  # franz-go's test racks
-BENCH_LINE = re.compile(r"^BenchmarkJava/(\w+)/(no_rack|rack)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op")
+BENCH_LINE = re.compile(
+    r"^Benchmark(?:Java|KassignJavaLeave)/(\w+)/(no_rack|rack)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op"
+)
+SUFFIX = {"fresh": "", "imbalance": "_imbalance", "leave": "_leave"}
+
+# The leave benchmark, written beside franz-go's tests in the scratch copy (package ``sticky``,
+# so it reads BenchmarkJava's inputs and helpers: javaSmall.., udEncode).
+LEAVE_TEST = """package sticky
+
+import "testing"
+
+// javaLeave is in's next rebalance without its first member: the others carry, in their
+// userData (generation 1), what a fresh balance of in gave them.
+func javaLeave(in generatedInput, racks bool) ([]GroupMember, map[string][]string) {
+	var partitionRacks map[string][]string
+	if racks {
+		partitionRacks = in.partitionRacks
+	}
+	plan := BalanceWithRacks(in.members, in.topics, partitionRacks)
+	members := make([]GroupMember, 0, len(in.members)-1)
+	for _, m := range in.members[1:] {
+		m.UserData = udEncode(1, 1, plan[m.ID])
+		m.Generation = 1
+		members = append(members, m)
+	}
+	return members, partitionRacks
+}
+
+func BenchmarkKassignJavaLeave(b *testing.B) {
+	for _, bench := range []struct {
+		name  string
+		input generatedInput
+	}{{"large", javaLarge}, {"medium", javaMedium}, {"small", javaSmall}} {
+		for _, mode := range []string{"no_rack", "rack"} {
+			b.Run(bench.name+"_leave/"+mode, func(b *testing.B) {
+				members, racks := javaLeave(bench.input, mode == "rack")
+				for b.Loop() {
+					BalanceWithRacks(members, bench.input.topics, racks)
+				}
+			})
+		}
+	}
+}
+"""
 
 
 def go_binary() -> str:
@@ -57,7 +113,8 @@ def go_binary() -> str:
 
 @contextmanager
 def franz_copy(go: str) -> Iterator[Path]:
-    """A writable copy of franz-go's module at FRANZ_VERSION (the module cache's is read-only)."""
+    """A writable copy of franz-go's module at FRANZ_VERSION (the module cache's is read-only),
+    with the leave benchmark beside the package's tests."""
     downloaded = subprocess.run(
         [go, "mod", "download", "-json", f"{FRANZ_MODULE}@{FRANZ_VERSION}"],
         check=True,
@@ -70,28 +127,36 @@ def franz_copy(go: str) -> Iterator[Path]:
         shutil.copytree(source, copy)
         for path in copy.rglob("*"):
             path.chmod(0o755 if path.is_dir() else 0o644)
+        (copy / STICKY / "kassign_leave_test.go").write_text(LEAVE_TEST)
         yield copy
 
 
-def franz_ms(go: str, shapes: list[str], repeats: int) -> dict[tuple[str, str], float]:
-    """``{(benchmark, rack mode): ms per Balance call}`` from franz-go's own BenchmarkJava."""
-    names = "|".join(f"{s}(_imbalance)?" for s in shapes)
+def bench_names(shapes: list[str], scenarios: list[str]) -> list[str]:
+    return [shape + SUFFIX[s] for shape in shapes for s in scenarios]
+
+
+def franz_ms(
+    go: str, names: list[str], modes: list[str], repeats: int, count: int
+) -> dict[tuple[str, str], float]:
+    """``{(benchmark, rack mode): ms per Balance call}``, the lowest of ``count`` runs."""
+    pattern = f"^Benchmark(Java|KassignJavaLeave)$/^({'|'.join(names)})$/^({'|'.join(modes)})$"
     with franz_copy(go) as copy:
         out = subprocess.run(
-            [go, "test", f"./{STICKY}", "-run", "^$", "-bench", f"^BenchmarkJava$/^({names})$",
-             "-benchtime", f"{repeats}x", "-count", "1"],
+            [go, "test", f"./{STICKY}", "-run", "^$", "-bench", pattern,
+             "-benchtime", f"{repeats}x", "-count", str(count)],
             cwd=copy, check=True, capture_output=True, text=True,
             env={**os.environ, "GOFLAGS": "-mod=mod"},
         )  # fmt: skip
-    figures = {}
+    figures: dict[tuple[str, str], float] = {}
     for line in out.stdout.splitlines():
         if m := BENCH_LINE.match(line):
-            figures[(m.group(1), m.group(2))] = float(m.group(3)) / 1e6
+            key, ms = (m.group(1), m.group(2)), float(m.group(3)) / 1e6
+            figures[key] = min(ms, figures.get(key, ms))
     return figures
 
 
-def franz_group(shape: str, *, imbalance: bool, racks: bool) -> ConsumerGroup:
-    """franz-go's ``makeJavaPlan`` input as a kassign group: topics t0.., members c0.. in that
+def franz_members(shape: str, *, imbalance: bool, racks: bool) -> tuple[list[Member], list[Topic]]:
+    """franz-go's ``makeJavaPlan`` input as kassign's: topics t0.., members c0.. in that
     order, every member on every topic; with ``imbalance`` one more on t0 alone."""
     topics, partitions, consumers = SHAPES[shape]
     names = tuple(f"t{i}" for i in range(topics))
@@ -106,37 +171,65 @@ def franz_group(shape: str, *, imbalance: bool, racks: bool) -> ConsumerGroup:
         members.append(
             Member(member_id=f"c{consumers}", topics=names[:1], rack_id=RACKS[0] if racks else None)
         )
-    return consumer_group(members, [Topic(name, replica_racks) for name in names])
+    return members, [Topic(name, replica_racks) for name in names]
+
+
+def franz_group(shape: str, scenario: str, mode: str) -> ConsumerGroup:
+    """The group of one line: fresh, imbalanced, or the fresh answer's next rebalance without
+    the first member (``leave``)."""
+    racks = mode == "rack"
+    members, topics = franz_members(shape, imbalance=scenario == "imbalance", racks=racks)
+    if scenario == "leave":
+        members = leave(members, assign("sticky", consumer_group(members, topics)), "sticky")
+    return consumer_group(members, topics)
 
 
 def kassign_ms(group: ConsumerGroup, repeats: int) -> float:
-    assign("sticky", group)  # the first call, as Go's benchmark discards its first iteration
-    started = time.perf_counter()
+    """CPU ms of the best of ``repeats`` calls, after a first one (as Go discards its first)."""
+    assign("sticky", group)
+    best = float("inf")
     for _ in range(repeats):
+        started = time.process_time()
         assign("sticky", group)
-    return (time.perf_counter() - started) * 1000 / repeats
+        best = min(best, time.process_time() - started)
+    return best * 1000
+
+
+def _listed(parser: argparse.ArgumentParser, value: str, known: tuple[str, ...]) -> list[str]:
+    chosen = [s for s in value.split(",") if s]
+    unknown = set(chosen) - set(known)
+    if unknown:
+        parser.error(f"unknown {sorted(unknown)}; known: {', '.join(known)}")
+    return chosen
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--shapes", default="small,medium,large")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scenarios", default="fresh,imbalance,leave")
+    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--count", type=int, default=1, help="franz-go's runs (the lowest kept)")
+    parser.add_argument("--kassign-only", action="store_true", help="skip Go")
     args = parser.parse_args(argv)
-    shapes = [s for s in args.shapes.split(",") if s]
-    unknown = set(shapes) - set(SHAPES)
-    if unknown:
-        parser.error(f"unknown shapes {sorted(unknown)}; known: {', '.join(SHAPES)}")
-    go = go_binary()
-    franz = franz_ms(go, shapes, args.repeats)
-    print(f"franz-go {FRANZ_VERSION} BenchmarkJava against kassign sticky (library), ms per call")
+    shapes = _listed(parser, args.shapes, tuple(SHAPES))
+    scenarios = _listed(parser, args.scenarios, SCENARIOS)
+    modes = _listed(parser, args.modes, MODES)
+    franz: dict[tuple[str, str], float] = {}
+    if not args.kassign_only:
+        franz = franz_ms(
+            go_binary(), bench_names(shapes, scenarios), modes, args.repeats, args.count
+        )
+    print(
+        f"franz-go {FRANZ_VERSION} (ns/op, wall) against kassign sticky (library, CPU), ms a call",
+        flush=True,
+    )
     for shape in shapes:
-        for imbalance in (False, True):
-            bench = shape + ("_imbalance" if imbalance else "")
-            for mode in ("no_rack", "rack"):
+        for scenario in scenarios:
+            bench = shape + SUFFIX[scenario]
+            for mode in modes:
                 theirs = franz.get((bench, mode))
-                ours = kassign_ms(
-                    franz_group(shape, imbalance=imbalance, racks=mode == "rack"), args.repeats
-                )
+                ours = kassign_ms(franz_group(shape, scenario, mode), args.repeats)
                 ratio = f"{ours / theirs:6.2f}x" if theirs else "   n/a"
                 shown = f"{theirs:9.1f}" if theirs else "      n/a"
                 print(

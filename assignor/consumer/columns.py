@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, count, repeat
+from itertools import repeat
 from typing import overload
 
 import numpy as np
@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 Ids = npt.NDArray[np.int64]
+RackSets = tuple[tuple[frozenset[str], ...], Ids]
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 _NO_IDS: Ids = np.zeros(0, dtype=np.int64)
 
@@ -48,6 +49,7 @@ class PartitionSpace:
     index: Mapping[str, int]
     _claimed: dict[int, tuple[object, Ids]] = field(default_factory=dict, repr=False)
     _entries: dict[tuple[str, ...], Ids] = field(default_factory=dict, repr=False)
+    _rack_sets: dict[int, tuple[object, RackSets]] = field(default_factory=dict, repr=False)
 
     @staticmethod
     def of(counts: Mapping[str, int]) -> PartitionSpace:
@@ -239,27 +241,35 @@ def concatenated(chunks: Sequence[Ids | Sequence[int]]) -> Ids:
     return np.concatenate([np.asarray(c, dtype=np.int64) for c in chunks])
 
 
-def replica_rack_sets(
-    topics: Mapping[str, Topic], space: PartitionSpace
-) -> tuple[tuple[frozenset[str], ...], Ids]:
+def replica_rack_sets(topics: Mapping[str, Topic], space: PartitionSpace) -> RackSets:
     """The distinct replica rack sets of the space's partitions (a few serve them all), and
     each id's index among them, in order of first appearance; from the topics' numbers when
-    each has them (``RackSetIds``, over one ``sets``), else from their ``frozenset``s."""
-    numbered = _numbered_rack_sets([topics[t].rack_set_ids for t in space.names])
-    if numbered is not None:
-        return numbered
-    every = chain.from_iterable(topics[t].partition_racks for t in space.names)
+    each has them (``RackSetIds``, over one ``sets``), else from their ``frozenset``s. Kept
+    by the space for ``topics`` (one call: rack mode and the report's counts both read it)."""
+    known = space._rack_sets.get(id(topics))
+    if known is not None and known[0] is topics:
+        return known[1]
+    found = _numbered_rack_sets([topics[t].rack_set_ids for t in space.names])
+    if found is None:
+        found = _first_seen_rack_sets([topics[t].partition_racks for t in space.names])
+    space._rack_sets[id(topics)] = (topics, found)
+    return found
+
+
+def _first_seen_rack_sets(layouts: Sequence[tuple[frozenset[str], ...]]) -> RackSets:
+    """``replica_rack_sets`` from each topic's ``partition_racks``: every set hashed once per
+    distinct tuple (topics built from one layout share it: numbered once, not per topic)."""
     first: dict[frozenset[str], int] = {}
-    seen = np.fromiter(map(first.setdefault, every, count()), dtype=np.int64, count=space.total)
-    row = np.zeros(max(space.total, 1), dtype=np.int64)
-    row[list(first.values())] = np.arange(len(first), dtype=np.int64)
-    found: Ids = row[seen]
+    per_layout: dict[int, Ids] = {}
+    for layout in layouts:
+        if id(layout) not in per_layout:
+            numbers = map(first.setdefault, layout, map(len, repeat(first)))
+            per_layout[id(layout)] = np.fromiter(numbers, dtype=np.int64, count=len(layout))
+    found: Ids = np.concatenate([_NO_IDS, *(per_layout[id(layout)] for layout in layouts)])
     return tuple(first), found
 
 
-def _numbered_rack_sets(
-    given: Sequence[RackSetIds | None],
-) -> tuple[tuple[frozenset[str], ...], Ids] | None:
+def _numbered_rack_sets(given: Sequence[RackSetIds | None]) -> RackSets | None:
     """``replica_rack_sets`` from the topics' ``RackSetIds`` (``None`` unless every topic has
     them, over one ``sets``): the sets renumbered in order of first appearance, with no step
     per partition."""

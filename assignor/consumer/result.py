@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -20,16 +19,15 @@ from kassign.assignor.consumer.columns import (
     PartitionList,
     PartitionSpace,
     concatenated,
-    replica_rack_sets,
 )
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import (
     ConsumerGroup,
     Member,
-    Topic,
     TopicPartition,
     claims_on,
 )
+from kassign.assignor.consumer.rack_counts import cross_rack_claims, cross_rack_ids, local_count
 from kassign.assignor.load.figures import LoadFigures
 
 __all__ = [
@@ -45,7 +43,6 @@ __all__ = [
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 _NO_IDS: Ids = np.zeros(0, dtype=np.int64)
-_RACKS = operator.attrgetter("partition_racks")
 
 
 class RackReason(enum.Enum):
@@ -187,7 +184,7 @@ def group_assignment(
         withheld_partitions=len(kept_back),
         rack_status=rack_status,
         solver_reason=solver_reason,
-        cross_rack_partitions_before=_cross_rack_claims(group, claims),
+        cross_rack_partitions_before=cross_rack_claims(group, claims, space),
     )
     return GroupAssignment(assignor, listed.members, report, listed.columns)
 
@@ -217,7 +214,7 @@ def _of_objects(
         mine = target.get(member.member_id, ())
         mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
         if member.rack is not None and cross_rack is None:
-            across += len(mine) - _local(mine, member.rack, group.topics)
+            across += len(mine) - local_count(mine, member.rack, group.topics)
         gone = tuple(sorted(revoked.get(member.member_id, ())))
         assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
     counted = across if cross_rack is None else cross_rack
@@ -252,7 +249,7 @@ def _of_ids(
         MemberAssignment(m.member_id, PartitionList(space, ids), _sorted(revoked.get(m.member_id)))
         for m, ids in zip(ordered, lists, strict=True)
     )
-    across = cross_rack if cross_rack is not None else _cross_rack_ids(group, ordered, columns)
+    across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)
     moved = _moved_ids(space, ordered, target, claims) if any(claims.values()) else 0
     return _Listed(members, columns, moved, across)
 
@@ -284,21 +281,6 @@ def _sorted_columns(
     return AssignedColumns(space, ids, ends.astype(np.int64))
 
 
-def _cross_rack_ids(group: ConsumerGroup, ordered: list[Member], columns: AssignedColumns) -> int:
-    """Assigned partitions whose member has a rack holding none of their replicas, counted
-    with a table of the distinct replica rack sets against the members' racks."""
-    racks = sorted({m.rack for m in ordered if m.rack is not None})
-    if not racks or not len(columns.ids):
-        return 0
-    rack_sets, set_of = replica_rack_sets(group.topics, columns.space)
-    index = {r: i for i, r in enumerate(racks)}
-    local = np.array([[r in s for r in racks] for s in rack_sets], dtype=bool)
-    rack_at = np.array([index.get(m.rack, -1) if m.rack else -1 for m in ordered], dtype=np.int64)
-    rack = rack_at[columns.owner()]
-    racked = rack >= 0
-    return int(np.count_nonzero(~local[set_of[columns.ids[racked]], rack[racked]]))
-
-
 def _moved_ids(
     space: PartitionSpace,
     ordered: list[Member],
@@ -326,31 +308,6 @@ def _distinct(space: PartitionSpace, ids: Ids) -> int:
     seen = np.zeros(space.total, dtype=bool)
     seen[ids] = True
     return int(np.count_nonzero(seen))
-
-
-def _local(partitions: list[TopicPartition], rack: str, topics: Mapping[str, Topic]) -> int:
-    """How many of ``partitions`` have a replica on ``rack``: each partition's rack set looked
-    up and tested with ``map`` (no Python step per partition; a member may hold thousands)."""
-    racks = map(_RACKS, map(topics.__getitem__, map(_TOPIC, partitions)))
-    found: Iterator[frozenset[str]] = map(operator.getitem, racks, map(_PARTITION, partitions))
-    return sum(map(frozenset.__contains__, found, repeat(rack)))
-
-
-def _cross_rack_claims(
-    group: ConsumerGroup, claims: Mapping[str, Collection[TopicPartition]]
-) -> int:
-    """Claimed partitions of the metadata whose claimant has a rack holding none of their
-    replicas (counted here, where the claims the assignor read are at hand: eager ``sticky``
-    decodes them from user data)."""
-    total = 0
-    for member in group.members:
-        if member.rack is None:
-            continue
-        for tp in claims.get(member.member_id, ()):
-            topic = group.topics.get(tp.topic)
-            if topic is not None and 0 <= tp.partition < topic.partitions:
-                total += member.rack not in topic.partition_racks[tp.partition]
-    return total
 
 
 def _moved(

@@ -21,7 +21,7 @@ from typing import overload
 
 import numpy as np
 import numpy.typing as npt
-from kassign.assignor.claims import OwnedPartitions, TopicPartition
+from kassign.assignor.claims import OwnedPartitions, TopicPartition, claim_columns
 from kassign.assignor.consumer.model import RackSetIds, Topic
 
 __all__ = [
@@ -37,6 +37,8 @@ Ids = npt.NDArray[np.int64]
 RackSets = tuple[tuple[frozenset[str], ...], Ids]
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 _NO_IDS: Ids = np.zeros(0, dtype=np.int64)
+_CLAIM, _FOUND = _TOPIC, _PARTITION  # a read claim's entry: (the claim, its ids)
+_UNREAD: tuple[object, Ids] = (None, _NO_IDS)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -105,7 +107,11 @@ class PartitionSpace:
     ) -> list[Ids]:
         """``claimed`` of each of ``claims``, compact ones not yet read taken as one batch:
         a few numpy steps for the whole group rather than a few per member (issue 24: a
-        rejoining group of 2,000 members spent more on those steps than on assigning)."""
+        rejoining group of 2,000 members spent more on those steps than on assigning); a group
+        read before (the assignors read it two or three times) is looked up at once."""
+        known = [self._claimed.get(id(c), _UNREAD) for c in claims]
+        if all(map(operator.is_, map(_CLAIM, known), claims)):
+            return list(map(_FOUND, known))
         compact = [c for c in claims if isinstance(c, OwnedPartitions) and not self._read(c)]
         if len(compact) > 1:
             for owned, found in zip(compact, self._owned_ids_of(compact), strict=True):
@@ -123,10 +129,7 @@ class PartitionSpace:
             if id(owned.topics) not in per_list:
                 per_list[id(owned.topics)] = self._topic_indexes(owned.topics)
         topics = np.concatenate([_NO_IDS, *(per_list[id(c.topics)] for c in claims)])
-        counts = np.concatenate([_NO_IDS, *(np.frombuffer(c.counts, np.int64) for c in claims)])
-        numbers = np.concatenate(
-            [_NO_IDS.astype(np.intc), *(np.frombuffer(c.numbers, np.intc) for c in claims)]
-        )
+        counts, numbers = claim_columns(claims)
         found: Ids = np.repeat(self.offsets[topics], counts) + numbers
         sizes = np.fromiter(map(len, claims), np.int64, count=len(claims))
         if topics.min(initial=0) < 0:  # entries of other topics: dropped

@@ -31,6 +31,7 @@ from kassign.assignor.claims import (
     OwnedPartitions,
     TopicPartition,
     as_topic_partitions,
+    claim_columns,
     claims_on,
     distinct_claims,
     shared_claims,
@@ -327,8 +328,7 @@ def _group_plainly_valid(
         )
         for key, names in lists.items()
     }
-    sizes = np.concatenate([np.frombuffer(c.counts, dtype=np.int64) for c in held])
-    numbers = np.concatenate([np.frombuffer(c.numbers, dtype=np.intc) for c in held])
+    sizes, numbers = claim_columns(held)
     limits = np.concatenate([per_list[id(c.topics)][0] for c in held])
     if numbers.min() < 0 or np.any(numbers >= np.repeat(limits, sizes)):
         return False

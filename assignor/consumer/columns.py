@@ -137,7 +137,8 @@ class PartitionSpace:
             owner = np.repeat(np.arange(len(claims), dtype=np.int64), sizes)
             found = found[kept]
             sizes = np.bincount(owner[kept], minlength=len(claims))
-        return np.split(found, np.cumsum(sizes)[:-1])
+        ends = np.cumsum(sizes).tolist()  # slices, not np.split's Python steps per piece
+        return [found[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
     def _topic_indexes(self, topics: tuple[str, ...]) -> Ids:
         """Each of ``topics``' index in the space, -1 for others (kept per tuple)."""

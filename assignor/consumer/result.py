@@ -20,7 +20,7 @@ from kassign.assignor.consumer.columns import (
     PartitionSpace,
     concatenated,
 )
-from kassign.assignor.consumer.java_order import java_key
+from kassign.assignor.consumer.java_order import java_sorted
 from kassign.assignor.consumer.model import (
     ConsumerGroup,
     Member,
@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
+_MEMBER_ID = operator.attrgetter("member_id")
 _NO_IDS: Ids = np.zeros(0, dtype=np.int64)
 
 
@@ -210,7 +211,7 @@ def _of_objects(
     """Each list sorted, withheld partitions dropped, counted on the objects."""
     assignments = []
     across = 0
-    for member in sorted(group.members, key=lambda m: java_key(m.member_id)):
+    for member in java_sorted(group.members, _MEMBER_ID):
         mine = target.get(member.member_id, ())
         mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
         if member.rack is not None and cross_rack is None:
@@ -241,12 +242,13 @@ def _of_ids(
 ) -> _Listed:
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
-    ordered = sorted(group.members, key=lambda m: java_key(m.member_id))
+    ordered = java_sorted(group.members, _MEMBER_ID)
     columns = _sorted_columns(space, [target.get(m.member_id) for m in ordered], kept_back)
     ends = columns.ends.tolist()
     lists = [columns.ids[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+    gone = {m: _sorted(tps) for m, tps in revoked.items() if tps}  # most members: none
     members = tuple(
-        MemberAssignment(m.member_id, PartitionList(space, ids), _sorted(revoked.get(m.member_id)))
+        MemberAssignment(m.member_id, PartitionList(space, ids), gone.get(m.member_id, ()))
         for m, ids in zip(ordered, lists, strict=True)
     )
     across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)

@@ -34,7 +34,7 @@ import kassign_native
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.consumer.columns import Ids, PartitionSpace, concatenated
-from kassign.assignor.consumer.java_order import java_key
+from kassign.assignor.consumer.java_order import java_keys
 from kassign.assignor.consumer.model import TopicPartition
 from kassign.assignor.consumer.sticky_base import Ownership, RackInfo, StickyOutcome, rack_numbers
 from kassign.assignor.errors import InvalidAssignment
@@ -95,7 +95,7 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
     taken = np.zeros(total, dtype=bool)
     taken[_keep_owned(b, ownership.owned)] = True
     unassigned = np.flatnonzero(~taken).astype(np.int64)
-    keys = [java_key(m) for m in members]
+    keys = java_keys(members)
     b.under_min.sort(key=keys.__getitem__)
     b.at_min.sort(key=keys.__getitem__)
     if len(rack.counted):

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 import kassign_native
 import numpy as np
 from kassign.assignor.consumer.columns import Ids, PartitionSpace, concatenated
-from kassign.assignor.consumer.java_order import java_key, string_hash
+from kassign.assignor.consumer.java_order import java_keys, string_hash
 from kassign.assignor.consumer.model import DEFAULT_GENERATION, Member, TopicPartition
 from kassign.assignor.consumer.sticky_base import (
     MemberData,
@@ -66,7 +66,7 @@ def build(
     ``rack.space`` is ``topics``' space."""
     space = rack.space
     place = {m.member_id: i for i, m in enumerate(members)}
-    keys = [java_key(m.member_id) for m in members]
+    keys = java_keys([m.member_id for m in members])
     rank = [0] * len(members)
     for r, i in enumerate(sorted(range(len(members)), key=keys.__getitem__)):
         rank[i] = r

@@ -9,6 +9,8 @@ from kassign.assignor.consumer.java_order import (
     HashTable,
     hash_order,
     java_key,
+    java_keys,
+    java_sorted,
     string_hash,
     topic_partition_hash,
 )
@@ -33,6 +35,21 @@ def test_java_key_orders_by_utf16_code_units() -> None:
     emoji, private = "\U0001f600", "\ue000"
     assert emoji > private  # Python: code points
     assert java_key(emoji) < java_key(private)  # Java: a surrogate (D83D) before E000
+
+
+def test_java_keys_sort_as_java_key() -> None:
+    """The plain strings serve as keys unless one holds a character above U+FFFF; either way
+    they sort as ``java_key``s do (ASCII, the BMP around the surrogates, and beyond it)."""
+    rng = random.Random(5)
+    alphabets = ["ab1-", "a\u00e9\ud7ff\ue000\uffff", "a\ue000\uffff\U0001f600\U00010000"]
+    for alphabet in alphabets:
+        for _ in range(50):
+            texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 4))) for _ in range(12)]
+            keys = java_keys(texts)
+            assert (keys is texts) == (max("".join(texts), default="") < "\U00010000")
+            expected = sorted(texts, key=java_key)
+            assert [texts[i] for i in sorted(range(12), key=keys.__getitem__)] == expected
+            assert java_sorted(texts, str) == expected
 
 
 def test_put_order_is_a_java_hashmaps() -> None:

@@ -79,8 +79,8 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
     twice); claims of other topics are ignored, unchecked.
     """
     sent = [m.user_data or None for m in members]
-    if not any(sent):  # a fresh group: nothing to read, nothing claimed
-        return {m.member_id: MemberData(OwnedPartitions(), None) for m in members}
+    if not any(sent):  # a fresh group: nothing to read, nothing claimed (one shared value)
+        return dict.fromkeys([m.member_id for m in members], MemberData(OwnedPartitions(), None))
     read = list(map(_decoded, decode_sticky_user_data_group(sent)))
     seen: dict[int, bool] = {}
     known = [

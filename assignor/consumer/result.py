@@ -243,13 +243,17 @@ def _of_ids(
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
     ordered = java_sorted(group.members, _MEMBER_ID)
-    columns = _sorted_columns(space, [target.get(m.member_id) for m in ordered], kept_back)
-    ends = columns.ends.tolist()
-    lists = [columns.ids[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+    given = [target.get(m.member_id) for m in ordered]
+    columns, as_given = _sorted_columns(space, given, kept_back)
+    if as_given:  # the lists as they came (each sorted, none withheld): kept
+        lists = [PartitionList(space, _NO_IDS) if ids is None else ids for ids in given]
+    else:
+        ends = columns.ends.tolist()
+        lists = [PartitionList(space, columns.ids[a:b]) for a, b in zip([0, *ends], ends)]
     gone = {m: _sorted(tps) for m, tps in revoked.items() if tps}  # most members: none
     members = tuple(
-        MemberAssignment(m.member_id, PartitionList(space, ids), gone.get(m.member_id, ()))
-        for m, ids in zip(ordered, lists, strict=True)
+        MemberAssignment(m.member_id, listed, gone.get(m.member_id, ()))
+        for m, listed in zip(ordered, lists, strict=True)
     )
     across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)
     moved = _moved_ids(space, ordered, target, claims) if any(claims.values()) else 0
@@ -264,12 +268,17 @@ def _sorted_columns(
     space: PartitionSpace,
     lists: Sequence[PartitionList | None],
     kept_back: frozenset[TopicPartition],
-) -> AssignedColumns:
+) -> tuple[AssignedColumns, bool]:
     """The lists (``None``: nothing) sorted, withheld partitions dropped, as one column: one
-    sort of (list, id) keys for the whole group, not a sort per member (issue 24)."""
+    sort of (list, id) keys for the whole group, not a sort per member (issue 24); and
+    whether it is the lists end to end as given (each sorted, none withheld: a builder's
+    answer, whose lists then serve as they are)."""
     arrays = [_NO_IDS if ids is None else ids.ids for ids in lists]
     sizes = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
     every = np.concatenate([_NO_IDS, *arrays])
+    given_ends = np.cumsum(sizes)
+    if not kept_back and _each_ascending(every, given_ends):
+        return AssignedColumns(space, every, given_ends), True
     owner = np.repeat(np.arange(len(arrays), dtype=np.int64), sizes)
     if kept_back and len(every):
         kept = ~np.isin(every, space.ids(sorted(kept_back)))
@@ -280,7 +289,17 @@ def _sorted_columns(
         keys.sort()
     ends = np.searchsorted(keys, np.arange(1, len(arrays) + 1, dtype=np.int64) * span)
     ids: Ids = keys % span
-    return AssignedColumns(space, ids, ends.astype(np.int64))
+    return AssignedColumns(space, ids, ends.astype(np.int64)), False
+
+
+def _each_ascending(ids: Ids, ends: Ids) -> bool:
+    """Whether each list (``ids`` up to each of ``ends``) ascends."""
+    if len(ids) < 2:
+        return True
+    rising = ids[1:] > ids[:-1]
+    inner = ends[(ends > 0) & (ends < len(ids))]
+    rising[inner - 1] = True  # a list's first id may be below the one before it
+    return bool(rising.all())
 
 
 def _moved_ids(

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kassign.assignor.claims import OwnedPartitions, TopicPartition
 from kassign.assignor.consumer import Member, Topic, assign, consumer_group
 from kassign.assignor.consumer.columns import AssignedColumns, PartitionList, PartitionSpace
+from kassign.assignor.consumer.result import _sorted_columns
 from kassign.server.consumer.group_bytes import assignment_bytes, flat_columns, flat_partitions
 
 counts = st.dictionaries(
@@ -108,3 +109,21 @@ def test_answers_on_ids_give_every_partition_once_sorted(
 
 def space_objects(columns: AssignedColumns, i: int) -> list[TopicPartition]:
     return columns.space.objects(columns.member(i))
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.lists(st.integers(0, 29), unique=True, max_size=6), max_size=5), st.data())
+def test_the_answers_columns_are_each_list_sorted(
+    lists: list[list[int]], data: st.DataObject
+) -> None:
+    """A builder's lists that come sorted are kept as they are; others (or with some
+    withheld) are sorted: either way each member's ids ascend, the withheld ones gone."""
+    space = PartitionSpace.of({"a": 10, "b": 20})
+    given_lists = [PartitionList(space, np.array(ids, dtype=np.int64)) for ids in lists]
+    every = [i for ids in lists for i in ids]
+    withheld = data.draw(st.sets(st.sampled_from(every))) if every else set()
+    kept_back = frozenset(space.objects(np.array(sorted(withheld), dtype=np.int64)))
+    columns, as_given = _sorted_columns(space, given_lists, kept_back)
+    for i, ids in enumerate(lists):
+        assert columns.member(i).tolist() == sorted(set(ids) - withheld)
+    assert as_given == (not kept_back and all(ids == sorted(ids) for ids in lists))

@@ -157,12 +157,11 @@ def franz_ms(
 
 def franz_members(shape: str, *, imbalance: bool, racks: bool) -> tuple[list[Member], list[Topic]]:
     """franz-go's ``makeJavaPlan`` input as kassign's: topics t0.., members c0.. in that
-    order, every member on every topic; with ``imbalance`` one more on t0 alone."""
+    order, every member on every topic; with ``imbalance`` one more on t0 alone; each topic's
+    replica racks its own tuple (partition j's rack j % 3)."""
     topics, partitions, consumers = SHAPES[shape]
     names = tuple(f"t{i}" for i in range(topics))
-    replica_racks = tuple(
-        frozenset({RACKS[j % 3]}) if racks else frozenset() for j in range(partitions)
-    )
+    rack_sets = [frozenset({r}) if racks else frozenset() for r in RACKS]
     members = [
         Member(member_id=f"c{i}", topics=names, rack_id=RACKS[i % 3] if racks else None)
         for i in range(consumers)
@@ -171,7 +170,9 @@ def franz_members(shape: str, *, imbalance: bool, racks: bool) -> tuple[list[Mem
         members.append(
             Member(member_id=f"c{consumers}", topics=names[:1], rack_id=RACKS[0] if racks else None)
         )
-    return members, [Topic(name, replica_racks) for name in names]
+    # a tuple per topic, as Go's makeJavaPlan makes a slice per topic (of three shared values)
+    layout = [tuple(rack_sets[j % 3] for j in range(partitions)) for _ in names]
+    return members, [Topic(name, racks_of) for name, racks_of in zip(names, layout, strict=True)]
 
 
 def franz_group(shape: str, scenario: str, mode: str) -> ConsumerGroup:

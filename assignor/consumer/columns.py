@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from typing import overload
 
+import kassign_native
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.claims import OwnedPartitions, TopicPartition, claim_columns
@@ -260,17 +261,13 @@ def replica_rack_sets(topics: Mapping[str, Topic], space: PartitionSpace) -> Rac
     return found
 
 
-def _first_seen_rack_sets(layouts: Sequence[tuple[frozenset[str], ...]]) -> RackSets:
-    """``replica_rack_sets`` from each topic's ``partition_racks``: every set hashed once per
-    distinct tuple (topics built from one layout share it: numbered once, not per topic)."""
-    first: dict[frozenset[str], int] = {}
-    per_layout: dict[int, Ids] = {}
-    for layout in layouts:
-        if id(layout) not in per_layout:
-            numbers = map(first.setdefault, layout, map(len, repeat(first)))
-            per_layout[id(layout)] = np.fromiter(numbers, dtype=np.int64, count=len(layout))
-    found: Ids = np.concatenate([_NO_IDS, *(per_layout[id(layout)] for layout in layouts)])
-    return tuple(first), found
+def _first_seen_rack_sets(layouts: list[tuple[frozenset[str], ...]]) -> RackSets:
+    """``replica_rack_sets`` from each topic's ``partition_racks``, numbered by the compiled
+    core (``kassign_native.first_seen``: a dict's hash and equality per partition, without a
+    Python step each; 75 ns a partition as a ``dict.setdefault`` map)."""
+    sets, numbers = kassign_native.first_seen(layouts)
+    found: Ids = np.frombuffer(numbers, dtype=np.int64)
+    return tuple(sets), found
 
 
 def _numbered_rack_sets(given: Sequence[RackSetIds | None]) -> RackSets | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from array import array
 
+import kassign_native
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -127,3 +128,17 @@ def test_the_answers_columns_are_each_list_sorted(
     for i, ids in enumerate(lists):
         assert columns.member(i).tolist() == sorted(set(ids) - withheld)
     assert as_given == (not kept_back and all(ids == sorted(ids) for ids in lists))
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.lists(st.sampled_from([-1, -2, 0, "a", "b", "ab"]), max_size=8), max_size=5))
+def test_first_seen_numbers_values_as_a_dict_does(layouts: list[list[object]]) -> None:
+    """The compiled numbering of the replica rack sets is a dict's: by hash, then equality
+    (-1 and -2 share a hash in CPython; equal values that are distinct objects share a
+    number: sets rebuilt per partition), in order of first appearance."""
+    fresh = [tuple(frozenset(str(v)) if isinstance(v, str) else v for v in x) for x in layouts]
+    first: dict[object, int] = {}
+    expected = [first.setdefault(v, len(first)) for layout in fresh for v in layout]
+    values, numbers = kassign_native.first_seen(fresh)
+    assert np.frombuffer(numbers, dtype=np.int64).tolist() == expected
+    assert values == list(first)

@@ -22,7 +22,13 @@ from typing import overload
 import kassign_native
 import numpy as np
 import numpy.typing as npt
-from kassign.assignor.claims import OwnedPartitions, TopicPartition, claim_columns
+from kassign.assignor.claims import (
+    OwnedPartitions,
+    TopicPartition,
+    claim_columns,
+    per_entry,
+    per_number,
+)
 from kassign.assignor.consumer.model import RackSetIds, Topic
 
 __all__ = [
@@ -125,16 +131,12 @@ class PartitionSpace:
 
     def _owned_ids_of(self, claims: Sequence[OwnedPartitions]) -> list[Ids]:
         """``_owned_ids`` of each of ``claims``, read end to end at once."""
-        per_list: dict[int, Ids] = {}  # by topic tuple: members mostly share one
-        for owned in claims:
-            if id(owned.topics) not in per_list:
-                per_list[id(owned.topics)] = self._topic_indexes(owned.topics)
-        topics = np.concatenate([_NO_IDS, *(per_list[id(c.topics)] for c in claims)])
+        topics = per_entry(claims, self._topic_indexes) if claims else _NO_IDS
         counts, numbers = claim_columns(claims)
-        found: Ids = np.repeat(self.offsets[topics], counts) + numbers
+        found: Ids = per_number(self.offsets[topics], counts, len(numbers)) + numbers
         sizes = np.fromiter(map(len, claims), np.int64, count=len(claims))
         if topics.min(initial=0) < 0:  # entries of other topics: dropped
-            kept = np.repeat(topics >= 0, counts)
+            kept = per_number(topics >= 0, counts, len(numbers))
             owner = np.repeat(np.arange(len(claims), dtype=np.int64), sizes)
             found = found[kept]
             sizes = np.bincount(owner[kept], minlength=len(claims))

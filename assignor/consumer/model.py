@@ -34,6 +34,8 @@ from kassign.assignor.claims import (
     claim_columns,
     claims_on,
     distinct_claims,
+    per_entry,
+    per_number,
     shared_claims,
     topic_partitions,
 )
@@ -321,18 +323,18 @@ def _group_plainly_valid(
     if not held:
         return True
     column = {t: i for i, t in enumerate(sorted(named))}
-    per_list = {  # per topic tuple: each entry's partition count in the metadata, its column
-        key: (
-            np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, count=len(names)),
-            np.fromiter(map(column.__getitem__, names), np.int64, count=len(names)),
-        )
-        for key, names in lists.items()
-    }
+
+    def limits_of(names: tuple[str, ...]) -> np.ndarray:  # each entry's count in the metadata
+        return np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, len(names))
+
+    def columns_of(names: tuple[str, ...]) -> np.ndarray:
+        return np.fromiter(map(column.__getitem__, names), np.int64, count=len(names))
+
     sizes, numbers = claim_columns(held)
-    limits = np.concatenate([per_list[id(c.topics)][0] for c in held])
-    if numbers.min() < 0 or np.any(numbers >= np.repeat(limits, sizes)):
+    limits = per_number(per_entry(held, limits_of), sizes, len(numbers))
+    if numbers.min() < 0 or np.any(numbers >= limits):
         return False
-    topic = np.repeat(np.concatenate([per_list[id(c.topics)][1] for c in held]), sizes)
+    topic = per_number(per_entry(held, columns_of), sizes, len(numbers))
     span = int(numbers.max()) + 1
     small = span * len(column) <= 4 * len(numbers) + 4096  # a table of counts, no sort
     if small and int(np.bincount(topic * span + numbers).max()) <= 1:

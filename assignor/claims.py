@@ -25,6 +25,7 @@ __all__ = [
     "claim_columns",
     "claims_on",
     "distinct_claims",
+    "none_repeated",
     "per_entry",
     "per_number",
     "shared_claims",
@@ -116,14 +117,22 @@ def distinct_claims(claims: Sequence[Collection[TopicPartition]]) -> bool:
     if len(claims) == 1 and claims[0].ascending():  # type: ignore[attr-defined]
         return True
     keys = _keys(claims)[0]  # type: ignore[arg-type]
-    if not len(keys):
-        return True
-    topic, number = keys >> 32, keys & 0xFFFFFFFF
-    span = int(number.max()) + 1
-    if span * (int(topic.max()) + 1) <= 4 * len(keys) + 4096:  # a table of counts, no sort
-        return int(np.bincount(topic * span + number).max()) <= 1
+    counted = none_repeated(keys >> 32, keys & 0xFFFFFFFF)
+    if counted is not None:
+        return counted
     keys = np.sort(keys)
     return not np.any(keys[1:] == keys[:-1])
+
+
+def none_repeated(topic: np.ndarray, number: np.ndarray) -> bool | None:
+    """Whether no (topic, number) pair repeats (both non-negative), counted in a table of
+    every pair when it is small (a few times the pairs), no sort; ``None`` when it is not."""
+    if not len(number):
+        return True
+    span = int(number.max()) + 1
+    if span * (int(topic.max()) + 1) > 4 * len(number) + 4096:
+        return None
+    return int(np.bincount(topic * span + number).max()) <= 1
 
 
 def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:

@@ -34,6 +34,7 @@ from kassign.assignor.claims import (
     claim_columns,
     claims_on,
     distinct_claims,
+    none_repeated,
     per_entry,
     per_number,
     shared_claims,
@@ -335,9 +336,7 @@ def _group_plainly_valid(
     if numbers.min() < 0 or np.any(numbers >= limits):
         return False
     topic = per_number(per_entry(held, columns_of), sizes, len(numbers))
-    span = int(numbers.max()) + 1
-    small = span * len(column) <= 4 * len(numbers) + 4096  # a table of counts, no sort
-    if small and int(np.bincount(topic * span + numbers).max()) <= 1:
+    if none_repeated(topic, numbers):
         return True  # none twice in the group, so none twice within a member
     entries = np.repeat(np.arange(len(held), dtype=np.int64), [len(c.topics) for c in held])
     owner = np.repeat(entries, sizes)

@@ -16,12 +16,19 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, count, repeat
+from itertools import repeat
 from typing import overload
 
+import kassign_native
 import numpy as np
 import numpy.typing as npt
-from kassign.assignor.claims import OwnedPartitions, TopicPartition
+from kassign.assignor.claims import (
+    OwnedPartitions,
+    TopicPartition,
+    claim_columns,
+    per_entry,
+    per_number,
+)
 from kassign.assignor.consumer.model import RackSetIds, Topic
 
 __all__ = [
@@ -34,8 +41,11 @@ __all__ = [
 ]
 
 Ids = npt.NDArray[np.int64]
+RackSets = tuple[tuple[frozenset[str], ...], Ids]
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 _NO_IDS: Ids = np.zeros(0, dtype=np.int64)
+_CLAIM, _FOUND = _TOPIC, _PARTITION  # a read claim's entry: (the claim, its ids)
+_UNREAD: tuple[object, Ids] = (None, _NO_IDS)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -48,6 +58,7 @@ class PartitionSpace:
     index: Mapping[str, int]
     _claimed: dict[int, tuple[object, Ids]] = field(default_factory=dict, repr=False)
     _entries: dict[tuple[str, ...], Ids] = field(default_factory=dict, repr=False)
+    _rack_sets: dict[int, tuple[object, RackSets]] = field(default_factory=dict, repr=False)
 
     @staticmethod
     def of(counts: Mapping[str, int]) -> PartitionSpace:
@@ -103,7 +114,11 @@ class PartitionSpace:
     ) -> list[Ids]:
         """``claimed`` of each of ``claims``, compact ones not yet read taken as one batch:
         a few numpy steps for the whole group rather than a few per member (issue 24: a
-        rejoining group of 2,000 members spent more on those steps than on assigning)."""
+        rejoining group of 2,000 members spent more on those steps than on assigning); a group
+        read before (the assignors read it two or three times) is looked up at once."""
+        known = [self._claimed.get(id(c), _UNREAD) for c in claims]
+        if all(map(operator.is_, map(_CLAIM, known), claims)):
+            return list(map(_FOUND, known))
         compact = [c for c in claims if isinstance(c, OwnedPartitions) and not self._read(c)]
         if len(compact) > 1:
             for owned, found in zip(compact, self._owned_ids_of(compact), strict=True):
@@ -116,23 +131,17 @@ class PartitionSpace:
 
     def _owned_ids_of(self, claims: Sequence[OwnedPartitions]) -> list[Ids]:
         """``_owned_ids`` of each of ``claims``, read end to end at once."""
-        per_list: dict[int, Ids] = {}  # by topic tuple: members mostly share one
-        for owned in claims:
-            if id(owned.topics) not in per_list:
-                per_list[id(owned.topics)] = self._topic_indexes(owned.topics)
-        topics = np.concatenate([_NO_IDS, *(per_list[id(c.topics)] for c in claims)])
-        counts = np.concatenate([_NO_IDS, *(np.frombuffer(c.counts, np.int64) for c in claims)])
-        numbers = np.concatenate(
-            [_NO_IDS.astype(np.intc), *(np.frombuffer(c.numbers, np.intc) for c in claims)]
-        )
-        found: Ids = np.repeat(self.offsets[topics], counts) + numbers
+        topics = per_entry(claims, self._topic_indexes) if claims else _NO_IDS
+        counts, numbers = claim_columns(claims)
+        found: Ids = per_number(self.offsets[topics], counts, len(numbers)) + numbers
         sizes = np.fromiter(map(len, claims), np.int64, count=len(claims))
         if topics.min(initial=0) < 0:  # entries of other topics: dropped
-            kept = np.repeat(topics >= 0, counts)
+            kept = per_number(topics >= 0, counts, len(numbers))
             owner = np.repeat(np.arange(len(claims), dtype=np.int64), sizes)
             found = found[kept]
             sizes = np.bincount(owner[kept], minlength=len(claims))
-        return np.split(found, np.cumsum(sizes)[:-1])
+        ends = np.cumsum(sizes).tolist()  # slices, not np.split's Python steps per piece
+        return [found[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
     def _topic_indexes(self, topics: tuple[str, ...]) -> Ids:
         """Each of ``topics``' index in the space, -1 for others (kept per tuple)."""
@@ -239,27 +248,31 @@ def concatenated(chunks: Sequence[Ids | Sequence[int]]) -> Ids:
     return np.concatenate([np.asarray(c, dtype=np.int64) for c in chunks])
 
 
-def replica_rack_sets(
-    topics: Mapping[str, Topic], space: PartitionSpace
-) -> tuple[tuple[frozenset[str], ...], Ids]:
+def replica_rack_sets(topics: Mapping[str, Topic], space: PartitionSpace) -> RackSets:
     """The distinct replica rack sets of the space's partitions (a few serve them all), and
     each id's index among them, in order of first appearance; from the topics' numbers when
-    each has them (``RackSetIds``, over one ``sets``), else from their ``frozenset``s."""
-    numbered = _numbered_rack_sets([topics[t].rack_set_ids for t in space.names])
-    if numbered is not None:
-        return numbered
-    every = chain.from_iterable(topics[t].partition_racks for t in space.names)
-    first: dict[frozenset[str], int] = {}
-    seen = np.fromiter(map(first.setdefault, every, count()), dtype=np.int64, count=space.total)
-    row = np.zeros(max(space.total, 1), dtype=np.int64)
-    row[list(first.values())] = np.arange(len(first), dtype=np.int64)
-    found: Ids = row[seen]
-    return tuple(first), found
+    each has them (``RackSetIds``, over one ``sets``), else from their ``frozenset``s. Kept
+    by the space for ``topics`` (one call: rack mode and the report's counts both read it)."""
+    known = space._rack_sets.get(id(topics))
+    if known is not None and known[0] is topics:
+        return known[1]
+    found = _numbered_rack_sets([topics[t].rack_set_ids for t in space.names])
+    if found is None:
+        found = _first_seen_rack_sets([topics[t].partition_racks for t in space.names])
+    space._rack_sets[id(topics)] = (topics, found)
+    return found
 
 
-def _numbered_rack_sets(
-    given: Sequence[RackSetIds | None],
-) -> tuple[tuple[frozenset[str], ...], Ids] | None:
+def _first_seen_rack_sets(layouts: list[tuple[frozenset[str], ...]]) -> RackSets:
+    """``replica_rack_sets`` from each topic's ``partition_racks``, numbered by the compiled
+    core (``kassign_native.first_seen``: a dict's hash and equality per partition, without a
+    Python step each; 75 ns a partition as a ``dict.setdefault`` map)."""
+    sets, numbers = kassign_native.first_seen(layouts)
+    found: Ids = np.frombuffer(numbers, dtype=np.int64)
+    return tuple(sets), found
+
+
+def _numbered_rack_sets(given: Sequence[RackSetIds | None]) -> RackSets | None:
     """``replica_rack_sets`` from the topics' ``RackSetIds`` (``None`` unless every topic has
     them, over one ``sets``): the sets renumbered in order of first appearance, with no step
     per partition."""

@@ -31,8 +31,12 @@ from kassign.assignor.claims import (
     OwnedPartitions,
     TopicPartition,
     as_topic_partitions,
+    claim_columns,
     claims_on,
     distinct_claims,
+    none_repeated,
+    per_entry,
+    per_number,
     shared_claims,
     topic_partitions,
 )
@@ -320,21 +324,23 @@ def _group_plainly_valid(
     if not held:
         return True
     column = {t: i for i, t in enumerate(sorted(named))}
-    per_list = {  # per topic tuple: each entry's partition count in the metadata, its column
-        key: (
-            np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, count=len(names)),
-            np.fromiter(map(column.__getitem__, names), np.int64, count=len(names)),
-        )
-        for key, names in lists.items()
-    }
-    sizes = np.concatenate([np.frombuffer(c.counts, dtype=np.int64) for c in held])
-    numbers = np.concatenate([np.frombuffer(c.numbers, dtype=np.intc) for c in held])
-    limits = np.concatenate([per_list[id(c.topics)][0] for c in held])
-    if numbers.min() < 0 or np.any(numbers >= np.repeat(limits, sizes)):
+
+    def limits_of(names: tuple[str, ...]) -> np.ndarray:  # each entry's count in the metadata
+        return np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, len(names))
+
+    def columns_of(names: tuple[str, ...]) -> np.ndarray:
+        return np.fromiter(map(column.__getitem__, names), np.int64, count=len(names))
+
+    sizes, numbers = claim_columns(held)
+    limits = per_number(per_entry(held, limits_of), sizes, len(numbers))
+    if numbers.min() < 0 or np.any(numbers >= limits):
         return False
-    topic = np.concatenate([per_list[id(c.topics)][1] for c in held])
-    owner = np.repeat(np.arange(len(held), dtype=np.int64), [len(c.topics) for c in held])
-    keys = (np.repeat(owner * len(column) + topic, sizes) << 32) | numbers.astype(np.int64)
+    topic = per_number(per_entry(held, columns_of), sizes, len(numbers))
+    if none_repeated(topic, numbers):
+        return True  # none twice in the group, so none twice within a member
+    entries = np.repeat(np.arange(len(held), dtype=np.int64), [len(c.topics) for c in held])
+    owner = np.repeat(entries, sizes)
+    keys = ((owner * len(column) + topic) << 32) | numbers.astype(np.int64)
     keys.sort()
     return not bool(np.any(keys[1:] == keys[:-1]))
 

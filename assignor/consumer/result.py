@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import enum
 import operator
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -20,16 +19,15 @@ from kassign.assignor.consumer.columns import (
     PartitionList,
     PartitionSpace,
     concatenated,
-    replica_rack_sets,
 )
 from kassign.assignor.consumer.java_order import java_sorted
 from kassign.assignor.consumer.model import (
     ConsumerGroup,
     Member,
-    Topic,
     TopicPartition,
     claims_on,
 )
+from kassign.assignor.consumer.rack_counts import cross_rack_claims, cross_rack_ids, local_count
 from kassign.assignor.load.figures import LoadFigures
 
 __all__ = [
@@ -44,9 +42,8 @@ __all__ = [
 ]
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
-_NO_IDS: Ids = np.zeros(0, dtype=np.int64)
-_RACKS = operator.attrgetter("partition_racks")
 _MEMBER_ID = operator.attrgetter("member_id")
+_NO_IDS: Ids = np.zeros(0, dtype=np.int64)
 
 
 class RackReason(enum.Enum):
@@ -188,7 +185,7 @@ def group_assignment(
         withheld_partitions=len(kept_back),
         rack_status=rack_status,
         solver_reason=solver_reason,
-        cross_rack_partitions_before=_cross_rack_claims(group, claims),
+        cross_rack_partitions_before=cross_rack_claims(group, claims, space),
     )
     return GroupAssignment(assignor, listed.members, report, listed.columns)
 
@@ -218,7 +215,7 @@ def _of_objects(
         mine = target.get(member.member_id, ())
         mine = sorted(tp for tp in mine if tp not in kept_back) if kept_back else sorted(mine)
         if member.rack is not None and cross_rack is None:
-            across += len(mine) - _local(mine, member.rack, group.topics)
+            across += len(mine) - local_count(mine, member.rack, group.topics)
         gone = tuple(sorted(revoked.get(member.member_id, ())))
         assignments.append(MemberAssignment(member.member_id, tuple(mine), gone))
     counted = across if cross_rack is None else cross_rack
@@ -246,14 +243,19 @@ def _of_ids(
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
     ordered = java_sorted(group.members, _MEMBER_ID)
-    columns = _sorted_columns(space, [target.get(m.member_id) for m in ordered], kept_back)
-    ends = columns.ends.tolist()
-    lists = [columns.ids[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+    given = [target.get(m.member_id) for m in ordered]
+    columns, as_given = _sorted_columns(space, given, kept_back)
+    if as_given:  # the lists as they came (each sorted, none withheld): kept
+        lists = [PartitionList(space, _NO_IDS) if ids is None else ids for ids in given]
+    else:
+        ends = columns.ends.tolist()
+        lists = [PartitionList(space, columns.ids[a:b]) for a, b in zip([0, *ends], ends)]
+    gone = {m: _sorted(tps) for m, tps in revoked.items() if tps}  # most members: none
     members = tuple(
-        MemberAssignment(m.member_id, PartitionList(space, ids), _sorted(revoked.get(m.member_id)))
-        for m, ids in zip(ordered, lists, strict=True)
+        MemberAssignment(m.member_id, listed, gone.get(m.member_id, ()))
+        for m, listed in zip(ordered, lists, strict=True)
     )
-    across = cross_rack if cross_rack is not None else _cross_rack_ids(group, ordered, columns)
+    across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)
     moved = _moved_ids(space, ordered, target, claims) if any(claims.values()) else 0
     return _Listed(members, columns, moved, across)
 
@@ -266,12 +268,17 @@ def _sorted_columns(
     space: PartitionSpace,
     lists: Sequence[PartitionList | None],
     kept_back: frozenset[TopicPartition],
-) -> AssignedColumns:
+) -> tuple[AssignedColumns, bool]:
     """The lists (``None``: nothing) sorted, withheld partitions dropped, as one column: one
-    sort of (list, id) keys for the whole group, not a sort per member (issue 24)."""
+    sort of (list, id) keys for the whole group, not a sort per member (issue 24); and
+    whether it is the lists end to end as given (each sorted, none withheld: a builder's
+    answer, whose lists then serve as they are)."""
     arrays = [_NO_IDS if ids is None else ids.ids for ids in lists]
     sizes = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
     every = np.concatenate([_NO_IDS, *arrays])
+    given_ends = np.cumsum(sizes)
+    if not kept_back and _each_ascending(every, given_ends):
+        return AssignedColumns(space, every, given_ends), True
     owner = np.repeat(np.arange(len(arrays), dtype=np.int64), sizes)
     if kept_back and len(every):
         kept = ~np.isin(every, space.ids(sorted(kept_back)))
@@ -282,22 +289,17 @@ def _sorted_columns(
         keys.sort()
     ends = np.searchsorted(keys, np.arange(1, len(arrays) + 1, dtype=np.int64) * span)
     ids: Ids = keys % span
-    return AssignedColumns(space, ids, ends.astype(np.int64))
+    return AssignedColumns(space, ids, ends.astype(np.int64)), False
 
 
-def _cross_rack_ids(group: ConsumerGroup, ordered: list[Member], columns: AssignedColumns) -> int:
-    """Assigned partitions whose member has a rack holding none of their replicas, counted
-    with a table of the distinct replica rack sets against the members' racks."""
-    racks = sorted({m.rack for m in ordered if m.rack is not None})
-    if not racks or not len(columns.ids):
-        return 0
-    rack_sets, set_of = replica_rack_sets(group.topics, columns.space)
-    index = {r: i for i, r in enumerate(racks)}
-    local = np.array([[r in s for r in racks] for s in rack_sets], dtype=bool)
-    rack_at = np.array([index.get(m.rack, -1) if m.rack else -1 for m in ordered], dtype=np.int64)
-    rack = rack_at[columns.owner()]
-    racked = rack >= 0
-    return int(np.count_nonzero(~local[set_of[columns.ids[racked]], rack[racked]]))
+def _each_ascending(ids: Ids, ends: Ids) -> bool:
+    """Whether each list (``ids`` up to each of ``ends``) ascends."""
+    if len(ids) < 2:
+        return True
+    rising = ids[1:] > ids[:-1]
+    inner = ends[(ends > 0) & (ends < len(ids))]
+    rising[inner - 1] = True  # a list's first id may be below the one before it
+    return bool(rising.all())
 
 
 def _moved_ids(
@@ -327,31 +329,6 @@ def _distinct(space: PartitionSpace, ids: Ids) -> int:
     seen = np.zeros(space.total, dtype=bool)
     seen[ids] = True
     return int(np.count_nonzero(seen))
-
-
-def _local(partitions: list[TopicPartition], rack: str, topics: Mapping[str, Topic]) -> int:
-    """How many of ``partitions`` have a replica on ``rack``: each partition's rack set looked
-    up and tested with ``map`` (no Python step per partition; a member may hold thousands)."""
-    racks = map(_RACKS, map(topics.__getitem__, map(_TOPIC, partitions)))
-    found: Iterator[frozenset[str]] = map(operator.getitem, racks, map(_PARTITION, partitions))
-    return sum(map(frozenset.__contains__, found, repeat(rack)))
-
-
-def _cross_rack_claims(
-    group: ConsumerGroup, claims: Mapping[str, Collection[TopicPartition]]
-) -> int:
-    """Claimed partitions of the metadata whose claimant has a rack holding none of their
-    replicas (counted here, where the claims the assignor read are at hand: eager ``sticky``
-    decodes them from user data)."""
-    total = 0
-    for member in group.members:
-        if member.rack is None:
-            continue
-        for tp in claims.get(member.member_id, ()):
-            topic = group.topics.get(tp.topic)
-            if topic is not None and 0 <= tp.partition < topic.partitions:
-                total += member.rack not in topic.partition_racks[tp.partition]
-    return total
 
 
 def _moved(

@@ -139,29 +139,32 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
         free = ~np.isin(every, b.several)
         every, owner = every[free], owner[free]
     sizes = np.bincount(owner, minlength=len(members)).tolist()
-    kept: list[Ids] = []
-    start = 0
-    for place, size in enumerate(sizes):
-        if size < b.min_quota:
-            keep = size
-            b.under_min.append(place)
-        elif size >= b.max_quota and b.over < b.expected_over:
-            b.over += 1
-            if b.over == b.expected_over:
-                b.at_min.clear()
-            keep = b.max_quota
-        else:
-            keep = b.min_quota
-            if b.over < b.expected_over:
-                b.at_min.append(place)
-        if keep < size:
-            b.maybe_revoked.update(
-                dict.fromkeys(every[start + keep : start + size].tolist(), place)
-            )
-        kept.append(every[start : start + keep])
-        b.give(place, kept[-1])
-        start += size
-    return concatenated(kept)
+    keeps = [_quota_kept(b, place, size) for place, size in enumerate(sizes)]
+    starts = np.cumsum([0, *sizes[:-1]], dtype=np.int64)
+    rank = np.arange(len(every), dtype=np.int64) - np.repeat(starts, sizes)  # within its member
+    kept = rank < np.repeat(np.asarray(keeps, dtype=np.int64), sizes)
+    if not kept.all():
+        b.maybe_revoked.update(zip(every[~kept].tolist(), owner[~kept].tolist(), strict=True))
+    b.give_each(owner[kept], every[kept])
+    found: Ids = every[kept]
+    return found
+
+
+def _quota_kept(b: _Builder, place: int, size: int) -> int:
+    """How many of its ``size`` claims member ``place`` keeps, Kafka's way: all of them under
+    the minimum quota, the maximum while members at the maximum are wanted, else the
+    minimum; the under-minimum and at-minimum lists and the count at the maximum as it goes."""
+    if size < b.min_quota:
+        b.under_min.append(place)
+        return size
+    if size >= b.max_quota and b.over < b.expected_over:
+        b.over += 1
+        if b.over == b.expected_over:
+            b.at_min.clear()
+        return b.max_quota
+    if b.over < b.expected_over:
+        b.at_min.append(place)
+    return b.min_quota
 
 
 def _by_member_partition_topic(space: PartitionSpace, ids: Ids, owner: Ids) -> tuple[Ids, Ids]:

@@ -2,13 +2,15 @@
 ``kassign.assignor.consumer.sticky_general``, ``sticky_constrained``, ``range_assignor`` and
 ``kassign.assignor.streams.standby``, which document the algorithms; by
 ``kassign.assignor.streams.holders`` (sorted lists of shared objects per client); and by
+``kassign.assignor.consumer.columns`` (replica rack sets numbered by value); by
 ``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
 ``kassign.server.consumer.owned_wire`` (a compact request's owned partitions)."""
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 _T = TypeVar("_T")
+_H = TypeVar("_H", bound=Hashable)
 
 def general_assignment(
     *,
@@ -79,6 +81,11 @@ def picked_runs(items: tuple[_T, ...], positions: bytes, ends: list[int]) -> lis
     """Per run ``positions[ends[i-1]:ends[i]]`` (native-endian int64 bytes), ``items`` at
     those positions in the order given, as a tuple; ``ValueError`` for a position past
     ``items``, a negative one or ends that do not split ``positions``."""
+
+def first_seen(layouts: list[tuple[_H, ...]]) -> tuple[list[_H], bytes]:
+    """Every value of ``layouts`` (end to end) numbered by value in order of first appearance
+    (a dict's hash and equality): the distinct values in that order, and each value's number
+    (native int64 bytes)."""
 
 def sticky_user_data(
     members: list[bytes | None],

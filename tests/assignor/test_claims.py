@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from array import array
 from itertools import pairwise
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 from kassign.assignor.claims import (
     OwnedPartitions,
     TopicPartition,
+    claim_columns,
     claims_on,
     distinct_claims,
+    per_entry,
+    per_number,
     shared_claims,
 )
 
@@ -79,3 +84,30 @@ def test_ascending_is_one_entry_a_topic_and_rising_numbers(
     topics = [t for t, _ in runs]
     rising = all(a < b for _, ps in runs for a, b in pairwise(ps))
     assert OwnedPartitions(runs).ascending() == (len(set(topics)) == len(topics) and rising)
+
+
+def test_distinct_claims_far_apart_are_sorted_not_counted() -> None:
+    """Numbers too far apart for a table of counts are compared sorted, with the same answer."""
+    far = [OwnedPartitions([("a", [7, 9_000_000])]), OwnedPartitions([("b", [7])])]
+    assert distinct_claims(far)
+    assert not distinct_claims([*far, OwnedPartitions([("a", [9_000_000])])])
+
+
+@given(st.lists(st.lists(st.integers(0, 2), min_size=2, max_size=2), max_size=4), st.booleans())
+def test_per_entry_and_per_number_spread_each_entrys_value(
+    sizes: list[list[int]], shared: bool
+) -> None:
+    """Entries' values end to end and per number, whether the claims share one topic tuple
+    (tiled) or not, and whether every entry holds one number (as they are) or not."""
+    names = ("a", "b")
+    claims = [
+        OwnedPartitions.of_entries(
+            names if shared else (*names,), counts, array("i", range(sum(counts)))
+        )
+        for counts in sizes
+    ]
+    counts, numbers = claim_columns(claims)
+    values = per_entry(claims, lambda topics: np.array([ord(t) for t in topics], np.int64))
+    assert values.tolist() == [ord(t) for c in claims for t in c.topics]
+    spread = per_number(values, counts, len(numbers))
+    assert spread.tolist() == [ord(tp.topic) for c in claims for tp in c]

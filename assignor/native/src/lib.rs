@@ -25,6 +25,8 @@ mod range;
 mod standby;
 mod user_data;
 
+use std::collections::HashMap;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
@@ -380,6 +382,45 @@ fn picked_runs<'py>(
     Ok(out)
 }
 
+/// Every value of `layouts` (tuples, end to end) numbered by value in order of first
+/// appearance, as a Python dict would number them (a hash, then identity or equality), and the
+/// distinct values in that order: the replica rack sets of a group's partitions
+/// (`kassign.assignor.consumer.columns.replica_rack_sets`), a `frozenset` per partition,
+/// without a Python step each (issue 24). Holds the GIL: it calls each value's hash.
+#[pyfunction]
+fn first_seen<'py>(
+    py: Python<'py>,
+    layouts: Vec<Bound<'py, PyTuple>>,
+) -> PyResult<(Vec<Bound<'py, PyAny>>, Py<PyBytes>)> {
+    let mut distinct: Vec<Bound<'py, PyAny>> = Vec::new();
+    let mut by_hash: HashMap<isize, Vec<usize>> = HashMap::new();
+    let mut numbers: Vec<i64> = Vec::with_capacity(layouts.iter().map(|l| l.len()).sum());
+    for layout in &layouts {
+        for value in layout.iter() {
+            let hash = value.hash()?;
+            let mut found = None;
+            if let Some(seen) = by_hash.get(&hash) {
+                for &at in seen {
+                    if distinct[at].is(&value) || distinct[at].eq(&value)? {
+                        found = Some(at);
+                        break;
+                    }
+                }
+            }
+            let at = match found {
+                Some(at) => at,
+                None => {
+                    distinct.push(value);
+                    by_hash.entry(hash).or_default().push(distinct.len() - 1);
+                    distinct.len() - 1
+                }
+            };
+            numbers.push(at as i64);
+        }
+    }
+    Ok((distinct, ne_bytes(py, &numbers, i64::to_ne_bytes)))
+}
+
 /// `values` as native-endian bytes (numpy's and `array`'s layout), without a copy per value.
 fn ne_bytes<T: Copy, const N: usize>(
     py: Python<'_>,
@@ -648,6 +689,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(standby_placement, m)?)?;
     m.add_function(wrap_pyfunction!(picked_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(picked_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(first_seen, m)?)?;
     m.add_function(wrap_pyfunction!(sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(owned_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(request_members, m)?)?;

@@ -6,12 +6,14 @@ from __future__ import annotations
 import random
 from array import array
 
+import kassign_native
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.claims import OwnedPartitions, TopicPartition
 from kassign.assignor.consumer import Member, Topic, assign, consumer_group
 from kassign.assignor.consumer.columns import AssignedColumns, PartitionList, PartitionSpace
+from kassign.assignor.consumer.result import _sorted_columns
 from kassign.server.consumer.group_bytes import assignment_bytes, flat_columns, flat_partitions
 
 counts = st.dictionaries(
@@ -108,3 +110,35 @@ def test_answers_on_ids_give_every_partition_once_sorted(
 
 def space_objects(columns: AssignedColumns, i: int) -> list[TopicPartition]:
     return columns.space.objects(columns.member(i))
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.lists(st.integers(0, 29), unique=True, max_size=6), max_size=5), st.data())
+def test_the_answers_columns_are_each_list_sorted(
+    lists: list[list[int]], data: st.DataObject
+) -> None:
+    """A builder's lists that come sorted are kept as they are; others (or with some
+    withheld) are sorted: either way each member's ids ascend, the withheld ones gone."""
+    space = PartitionSpace.of({"a": 10, "b": 20})
+    given_lists = [PartitionList(space, np.array(ids, dtype=np.int64)) for ids in lists]
+    every = [i for ids in lists for i in ids]
+    withheld = data.draw(st.sets(st.sampled_from(every))) if every else set()
+    kept_back = frozenset(space.objects(np.array(sorted(withheld), dtype=np.int64)))
+    columns, as_given = _sorted_columns(space, given_lists, kept_back)
+    for i, ids in enumerate(lists):
+        assert columns.member(i).tolist() == sorted(set(ids) - withheld)
+    assert as_given == (not kept_back and all(ids == sorted(ids) for ids in lists))
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.lists(st.sampled_from([-1, -2, 0, "a", "b", "ab"]), max_size=8), max_size=5))
+def test_first_seen_numbers_values_as_a_dict_does(layouts: list[list[object]]) -> None:
+    """The compiled numbering of the replica rack sets is a dict's: by hash, then equality
+    (-1 and -2 share a hash in CPython; equal values that are distinct objects share a
+    number: sets rebuilt per partition), in order of first appearance."""
+    fresh = [tuple(frozenset(str(v)) if isinstance(v, str) else v for v in x) for x in layouts]
+    first: dict[object, int] = {}
+    expected = [first.setdefault(v, len(first)) for layout in fresh for v in layout]
+    values, numbers = kassign_native.first_seen(fresh)
+    assert np.frombuffer(numbers, dtype=np.int64).tolist() == expected
+    assert values == list(first)

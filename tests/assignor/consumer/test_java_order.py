@@ -50,6 +50,21 @@ def test_java_sorted_is_the_stable_sort_by_java_key() -> None:
     assert java_sorted(["\U0001f600", "\ue000"], str) == ["\U0001f600", "\ue000"]
 
 
+def test_java_keys_sort_as_java_key() -> None:
+    """The plain strings serve as keys unless one holds a character above U+FFFF; either way
+    they sort as ``java_key``s do (ASCII, the BMP around the surrogates, and beyond it)."""
+    rng = random.Random(5)
+    alphabets = ["ab1-", "a\u00e9\ud7ff\ue000\uffff", "a\ue000\uffff\U0001f600\U00010000"]
+    for alphabet in alphabets:
+        for _ in range(50):
+            texts = ["".join(rng.choices(alphabet, k=rng.randint(0, 4))) for _ in range(12)]
+            keys = java_keys(texts)
+            assert (keys is texts) == (max("".join(texts), default="") < "\U00010000")
+            expected = sorted(texts, key=java_key)
+            assert [texts[i] for i in sorted(range(12), key=keys.__getitem__)] == expected
+            assert java_sorted(texts, str) == expected
+
+
 def test_put_order_is_a_java_hashmaps() -> None:
     keys = [f"m-{i}" for i in range(15)] + ["Aa", "BB"]
     expected = "Aa BB m-10 m-1 m-13 m-0 m-14 m-3 m-11 m-2 m-12 m-5 m-4 m-7 m-6 m-9 m-8"

@@ -207,12 +207,20 @@ $(CLIENT_DEPS)/.stamp: requirements.lock | setup
 		$$(grep -E '^(grpcio|protobuf)==' requirements.lock)
 	touch $@
 
+# The compiled core's Rust is held to rustfmt and clippy (warnings fail) where rustup installed
+# them (its default profile does); without them the lint says so and goes on.
 lint: setup system-deps
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/ruff format --check --quiet .
 	$(VENV)/bin/mypy --no-error-summary -p kassign -p kassign_client
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
+	@if $(CARGO) fmt --version >/dev/null 2>&1 && $(CARGO) clippy --version >/dev/null 2>&1; then \
+		cd $(NATIVE) && $(CARGO) fmt --check && \
+		PATH="$(abspath $(VENV)/bin):$(dir $(CARGO)):$$PATH" CARGO_TARGET_DIR=$(abspath build/native) \
+			$(CARGO) clippy --quiet --locked -- -D warnings; \
+	else echo "lint: rustfmt or clippy is missing (rustup component add rustfmt clippy):" \
+		"the compiled core's source is not linted" >&2; fi
 
 # The suite in two runs. First the folders of pure computation (no server, broker, browser or
 # clock-bound check; Kafka's oracles are JVMs fed on stdin) on both cores, pytest-xdist giving

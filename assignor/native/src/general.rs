@@ -37,11 +37,7 @@ impl Input {
         let n = self.rank.len() as u32;
         let topics = self.topic_hashes.len() as u32;
         let rack_mode = self.member_rack.iter().any(|&r| r >= 0);
-        let sets = if self.racks == 0 {
-            0
-        } else {
-            self.set_has.len() / self.racks
-        };
+        let sets = self.set_has.len().checked_div(self.racks).unwrap_or(0);
         let ok = self.offsets.windows(2).all(|w| w[0] <= w[1])
             && self.subscription_sets.iter().flatten().all(|&t| t < topics)
             && self
@@ -156,8 +152,11 @@ impl Builder<'_> {
 /// when they reach the top (loads only grow meanwhile).
 #[derive(Default)]
 struct Lightest {
-    heaps: HashMap<(u32, u32), BinaryHeap<Reverse<(u32, u32, u32)>>>,
+    heaps: HashMap<(u32, u32), Candidates>,
 }
+
+/// (load, rank, member), least first.
+type Candidates = BinaryHeap<Reverse<(u32, u32, u32)>>;
 
 impl Lightest {
     fn pick(&mut self, b: &Builder, tp: u32, rack_local: bool) -> Option<u32> {
@@ -197,10 +196,10 @@ pub fn build(input: &Input, checkpoint: &mut Checkpoint) -> PyResult<Output> {
     }
     let mut subscribers_of = vec![Vec::new(); topics];
     let mut max_size = vec![0u32; n];
-    for m in 0..n {
+    for (m, size) in max_size.iter_mut().enumerate() {
         for &t in &input.subscription_sets[input.subscription_of[m] as usize] {
             subscribers_of[t as usize].push(m as u32);
-            max_size[m] += input.offsets[t as usize + 1] - input.offsets[t as usize];
+            *size += input.offsets[t as usize + 1] - input.offsets[t as usize];
         }
     }
     let subscribers: Vec<u32> = subscribers_of.iter().map(|s| s.len() as u32).collect();

@@ -87,7 +87,7 @@ fn general_assignment<'py>(
     racks: usize,
     checkpoint: Py<PyAny>,
     java_set_order: bool,
-) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<u32>, Option<(u32, u32)>)> {
+) -> PyResult<GeneralOut<'py>> {
     let n = rank.len();
     let topics = topic_hashes.len();
     if offsets.len() != topics + 1
@@ -163,11 +163,11 @@ fn rack_round_robin<'py>(
     set_of: &[u8],
     set_has: Vec<bool>,
     racks: usize,
-) -> PyResult<(Bound<'py, PyBytes>, Vec<u32>, Vec<u32>, u32)> {
+) -> PyResult<RoundRobinOut<'py>> {
     let unassigned = ids(unassigned, "unassigned")?;
     let set_of = ids(set_of, "set_of")?;
     let members = counts.len();
-    let sets = if racks == 0 { 0 } else { set_has.len() / racks };
+    let sets = set_has.len().checked_div(racks).unwrap_or(0);
     let bad = member_rack.len() != members
         || set_has.len() != sets * racks
         || member_rack.iter().any(|&r| r >= racks as i64)
@@ -548,7 +548,8 @@ fn request_members<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyT
         .map(|m| match m.kind {
             members::KIND_SUBSCRIPTION => Some("subscription"),
             members::KIND_RAW => Some("raw_subscription"),
-            _ => None,
+            members::KIND_NONE => None,
+            other => unreachable!("member kind {other}"),
         })
         .collect();
     let raw: Vec<Bound<'py, PyBytes>> = read.iter().map(|m| PyBytes::new(py, m.raw)).collect();
@@ -600,6 +601,16 @@ fn request_members<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyT
 /// native order.
 type RunsIn = (PyBackedBytes, PyBackedBytes, PyBackedBytes);
 
+/// A `RunsIn` read: per entry its topic index and partition, per member its `[start, end)`.
+type Runs = (Vec<i64>, Vec<i64>, Vec<[usize; 2]>);
+
+/// `general_assignment`'s answer: owners as int64 bytes, two member lists, and the first
+/// unbalanced pair if any.
+type GeneralOut<'py> = (Bound<'py, PyBytes>, Vec<u32>, Vec<u32>, Option<(u32, u32)>);
+
+/// `rack_round_robin`'s answer: owners as int64 bytes, `under_min`, `at_min` and `over`.
+type RoundRobinOut<'py> = (Bound<'py, PyBytes>, Vec<u32>, Vec<u32>, u32);
+
 fn int64s(raw: &[u8], what: &str) -> PyResult<Vec<i64>> {
     if !raw.len().is_multiple_of(8) {
         return Err(PyValueError::new_err(format!("{what}: not int64")));
@@ -610,7 +621,7 @@ fn int64s(raw: &[u8], what: &str) -> PyResult<Vec<i64>> {
         .collect())
 }
 
-fn runs_in(runs: &RunsIn, what: &str) -> PyResult<(Vec<i64>, Vec<i64>, Vec<[usize; 2]>)> {
+fn runs_in(runs: &RunsIn, what: &str) -> PyResult<Runs> {
     let (topics, numbers, spans) = runs;
     let topics = int64s(topics, what)?;
     let numbers = int64s(numbers, what)?;
@@ -660,9 +671,7 @@ fn compact_members(
         .as_ref()
         .map(|r| runs_in(r, "revoked"))
         .transpose()?;
-    let pack = |l: Option<(Vec<i64>, Vec<i64>, Vec<[usize; 2]>)>| {
-        l.map(|(t, n, s)| members_wire::pack(&t, &n, &s))
-    };
+    let pack = |l: Option<Runs>| l.map(|(t, n, s)| members_wire::pack(&t, &n, &s));
     let id_bytes: Vec<&[u8]> = ids.iter().map(|i| i.as_bytes()).collect();
     let kafka: Option<Vec<&[u8]>> = assignments
         .as_ref()

@@ -97,7 +97,7 @@ def _listed(partitions: Collection[TopicPartition]) -> Sequence[TopicPartition]:
 def _on_space(space: PartitionSpace, claims: Sequence[Sequence[TopicPartition]]) -> bool:
     """Whether every claim is on one of the space's topics (compact ones' topic tuples
     checked once each)."""
-    seen: dict[int, bool] = {}
+    seen: dict[object, bool] = {}
     for claimed in claims:
         if isinstance(claimed, OwnedPartitions):
             if id(claimed.topics) not in seen:

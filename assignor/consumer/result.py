@@ -169,7 +169,7 @@ def group_assignment(
     kept_back = frozenset(withheld)
     revoked = revoked or {}
     topics = group.topics
-    seen: dict[int, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
+    seen: dict[object, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
     claims = {m: claims_on(tps, topics, seen) for m, tps in claims.items()}
     space = _one_space(target)
     listed = (

@@ -87,7 +87,7 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
     owned, generations, failures = read_sticky_user_data_group(sent, OwnedPartitions.of_entries)
     for i in [i for i, failure in enumerate(failures) if failure is not None]:
         owned[i], generations[i] = OwnedPartitions(), DEFAULT_GENERATION  # Kafka's reading
-    seen: dict[int, bool] = {}
+    seen: dict[object, bool] = {}
     known = [
         (m.member_id, o.of_topics(group.topics, seen)) for m, o in zip(members, owned, strict=True)
     ]

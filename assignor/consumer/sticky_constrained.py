@@ -183,7 +183,10 @@ def _by_member_partition_topic(space: PartitionSpace, ids: Ids, owner: Ids) -> t
     if np.all(key[1:] >= key[:-1]):  # as claimed (a group's claims often come in this order)
         return ids, owner
     key.sort()
-    owner, rest = np.divmod(key, span)
+    if np.all(owner[1:] >= owner[:-1]):  # member by member (step 1's): the owners stay put
+        rest = key - owner * span
+    else:
+        owner, rest = np.divmod(key, span)
     number, topic = np.divmod(rest, topics)
     return space.offsets[topic] + number, owner
 

@@ -51,7 +51,7 @@ class TopicPartition(NamedTuple):
 def claims_on(
     partitions: Collection[TopicPartition],
     topics: Container[str],
-    seen: dict[int, bool] | None = None,
+    seen: dict[object, bool] | None = None,
 ) -> Collection[TopicPartition]:
     """``partitions`` as they are, or, when compact (``OwnedPartitions``), only those on
     ``topics``: for counts and comparisons with assigned partitions, which claims of other
@@ -74,14 +74,19 @@ def per_entry(
     claims: Sequence[OwnedPartitions], of_topics: Callable[[tuple[str, ...]], np.ndarray]
 ) -> np.ndarray:
     """Each entry's value, the claims end to end: ``of_topics`` of a claim's topic tuple gives
-    its entries' (called once per distinct tuple, in claim order); one tuple shared by every
-    claim (a group's members mostly name one) is tiled, not joined claim by claim."""
+    its entries' (called once per distinct tuple value, in claim order); one list of topics
+    for every claim (a group's members mostly name one, as one tuple from the wire, as equal
+    ones when a caller built each member's) is tiled, not joined claim by claim."""
     per_list: dict[int, np.ndarray] = {}
+    per_value: dict[tuple[str, ...], np.ndarray] = {}
     for owned in claims:
         if id(owned.topics) not in per_list:
-            per_list[id(owned.topics)] = of_topics(owned.topics)
-    if len(per_list) == 1:
-        return np.tile(next(iter(per_list.values())), len(claims))
+            found = per_value.get(owned.topics)
+            if found is None:
+                found = per_value[owned.topics] = of_topics(owned.topics)
+            per_list[id(owned.topics)] = found
+    if len(per_value) == 1:
+        return np.tile(next(iter(per_value.values())), len(claims))
     return np.concatenate([np.zeros(0, np.int64), *(per_list[id(c.topics)] for c in claims)])
 
 
@@ -150,17 +155,20 @@ def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
 
 
 def _all_within(
-    names: tuple[str, ...], topics: Container[str], seen: dict[int, bool] | None
+    names: tuple[str, ...], topics: Container[str], seen: dict[object, bool] | None
 ) -> bool:
-    """Whether every one of ``names`` is in ``topics``; ``seen``: answers by topic tuple, kept
-    by a caller asking a group's members about one container (members mostly share one
-    tuple: a thousand scans of it per call otherwise). The caller holds the tuples meanwhile,
-    so no id is reused."""
+    """Whether every one of ``names`` is in ``topics``; ``seen``: answers by topic tuple (its
+    id, then its value: equal tuples a caller built per member), kept by a caller asking a
+    group's members about one container (members mostly name one list: a thousand scans of
+    it per call otherwise). The caller holds the tuples meanwhile, so no id is reused."""
     if seen is None:
         return all(map(topics.__contains__, names))
     within = seen.get(id(names))
     if within is None:
-        within = seen[id(names)] = all(map(topics.__contains__, names))
+        within = seen.get(names)
+        if within is None:
+            within = seen[names] = all(map(topics.__contains__, names))
+        seen[id(names)] = within
     return within
 
 
@@ -258,7 +266,7 @@ class OwnedPartitions(Sequence[TopicPartition]):
         return bool(rising.all())
 
     def of_topics(
-        self, topics: Container[str], seen: dict[int, bool] | None = None
+        self, topics: Container[str], seen: dict[object, bool] | None = None
     ) -> OwnedPartitions:
         """The claims on ``topics`` only, dropped entry by entry (the last answer kept: one
         group's metadata is asked for again and again). ``seen``: a caller's answers for the

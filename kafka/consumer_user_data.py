@@ -14,8 +14,10 @@ them as "no previous assignment, generation -1") is the assignor's business.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kassign.kafka.buffer import Reader, TopicPartitionRuns, WireError, Writer
 from kassign.kafka.runs import runs_of_columns
@@ -28,7 +30,10 @@ __all__ = [
     "decode_sticky_user_data_group",
     "encode_cooperative_generation",
     "encode_sticky_user_data",
+    "read_sticky_user_data_group",
 ]
+
+_Made = TypeVar("_Made")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,15 +67,25 @@ def decode_sticky_user_data_group(user_data: Sequence[bytes | None]) -> list[Sti
     ``assignor/native/src/user_data.rs``), the whole group's bytes at once without the GIL (a
     rejoining group of 2,000 members sends a million entries; issue 24), so it needs the
     server's install, where ``kassign_native`` is built."""
+    runs, generations, failures = read_sticky_user_data_group(user_data, TopicPartitionRuns)
+    return list(map(StickyClaims, runs, generations, failures))
+
+
+def read_sticky_user_data_group(
+    user_data: Sequence[bytes | None],
+    make: Callable[[tuple[str, ...], array[int], array[int]], _Made],
+) -> tuple[list[_Made], list[int | None], list[WireError | None]]:
+    """``decode_sticky_user_data_group`` as columns: each member's partitions made by ``make``
+    of (topics, counts, numbers) (``runs_of_columns``: the assignor's claims made at once, no
+    object per member in between), its generation, its failure."""
     import kassign_native  # the server's compiled core; the client never decodes these
 
     names, generations, failures, *columns = kassign_native.sticky_user_data(list(user_data))
-    return [
-        StickyClaims(runs, generation, None if failure is None else WireError(*failure))
-        for runs, generation, failure in zip(
-            runs_of_columns(names, *columns), generations, failures, strict=True
-        )
-    ]
+    made = runs_of_columns(names, *columns, make=make)
+    errors: list[WireError | None] = [None] * len(failures)  # unless some bytes fit neither
+    if any(failures):
+        errors = [None if f is None else WireError(*f) for f in failures]
+    return made, generations, errors
 
 
 def decode_sticky_user_data(data: bytes) -> StickyUserData:

@@ -15,7 +15,7 @@ import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import chain, islice, repeat
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 __all__ = [
     "TopicPartitionRuns",
@@ -26,6 +26,7 @@ __all__ = [
     "strings_at",
 ]
 
+_Made = TypeVar("_Made")
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _COMPILED_ENTRIES = 2048
@@ -157,22 +158,26 @@ def runs_of_columns(
     topic_raw: bytes,
     counts_raw: bytes,
     numbers_raw: bytes,
-) -> list[TopicPartitionRuns]:
+    *,
+    make: Callable[[tuple[str, ...], array[int], array[int]], _Made],
+) -> list[_Made]:
     """A group's entries read into columns by the compiled core (per member the end of its
     entries and of its numbers; per entry its name's index and count, int64; the numbers,
     int32; native order) cut back into each member's runs. Members mostly name one topic list,
-    so equal lists share one tuple (the library then checks and compares it once)."""
+    so equal lists share one tuple (the library then checks and compares it once). ``make``
+    builds each member's value of (topics, counts, numbers): ``TopicPartitionRuns``, or the
+    caller's own object at once (no runs in between: issue 24)."""
     topic_of = _column(topic_raw, "q")
     counts, numbers = _column(counts_raw, "q"), _column(numbers_raw, "i")
     shared: dict[bytes, tuple[str, ...]] = {}
-    out: list[TopicPartitionRuns] = []
+    out: list[_Made] = []
     entry = number = 0
     for end, number_end in zip(_column(entry_ends, "q"), _column(number_ends, "q"), strict=True):
         key = topic_raw[8 * entry : 8 * end]
         topics = shared.get(key)
         if topics is None:
             topics = shared[key] = tuple(map(names.__getitem__, topic_of[entry:end]))
-        out.append(TopicPartitionRuns(topics, counts[entry:end], numbers[number:number_end]))
+        out.append(make(topics, counts[entry:end], numbers[number:number_end]))
         entry, number = end, number_end
     return out
 

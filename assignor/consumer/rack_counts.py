@@ -18,7 +18,6 @@ from kassign.assignor.consumer.columns import (
     AssignedColumns,
     Ids,
     PartitionSpace,
-    concatenated,
     replica_rack_sets,
 )
 from kassign.assignor.consumer.model import (
@@ -86,9 +85,9 @@ def cross_rack_claims(
     held = [_listed(claims[m.member_id]) for m in racked]
     if space is None or not _on_space(space, held):
         return _cross_rack_objects(group, racked, held)
-    lists = space.claimed_all(held)
-    owner = np.repeat(np.arange(len(racked), dtype=np.int64), list(map(len, lists)))
-    return _misses(group.topics, space, [m.rack for m in racked], owner, concatenated(lists))
+    ids, sizes = space.claimed_column(held)
+    owner = np.repeat(np.arange(len(racked), dtype=np.int64), sizes)
+    return _misses(group.topics, space, [m.rack for m in racked], owner, ids)
 
 
 def _listed(partitions: Collection[TopicPartition]) -> Sequence[TopicPartition]:
@@ -98,7 +97,7 @@ def _listed(partitions: Collection[TopicPartition]) -> Sequence[TopicPartition]:
 def _on_space(space: PartitionSpace, claims: Sequence[Sequence[TopicPartition]]) -> bool:
     """Whether every claim is on one of the space's topics (compact ones' topic tuples
     checked once each)."""
-    seen: dict[int, bool] = {}
+    seen: dict[object, bool] = {}
     for claimed in claims:
         if isinstance(claimed, OwnedPartitions):
             if id(claimed.topics) not in seen:

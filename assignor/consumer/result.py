@@ -169,7 +169,7 @@ def group_assignment(
     kept_back = frozenset(withheld)
     revoked = revoked or {}
     topics = group.topics
-    seen: dict[int, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
+    seen: dict[object, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
     claims = {m: claims_on(tps, topics, seen) for m, tps in claims.items()}
     space = _one_space(target)
     listed = (
@@ -315,11 +315,10 @@ def _moved_ids(
     mine = [t.ids for t in target.values()]  # the group's arrays at once, not a step per member
     owner[concatenated(mine)] = np.repeat([place[m] for m in target], list(map(len, mine)))
     listed = [tps if isinstance(tps, Sequence) else tuple(tps) for tps in claims.values()]
-    claimed = space.claimed_all(listed)
-    ids = concatenated(claimed)
+    ids, sizes = space.claimed_column(listed)
     if not len(ids):
         return 0
-    by = np.repeat([place.get(m, -2) for m in claims], list(map(len, claimed)))
+    by = np.repeat([place.get(m, -2) for m in claims], sizes)
     got = owner[ids]
     return _distinct(space, ids[got >= 0]) - _distinct(space, ids[got == by])
 

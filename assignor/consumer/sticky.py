@@ -45,7 +45,7 @@ from kassign.assignor.consumer.sticky_base import (
     rack_info,
     resolve_ownership,
 )
-from kassign.kafka.consumer_user_data import StickyClaims, decode_sticky_user_data_group
+from kassign.kafka.consumer_user_data import read_sticky_user_data_group
 
 __all__ = [
     "NAME",
@@ -72,7 +72,9 @@ def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
 
 def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict[str, MemberData]:
     """Each member's previous assignment as ``StickyAssignor`` decodes its userData, the
-    group's bytes read at once (``decode_sticky_user_data_group``).
+    group's bytes read at once (``read_sticky_user_data_group``), each member's claims made
+    from the compiled reader's columns directly. Kafka's reading: none or empty, nothing and
+    no generation; bytes that fit neither layout, nothing and -1.
 
     Decoded partitions of topics in the metadata must exist there and be distinct
     (``InvalidRequest`` naming the first member at fault: Kafka would assign such a partition
@@ -82,28 +84,21 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
     if not any(sent):  # a fresh group: nothing to read, nothing claimed (one empty claims
         nothing = MemberData(OwnedPartitions(), None)  # object, as the decoder's fresh members)
         return dict.fromkeys((m.member_id for m in members), nothing)
-    read = list(map(_decoded, decode_sticky_user_data_group(sent)))
-    seen: dict[int, bool] = {}
+    owned, generations, failures = read_sticky_user_data_group(sent, OwnedPartitions.of_entries)
+    for i in [i for i, failure in enumerate(failures) if failure is not None]:
+        owned[i], generations[i] = OwnedPartitions(), DEFAULT_GENERATION  # Kafka's reading
+    seen: dict[object, bool] = {}
     known = [
-        (m.member_id, r[0].of_topics(group.topics, seen))
-        for m, r in zip(members, read, strict=True)
+        (m.member_id, o.of_topics(group.topics, seen)) for m, o in zip(members, owned, strict=True)
     ]
     check_claims(known, group.topics, field="user_data", counts=partition_counts(group.topics))
-    return {m.member_id: MemberData(*r) for m, r in zip(members, read, strict=True)}
+    ids = [m.member_id for m in members]
+    return dict(zip(ids, map(MemberData, owned, generations), strict=True))
 
 
 def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
     """``sticky_members_data`` of one member."""
     return sticky_members_data(group, [member])[member.member_id]
-
-
-def _decoded(read: StickyClaims) -> tuple[OwnedPartitions, int | None]:
-    """Kafka's reading of a member's userData (partitions, generation): none or empty,
-    nothing and no generation; bytes that fit neither layout, nothing and -1."""
-    if read.failure is not None:
-        return OwnedPartitions(), DEFAULT_GENERATION
-    runs = read.runs
-    return OwnedPartitions.of_entries(runs.topics, runs.counts, runs.numbers), read.generation
 
 
 def assign_sticky_partitions(

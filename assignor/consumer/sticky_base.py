@@ -195,7 +195,7 @@ def resolve_ownership(
         several: set[TopicPartition] = set()
     elif distinct_claims(claims):
         # nobody claims a partition another claims: every claim on an assigned topic stands
-        seen: dict[int, bool] = {}
+        seen: dict[object, bool] = {}
         owned = {
             m.member_id: _assigned(c, topics, seen) for m, c in zip(members, claims, strict=True)
         }
@@ -209,7 +209,7 @@ def resolve_ownership(
 
 
 def _assigned(
-    claims: Sequence[TopicPartition], topics: Mapping[str, int], seen: dict[int, bool]
+    claims: Sequence[TopicPartition], topics: Mapping[str, int], seen: dict[object, bool]
 ) -> Sequence[TopicPartition]:
     """The claims on topics being assigned, in claim order (compact claims stay compact, those
     of other topics passed over without an object per partition; ``seen``: ``of_topics``')."""

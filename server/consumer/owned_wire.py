@@ -44,11 +44,10 @@ def claims_of(sent: list[bytes | None]) -> OwnedByTopic:
     (``None``: none), read for its ``owned_by_topic``;
     ``ValueError`` where they are not protobuf (never bytes protobuf serialised)."""
     names, ascending, *columns = kassign_native.owned_by_topic(sent)
+    owned = runs_of_columns(names, *columns, make=OwnedPartitions.of_entries)
     return [
-        None
-        if data is None
-        else _sorted(OwnedPartitions.of_entries(runs.topics, runs.counts, runs.numbers), ok)
-        for data, runs, ok in zip(sent, runs_of_columns(names, *columns), ascending, strict=True)
+        None if data is None else _sorted(claims, ok)
+        for data, claims, ok in zip(sent, owned, ascending, strict=True)
     ]
 
 

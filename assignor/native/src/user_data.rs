@@ -30,15 +30,36 @@ pub struct Claims {
 }
 
 /// Topic names, each distinct byte string decoded once; byte strings that decode to one name
-/// (malformed ones replaced alike) share its index.
+/// (malformed ones replaced alike) share its index. Members mostly list their topics in one
+/// order (Kafka writes them in a `HashMap`'s), so each name's successor last time is tried
+/// first, one comparison of bytes; the hash map only when it differs (issue 24: a look-up
+/// per entry was most of a rejoining group's read).
 #[derive(Default)]
 pub struct Names<'a> {
     by_bytes: HashMap<&'a [u8], i64>,
     by_name: HashMap<String, i64>,
+    /// Per index, the bytes first read as it, and the index read after it last time.
+    raw_of: Vec<&'a [u8]>,
+    next_of: Vec<Option<usize>>,
+    last: Option<usize>,
 }
 
 impl<'a> Names<'a> {
     pub fn index(&mut self, raw: &'a [u8], names: &mut Vec<String>) -> i64 {
+        let guess = self.last.and_then(|l| self.next_of[l]);
+        if let Some(g) = guess.filter(|&g| self.raw_of[g] == raw) {
+            self.last = Some(g);
+            return g as i64;
+        }
+        let i = self.looked_up(raw, names) as usize;
+        if let Some(l) = self.last {
+            self.next_of[l] = Some(i);
+        }
+        self.last = Some(i);
+        i as i64
+    }
+
+    fn looked_up(&mut self, raw: &'a [u8], names: &mut Vec<String>) -> i64 {
         if let Some(&i) = self.by_bytes.get(raw) {
             return i;
         }
@@ -48,6 +69,10 @@ impl<'a> Names<'a> {
             names.push(name.clone());
             next
         });
+        if i == next {
+            self.raw_of.push(raw);
+            self.next_of.push(None);
+        }
         self.by_bytes.insert(raw, i);
         i
     }

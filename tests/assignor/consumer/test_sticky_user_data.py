@@ -64,6 +64,28 @@ def test_a_group_reads_as_each_member_alone(group: list[bytes | None]) -> None:
         assert claims.generation == generation
 
 
+def test_members_naming_topics_in_one_order_or_another_read_as_each_alone() -> None:
+    """The reader tries first the name that followed the previous one last time (members
+    mostly list their topics in one order): the same order, others, and two byte strings
+    decoding to one name (malformed UTF-8) still read as each member alone."""
+    orders = [
+        [b"t", b"u", b"a\xff"],
+        [b"t", b"u", b"a\xff"],
+        [b"a\xfe", b"u", b"t"],
+        [b"u", b"t", b"a\xff"],
+        [b"t", b"u", b"a\xfe", b"v"],
+        [b"t", b"u", b"a\xff"],
+    ]
+    group: list[bytes | None] = [
+        _raw([(name, [i, k]) for k, name in enumerate(names)], b"\x00\x00\x00\x01")
+        for i, names in enumerate(orders)
+    ]
+    read = decode_sticky_user_data_group(group)
+    for data, claims in zip(group, read, strict=True):
+        assert (list(claims.runs.pairs()), claims.generation, False) == _generic(data)
+    assert list(read[2].runs.topics) == ["a\ufffd", "u", "t"]
+
+
 def test_names_are_decoded_as_java_replaces_malformed_utf8() -> None:
     data = _raw([(b"caf\xc3\xa9", [1]), (b"a\xffb", [2]), (b"\xfe", [3]), (b"\xc3", [4])], b"")
     (claims,) = decode_sticky_user_data_group([data])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
 
 import numpy as np
 from kassign.assignor.interrupt import checkpoint
@@ -50,15 +49,17 @@ def balance_over_threads(
     capacities: Sequence[int],
     held: list[set[int]],
     allowed: MoveAllowed | None = None,
-    fixed: Sequence[AbstractSet[int]] = (),
+    fixed: Sequence[int] = (),
 ) -> list[Sequence[int]]:
     """Move tasks of one kind between clients until no pair can improve; the new lists.
 
     ``movable[c]``: the sorted tasks of the kind being balanced on client ``c``;
     ``counts[c]``: every task it holds (all kinds), the load numerator; ``held[c]``: every task
     it holds, which it may not receive again: the caller's scratch, updated as tasks move (a
-    copy would hold every task of the group once more; issue 16); ``fixed[c]``, if given, more
-    tasks client ``c`` holds that never move (so ``held`` need not copy them in). Kafka's loop:
+    copy would hold every task of the group once more; issue 16); ``fixed[t]``, if given, the
+    client holding task ``t`` in a kind that never moves here (its active; -1: none), which may
+    not receive it either (so ``held`` need not copy them in; issue 24: one column, not a set
+    per client). Kafka's loop:
     repeat whole passes until one moves nothing; in a pass every ordered pair (source,
     destination) in process order, the source giving its smallest tasks the destination may
     take while ``_should_move`` holds.
@@ -143,7 +144,7 @@ class _Loads:
 def _move_pair(
     tasks: list[Sequence[int]],
     holding: list[set[int]],
-    fixed: Sequence[AbstractSet[int]],
+    fixed: Sequence[int],
     count: list[int],
     caps: Sequence[int],
     source: int,
@@ -154,7 +155,7 @@ def _move_pair(
     for task in tasks[source]:
         if not _should_move(count[source], caps[source], count[target], caps[target]):
             break
-        if task in holding[target] or (fixed and task in fixed[target]):
+        if task in holding[target] or (fixed and fixed[task] == target):
             continue
         moved.append(task)
         count[source] -= 1

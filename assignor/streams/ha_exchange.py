@@ -138,10 +138,12 @@ def trim_guess(
     layout: HaLayout,
     active: list[set[int]],
     tables: RackTables,
+    *,
+    sets: bool = True,
 ) -> tuple[list[set[int]], Replicas, Diagnostics]:
     """Phase 1's rack pass (``rack.trim_actives`` with the high-availability costs) on the
-    balanced guess ``active``: the actives it leaves, as sets and as ``Replicas`` (which the
-    later rack steps take on), and its report."""
+    balanced guess ``active``: the actives it leaves, as sets (only with ``sets``: else an
+    empty list) and as ``Replicas`` (which the later rack steps take on), and its report."""
     numbering = Numbering(state, layout)
     replicas = numbering.replicas(active)
     traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
@@ -150,7 +152,7 @@ def trim_guess(
     )
     if optimised is replicas:
         return active, replicas, diagnostics
-    return numbering.actives(optimised), optimised, diagnostics
+    return (numbering.actives(optimised) if sets else []), optimised, diagnostics
 
 
 def trim_placed(

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from itertools import chain
 from typing import Protocol, TypeVar
 
 import numpy as np
 from kassign.assignor.flow import IntArray
-from kassign.assignor.streams.holders import compact, picked_runs
+from kassign.assignor.streams.holders import compact, pairs, picked_runs
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.replicas import Replicas
 
@@ -114,9 +113,15 @@ class Numbering:
         return lose, take
 
     def flat(self, holdings: Sequence[AbstractSet[int]]) -> tuple[IntArray, IntArray]:
-        sizes = [len(h) for h in holdings]
-        tasks = np.fromiter(chain.from_iterable(holdings), np.int64, sum(sizes))
-        return tasks, np.repeat(self.state_of, sizes)
+        """Every held ``(task, client)``, clients in state order (``holders.pairs``)."""
+        tasks, ranks = pairs(holdings)
+        return tasks, self.state_of[ranks]
+
+    def active_pairs(self, replicas: Replicas) -> tuple[IntArray, IntArray]:
+        """Every active as ``(task, layout client)``, by task: the column the standby
+        placement reads (issue 24: no set per client made for it)."""
+        tasks = np.flatnonzero(replicas.owner >= 0)
+        return tasks, self.layout_of[replicas.owner[tasks]]
 
     def _runs(
         self, tasks: IntArray, clients: IntArray, items: tuple[_T, ...]

@@ -11,8 +11,7 @@ place that converts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Collection, Sequence
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -62,8 +61,8 @@ class Numbering:
 
     def replicas(
         self,
-        active: Sequence[AbstractSet[int]],
-        standby: Sequence[AbstractSet[int]] | None = None,
+        active: Sequence[Collection[int]],
+        standby: Sequence[Collection[int]] | None = None,
     ) -> Replicas:
         """``active`` and ``standby`` (``None``: no standbys) as one ``Replicas``."""
         owner = np.full(len(self.layout.stateful), -1, np.int64)
@@ -73,7 +72,7 @@ class Numbering:
         numbered = Replicas(self.layout.stateful, owner, empty, empty)
         return numbered if standby is None else self.with_standbys(numbered, standby)
 
-    def with_standbys(self, numbered: Replicas, standby: Sequence[AbstractSet[int]]) -> Replicas:
+    def with_standbys(self, numbered: Replicas, standby: Sequence[Collection[int]]) -> Replicas:
         """``numbered``'s actives (their column shared, not copied) with ``standby``'s sets."""
         return numbered.with_standbys(*self.flat(standby))
 
@@ -112,7 +111,7 @@ class Numbering:
         lose[self.state_of], take[self.state_of] = toward_share(self.layout.capacities, loads)
         return lose, take
 
-    def flat(self, holdings: Sequence[AbstractSet[int]]) -> tuple[IntArray, IntArray]:
+    def flat(self, holdings: Sequence[Collection[int]]) -> tuple[IntArray, IntArray]:
         """Every held ``(task, client)``, clients in state order (``holders.pairs``)."""
         tasks, ranks = pairs(holdings)
         return tasks, self.state_of[ranks]

@@ -113,12 +113,14 @@ def standbys(
     )
     # each client's standbys sorted, as the layout's shared ints (issue 16), in one call
     movable = picked_sorted(layout.numbers, indexed.placed)
-    placed = [compact(ts) for ts in movable]
+    # the balance's scratch, kept as the standbys' sets (without ``sets``, made only where a
+    # move visits a client, and the rack step reads the lists: issue 24)
+    placed = [compact(ts) for ts in movable] if sets else None
     diagnostics = Diagnostics(notes=indexed.notes)
     # only a trace reads the placement by id (issue 16: not held on otherwise)
     kept = named_placement(state, layout.clients, layout.stateful, indexed) if keep else None
     del indexed
-    counts = [a + len(s) for a, s in zip(active_counts, placed, strict=True)]
+    counts = [a + len(s) for a, s in zip(active_counts, movable, strict=True)]
     balanced = balance_over_threads(
         movable,
         counts,
@@ -127,7 +129,7 @@ def standbys(
         fixed=owner.tolist(),
         allowed=standby_move_allowed(state, layout),
     )
-    standby = settled(placed, balanced, movable)
+    standby = settled(placed, balanced, movable) if placed is not None else []
     del movable, placed
     phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
     if not optimise:
@@ -136,7 +138,7 @@ def standbys(
         from kassign.assignor.streams.ha_exchange import trim_placed
 
         trimmed, numbered, rack_diagnostics = trim_placed(
-            state, layout, (active, standby), tables, numbered, sets=sets
+            state, layout, (active, standby if sets else balanced), tables, numbered, sets=sets
         )
         return trimmed, diagnostics.merged(rack_diagnostics), phases, numbered
     active_map = layout.to_map(active, layout.stateful)  # the rack pass reads it many times

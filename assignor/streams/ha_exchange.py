@@ -137,23 +137,26 @@ def exchange(
 def trim_guess(
     state: ApplicationState,
     layout: HaLayout,
-    active: list[set[int]],
+    active: Sequence[Collection[int]],
     tables: RackTables,
     *,
     sets: bool = True,
 ) -> tuple[list[set[int]], Replicas, Diagnostics]:
     """Phase 1's rack pass (``rack.trim_actives`` with the high-availability costs) on the
-    balanced guess ``active``: the actives it leaves, as sets (only with ``sets``: else an
-    empty list) and as ``Replicas`` (which the later rack steps take on), and its report."""
+    balanced guess ``active`` (sets, or lists without ``sets``): the actives it leaves, as sets
+    (only with ``sets``: else an empty list) and as ``Replicas`` (which the later rack steps
+    take on), and its report."""
     numbering = Numbering(state, layout)
     replicas = numbering.replicas(active)
     traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
     optimised, diagnostics = optimize_active_replicas(
         state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap
     )
+    if not sets:
+        return [], optimised, diagnostics
     if optimised is replicas:
-        return active, replicas, diagnostics
-    return (numbering.actives(optimised) if sets else []), optimised, diagnostics
+        return _as_sets(active), replicas, diagnostics
+    return numbering.actives(optimised), optimised, diagnostics
 
 
 def trim_placed(
@@ -182,8 +185,13 @@ def trim_placed(
     if not sets:
         return [], optimised, diagnostics
     if optimised is replicas:
-        return [h if isinstance(h, set) else compact(h) for h in held[1]], replicas, diagnostics
+        return _as_sets(held[1]), replicas, diagnostics
     return numbering.standbys(optimised), optimised, diagnostics
+
+
+def _as_sets(held: Sequence[Collection[int]]) -> list[set[int]]:
+    """Holdings given as sets, or as lists where the caller kept none, as sets."""
+    return [h if isinstance(h, set) else compact(h) for h in held]
 
 
 def measured(

@@ -52,10 +52,19 @@ def stateful_actives(
     ``sets`` the caller reads only that fourth where it is given (the first is then an empty
     list: issue 24, no set per client made only to be read as a column again)."""
     guess = round_robin(len(layout.stateful), len(layout.clients), layout.numbers)
-    held = [compact(g) for g in guess]
+    # Only the rack step on integers reads the guess when the caller takes no sets: it reads
+    # the balanced lists, and the balance makes sets only where a move visits (issue 24).
+    lists = not sets and tables is not None and rack_aware(state)
+    held = None if lists else [compact(g) for g in guess]
     balanced = balance_over_threads(
         guess, [len(g) for g in guess], capacities=layout.capacities, held=held
     )
+    if held is None:
+        from kassign.assignor.streams.ha_exchange import trim_guess
+
+        assert tables is not None  # as ``lists`` says
+        _, numbered, diagnostics = trim_guess(state, layout, balanced, tables, sets=False)
+        return [], diagnostics, [], numbered
     active = settled(held, balanced, guess)
     if not rack_aware(state) or not layout.stateful:
         return active, Diagnostics(), active, None

@@ -1,12 +1,12 @@
 """The high-availability assignor's holdings as the rack layer's ``Replicas``, and back.
 
-Why a module: the assignor places replicas as sets of task positions per client (the standby
-placement and the KIP-441 movements read sets), while every rack step reads and returns
-``Replicas``, integer columns in the rack layer's numbering. Converting between the two was about
-a tenth of a 10,000-task ``min_traffic`` call (issue 24), so the assignor now holds the rack
-steps' ``Replicas`` from the first trim to the answer wherever the sets did not change in
-between, and reads the answer's task lists straight from its columns; this module is the one
-place that converts.
+Why a module: the assignor places replicas as sets of task positions per client (the KIP-441
+movements read sets), while every rack step reads and returns ``Replicas``, integer columns in
+the rack layer's numbering. Converting between the two was about a tenth of a 10,000-task
+``min_traffic`` call (issue 24), so the assignor now holds the rack steps' ``Replicas`` from the
+first trim to the answer wherever the sets did not change in between, hands the standby
+placement its actives as a column (``active_pairs``), and reads the answer's task lists straight
+from its columns; this module is the one place that converts.
 """
 
 from __future__ import annotations

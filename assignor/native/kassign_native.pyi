@@ -59,7 +59,8 @@ def rack_round_robin(
 def standby_placement(
     replicas: int,
     tasks: int,
-    active: Sequence[Iterable[int]],
+    active_tasks: bytes,
+    active_ranks: bytes,
     capacities: list[int],
     counts: list[int],
     group: list[int],
@@ -69,7 +70,8 @@ def standby_placement(
     tag_aware: bool,
     checkpoint: Callable[[], object],
 ) -> tuple[list[list[int]], list[tuple[int, int]], list[int]]:
-    """Standby placement over ``tasks`` positions and client ranks, without the GIL: (per rank
+    """Standby placement over ``tasks`` positions and client ranks, without the GIL, the
+    actives given as ``(position, rank)`` pairs (two int64 columns' bytes): (per rank
     the positions it received, in order; with tags, the ``(position, rank)`` replicas placed
     least loaded; the positions left short)."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
+from typing import Protocol
 
 import numpy as np
 from kassign.assignor.interrupt import checkpoint
@@ -48,17 +48,21 @@ def balance_over_threads(
     counts: Sequence[int],
     *,
     capacities: Sequence[int],
-    held: list[set[int]],
+    held: list[set[int]] | None,
     allowed: MoveAllowed | None = None,
-    fixed: Sequence[AbstractSet[int]] = (),
+    fixed: Sequence[int] = (),
 ) -> list[Sequence[int]]:
     """Move tasks of one kind between clients until no pair can improve; the new lists.
 
     ``movable[c]``: the sorted tasks of the kind being balanced on client ``c``;
     ``counts[c]``: every task it holds (all kinds), the load numerator; ``held[c]``: every task
     it holds, which it may not receive again: the caller's scratch, updated as tasks move (a
-    copy would hold every task of the group once more; issue 16); ``fixed[c]``, if given, more
-    tasks client ``c`` holds that never move (so ``held`` need not copy them in). Kafka's loop:
+    copy would hold every task of the group once more; issue 16), or ``None``: made here, from
+    ``movable``, only for the clients a move visits (issue 24: a caller that keeps no set per
+    client makes none for the many a balanced group never touches); ``fixed[t]``, if given, the
+    client holding task ``t`` in a kind that never moves here (its active; -1: none), which may
+    not receive it either (so ``held`` need not copy them in; issue 24: one column, not a set
+    per client). Kafka's loop:
     repeat whole passes until one moves nothing; in a pass every ordered pair (source,
     destination) in process order, the source giving its smallest tasks the destination may
     take while ``_should_move`` holds.
@@ -73,6 +77,7 @@ def balance_over_threads(
     tasks = list(movable)
     count = list(counts)
     loads = _Loads(counts, capacities)
+    holding: _Holding = held if held is not None else _Visited(tasks)
     changed = True
     while changed:
         changed = False
@@ -82,7 +87,7 @@ def balance_over_threads(
                 continue  # no client could take a task from this one
             for target in loads.targets(source, count):
                 if allowed is None or allowed(source, target):
-                    moved = _move_pair(tasks, held, fixed, count, loads.caps, source, target)
+                    moved = _move_pair(tasks, holding, fixed, count, loads.caps, source, target)
                     if moved:
                         changed = True
                         loads.moved(source, target, moved)
@@ -140,10 +145,31 @@ class _Loads:
                 ahead, i = rest[self._after[rest] <= threshold], 0
 
 
+class _Holding(Protocol):
+    def __getitem__(self, client: int, /) -> set[int]: ...
+
+
+class _Visited:
+    """Each client's set of ``tasks[client]``, made when a move first visits it (and from then
+    on kept up to date by the moves, as a caller's ``held`` is)."""
+
+    __slots__ = ("_sets", "_tasks")
+
+    def __init__(self, tasks: list[Sequence[int]]) -> None:
+        self._tasks = tasks
+        self._sets: dict[int, set[int]] = {}
+
+    def __getitem__(self, client: int) -> set[int]:
+        found = self._sets.get(client)
+        if found is None:  # before any move changed the client's list
+            found = self._sets[client] = set(self._tasks[client])
+        return found
+
+
 def _move_pair(
     tasks: list[Sequence[int]],
-    holding: list[set[int]],
-    fixed: Sequence[AbstractSet[int]],
+    holding: _Holding,
+    fixed: Sequence[int],
     count: list[int],
     caps: Sequence[int],
     source: int,
@@ -154,7 +180,7 @@ def _move_pair(
     for task in tasks[source]:
         if not _should_move(count[source], caps[source], count[target], caps[target]):
             break
-        if task in holding[target] or (fixed and task in fixed[target]):
+        if task in holding[target] or (fixed and fixed[task] == target):
             continue
         moved.append(task)
         count[source] -= 1

@@ -15,7 +15,7 @@ seconds past a deadline between two checks (issue 27).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from collections.abc import Set as AbstractSet
 from itertools import chain
 
@@ -23,6 +23,7 @@ import numpy as np
 from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.ha_numbering import HaLayout, Numbering
+from kassign.assignor.streams.holders import compact
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.rack.costs import CostPhase, resolve_costs
@@ -136,27 +137,32 @@ def exchange(
 def trim_guess(
     state: ApplicationState,
     layout: HaLayout,
-    active: list[set[int]],
+    active: Sequence[Collection[int]],
     tables: RackTables,
+    *,
+    sets: bool = True,
 ) -> tuple[list[set[int]], Replicas, Diagnostics]:
     """Phase 1's rack pass (``rack.trim_actives`` with the high-availability costs) on the
-    balanced guess ``active``: the actives it leaves, as sets and as ``Replicas`` (which the
-    later rack steps take on), and its report."""
+    balanced guess ``active`` (sets, or lists without ``sets``): the actives it leaves, as sets
+    (only with ``sets``: else an empty list) and as ``Replicas`` (which the later rack steps
+    take on), and its report."""
     numbering = Numbering(state, layout)
     replicas = numbering.replicas(active)
     traffic, overlap = resolve_costs(state.configs, CostPhase.HIGH_AVAILABILITY)
     optimised, diagnostics = optimize_active_replicas(
         state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap
     )
+    if not sets:
+        return [], optimised, diagnostics
     if optimised is replicas:
-        return active, replicas, diagnostics
+        return _as_sets(active), replicas, diagnostics
     return numbering.actives(optimised), optimised, diagnostics
 
 
 def trim_placed(
     state: ApplicationState,
     layout: HaLayout,
-    held: tuple[Sequence[AbstractSet[int]], list[set[int]]],
+    held: tuple[Sequence[Collection[int]], Sequence[Collection[int]]],
     tables: RackTables,
     numbered: Replicas | None,
     *,
@@ -164,8 +170,8 @@ def trim_placed(
 ) -> tuple[list[set[int]], Replicas, Diagnostics]:
     """Phase 2's rack pass (``rack.trim_standbys`` with the high-availability costs) on
     ``held`` (actives, standbys; ``numbered``: the actives as phase 1's ``Replicas``, else
-    numbered here): the standbys it leaves (as sets only with ``sets``: else an empty list),
-    all of it as ``Replicas``, and its report."""
+    numbered here; the standbys may come as sorted lists): the standbys it leaves (as sets only
+    with ``sets``: else an empty list), all of it as ``Replicas``, and its report."""
     numbering = Numbering(state, layout)
     replicas = (
         numbering.replicas(*held)
@@ -176,9 +182,16 @@ def trim_placed(
     optimised, diagnostics = optimize_standby_replicas(
         state, replicas, tables, traffic_cost=traffic, non_overlap_cost=overlap, task_spread=True
     )
+    if not sets:
+        return [], optimised, diagnostics
     if optimised is replicas:
-        return held[1], replicas, diagnostics
-    return (numbering.standbys(optimised) if sets else []), optimised, diagnostics
+        return _as_sets(held[1]), replicas, diagnostics
+    return numbering.standbys(optimised), optimised, diagnostics
+
+
+def _as_sets(held: Sequence[Collection[int]]) -> list[set[int]]:
+    """Holdings given as sets, or as lists where the caller kept none, as sets."""
+    return [h if isinstance(h, set) else compact(h) for h in held]
 
 
 def measured(

@@ -1,24 +1,22 @@
 """The high-availability assignor's holdings as the rack layer's ``Replicas``, and back.
 
-Why a module: the assignor places replicas as sets of task positions per client (the standby
-placement and the KIP-441 movements read sets), while every rack step reads and returns
-``Replicas``, integer columns in the rack layer's numbering. Converting between the two was about
-a tenth of a 10,000-task ``min_traffic`` call (issue 24), so the assignor now holds the rack
-steps' ``Replicas`` from the first trim to the answer wherever the sets did not change in
-between, and reads the answer's task lists straight from its columns; this module is the one
-place that converts.
+Why a module: the assignor places replicas as sets of task positions per client (the KIP-441
+movements read sets), while every rack step reads and returns ``Replicas``, integer columns in
+the rack layer's numbering. Converting between the two was about a tenth of a 10,000-task
+``min_traffic`` call (issue 24), so the assignor now holds the rack steps' ``Replicas`` from the
+first trim to the answer wherever the sets did not change in between, hands the standby
+placement its actives as a column (``active_pairs``), and reads the answer's task lists straight
+from its columns; this module is the one place that converts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from collections.abc import Set as AbstractSet
-from itertools import chain
+from collections.abc import Collection, Sequence
 from typing import Protocol, TypeVar
 
 import numpy as np
 from kassign.assignor.flow import IntArray
-from kassign.assignor.streams.holders import compact, picked_runs
+from kassign.assignor.streams.holders import compact, pairs, picked_runs
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.rack.replicas import Replicas
 
@@ -63,8 +61,8 @@ class Numbering:
 
     def replicas(
         self,
-        active: Sequence[AbstractSet[int]],
-        standby: Sequence[AbstractSet[int]] | None = None,
+        active: Sequence[Collection[int]],
+        standby: Sequence[Collection[int]] | None = None,
     ) -> Replicas:
         """``active`` and ``standby`` (``None``: no standbys) as one ``Replicas``."""
         owner = np.full(len(self.layout.stateful), -1, np.int64)
@@ -74,7 +72,7 @@ class Numbering:
         numbered = Replicas(self.layout.stateful, owner, empty, empty)
         return numbered if standby is None else self.with_standbys(numbered, standby)
 
-    def with_standbys(self, numbered: Replicas, standby: Sequence[AbstractSet[int]]) -> Replicas:
+    def with_standbys(self, numbered: Replicas, standby: Sequence[Collection[int]]) -> Replicas:
         """``numbered``'s actives (their column shared, not copied) with ``standby``'s sets."""
         return numbered.with_standbys(*self.flat(standby))
 
@@ -113,10 +111,16 @@ class Numbering:
         lose[self.state_of], take[self.state_of] = toward_share(self.layout.capacities, loads)
         return lose, take
 
-    def flat(self, holdings: Sequence[AbstractSet[int]]) -> tuple[IntArray, IntArray]:
-        sizes = [len(h) for h in holdings]
-        tasks = np.fromiter(chain.from_iterable(holdings), np.int64, sum(sizes))
-        return tasks, np.repeat(self.state_of, sizes)
+    def flat(self, holdings: Sequence[Collection[int]]) -> tuple[IntArray, IntArray]:
+        """Every held ``(task, client)``, clients in state order (``holders.pairs``)."""
+        tasks, ranks = pairs(holdings)
+        return tasks, self.state_of[ranks]
+
+    def active_pairs(self, replicas: Replicas) -> tuple[IntArray, IntArray]:
+        """Every active as ``(task, layout client)``, by task: the column the standby
+        placement reads (issue 24: no set per client made for it)."""
+        tasks = np.flatnonzero(replicas.owner >= 0)
+        return tasks, self.layout_of[replicas.owner[tasks]]
 
     def _runs(
         self, tasks: IntArray, clients: IntArray, items: tuple[_T, ...]

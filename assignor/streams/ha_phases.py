@@ -11,9 +11,10 @@ import heapq
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 from kassign.assignor.streams.balance import MoveAllowed, balance_over_threads, round_robin
 from kassign.assignor.streams.ha_layout import Holdings, Layout, settled
-from kassign.assignor.streams.holders import compact, picked_sorted
+from kassign.assignor.streams.holders import compact, pairs, picked_sorted
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
 from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
 from kassign.assignor.streams.result import Diagnostics
@@ -22,6 +23,7 @@ from kassign.assignor.streams.tags import tag_layout
 from kassign.assignor.streams.trace_ha import StandbyPhases
 
 if TYPE_CHECKING:
+    from kassign.assignor.flow import IntArray
     from kassign.assignor.streams.rack.replicas import RackTables, Replicas
 
 __all__ = ["rack_aware", "rack_tables", "standbys", "stateful_actives", "stateless_actives"]
@@ -42,23 +44,34 @@ def rack_aware(state: ApplicationState) -> bool:
 
 
 def stateful_actives(
-    state: ApplicationState, layout: Layout, tables: RackTables | None
+    state: ApplicationState, layout: Layout, tables: RackTables | None, *, sets: bool = True
 ) -> tuple[Holdings, Diagnostics, Holdings, Replicas | None]:
     """Phase 1: Kafka's load-blind balanced guess (movements bring stickiness back); the
     guess before rack optimisation comes third (for an explanation), the actives as the rack
-    steps' ``Replicas`` fourth where a rack step on integers ran (``None`` otherwise)."""
+    steps' ``Replicas`` fourth where a rack step on integers ran (``None`` otherwise). Without
+    ``sets`` the caller reads only that fourth where it is given (the first is then an empty
+    list: issue 24, no set per client made only to be read as a column again)."""
     guess = round_robin(len(layout.stateful), len(layout.clients), layout.numbers)
-    held = [compact(g) for g in guess]
+    # Only the rack step on integers reads the guess when the caller takes no sets: it reads
+    # the balanced lists, and the balance makes sets only where a move visits (issue 24).
+    lists = not sets and tables is not None and rack_aware(state)
+    held = None if lists else [compact(g) for g in guess]
     balanced = balance_over_threads(
         guess, [len(g) for g in guess], capacities=layout.capacities, held=held
     )
+    if held is None:
+        from kassign.assignor.streams.ha_exchange import trim_guess
+
+        assert tables is not None  # as ``lists`` says
+        _, numbered, diagnostics = trim_guess(state, layout, balanced, tables, sets=False)
+        return [], diagnostics, [], numbered
     active = settled(held, balanced, guess)
     if not rack_aware(state) or not layout.stateful:
         return active, Diagnostics(), active, None
     if tables is not None:  # integers throughout (issue 24); the maps say why racks cannot help
         from kassign.assignor.streams.ha_exchange import trim_guess
 
-        trimmed, numbered, diagnostics = trim_guess(state, layout, active, tables)
+        trimmed, numbered, diagnostics = trim_guess(state, layout, active, tables, sets=sets)
         return trimmed, diagnostics, active, numbered
     optimised, diagnostics = trim_actives(
         state, layout.stateful, layout.to_map(active, layout.stateful), CostPhase.HIGH_AVAILABILITY
@@ -88,30 +101,44 @@ def standbys(
 ) -> tuple[Holdings, Diagnostics, StandbyPhases, Replicas | None]:
     """Phase 2: place, balance per thread, and rack-optimise the standby replicas; the first
     two steps' holdings come third (for an explanation: with ``keep``); fourth, with
-    ``numbered`` (``active`` as phase 1's ``Replicas``), both kinds as ``Replicas`` after the
-    rack step on integers (``None`` where none ran). Without ``sets`` the caller reads only
-    that fourth where it is given (the first is then an empty list: no set per client)."""
+    ``numbered`` (phase 1's ``Replicas``: the actives are read from its column, and ``active``
+    may be empty), both kinds as ``Replicas`` after the rack step on integers (``None`` where
+    none ran). Without ``sets`` the caller reads only that fourth where it is given (the first
+    is then an empty list: no set per client)."""
     if state.configs.num_standby_replicas <= 0 or not layout.stateful:
         return [set() for _ in layout.clients], Diagnostics(), StandbyPhases(), numbered
     optimise = rack_aware(state)
-    indexed = place_standby_indexed(state, layout.clients, active, layout.stateful)
+    held = _active_pairs(state, layout, active, numbered)
+    owner = np.full(len(layout.stateful), -1, np.int64)
+    owner[held[0]] = held[1]
+    active_counts = np.bincount(held[1], minlength=len(layout.clients)).tolist()
+    indexed = place_standby_indexed(
+        state,
+        layout.clients,
+        held,
+        layout.stateful,
+        counts=active_counts,
+        capacities=layout.capacities,
+    )
     # each client's standbys sorted, as the layout's shared ints (issue 16), in one call
     movable = picked_sorted(layout.numbers, indexed.placed)
-    placed = [compact(ts) for ts in movable]
+    # the balance's scratch, kept as the standbys' sets (without ``sets``, made only where a
+    # move visits a client, and the rack step reads the lists: issue 24)
+    placed = [compact(ts) for ts in movable] if sets else None
     diagnostics = Diagnostics(notes=indexed.notes)
     # only a trace reads the placement by id (issue 16: not held on otherwise)
     kept = named_placement(state, layout.clients, layout.stateful, indexed) if keep else None
     del indexed
-    counts = [len(a) + len(s) for a, s in zip(active, placed, strict=True)]
+    counts = [a + len(s) for a, s in zip(active_counts, movable, strict=True)]
     balanced = balance_over_threads(
         movable,
         counts,
         capacities=layout.capacities,
         held=placed,  # updated in place; the actives, which never move here, checked beside
-        fixed=active,
+        fixed=owner.tolist(),
         allowed=standby_move_allowed(state, layout),
     )
-    standby = settled(placed, balanced, movable)
+    standby = settled(placed, balanced, movable) if placed is not None else []
     del movable, placed
     phases = StandbyPhases(kept, standby) if kept is not None else StandbyPhases()
     if not optimise:
@@ -120,7 +147,7 @@ def standbys(
         from kassign.assignor.streams.ha_exchange import trim_placed
 
         trimmed, numbered, rack_diagnostics = trim_placed(
-            state, layout, (active, standby), tables, numbered, sets=sets
+            state, layout, (active, standby if sets else balanced), tables, numbered, sets=sets
         )
         return trimmed, diagnostics.merged(rack_diagnostics), phases, numbered
     active_map = layout.to_map(active, layout.stateful)  # the rack pass reads it many times
@@ -133,6 +160,18 @@ def standbys(
         phases,
         None,
     )
+
+
+def _active_pairs(
+    state: ApplicationState, layout: Layout, active: Holdings, numbered: Replicas | None
+) -> tuple[IntArray, IntArray]:
+    """Every stateful active as ``(task, layout client)`` columns: from phase 1's ``Replicas``
+    where it has them (issue 24: its sets are then not made), else from the sets."""
+    if numbered is None:
+        return pairs(active)
+    from kassign.assignor.streams.ha_numbering import Numbering  # numpy, with a strategy
+
+    return Numbering(state, layout).active_pairs(numbered)
 
 
 def stateless_actives(

@@ -132,11 +132,14 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     """Kafka's mode: the phases of the module docstring."""
     layout = Layout.of(state)
     tables = rack_tables(state, layout)
-    active, active_diagnostics, balanced, numbered = stateful_actives(state, layout, tables)
     index = catch_up_index(state, layout)
     # Without a reported lag no movement can be planned: where the rack steps hold the
-    # holdings as ``Replicas`` the standbys are then never made sets (issue 24).
-    still = numbered is not None and not explain and not index.reports_any()
+    # holdings as ``Replicas`` neither kind is then made sets (issue 24).
+    quiet = not explain and not index.reports_any()
+    active, active_diagnostics, balanced, numbered = stateful_actives(
+        state, layout, tables, sets=not quiet
+    )
+    still = numbered is not None and quiet
     standby, standby_diagnostics, standby_phases, numbered = standbys(
         state, layout, active, tables, keep=explain, numbered=numbered, sets=not still
     )
@@ -145,7 +148,7 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     held: Held = (active, standby) if numbered is None else numbered
     before = _cost(state, layout, held, tables) if rack_aware(state) else None
     moved, copied = (
-        _unmoved(active, state.configs.max_warmup_replicas)
+        _unmoved(len(layout.clients), state.configs.max_warmup_replicas)
         if still
         else _movements(state, layout, index, active, standby, keep=explain)
     )
@@ -307,11 +310,11 @@ def _movements(
     return moved, copied
 
 
-def _unmoved(active: Sequence[AbstractSet[int]], budget: int) -> tuple[ActiveMoves, StandbyMoves]:
+def _unmoved(clients: int, budget: int) -> tuple[ActiveMoves, StandbyMoves]:
     """What phases 3 and 4 give when no client reported a lag (``CatchUpIndex.reports_any``):
-    no movement, no warm-up, the budget untouched; the standbys' sets are not read."""
-    none = (frozenset[int](),) * len(active)  # one shared empty set
-    return ActiveMoves(tuple(active), (), none, 0, budget), StandbyMoves((), 0, 0, budget)
+    no movement, no warm-up, the budget untouched; neither kind's sets are read (nor made)."""
+    none = (frozenset[int](),) * clients  # one shared empty set
+    return ActiveMoves((), (), none, 0, budget), StandbyMoves((), 0, 0, budget)
 
 
 def _exchange(

@@ -8,6 +8,7 @@ tasks (issue 16). Readers take a task's holders as a tuple and make the set they
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
+from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, TypeVar
 
@@ -23,6 +24,7 @@ __all__ = [
     "add_holder",
     "compact",
     "holders_of",
+    "pairs",
     "picked",
     "picked_runs",
     "picked_sorted",
@@ -60,6 +62,14 @@ def compact(items: Iterable[int]) -> set[int]:
     dict, whose size it takes up front, not grown one insert at a time (which can leave it
     four times too big: 5,000 positions in 512 KB, not 256 KB; issue 16's memory bound)."""
     return set(dict.fromkeys(items))
+
+
+def pairs(held: Sequence[Collection[int]]) -> tuple[IntArray, IntArray]:
+    """Every ``(position, index)`` with ``position in held[index]``, as two int64 columns in
+    index order: per-client collections as the columns the compiled core reads."""
+    sizes = [len(h) for h in held]
+    positions = np.fromiter(chain.from_iterable(held), np.int64, sum(sizes))
+    return positions, np.repeat(np.arange(len(held), dtype=np.int64), sizes)
 
 
 def picked(items: Sequence[_T], positions: Sequence[int]) -> tuple[_T, ...]:

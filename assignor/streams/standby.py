@@ -22,16 +22,22 @@ that core for callers that hold positions already (the high-availability assigno
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import kassign_native
+import numpy as np
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key
+from kassign.assignor.streams.holders import pairs
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
 from kassign.assignor.streams.tag_groups import TagGroups
 from kassign.assignor.streams.tags import tag_layout
+
+if TYPE_CHECKING:  # flow imports OR-Tools, which a call without racks never loads
+    from kassign.assignor.flow import IntArray
 
 __all__ = [
     "IndexedPlacement",
@@ -88,7 +94,7 @@ def place_standby_tasks(
     position = {task: i for i, task in enumerate(targets)}
     held = [[position[t] for t in active.get(c, ()) if t in position] for c in clients]
     counts = [len(active.get(c, ())) for c in clients]
-    indexed = place_standby_indexed(state, clients, held, targets, counts=counts)
+    indexed = place_standby_indexed(state, clients, pairs(held), targets, counts=counts)
     return named_placement(state, clients, targets, indexed)
 
 
@@ -110,27 +116,33 @@ def named_placement(
 def place_standby_indexed(
     state: ApplicationState,
     clients: Sequence[ProcessId],
-    active: Sequence[Collection[int]],
+    active: tuple[IntArray, IntArray],
     targets: Sequence[TaskId],
     *,
-    counts: Sequence[int] | None = None,
+    counts: Sequence[int],
+    capacities: Sequence[int] | None = None,
 ) -> IndexedPlacement:
-    """Standbys of ``targets`` (sorted) given each client's actives as positions in them.
+    """Standbys of ``targets`` (sorted) given the actives as ``(position, rank)`` columns
+    (positions in ``targets``; issue 24: the high-availability assignor holds them so, not as
+    a set per client).
 
     ``clients`` are ``state``'s clients in process order (ranks); ``counts`` the load each
-    starts from (default: its actives given).
+    starts from; ``capacities`` their threads (at least 1), if the caller has them already.
     """
     replicas = state.configs.num_standby_replicas
     layout = tag_layout(state)
     if replicas <= 0 or not targets or not clients:
         return IndexedPlacement([[] for _ in clients], layout.notes, ())
     groups = TagGroups.of([layout.values[c] for c in clients], len(layout.keys))
+    threads = capacities or [max(1, state.clients[c].num_threads) for c in clients]
+    tasks, ranks = active
     lists, untagged, short = kassign_native.standby_placement(
         replicas,
         len(targets),
-        active,  # each client's collection as it is (the core reads any iterable)
-        [max(1, state.clients[c].num_threads) for c in clients],
-        [len(a) for a in active] if counts is None else list(counts),
+        tasks.astype(np.int64, copy=False).tobytes(),
+        ranks.astype(np.int64, copy=False).tobytes(),
+        list(threads),
+        list(counts),
         list(groups.group),
         list(layout.distinct),
         [list(v) for v in groups.values],

@@ -130,3 +130,30 @@ def test_same_result_as_kafkas_pairwise_loop(
     ours = balance_over_threads(movable, counts, capacities=caps, held=scratch, allowed=predicate)
     assert ours == kafka_loop(movable, counts, caps, held, allowed)
     assert sorted(t for ts in ours for t in ts) == sorted(t for ts in movable for t in ts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_sets_made_where_moves_visit_and_a_fixed_column_match_kafkas_loop(
+    data: st.DataObject,
+) -> None:
+    """``held=None`` (sets made only for the clients a move visits) with the other kind as a
+    per-task column (``fixed``: a task's active client, never one holding it here) gives
+    Kafka's loop over every client's full set; a task may be held here by several clients
+    (several standbys), so a set made late or wrong would let one receive it twice."""
+    n = data.draw(st.integers(2, 7))
+    caps = data.draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
+    n_tasks = data.draw(st.integers(0, 25))
+    holders = [
+        data.draw(st.sets(st.integers(0, n - 1), min_size=1, max_size=min(3, n - 1)))
+        for _ in range(n_tasks)
+    ]
+    movable = [[t for t in range(n_tasks) if c in holders[t]] for c in range(n)]
+    fixed = [
+        data.draw(st.sampled_from([-1, *(c for c in range(n) if c not in holders[t])]))
+        for t in range(n_tasks)
+    ]
+    held = [set(movable[c]) | {t for t in range(n_tasks) if fixed[t] == c} for c in range(n)]
+    counts = [len(h) + data.draw(st.integers(0, 3)) for h in held]
+    ours = balance_over_threads(movable, counts, capacities=caps, held=None, fixed=fixed)
+    assert ours == kafka_loop(movable, counts, caps, held, None)

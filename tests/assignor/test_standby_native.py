@@ -15,6 +15,7 @@ import kassign_native
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.interrupt import checkpoint
+from kassign.assignor.streams.holders import pairs
 from kassign.assignor.streams.tag_groups import TagGroups
 
 Case = tuple[int, list[set[int]], list[int], list[int], list[tuple[str | None, ...]], bool]
@@ -112,10 +113,12 @@ def test_the_compiled_placement_follows_the_rules(drawn: tuple[int, Case]) -> No
     groups = TagGroups.of(values, len(values[0]))
     keys = len(values[0])
     distinct = [len({v[k] for v in values if v[k] is not None}) for k in range(keys)]
+    held, ranks = pairs([sorted(a) for a in active])
     got = kassign_native.standby_placement(
         replicas,
         tasks,
-        [sorted(a) for a in active],
+        held[::-1].tobytes(),  # pairs in any order: the core lists a task's holders by rank
+        ranks[::-1].tobytes(),
         threads,
         counts,
         list(groups.group),

@@ -246,20 +246,23 @@ fn range_with_racks(
     Ok(ne_bytes(py, &owner, i64::to_ne_bytes))
 }
 
-/// Standby placement; see `streams.standby.place_standby_indexed` for the arguments. Returns
-/// (per rank the task positions it received, in order; with tags the `(task, rank)` replicas
-/// placed least loaded; the tasks left short).
+/// Standby placement; see `streams.standby.place_standby_indexed` for the arguments. The
+/// actives come as `(task position, rank)` pairs, two int64 columns (numpy's `tobytes()`): the
+/// high-availability assignor holds them as a column, not as a set per client (issue 24).
+/// Returns (per rank the task positions it received, in order; with tags the `(task, rank)`
+/// replicas placed least loaded; the tasks left short).
 #[pyfunction]
 #[pyo3(signature = (
-    replicas, tasks, active, capacities, counts, group, distinct, values, sizes, tag_aware,
-    checkpoint
+    replicas, tasks, active_tasks, active_ranks, capacities, counts, group, distinct, values,
+    sizes, tag_aware, checkpoint
 ))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn standby_placement<'py>(
-    py: Python<'py>,
+fn standby_placement(
+    py: Python<'_>,
     replicas: u32,
     tasks: usize,
-    active: Vec<Bound<'py, PyAny>>,
+    active_tasks: &[u8],
+    active_ranks: &[u8],
     capacities: Vec<u32>,
     counts: Vec<u32>,
     group: Vec<u32>,
@@ -270,27 +273,27 @@ fn standby_placement<'py>(
     checkpoint: Py<PyAny>,
 ) -> PyResult<(Vec<Vec<u32>>, Vec<(u32, u32)>, Vec<u32>)> {
     let clients = capacities.len();
-    let active = active
-        .iter()
-        .map(|held| held.try_iter()?.map(|t| t?.extract::<u32>()).collect())
-        .collect::<PyResult<Vec<Vec<u32>>>>()?; // the caller's sets as they are, no list each
-    let bad = active.len() != clients
+    let active_tasks = ids(active_tasks, "standby_placement")?;
+    let active_ranks = ids(active_ranks, "standby_placement")?;
+    let bad = active_tasks.len() != active_ranks.len()
         || counts.len() != clients
         || group.len() != clients
         || group.iter().any(|&g| g as usize >= sizes.len())
         || values.len() != sizes.len()
         || values.iter().any(|v| v.len() != distinct.len())
-        || active.iter().flatten().any(|&t| t as usize >= tasks);
+        || active_tasks.iter().any(|&t| t as usize >= tasks)
+        || active_ranks.iter().any(|&c| c as usize >= clients);
     if bad {
         return Err(PyValueError::new_err(
             "standby_placement: inconsistent input",
         ));
     }
     let mut holding: Vec<Vec<u32>> = vec![Vec::new(); tasks];
-    for (rank, held) in active.iter().enumerate() {
-        for &t in held {
-            holding[t as usize].push(rank as u32);
-        }
+    for (&t, &rank) in active_tasks.iter().zip(&active_ranks) {
+        holding[t as usize].push(rank);
+    }
+    for held in holding.iter_mut().filter(|h| h.len() > 1) {
+        held.sort_unstable(); // holders by rank, whatever the pairs' order
     }
     let group = if tag_aware { group } else { vec![0; clients] }; // no tags: one group
     let input = standby::Input {

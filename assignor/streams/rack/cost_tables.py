@@ -8,6 +8,7 @@ built from, read from the task table's columns, are a job of their own.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from kassign.assignor.errors import InvalidAssignment
@@ -16,7 +17,14 @@ from kassign.assignor.streams.model import ApplicationState, TaskId, TaskTable
 from kassign.assignor.streams.rack.costs import CostModel, PartitionFilter, counted_partitions
 from kassign.assignor.streams.result import TaskType
 
-__all__ = ["miss_columns", "misses_per_rack", "rack_costs", "task_table"]
+__all__ = [
+    "PartitionRows",
+    "miss_columns",
+    "misses_per_rack",
+    "partition_rows",
+    "rack_costs",
+    "task_table",
+]
 
 
 def rack_costs(
@@ -84,17 +92,22 @@ def misses_per_rack(
     return f"partition {topic}-{cols.numbers[p]} of task {t} has no known replica racks"
 
 
-def miss_columns(
-    state: ApplicationState,
-    tasks: Sequence[TaskId],
-    racks: list[str],
-    *,
-    counted: PartitionFilter,
-    required: PartitionFilter,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``misses_per_rack``'s table, and each ``required`` partition with unknown racks as its
-    row in the partition columns and its task's position in ``tasks`` (in task order): a table
-    built once per request serves callers that each ask about their own tasks (issue 24)."""
+@dataclass(frozen=True, slots=True)
+class PartitionRows:
+    """Every partition row of some tasks, in task order: its task's position among them, its
+    row in the partition columns, its flags, its replica rack set and whether that set is
+    unknown. Read once a request for both kinds' miss tables (issue 24: they read the same
+    rows)."""
+
+    task: np.ndarray
+    part: np.ndarray
+    flags: np.ndarray
+    rack_set: np.ndarray
+    unknown: np.ndarray
+
+
+def partition_rows(state: ApplicationState, tasks: Sequence[TaskId]) -> PartitionRows:
+    """The partition rows of ``tasks``; ``InvalidAssignment`` for a task not in the topology."""
     table = task_table(state)
     rows = np.array(table.rows_of(tasks), np.int64)
     if np.any(rows < 0):
@@ -107,16 +120,34 @@ def miss_columns(
     part = np.arange(task.size) + np.repeat(first - (np.cumsum(sizes) - sizes), sizes)
     flags = np.frombuffer(cols.flags, np.uint8)[part]
     rack_set = np.frombuffer(cols.racks, np.int32)[part].astype(np.int64)
-    counts, needed = _kept(flags, counted), _kept(flags, required)
     unknown_racks = np.array([not s for s in cols.rack_sets], np.bool_)[rack_set]
-    blind = np.flatnonzero((counts | needed) & unknown_racks)
-    miss = _missing(cols.rack_sets, racks)[rack_set[counts]]
-    owner = task[counts]
+    return PartitionRows(task, part, flags, rack_set, unknown_racks)
+
+
+def miss_columns(
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    racks: list[str],
+    *,
+    counted: PartitionFilter,
+    required: PartitionFilter,
+    rows: PartitionRows | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``misses_per_rack``'s table, and each ``required`` partition with unknown racks as its
+    row in the partition columns and its task's position in ``tasks`` (in task order): a table
+    built once per request serves callers that each ask about their own tasks (issue 24).
+    ``rows``: ``partition_rows(state, tasks)``, where the caller has them already."""
+    read = partition_rows(state, tasks) if rows is None else rows
+    counts, needed = _kept(read.flags, counted), _kept(read.flags, required)
+    blind = np.flatnonzero((counts | needed) & read.unknown)
+    rack_sets = task_table(state).partition_columns().rack_sets
+    miss = _missing(rack_sets, racks)[read.rack_set[counts]]
+    owner = read.task[counts]
     out = np.zeros((len(tasks), len(racks)), np.int64)
     for r in range(len(racks)):
         checkpoint()
         out[:, r] = np.bincount(owner, weights=miss[:, r], minlength=len(tasks))
-    return out, part[blind], task[blind]
+    return out, read.part[blind], read.task[blind]
 
 
 def _missing(rack_sets: Sequence[frozenset[str]], racks: list[str]) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import ApplicationState, TaskId
-from kassign.assignor.streams.rack.cost_tables import miss_columns
+from kassign.assignor.streams.rack.cost_tables import miss_columns, partition_rows
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.rack.int_sets import pair_order
 from kassign.assignor.streams.rack.problems import client_racks, tag_classes
@@ -95,6 +95,7 @@ class RackTables:
             return None
         racks = sorted({str(c.rack_id) for c in state.clients.values()})
         tables, blind = [], []
+        rows = partition_rows(state, tasks)  # both kinds read the same rows (issue 24)
         for kind in (TaskType.ACTIVE, TaskType.STANDBY):
             checkpoint()
             misses, _, blind_task = miss_columns(
@@ -103,6 +104,7 @@ class RackTables:
                 racks,
                 counted=counted_partitions(CostModel.BUILT_IN, kind),
                 required=counted_partitions(CostModel.TASK_ASSIGNMENT_UTILS, kind),
+                rows=rows,
             )
             tables.append(misses)
             blind.append(np.zeros(len(tasks), np.bool_))

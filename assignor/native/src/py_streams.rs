@@ -1,0 +1,147 @@
+//! Kafka Streams' functions: standby placement (`standby.rs`), and the sorted task lists its
+//! assignors hand out per client, read from shared objects in one call.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+use crate::{general, ids, spans, standby};
+
+/// Standby placement; see `streams.standby.place_standby_indexed` for the arguments. The
+/// actives come as `(task position, rank)` pairs, two int64 columns (numpy's `tobytes()`): the
+/// high-availability assignor holds them as a column, not as a set per client (issue 24).
+/// Returns (per rank the task positions it received, in order; with tags the `(task, rank)`
+/// replicas placed least loaded; the tasks left short).
+#[pyfunction]
+#[pyo3(signature = (
+    replicas, tasks, active_tasks, active_ranks, capacities, counts, group, distinct, values,
+    sizes, tag_aware, checkpoint
+))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub(crate) fn standby_placement(
+    py: Python<'_>,
+    replicas: u32,
+    tasks: usize,
+    active_tasks: &[u8],
+    active_ranks: &[u8],
+    capacities: Vec<u32>,
+    counts: Vec<u32>,
+    group: Vec<u32>,
+    distinct: Vec<u32>,
+    values: Vec<Vec<i32>>,
+    sizes: Vec<u32>,
+    tag_aware: bool,
+    checkpoint: Py<PyAny>,
+) -> PyResult<(Vec<Vec<u32>>, Vec<(u32, u32)>, Vec<u32>)> {
+    let clients = capacities.len();
+    let active_tasks = ids(active_tasks, "standby_placement")?;
+    let active_ranks = ids(active_ranks, "standby_placement")?;
+    let bad = active_tasks.len() != active_ranks.len()
+        || counts.len() != clients
+        || group.len() != clients
+        || group.iter().any(|&g| g as usize >= sizes.len())
+        || values.len() != sizes.len()
+        || values.iter().any(|v| v.len() != distinct.len())
+        || active_tasks.iter().any(|&t| t as usize >= tasks)
+        || active_ranks.iter().any(|&c| c as usize >= clients);
+    if bad {
+        return Err(PyValueError::new_err(
+            "standby_placement: inconsistent input",
+        ));
+    }
+    let mut holding: Vec<Vec<u32>> = vec![Vec::new(); tasks];
+    for (&t, &rank) in active_tasks.iter().zip(&active_ranks) {
+        holding[t as usize].push(rank);
+    }
+    for held in holding.iter_mut().filter(|h| h.len() > 1) {
+        held.sort_unstable(); // holders by rank, whatever the pairs' order
+    }
+    let group = if tag_aware { group } else { vec![0; clients] }; // no tags: one group
+    let input = standby::Input {
+        replicas,
+        holding,
+        capacities,
+        counts,
+        group,
+        tags: tag_aware.then_some(standby::Tags {
+            distinct,
+            values,
+            sizes,
+        }),
+    };
+    let out = py.detach(|| standby::place(input, &mut general::Checkpoint::new(checkpoint)))?;
+    Ok((out.placed, out.untagged, out.short))
+}
+
+/// Per collection of `held` (any iterable of positions in `items`), the items at its positions
+/// in ascending order, as a tuple: shared objects (task ids, the layout's ints) in sorted lists
+/// for every client at once (a `sorted` and an `itemgetter` per client in Python; issue 24).
+#[pyfunction]
+pub(crate) fn picked_sorted<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyTuple>,
+    held: Vec<Bound<'py, PyAny>>,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let n = items.len();
+    let mut positions: Vec<usize> = Vec::new();
+    let mut out = Vec::with_capacity(held.len());
+    for h in &held {
+        positions.clear();
+        for p in h.try_iter()? {
+            let p: usize = p?.extract()?;
+            if p >= n {
+                return Err(PyValueError::new_err(format!(
+                    "picked_sorted: position {p} past {n} items"
+                )));
+            }
+            positions.push(p);
+        }
+        positions.sort_unstable();
+        out.push(picked_tuple(py, items, &positions)?);
+    }
+    Ok(out)
+}
+
+/// `items` at `positions` (each checked by the caller), as a tuple of the same objects.
+pub(crate) fn picked_tuple<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyTuple>,
+    positions: &[usize],
+) -> PyResult<Bound<'py, PyTuple>> {
+    let picked = positions
+        .iter()
+        .map(|&p| items.get_item(p))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, picked)
+}
+
+/// Per run `positions[ends[i-1]:ends[i]]` (native-endian int64 bytes, numpy's `tobytes()`),
+/// the items at those positions in the order given, as a tuple: a client's task list read
+/// straight from the high-availability assignor's integer columns, every client in one call
+/// (issue 24: a slice and an `itemgetter` per client in Python).
+#[pyfunction]
+pub(crate) fn picked_runs<'py>(
+    py: Python<'py>,
+    items: &Bound<'py, PyTuple>,
+    positions: &[u8],
+    ends: Vec<u32>,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let n = items.len();
+    let positions = ids(positions, "picked_runs")?;
+    spans(&ends, positions.len(), "picked_runs")?;
+    if let Some(&p) = positions.iter().find(|&&p| p as usize >= n) {
+        return Err(PyValueError::new_err(format!(
+            "picked_runs: position {p} past {n} items"
+        )));
+    }
+    let mut out = Vec::with_capacity(ends.len());
+    let mut run: Vec<usize> = Vec::new();
+    let mut start = 0;
+    for &end in &ends {
+        run.clear();
+        run.extend(positions[start..end as usize].iter().map(|&p| p as usize));
+        out.push(picked_tuple(py, items, &run)?);
+        start = end as usize;
+    }
+    Ok(out)
+}

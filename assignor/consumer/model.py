@@ -331,18 +331,15 @@ def _group_plainly_valid(
     if not held:
         return True
     column = {t: i for i, t in enumerate(sorted(named))}
-
-    def limits_of(names: tuple[str, ...]) -> np.ndarray:  # each entry's count in the metadata
-        return np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, len(names))
+    limit = np.fromiter(map(counts.get, column, repeat(_INT32_MAX)), np.int64, len(column))
 
     def columns_of(names: tuple[str, ...]) -> np.ndarray:
         return np.fromiter(map(column.__getitem__, names), np.int64, count=len(names))
 
     sizes, numbers = claim_columns(held)
-    limits = per_number(per_entry(held, limits_of), sizes, len(numbers))
-    if numbers.min() < 0 or np.any(numbers >= limits):
-        return None
     topic = per_number(per_entry(held, columns_of), sizes, len(numbers))
+    if numbers.min() < 0 or np.any(numbers >= limit[topic]):  # each topic's count bounds it
+        return None
     if none_repeated(topic, numbers):
         return True  # none twice in the group, so none twice within a member
     entries = np.repeat(np.arange(len(held), dtype=np.int64), [len(c.topics) for c in held])

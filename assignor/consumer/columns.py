@@ -142,7 +142,10 @@ class PartitionSpace:
         ):
             return last[1], last[2]
         fresh = not any(map(self._claimed.__contains__, map(id, claims)))
-        if fresh and len(claims) > 1 and all(isinstance(c, OwnedPartitions) for c in claims):
+        found = None if fresh else self._reordered(claims, within)
+        if found is not None:
+            column, sizes = found
+        elif fresh and len(claims) > 1 and all(isinstance(c, OwnedPartitions) for c in claims):
             column, sizes = self._owned_column(claims)  # type: ignore[arg-type]
             ends = np.cumsum(sizes).tolist()  # each claim's slice kept, as claimed_all keeps it
             cut = [column[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
@@ -153,6 +156,30 @@ class PartitionSpace:
         column.flags.writeable = False  # shared by the call's readers
         self._columns[within] = (list(claims), column, sizes)
         return column, sizes
+
+    def _reordered(
+        self, claims: Sequence[Sequence[TopicPartition]], within: bool
+    ) -> tuple[Ids, list[int]] | None:
+        """``claims``' column gathered from a kept one holding each of them (the same group
+        in another order: step 1 reads it in hash order, the answer's counts in the group's),
+        with no ``claimed`` step per member; ``None`` when no kept column does. Compact claims
+        read the same either ``within``; others only from a column read alike."""
+        compact = all(isinstance(c, OwnedPartitions) for c in claims)
+        for read, (kept, column, sizes) in self._columns.items():
+            if read != within and not compact:
+                continue
+            place = {id(c): i for i, c in enumerate(kept)}  # kept holds them: ids stay theirs
+            order = [place.get(id(c), -1) for c in claims]
+            if -1 in order:
+                continue
+            picked = np.asarray(order, dtype=np.int64)
+            had = np.asarray(sizes, dtype=np.int64)
+            starts = np.cumsum(had) - had
+            size = had[picked]
+            shift = starts[picked] - (np.cumsum(size) - size)
+            found: Ids = column[np.repeat(shift, size) + np.arange(int(size.sum()))]
+            return found, size.tolist()
+        return None
 
     def _read(self, partitions: Sequence[TopicPartition]) -> bool:
         known = self._claimed.get(id(partitions))

@@ -299,50 +299,54 @@ def check_claims(
     *,
     field: str,
     counts: Mapping[str, int],
-) -> None:
+) -> bool:
     """Each member's claims as ``check_partitions`` checks them, the first fault in member
     order raised. Compact claims (``OwnedPartitions``) of the whole group are checked at once
     (one pass over their numbers, not a few numpy calls per member: a rejoining group of a
-    thousand members spent more on those than on assigning); any doubt, member by member."""
+    thousand members spent more on those than on assigning); any doubt, member by member.
+    Returns whether the pass also found no partition claimed twice in the whole group
+    (``distinct_claims``' answer, which a caller holding these claims need not ask again);
+    ``False`` when not known."""
     compact = [c for _, c in claims if isinstance(c, OwnedPartitions)]
-    if len(compact) == len(claims) and _group_plainly_valid(compact, topics, counts):
-        return
+    if len(compact) == len(claims):
+        plain = _group_plainly_valid(compact, topics, counts)
+        if plain is not None:
+            return plain
     for member, partitions in claims:
         check_partitions(partitions, topics, field=field, member=member, counts=counts)
+    return False
 
 
 def _group_plainly_valid(
     claims: Sequence[OwnedPartitions], topics: Mapping[str, Topic], counts: Mapping[str, int]
-) -> bool:
+) -> bool | None:
     """``_runs_plainly_valid`` of every member's claims at once: legal names, numbers in
-    their topics' ranges, none twice within a member (claims of two members may overlap)."""
+    their topics' ranges, none twice within a member (claims of two members may overlap).
+    ``None`` when not plainly valid; else whether none is claimed twice in the group."""
     lists = {id(c.topics): c.topics for c in claims}  # members mostly share one topic tuple
     named = set().union(*lists.values())
     if not named.issubset(topics) and not all(t in topics or _legal_topic_name(t) for t in named):
-        return False
+        return None
     held = [c for c in claims if c.numbers]
     if not held:
         return True
     column = {t: i for i, t in enumerate(sorted(named))}
-
-    def limits_of(names: tuple[str, ...]) -> np.ndarray:  # each entry's count in the metadata
-        return np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, len(names))
+    limit = np.fromiter(map(counts.get, column, repeat(_INT32_MAX)), np.int64, len(column))
 
     def columns_of(names: tuple[str, ...]) -> np.ndarray:
         return np.fromiter(map(column.__getitem__, names), np.int64, count=len(names))
 
     sizes, numbers = claim_columns(held)
-    limits = per_number(per_entry(held, limits_of), sizes, len(numbers))
-    if numbers.min() < 0 or np.any(numbers >= limits):
-        return False
     topic = per_number(per_entry(held, columns_of), sizes, len(numbers))
+    if numbers.min() < 0 or np.any(numbers >= limit[topic]):  # each topic's count bounds it
+        return None
     if none_repeated(topic, numbers):
         return True  # none twice in the group, so none twice within a member
     entries = np.repeat(np.arange(len(held), dtype=np.int64), [len(c.topics) for c in held])
     owner = np.repeat(entries, sizes)
     keys = ((owner * len(column) + topic) << 32) | numbers.astype(np.int64)
     keys.sort()
-    return not bool(np.any(keys[1:] == keys[:-1]))
+    return None if bool(np.any(keys[1:] == keys[:-1])) else False
 
 
 def partition_counts(topics: Mapping[str, Topic]) -> dict[str, int]:

@@ -28,7 +28,7 @@ from kassign.assignor.consumer.model import (
     TopicPartition,
 )
 
-__all__ = ["cross_rack_claims", "cross_rack_ids", "local_count"]
+__all__ = ["as_sequence", "cross_rack_claims", "cross_rack_ids", "local_count"]
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 _RACKS = operator.attrgetter("partition_racks")
@@ -82,7 +82,7 @@ def cross_rack_claims(
     racked = [m for m in group.members if m.rack is not None and claims.get(m.member_id)]
     if not racked:
         return 0
-    held = [_listed(claims[m.member_id]) for m in racked]
+    held = [as_sequence(claims[m.member_id]) for m in racked]
     if space is None or not _on_space(space, held):
         return _cross_rack_objects(group, racked, held)
     ids, sizes = space.claimed_column(held)
@@ -90,8 +90,12 @@ def cross_rack_claims(
     return _misses(group.topics, space, [m.rack for m in racked], owner, ids)
 
 
-def _listed(partitions: Collection[TopicPartition]) -> Sequence[TopicPartition]:
-    return partitions if isinstance(partitions, Sequence) else tuple(partitions)
+def as_sequence(partitions: Collection[TopicPartition]) -> Sequence[TopicPartition]:
+    """``partitions`` as a sequence (a tuple of them unless one); compact claims known by
+    their type first (an ABC check per member of a thousand is most of a small step)."""
+    if type(partitions) is OwnedPartitions or isinstance(partitions, Sequence):
+        return partitions
+    return tuple(partitions)
 
 
 def _on_space(space: PartitionSpace, claims: Sequence[Sequence[TopicPartition]]) -> bool:

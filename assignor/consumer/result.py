@@ -18,7 +18,6 @@ from kassign.assignor.consumer.columns import (
     Ids,
     PartitionList,
     PartitionSpace,
-    concatenated,
 )
 from kassign.assignor.consumer.java_order import java_sorted
 from kassign.assignor.consumer.model import (
@@ -27,7 +26,12 @@ from kassign.assignor.consumer.model import (
     TopicPartition,
     claims_on,
 )
-from kassign.assignor.consumer.rack_counts import cross_rack_claims, cross_rack_ids, local_count
+from kassign.assignor.consumer.rack_counts import (
+    as_sequence,
+    cross_rack_claims,
+    cross_rack_ids,
+    local_count,
+)
 from kassign.assignor.load.figures import LoadFigures
 
 __all__ = [
@@ -256,7 +260,11 @@ def _of_ids(
         for m, listed in zip(ordered, lists, strict=True)
     )
     across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)
-    moved = _moved_ids(space, ordered, target, claims) if any(claims.values()) else 0
+    if any(claims.values()):  # the lists as given: the answer's column unless some withheld
+        full = columns if not kept_back else AssignedColumns.of(space, _given_ids(given))
+        moved = _moved_ids(space, ordered, full, claims)
+    else:
+        moved = 0
     return _Listed(members, columns, moved, across)
 
 
@@ -273,7 +281,7 @@ def _sorted_columns(
     sort of (list, id) keys for the whole group, not a sort per member (issue 24); and
     whether it is the lists end to end as given (each sorted, none withheld: a builder's
     answer, whose lists then serve as they are)."""
-    arrays = [_NO_IDS if ids is None else ids.ids for ids in lists]
+    arrays = _given_ids(lists)
     sizes = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
     every = np.concatenate([_NO_IDS, *arrays])
     given_ends = np.cumsum(sizes)
@@ -302,19 +310,23 @@ def _each_ascending(ids: Ids, ends: Ids) -> bool:
     return bool(rising.all())
 
 
+def _given_ids(lists: Sequence[PartitionList | None]) -> list[Ids]:
+    return [_NO_IDS if ids is None else ids.ids for ids in lists]
+
+
 def _moved_ids(
     space: PartitionSpace,
     ordered: list[Member],
-    target: Mapping[str, PartitionList],
+    target: AssignedColumns,
     claims: Mapping[str, Collection[TopicPartition]],
 ) -> int:
     """``_moved`` over ids: claimed partitions assigned at all, less those assigned to one of
-    their claimants (claims outside the space are never assigned)."""
+    their claimants (claims outside the space are never assigned); ``target``: every member's
+    list, members ``ordered`` (the answer's column: no step per member to join them)."""
     place = {m.member_id: i for i, m in enumerate(ordered)}
     owner = np.full(space.total, -1, dtype=np.int64)
-    mine = [t.ids for t in target.values()]  # the group's arrays at once, not a step per member
-    owner[concatenated(mine)] = np.repeat([place[m] for m in target], list(map(len, mine)))
-    listed = [tps if isinstance(tps, Sequence) else tuple(tps) for tps in claims.values()]
+    owner[target.ids] = target.owner()
+    listed = list(map(as_sequence, claims.values()))
     ids, sizes = space.claimed_column(listed)
     if not len(ids):
         return 0

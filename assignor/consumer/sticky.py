@@ -58,12 +58,13 @@ __all__ = [
 NAME = "sticky"
 
 _TOPIC = operator.itemgetter(0)
+_CLAIMS = operator.itemgetter(1)
 
 
 def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``StickyAssignor.assign`` on ``group``."""
-    data = sticky_members_data(group, group.members)
-    outcome = assign_sticky_partitions(group, lambda m: data[m.member_id])
+    data, distinct = _members_data(group, group.members)
+    outcome = assign_sticky_partitions(group, lambda m: data[m.member_id], distinct=distinct)
     claims = {m: d.partitions for m, d in data.items()}
     return group_assignment(
         NAME, group, outcome.assignment, claims=claims, rack_reason=outcome.rack.reason
@@ -80,10 +81,18 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
     (``InvalidRequest`` naming the first member at fault: Kafka would assign such a partition
     twice); claims of other topics are ignored, unchecked.
     """
+    return _members_data(group, members)[0]
+
+
+def _members_data(
+    group: ConsumerGroup, members: Sequence[Member]
+) -> tuple[dict[str, MemberData], bool]:
+    """``sticky_members_data``, and whether its check found no partition claimed twice in
+    the group (``distinct_claims`` of the returned claims: the claims check's own pass)."""
     sent = [m.user_data or None for m in members]
     if not any(sent):  # a fresh group: nothing to read, nothing claimed (one empty claims
         nothing = MemberData(OwnedPartitions(), None)  # object, as the decoder's fresh members)
-        return dict.fromkeys((m.member_id for m in members), nothing)
+        return dict.fromkeys((m.member_id for m in members), nothing), True
     owned, generations, failures = read_sticky_user_data_group(sent, OwnedPartitions.of_entries)
     for i in [i for i, failure in enumerate(failures) if failure is not None]:
         owned[i], generations[i] = OwnedPartitions(), DEFAULT_GENERATION  # Kafka's reading
@@ -91,9 +100,12 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
     known = [
         (m.member_id, o.of_topics(group.topics, seen)) for m, o in zip(members, owned, strict=True)
     ]
-    check_claims(known, group.topics, field="user_data", counts=partition_counts(group.topics))
+    counts = partition_counts(group.topics)
+    distinct = check_claims(known, group.topics, field="user_data", counts=counts)
+    # the answer holds for the claims returned when none had entries outside the metadata
+    distinct = distinct and all(map(operator.is_, map(_CLAIMS, known), owned))
     ids = [m.member_id for m in members]
-    return dict(zip(ids, map(MemberData, owned, generations), strict=True))
+    return dict(zip(ids, map(MemberData, owned, generations), strict=True)), distinct
 
 
 def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
@@ -102,14 +114,15 @@ def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
 
 
 def assign_sticky_partitions(
-    group: ConsumerGroup, member_data: Callable[[Member], MemberData]
+    group: ConsumerGroup, member_data: Callable[[Member], MemberData], *, distinct: bool = False
 ) -> StickyOutcome:
-    """Kafka's ``AbstractStickyAssignor.assignPartitions``: settle claims, pick a builder."""
+    """Kafka's ``AbstractStickyAssignor.assignPartitions``: settle claims, pick a builder
+    (``distinct``: the caller knows no partition is claimed twice, as ``resolve_ownership``)."""
     topics = partitions_per_topic(group)
     members = member_hash_order(group)
     rack = rack_info(group, PartitionSpace.of(topics))
     data = {m.member_id: member_data(m) for m in members}
-    ownership = resolve_ownership(members, topics, data)
+    ownership = resolve_ownership(members, topics, data, distinct=distinct)
     if ownership.all_subscriptions_equal:
         return sticky_constrained.build(topics, rack, ownership)
     return sticky_general.build(topics, rack, ownership, members, data)

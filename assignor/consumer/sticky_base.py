@@ -166,12 +166,18 @@ def rack_info(group: ConsumerGroup, space: PartitionSpace) -> RackInfo:
 
 
 def resolve_ownership(
-    members: list[Member], topics: Mapping[str, int], data: Mapping[str, MemberData]
+    members: list[Member],
+    topics: Mapping[str, int],
+    data: Mapping[str, MemberData],
+    *,
+    distinct: bool = False,
 ) -> Ownership:
     """Kafka's ``allSubscriptionsEqual``: compare subscriptions and settle claims.
 
     Subscriptions are compared with the first non-empty one seen: a member subscribed to
     nothing that comes first in hash order does not make the group unequal (Kafka's check).
+    ``distinct``: the caller's claims check found no partition claimed twice in ``data``
+    (its answer, so ``distinct_claims`` does not join the group's claims once more).
     """
     first: frozenset[str] = frozenset()
     equal = True
@@ -193,7 +199,7 @@ def resolve_ownership(
     if not any(map(len, claims)):  # a fresh group: nothing to settle, nothing to filter
         owned = {m.member_id: c for m, c in zip(members, claims, strict=True)}
         several: set[TopicPartition] = set()
-    elif distinct_claims(claims):
+    elif distinct or distinct_claims(claims):
         # nobody claims a partition another claims: every claim on an assigned topic stands
         seen: dict[object, bool] = {}
         owned = {

@@ -142,3 +142,21 @@ def test_first_seen_numbers_values_as_a_dict_does(layouts: list[list[object]]) -
     values, numbers = kassign_native.first_seen(fresh)
     assert np.frombuffer(numbers, dtype=np.int64).tolist() == expected
     assert values == list(first)
+
+
+@settings(deadline=None)
+@given(st.lists(st.lists(st.integers(0, 9), unique=True, max_size=5), min_size=2, max_size=6))
+def test_a_group_read_again_in_another_order_is_its_claims_in_that_order(
+    numbers: list[list[int]],
+) -> None:
+    """``claimed_column`` of claims read before in another order (or only some of them)
+    gathers them from the kept column: each claim's ids, end to end, in the order asked."""
+    space = PartitionSpace.of({"a": 10, "b": 10})
+    claims = [OwnedPartitions([("b", n), ("x", [1]), ("a", n[:2])]) for n in numbers]
+    first, _ = space.claimed_column(claims, within=False)
+    again = [*claims[1:-1][::-1], claims[0]]  # reversed, the last left out
+    column, sizes = space.claimed_column(again)
+    expected = [PartitionSpace.of({"a": 10, "b": 10}).claimed(c) for c in again]
+    assert sizes == list(map(len, expected))
+    assert column.tolist() == [i for ids in expected for i in ids.tolist()]
+    assert len(first) == sum(map(len, expected)) + len(space.claimed(claims[-1]))

@@ -9,7 +9,7 @@ each, every partition missing one rack. Java members (kafka-clients 4.3.1, ``Con
 writes records with unique ids throughout. Four phases:
 
     up     a, b, c (rack-a, -b, -c) join    kassign assigns: every partition once, all rack-local
-    hung   kassign SIGSTOPped; c leaves     the plug-in waits out its 300 ms, Kafka's uniform
+    hung   kassign SIGSTOPped; c leaves     the plug-in waits out its deadline, Kafka's uniform
                                             assigns; the coordinator thread waited <= the deadline
     down   kassign killed; c2 (rack-c) joins  refused at once, uniform again
     back   kassign restarted; b leaves      kassign assigns again, rack-local
@@ -39,7 +39,7 @@ from pathlib import Path
 import pytest
 from kassign.v1 import common_pb2
 
-from tests.e2e.broker_cluster import RACKS, BrokerCluster, broker_cluster, kill, pause
+from tests.e2e.broker_cluster import DEADLINE_MS, RACKS, BrokerCluster, broker_cluster, kill, pause
 from tests.e2e.group import JAVA_MAIN, Member, replica_layout, replicas, rounds
 from tests.e2e.harness import (
     JVM_FLAGS,
@@ -60,7 +60,6 @@ GROUP = "broker-consumers"
 TOPICS = ("orders", "clicks")
 PARTITIONS = 12
 RATE = 200  # records a second
-DEADLINE_MS = 300  # the plug-in's default kassign.deadline.ms
 # What the machine may add to the deadline: the waiting thread's wake-up (waited), and Kafka's
 # own work around assign plus the local uniform assignment (Kafka's timing). Figures are reported.
 WAIT_SLACK_MS = 100

@@ -216,6 +216,7 @@ lint: setup system-deps
 	$(VENV)/bin/mypy --no-error-summary bench
 	bash deploy/lint.sh
 	@if $(CARGO) fmt --version >/dev/null 2>&1 && $(CARGO) clippy --version >/dev/null 2>&1; then \
+		echo "lint: cargo fmt --check and cargo clippy -D warnings on $(NATIVE)" && \
 		cd $(NATIVE) && $(CARGO) fmt --check && \
 		PATH="$(abspath $(VENV)/bin):$(dir $(CARGO)):$$PATH" CARGO_TARGET_DIR=$(abspath build/native) \
 			$(CARGO) clippy --quiet --locked -- -D warnings; \

@@ -29,6 +29,7 @@ mod py_streams;
 mod py_wire;
 mod range;
 mod standby;
+mod standby_graph;
 mod user_data;
 
 use pyo3::exceptions::PyValueError;
@@ -82,6 +83,8 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_streams::standby_placement, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::picked_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::picked_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(py_streams::standby_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(py_streams::standby_compact_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::first_seen, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::owned_by_topic, m)?)?;

@@ -96,6 +96,11 @@ def standby_compact_graph(problem: StandbyInput) -> tuple[int, int, bytes]:
     each group to a hub, each hub to a client, each client to the bank; the nodes: groups,
     hubs, clients, the bank."""
 
+def standby_diversity(problem: StandbyInput, tasks: bytes, clients: bytes) -> bytes:
+    """Per task and tag key of ``problem``, the distinct set tag values among the replicas
+    ``(tasks[i], clients[i])`` (int64 bytes) and the task's active, without the GIL: tasks x
+    tag keys int64 bytes, row by row; ``ValueError`` for a replica outside the problem."""
+
 def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[tuple[_T, ...]]:
     """Per collection of ``held`` (positions in ``items``), ``items`` at its positions in
     ascending order, as a tuple; ``ValueError`` for a position past ``items``."""

@@ -1,5 +1,5 @@
-"""The compiled standby graph (``kassign_native.standby_groups`` and ``standby_compact_graph``)
-on one problem worked out by hand: every kind of group (a single standby kept diverse, several
+"""The compiled standby graph (``kassign_native.standby_groups``, ``standby_compact_graph`` and
+``standby_diversity``) on one problem worked out by hand: every kind of group (a single standby kept diverse, several
 by tag class, a task without an active, a loose task, a fixed replica beside a loose one), the
 groups numbered as ``np.unique`` numbered their keys, and the compact graph arc for arc (the
 solver's tie-breaks follow the arcs' order, so the order is part of the answer).
@@ -7,11 +7,14 @@ solver's tie-breaks follow the arcs' order, so the order is part of the answer).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import kassign_native
 import numpy as np
 import pytest
 from kassign.assignor.flow import FlowGraph
 from kassign.assignor.streams.rack import standby_flow
+from kassign.assignor.streams.rack.problems import diversity
 from kassign.assignor.streams.rack.standby_flow import StandbyProblem
 
 
@@ -79,9 +82,21 @@ def test_compact_graph_arc_for_arc(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_columns_that_do_not_fit_are_refused() -> None:
-    columns, shape, costs, anchored, fixed, loose = standby_flow._native_input(_problem())
+    columns, shape, costs, anchored, fixed, loose = standby_flow.native_input(_problem())
     columns[4] = np.array([0, 0, 0, 0, 0, 0, 0, 9], np.int64).tobytes()  # client 9 of 4
     with pytest.raises(ValueError, match="standby_compact_graph: inconsistent input"):
         kassign_native.standby_compact_graph((columns, shape, costs, anchored, fixed, loose))
     with pytest.raises(ValueError, match="standby_groups: inconsistent input"):
         kassign_native.standby_groups((columns[:8], shape, costs, anchored, fixed, loose))
+
+
+def test_diversity_counts_set_values_of_replicas_and_active() -> None:
+    p = _problem()
+    assert diversity(p, p.rep_task, p.rep_client).tolist() == [[2], [2], [1], [2], [2]]
+    # others' replicas, given out of order; t2 has none and no active
+    given = diversity(p, np.array([1, 0], np.int64), np.array([3, 1], np.int64))
+    assert given.tolist() == [[1], [1], [0], [1], [1]]
+    unset = replace(p, class_values=np.array([[0], [2]], np.int64))  # clients 0, 1: no tag
+    assert diversity(unset, p.rep_task, p.rep_client).tolist() == [[1], [1], [1], [1], [1]]
+    with pytest.raises(ValueError, match="standby_diversity: replicas outside the problem"):
+        diversity(p, np.array([5], np.int64), np.array([0], np.int64))

@@ -85,6 +85,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_streams::picked_runs, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::standby_groups, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::standby_compact_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(py_streams::standby_diversity, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::first_seen, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::owned_by_topic, m)?)?;

@@ -239,3 +239,30 @@ pub(crate) fn standby_compact_graph<'py>(
     })?;
     Ok((plan.nodes(&p), plan.moves, raw))
 }
+
+/// Per task and tag key of the standby problem, the distinct set tag values among the replicas
+/// `(tasks[i], clients[i])` (int64 bytes each) and the task's active (`problems.diversity`):
+/// `tasks x tag keys` int64 bytes, row by row.
+#[pyfunction]
+pub(crate) fn standby_diversity<'py>(
+    py: Python<'py>,
+    problem: StandbyInput<'py>,
+    tasks: &[u8],
+    clients: &[u8],
+) -> PyResult<Py<PyBytes>> {
+    let p = problem.problem("standby_diversity")?;
+    let bad = || PyValueError::new_err("standby_diversity: replicas outside the problem");
+    let (tasks, clients) = (
+        standby_graph::Ints::of(tasks).ok_or_else(bad)?,
+        standby_graph::Ints::of(clients).ok_or_else(bad)?,
+    );
+    let (t_n, c_n) = (p.active_client.len() as i64, p.client_rack.len() as i64);
+    if tasks.len() != clients.len()
+        || tasks.iter().any(|t| !(0..t_n).contains(&t))
+        || clients.iter().any(|c| !(0..c_n).contains(&c))
+    {
+        return Err(bad());
+    }
+    let out = py.detach(|| standby_graph::diversity(&p, tasks, clients));
+    Ok(ne_bytes(py, &out, i64::to_ne_bytes))
+}

@@ -346,3 +346,51 @@ impl Plan {
 fn put(col: &mut [u8], i: usize, v: i64) {
     col[8 * i..8 * i + 8].copy_from_slice(&v.to_ne_bytes());
 }
+
+/// Per task and tag key (`tasks x width`, row by row), how many distinct set values (code 0 is
+/// unset) the task's replicas `(tasks[i], clients[i])` and its active have between them: each
+/// task's holders gathered once, then each key's values sorted and counted (a few per task).
+pub(crate) fn diversity(p: &Problem, tasks: Ints, clients: Ints) -> Vec<i64> {
+    let (t_n, w) = (p.active_client.len(), p.width);
+    let class_values: Vec<i64> = p.class_values.iter().collect();
+    let mut start = vec![0usize; t_n + 1];
+    for t in tasks.iter() {
+        start[t as usize + 1] += 1;
+    }
+    for t in 0..t_n {
+        start[t + 1] += start[t] + usize::from(p.active_client.at(t) >= 0);
+    }
+    let mut class = vec![0usize; start[t_n]];
+    let mut next = start.clone();
+    let mut hold = |t: usize, c: i64| {
+        class[next[t]] = p.client_class.at(c as usize) as usize;
+        next[t] += 1;
+    };
+    for (t, c) in tasks.iter().zip(clients.iter()) {
+        hold(t as usize, c);
+    }
+    for t in 0..t_n {
+        let a = p.active_client.at(t);
+        if a >= 0 {
+            hold(t, a);
+        }
+    }
+    let mut out = vec![0i64; t_n * w];
+    let mut seen: Vec<i64> = Vec::new();
+    for t in 0..t_n {
+        let holders = &class[start[t]..start[t + 1]];
+        for k in 0..w {
+            seen.clear();
+            seen.extend(
+                holders
+                    .iter()
+                    .map(|&q| class_values[q * w + k])
+                    .filter(|&v| v != 0),
+            );
+            seen.sort_unstable();
+            seen.dedup();
+            out[t * w + k] = seen.len() as i64;
+        }
+    }
+    out
+}

@@ -31,6 +31,7 @@ from kassign.assignor.streams.rack.int_sets import isin, pair_order
 
 __all__ = [
     "StandbyProblem",
+    "native_input",
     "solve_standby_compact",
     "solve_standby_dense",
     "standby_cost",
@@ -114,7 +115,7 @@ class _Groups:
     allowed: npt.NDArray[np.bool_]
 
 
-def _native_input(p: StandbyProblem) -> kassign_native.StandbyInput:
+def native_input(p: StandbyProblem) -> kassign_native.StandbyInput:
     """``p`` as the compiled core's standby functions take it: columns as int64 bytes, flags
     as ``bool_`` bytes (issue 24: the groups and the graph built in one pass, not some fifteen
     whole-array steps)."""
@@ -153,7 +154,7 @@ def _groups(p: StandbyProblem) -> _Groups:
     """A task's single standby is a group of its own; several are grouped by tag class, or all
     together if the task is loose; a fixed replica is a group of its own that may go nowhere but
     where it is (``kassign_native.standby_groups``: the same groups the compact graph uses)."""
-    of_replica, task, supply, allowed = kassign_native.standby_groups(_native_input(p))
+    of_replica, task, supply, allowed = kassign_native.standby_groups(native_input(p))
     flags = np.frombuffer(allowed, np.bool_).reshape(-1, p.class_values.shape[0])
     return _Groups(_ints(of_replica), _ints(task), _ints(supply), flags)
 
@@ -170,7 +171,7 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
     moves: the same to the optimum as paying it never, and it keeps the move arcs (shared per
     group) uniform.
     """
-    nodes, moves, raw = kassign_native.standby_compact_graph(_native_input(p))
+    nodes, moves, raw = kassign_native.standby_compact_graph(native_input(p))
     c_n, n_rep = p.client_rack.size, p.rep_task.size
     arcs = n_rep + moves + 2 * c_n
     columns = _ints(raw)

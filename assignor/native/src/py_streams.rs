@@ -249,7 +249,7 @@ pub(crate) fn standby_diversity<'py>(
     problem: StandbyInput<'py>,
     tasks: &[u8],
     clients: &[u8],
-) -> PyResult<Py<PyBytes>> {
+) -> PyResult<Bound<'py, PyBytes>> {
     let p = problem.problem("standby_diversity")?;
     let bad = || PyValueError::new_err("standby_diversity: replicas outside the problem");
     let (tasks, clients) = (
@@ -263,6 +263,9 @@ pub(crate) fn standby_diversity<'py>(
     {
         return Err(bad());
     }
-    let out = py.detach(|| standby_graph::diversity(&p, tasks, clients));
-    Ok(ne_bytes(py, &out, i64::to_ne_bytes))
+    let size = p.active_client.len() * p.width * 8;
+    PyBytes::new_with(py, size, |out| {
+        py.detach(|| standby_graph::diversity(&p, tasks, clients, out));
+        Ok(())
+    })
 }

@@ -347,50 +347,43 @@ fn put(col: &mut [u8], i: usize, v: i64) {
     col[8 * i..8 * i + 8].copy_from_slice(&v.to_ne_bytes());
 }
 
-/// Per task and tag key (`tasks x width`, row by row), how many distinct set values (code 0 is
-/// unset) the task's replicas `(tasks[i], clients[i])` and its active have between them: each
-/// task's holders gathered once, then each key's values sorted and counted (a few per task).
-pub(crate) fn diversity(p: &Problem, tasks: Ints, clients: Ints) -> Vec<i64> {
-    let (t_n, w) = (p.active_client.len(), p.width);
+/// Per task and tag key (`tasks x width`, row by row, int64 bytes into `out`), how many
+/// distinct set values (code 0 is unset) the task's replicas `(tasks[i], clients[i])` and its
+/// active have between them: the replicas read by task (as given when sorted, as the solves
+/// and the problems hold them), each key's few values sorted and counted; no table as large
+/// as the tasks but the answer.
+pub(crate) fn diversity(p: &Problem, tasks: Ints, clients: Ints, out: &mut [u8]) {
+    let (t_n, w, n) = (p.active_client.len(), p.width, tasks.len());
     let class_values: Vec<i64> = p.class_values.iter().collect();
-    let mut start = vec![0usize; t_n + 1];
-    for t in tasks.iter() {
-        start[t as usize + 1] += 1;
+    let sorted = (1..n).all(|i| tasks.at(i - 1) <= tasks.at(i));
+    let mut order: Vec<u32> = Vec::new();
+    if !sorted {
+        order.extend(0..n as u32);
+        order.sort_by_key(|&i| tasks.at(i as usize));
     }
+    let at = |k: usize| if sorted { k } else { order[k] as usize };
+    let (mut k, mut holders, mut seen) = (0, Vec::new(), Vec::new());
     for t in 0..t_n {
-        start[t + 1] += start[t] + usize::from(p.active_client.at(t) >= 0);
-    }
-    let mut class = vec![0usize; start[t_n]];
-    let mut next = start.clone();
-    let mut hold = |t: usize, c: i64| {
-        class[next[t]] = p.client_class.at(c as usize) as usize;
-        next[t] += 1;
-    };
-    for (t, c) in tasks.iter().zip(clients.iter()) {
-        hold(t as usize, c);
-    }
-    for t in 0..t_n {
-        let a = p.active_client.at(t);
-        if a >= 0 {
-            hold(t, a);
+        holders.clear();
+        while k < n && tasks.at(at(k)) == t as i64 {
+            holders.push(p.client_class.at(clients.at(at(k)) as usize) as usize);
+            k += 1;
         }
-    }
-    let mut out = vec![0i64; t_n * w];
-    let mut seen: Vec<i64> = Vec::new();
-    for t in 0..t_n {
-        let holders = &class[start[t]..start[t + 1]];
-        for k in 0..w {
+        let active = p.active_client.at(t);
+        if active >= 0 {
+            holders.push(p.client_class.at(active as usize) as usize);
+        }
+        for key in 0..w {
             seen.clear();
             seen.extend(
                 holders
                     .iter()
-                    .map(|&q| class_values[q * w + k])
+                    .map(|&q| class_values[q * w + key])
                     .filter(|&v| v != 0),
             );
             seen.sort_unstable();
             seen.dedup();
-            out[t * w + k] = seen.len() as i64;
+            put(out, t * w + key, seen.len() as i64);
         }
     }
-    out
 }

@@ -2,7 +2,8 @@
 //! `AbstractStickyAssignor.GeneralAssignmentBuilder`), the constrained builder's rack-aware
 //! round robin and the range assignor's rack-matched passes, over partition and member
 //! numbers; Kafka Streams' standby placement (least loaded, KIP-708 tags) over task positions
-//! and client ranks, and the sorted lists of task ids its assignors hand out per client. Around
+//! and client ranks, the sorted lists of task ids its assignors hand out per client, and the
+//! KIP-925 standby graph's groups, arcs and tag diversity (`standby_graph.rs`). Around
 //! them, the consumer room's bulk byte work: eager sticky's userData (`user_data.rs`), a
 //! request's members (`members.rs`), a compact request's owned partitions (`owned.rs`) and a
 //! compact answer's members (`members_wire.rs`), each read or written for the whole group at once.

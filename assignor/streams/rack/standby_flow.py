@@ -16,6 +16,12 @@ solve, so the result is never worse than any sequence of such swaps:
 The compact graph routes replica groups through (tag class, rack) hubs; the per-client exclusions
 are then honoured when a hub's inflow is split over its clients. Should that split ever fail
 (``None``), ``solve_standby_dense`` solves the exact per-client graph instead.
+
+The groups, the compact graph's arrays and the tag diversity count are built by the compiled
+core (``kassign_native``, ``src/standby_graph.rs``; the one implementation, from the columns
+``native_input`` hands it): in numpy they were some fifteen whole-array steps, each a fresh
+allocation, about 2.5 ms a solve at 10,000 standbys (issue 24). The split and the dense graph
+stay here.
 """
 
 from __future__ import annotations

@@ -161,8 +161,9 @@ def _groups(p: StandbyProblem) -> _Groups:
     together if the task is loose; a fixed replica is a group of its own that may go nowhere but
     where it is (``kassign_native.standby_groups``: the same groups the compact graph uses)."""
     of_replica, task, supply, allowed = kassign_native.standby_groups(native_input(p))
-    flags = np.frombuffer(allowed, np.bool_).reshape(-1, p.class_values.shape[0])
-    return _Groups(_ints(of_replica), _ints(task), _ints(supply), flags)
+    tasks = _ints(task)
+    flags = np.frombuffer(allowed, np.bool_).reshape(tasks.size, p.class_values.shape[0])
+    return _Groups(_ints(of_replica), tasks, _ints(supply), flags)
 
 
 def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None:

@@ -21,6 +21,7 @@ import numpy as np
 __all__ = [
     "OwnedPartitions",
     "TopicPartition",
+    "all_within",
     "as_topic_partitions",
     "claim_columns",
     "claims_on",
@@ -154,7 +155,7 @@ def shared_claims(claims: Sequence[OwnedPartitions]) -> dict[str, set[int]]:
     return shared
 
 
-def _all_within(
+def all_within(
     names: tuple[str, ...], topics: Container[str], seen: dict[object, bool] | None
 ) -> bool:
     """Whether every one of ``names`` is in ``topics``; ``seen``: answers by topic tuple (its
@@ -274,7 +275,7 @@ class OwnedPartitions(Sequence[TopicPartition]):
         if self._within is not None and self._within[0] is topics:
             return self._within[1]
         within = self
-        if not _all_within(self.topics, topics, seen):
+        if not all_within(self.topics, topics, seen):
             within = OwnedPartitions(run for run in self.runs if run[0] in topics)
         self._within = (topics, within)
         return within

@@ -49,6 +49,11 @@ def add_jvm_options(parser: argparse.ArgumentParser, module: str) -> None:
         help="another JVM option, e.g. --jvm=-XX:StartFlightRecording=filename=bench.jfr (repeatable)",
     )
     parser.add_argument(
+        "--server-log",
+        type=Path,
+        help="append the kassign server's output there: its call log gives the server's time of each call",
+    )
+    parser.add_argument(
         "--main-classes",
         type=Path,
         help=f"the plug-ins' classes of another build (a copy of its {module}/target/classes),"
@@ -88,7 +93,7 @@ def run_bench_class(
     """Run ``main_class`` against a served kassign; print each ``bench`` line as ``describe``
     words it and everything else as it comes."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so kassign_serve stops its server
-    with kassign_serve() as target:
+    with kassign_serve(args.server_log) as target:
         # the tests' SLF4J provider prints: INFO and WARN off on both sides (Kafka's sticky logs
         # the whole assignment at INFO); fallbacks are read from the plug-ins' metrics
         command = ["java", f"-Xmx{args.heap}", "-Dkassign.testlog.level=ERROR", *args.jvm]

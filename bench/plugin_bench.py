@@ -17,17 +17,18 @@ so that the machine's noise falls on both:
   Kafka's ``TaskAssignmentUtils.validateTaskAssignment``.
 
 The plug-ins call a ``kassign serve`` started here (one worker, loopback). Each line is printed
-as plug-in / Kafka; a consumer line also gives the best CPU time of the calling thread on each side
+as plug-in / Kafka, with the best CPU time of the calling thread on each side
 (the plug-in's is the JVM's own work: its thread is parked during the call); a line whose plug-in fell back to Kafka's own assignor says so. The classpath
 is ``clients/java``'s test classpath (``mvn process-test-classes dependency:build-classpath``, so
 ``make java`` first, for ~/.m2). Nothing here asserts a time.
 
 Usage: ``python bench/plugin_bench.py [--sizes small,medium,large] [--streams 1000x100,10000x1000]
 [--assignors sticky,cooperative-sticky,range] [--scenarios fresh,leave] [--repeats 3] [--warmup 2] [--main-classes DIR]
-[--jvm=-XX:StartFlightRecording=filename=bench.jfr]``;
+[--jvm=-XX:StartFlightRecording=filename=bench.jfr] [--server-log FILE]``;
 ``--sizes`` also takes explicit shapes (``5x200x50``); ``--streams ''`` leaves Streams out;
 ``--main-classes`` times another build's plug-ins (a copy of its ``clients/java/target/classes``)
-with this bench, for a before/after.
+with this bench, for a before/after; ``--server-log`` keeps the server's call log (its time of
+each call, to set against the plug-in's wall).
 """
 
 from __future__ import annotations

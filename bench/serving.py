@@ -7,22 +7,24 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 __all__ = ["kassign_serve", "serving_on_loopback"]
 
 
 @contextmanager
-def serving_on_loopback(command: list[str], what: str) -> Iterator[str]:
+def serving_on_loopback(command: list[str], what: str, log: Path | None = None) -> Iterator[str]:
     """``command`` run with ``--port-file PATH`` added, until it writes its port there;
-    yields its target on loopback, and stops it after."""
-    with tempfile.TemporaryDirectory() as work:
+    yields its target on loopback, and stops it after. Its output goes to ``log`` if given
+    (the call log: the server's time of each call), else nowhere."""
+    with tempfile.TemporaryDirectory() as work, ExitStack() as files:
         port_file = Path(work) / "port"
+        sink = subprocess.DEVNULL if log is None else files.enter_context(log.open("ab"))
         server = subprocess.Popen(
             [*command, "--port-file", str(port_file)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=sink,
         )
         try:
             deadline = time.monotonic() + 60
@@ -37,12 +39,14 @@ def serving_on_loopback(command: list[str], what: str) -> Iterator[str]:
 
 
 @contextmanager
-def kassign_serve() -> Iterator[str]:
-    """``kassign serve`` with one worker on loopback, metrics off; yields its target."""
+def kassign_serve(log: Path | None = None) -> Iterator[str]:
+    """``kassign serve`` with one worker on loopback, metrics off; yields its target; its
+    output (the call log) to ``log`` if given."""
     kassign = str(Path(sys.executable).parent / "kassign")
     with serving_on_loopback(
         [kassign, "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "1"]
         + ["--metrics-port", "-1"],
         "kassign serve",
+        log,
     ) as target:
         yield target

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from kassign.kafka.buffer import Reader, TopicPartitionRuns, WireError, Writer
-from kassign.kafka.runs import runs_of_columns
+from kassign.kafka.runs import EntryColumns, runs_of_columns
 
 __all__ = [
     "StickyClaims",
@@ -67,25 +67,28 @@ def decode_sticky_user_data_group(user_data: Sequence[bytes | None]) -> list[Sti
     ``assignor/native/src/user_data.rs``), the whole group's bytes at once without the GIL (a
     rejoining group of 2,000 members sends a million entries; issue 24), so it needs the
     server's install, where ``kassign_native`` is built."""
-    runs, generations, failures = read_sticky_user_data_group(user_data, TopicPartitionRuns)
+    runs, generations, failures, _ = read_sticky_user_data_group(user_data, TopicPartitionRuns)
     return list(map(StickyClaims, runs, generations, failures))
 
 
 def read_sticky_user_data_group(
     user_data: Sequence[bytes | None],
     make: Callable[[tuple[str, ...], array[int], array[int]], _Made],
-) -> tuple[list[_Made], list[int | None], list[WireError | None]]:
+) -> tuple[list[_Made], list[int | None], list[WireError | None], EntryColumns]:
     """``decode_sticky_user_data_group`` as columns: each member's partitions made by ``make``
     of (topics, counts, numbers) (``runs_of_columns``: the assignor's claims made at once, no
-    object per member in between), its generation, its failure."""
+    object per member in between), its generation, its failure; and the reader's columns
+    whole (a member whose bytes fit neither has no entries there), for a caller that checks
+    or numbers the group's claims at once."""
     import kassign_native  # the server's compiled core; the client never decodes these
 
     names, generations, failures, *columns = kassign_native.sticky_user_data(list(user_data))
-    made = runs_of_columns(names, *columns, make=make)
+    read = EntryColumns(names, *columns)
+    made = runs_of_columns(*read, make=make)
     errors: list[WireError | None] = [None] * len(failures)  # unless some bytes fit neither
     if any(failures):
         errors = [None if f is None else WireError(*f) for f in failures]
-    return made, generations, errors
+    return made, generations, errors, read
 
 
 def decode_sticky_user_data(data: bytes) -> StickyUserData:

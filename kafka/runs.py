@@ -18,6 +18,7 @@ from itertools import chain, islice, repeat
 from typing import Any, NamedTuple, TypeVar, cast
 
 __all__ = [
+    "EntryColumns",
     "TopicPartitionRuns",
     "count_at",
     "int32_array",
@@ -149,6 +150,19 @@ def _column(raw: bytes, code: str) -> array[int]:
     column = array(code)
     column.frombytes(raw)
     return column
+
+
+class EntryColumns(NamedTuple):
+    """A group's entries as the compiled core reads them: per member the end of its entries and
+    of its numbers; per entry its name's index in ``names`` and its count (int64); the numbers
+    (int32); native order. Kept whole for callers that work on the group at once."""
+
+    names: Sequence[str]
+    entry_ends: bytes
+    number_ends: bytes
+    topic_raw: bytes
+    counts_raw: bytes
+    numbers_raw: bytes
 
 
 def runs_of_columns(

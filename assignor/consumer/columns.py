@@ -14,7 +14,7 @@ reads the ids (``AssignedColumns``) and never makes them.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import overload
@@ -29,6 +29,7 @@ from kassign.assignor.claims import (
     per_entry,
     per_number,
 )
+from kassign.assignor.consumer.group_claims import GroupClaims
 from kassign.assignor.consumer.model import RackSetIds, Topic
 
 __all__ = [
@@ -142,7 +143,7 @@ class PartitionSpace:
         ):
             return last[1], last[2]
         fresh = not any(map(self._claimed.__contains__, map(id, claims)))
-        found = None if fresh else self._reordered(claims, within)
+        found = None if fresh and not self._columns else self._reordered(claims, within)
         if found is not None:
             column, sizes = found
         elif fresh and len(claims) > 1 and all(isinstance(c, OwnedPartitions) for c in claims):
@@ -156,6 +157,15 @@ class PartitionSpace:
         column.flags.writeable = False  # shared by the call's readers
         self._columns[within] = (list(claims), column, sizes)
         return column, sizes
+
+    def adopt(self, group: GroupClaims) -> None:
+        """``group``'s claims as read, their ids taken from the reader's columns in one pass
+        (``claimed_column`` then gathers them in any order, or a part of them, from there)."""
+        column, sizes = self._column_of(
+            self._topic_indexes(group.names)[group.topic], group.numbers, group.sizes
+        )
+        column.flags.writeable = False
+        self._columns[True] = (list(group.claims), column, sizes)
 
     def _reordered(
         self, claims: Sequence[Sequence[TopicPartition]], within: bool
@@ -195,14 +205,20 @@ class PartitionSpace:
         """``_owned_ids`` of ``claims`` end to end, and each one's size."""
         topics = per_entry(claims, self._topic_indexes) if claims else _NO_IDS
         counts, numbers = claim_columns(claims)
-        found: Ids = per_number(self.offsets[topics], counts, len(numbers)) + numbers
-        sizes = np.fromiter(map(len, claims), np.int64, count=len(claims))
-        if topics.min(initial=0) < 0:  # entries of other topics: dropped
-            kept = per_number(topics >= 0, counts, len(numbers))
-            owner = np.repeat(np.arange(len(claims), dtype=np.int64), sizes)
-            found = found[kept]
-            sizes = np.bincount(owner[kept], minlength=len(claims))
-        return found, sizes.tolist()
+        return self._column_of(per_number(topics, counts, len(numbers)), numbers, map(len, claims))
+
+    def _column_of(
+        self, topics: Ids, numbers: npt.NDArray[np.intc], sizes: Iterable[int]
+    ) -> tuple[Ids, list[int]]:
+        """The ids of ``numbers`` (each of the space's topic ``topics[k]``; -1: another
+        topic's, dropped), claim by claim (``sizes``), and each claim's count of ids."""
+        found: Ids = self.offsets[topics] + numbers
+        if topics.min(initial=0) >= 0:
+            return found, list(sizes)
+        held = np.fromiter(sizes, np.int64)
+        kept = topics >= 0
+        owner = np.repeat(np.arange(len(held), dtype=np.int64), held)
+        return found[kept], np.bincount(owner[kept], minlength=len(held)).tolist()
 
     def _topic_indexes(self, topics: tuple[str, ...]) -> Ids:
         """Each of ``topics``' index in the space, -1 for others (kept per tuple)."""

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition, claims_on
-from kassign.assignor.consumer.result import GroupAssignment, group_assignment, moving_away
+from kassign.assignor.consumer.result import GroupAssignment, group_assignment
+from kassign.assignor.consumer.revoked import moving_away
 from kassign.assignor.consumer.sticky import assign_sticky_partitions
 from kassign.assignor.consumer.sticky_base import MemberData
 from kassign.kafka.buffer import WireError

@@ -44,9 +44,8 @@ from kassign.assignor.consumer.model import (
 from kassign.assignor.consumer.result import (
     GroupAssignment,
     group_assignment,
-    moving_away,
-    withheld_from,
 )
+from kassign.assignor.consumer.revoked import moving_away, withheld_from
 from kassign.assignor.errors import InvalidRequest, SolverError
 from kassign.assignor.load import LoadProblem, balance
 from kassign.assignor.load.bound import lower_bound, peak_ratio

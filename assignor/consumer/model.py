@@ -40,6 +40,7 @@ from kassign.assignor.claims import (
     shared_claims,
     topic_partitions,
 )
+from kassign.assignor.consumer.group_claims import GroupClaims
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.load.figures import Balance
 
@@ -299,6 +300,7 @@ def check_claims(
     *,
     field: str,
     counts: Mapping[str, int],
+    group: GroupClaims | None = None,
 ) -> bool:
     """Each member's claims as ``check_partitions`` checks them, the first fault in member
     order raised. Compact claims (``OwnedPartitions``) of the whole group are checked at once
@@ -306,10 +308,11 @@ def check_claims(
     thousand members spent more on those than on assigning); any doubt, member by member.
     Returns whether the pass also found no partition claimed twice in the whole group
     (``distinct_claims``' answer, which a caller holding these claims need not ask again);
-    ``False`` when not known."""
+    ``False`` when not known. ``group``: the claims' reader's columns, read from there when
+    they hold these claims (no pass over the members' arrays)."""
     compact = [c for _, c in claims if isinstance(c, OwnedPartitions)]
     if len(compact) == len(claims):
-        plain = _group_plainly_valid(compact, topics, counts)
+        plain = _group_plainly_valid(compact, topics, counts, group)
         if plain is not None:
             return plain
     for member, partitions in claims:
@@ -318,7 +321,10 @@ def check_claims(
 
 
 def _group_plainly_valid(
-    claims: Sequence[OwnedPartitions], topics: Mapping[str, Topic], counts: Mapping[str, int]
+    claims: Sequence[OwnedPartitions],
+    topics: Mapping[str, Topic],
+    counts: Mapping[str, int],
+    group: GroupClaims | None,
 ) -> bool | None:
     """``_runs_plainly_valid`` of every member's claims at once: legal names, numbers in
     their topics' ranges, none twice within a member (claims of two members may overlap).
@@ -327,24 +333,27 @@ def _group_plainly_valid(
     named = set().union(*lists.values())
     if not named.issubset(topics) and not all(t in topics or _legal_topic_name(t) for t in named):
         return None
-    held = [c for c in claims if c.numbers]
-    if not held:
+    if group is not None and group.holds(claims):  # the reader's columns: topics numbered
+        names, topic, numbers, sizes = group.names, group.topic, group.numbers, group.sizes
+    else:
+        held = [c for c in claims if c.numbers]
+        column = {t: i for i, t in enumerate(sorted(named))}
+        names, sizes = tuple(column), list(map(len, held))
+        counted, numbers = claim_columns(held)
+
+        def columns_of(listed: tuple[str, ...]) -> np.ndarray:
+            return np.fromiter(map(column.__getitem__, listed), np.int64, count=len(listed))
+
+        topic = per_number(per_entry(held, columns_of), counted, len(numbers))
+    if not len(numbers):
         return True
-    column = {t: i for i, t in enumerate(sorted(named))}
-    limit = np.fromiter(map(counts.get, column, repeat(_INT32_MAX)), np.int64, len(column))
-
-    def columns_of(names: tuple[str, ...]) -> np.ndarray:
-        return np.fromiter(map(column.__getitem__, names), np.int64, count=len(names))
-
-    sizes, numbers = claim_columns(held)
-    topic = per_number(per_entry(held, columns_of), sizes, len(numbers))
+    limit = np.fromiter(map(counts.get, names, repeat(_INT32_MAX)), np.int64, len(names))
     if numbers.min() < 0 or np.any(numbers >= limit[topic]):  # each topic's count bounds it
         return None
     if none_repeated(topic, numbers):
         return True  # none twice in the group, so none twice within a member
-    entries = np.repeat(np.arange(len(held), dtype=np.int64), [len(c.topics) for c in held])
-    owner = np.repeat(entries, sizes)
-    keys = ((owner * len(column) + topic) << 32) | numbers.astype(np.int64)
+    owner = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    keys = ((owner * len(names) + topic) << 32) | numbers.astype(np.int64)
     keys.sort()
     return None if bool(np.any(keys[1:] == keys[:-1])) else False
 

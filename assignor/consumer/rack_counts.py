@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import repeat
 
 import numpy as np
+from kassign.assignor.claims import all_within
 from kassign.assignor.consumer.columns import (
     AssignedColumns,
     Ids,
@@ -104,9 +105,7 @@ def _on_space(space: PartitionSpace, claims: Sequence[Sequence[TopicPartition]])
     seen: dict[object, bool] = {}
     for claimed in claims:
         if isinstance(claimed, OwnedPartitions):
-            if id(claimed.topics) not in seen:
-                seen[id(claimed.topics)] = set(claimed.topics).issubset(space.index)
-            if not seen[id(claimed.topics)]:
+            if not all_within(claimed.topics, space.index, seen):
                 return False
         elif not set(map(_TOPIC, claimed)).issubset(space.index):
             return False

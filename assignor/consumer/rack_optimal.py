@@ -43,9 +43,8 @@ from kassign.assignor.consumer.result import (
     GroupAssignment,
     RackStatus,
     group_assignment,
-    moving_away,
-    withheld_from,
 )
+from kassign.assignor.consumer.revoked import moving_away, withheld_from
 from kassign.assignor.errors import InvalidRequest, SolverError
 from kassign.assignor.flow import IntArray, solve
 

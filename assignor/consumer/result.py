@@ -41,8 +41,7 @@ __all__ = [
     "RackReason",
     "RackStatus",
     "group_assignment",
-    "moving_away",
-    "withheld_from",
+    "one_space",
 ]
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
@@ -175,7 +174,7 @@ def group_assignment(
     topics = group.topics
     seen: dict[object, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
     claims = {m: claims_on(tps, topics, seen) for m, tps in claims.items()}
-    space = _one_space(target)
+    space = one_space(target)
     listed = (
         _of_ids(group, space, target, claims, kept_back, revoked, cross_rack)  # type: ignore[arg-type]
         if space is not None
@@ -226,7 +225,7 @@ def _of_objects(
     return _Listed(tuple(assignments), None, _moved(claims, target), counted)
 
 
-def _one_space(target: Mapping[str, Collection[TopicPartition]]) -> PartitionSpace | None:
+def one_space(target: Mapping[str, Collection[TopicPartition]]) -> PartitionSpace | None:
     """The ``PartitionSpace`` of ``target``'s lists when every one is a ``PartitionList`` of
     it (an assignor that worked on ids), else ``None``."""
     spaces = {id(v.space): v.space for v in target.values() if isinstance(v, PartitionList)}
@@ -357,66 +356,3 @@ def _moved(
     claimed: set[TopicPartition] = set().union(*claims.values())
     kept = sum(len(mine[m].intersection(tps)) for m, tps in claims.items() if m in mine)
     return len(claimed & assigned) - kept
-
-
-def withheld_from(
-    group: ConsumerGroup, target: Mapping[str, Collection[TopicPartition]]
-) -> frozenset[TopicPartition]:
-    """Partitions going to a member while another member still reports owning them: under
-    the cooperative protocol nobody gets them this round (their owner revokes them first)."""
-    claimants: dict[TopicPartition, set[str]] = {}
-    for m in group.members:
-        for tp in m.owned_partitions:
-            claimants.setdefault(tp, set()).add(m.member_id)
-    return frozenset(
-        tp for member, tps in target.items() for tp in tps if claimants.get(tp, set()) - {member}
-    )
-
-
-def moving_away(
-    group: ConsumerGroup, target: Mapping[str, Collection[TopicPartition]]
-) -> dict[str, tuple[TopicPartition, ...]]:
-    """Per member, the partitions it reports owning that ``target`` gives to another member
-    (set differences first: most members keep all they own, and a fresh group owns nothing)."""
-    space = _one_space(target)
-    if space is not None:
-        return _moving_away_ids(group, space, target)  # type: ignore[arg-type]
-    lost: dict[str, set[TopicPartition]] = {}
-    for m in group.members:
-        if m.owned_partitions:
-            claimed = claims_on(m.owned_partitions, group.topics)
-            gone = set(claimed).difference(target.get(m.member_id, ()))
-            if gone:
-                lost[m.member_id] = gone
-    assigned: set[TopicPartition] = set().union(*target.values()) if lost else set()
-    moving: dict[str, tuple[TopicPartition, ...]] = {}
-    for m in group.members:
-        gone = lost.get(m.member_id, set())
-        moving[m.member_id] = (
-            tuple(tp for tp in m.owned_partitions if tp in gone and tp in assigned) if gone else ()
-        )
-    return moving
-
-
-def _moving_away_ids(
-    group: ConsumerGroup, space: PartitionSpace, target: Mapping[str, PartitionList]
-) -> dict[str, tuple[TopicPartition, ...]]:
-    """``moving_away`` over ids: a claim outside the space is never assigned, so never moves;
-    the moving ones keep their claim order. A group that claims nothing (a fresh one) moves
-    nothing: no owner table is filled (800 numpy assignments, 0.5 ms at 800 members)."""
-    if not any(m.owned_partitions for m in group.members):
-        return dict.fromkeys((m.member_id for m in group.members), ())
-    place = {m: i for i, m in enumerate(target)}
-    owner = np.full(space.total, -1, dtype=np.int64)
-    for member, mine in target.items():
-        owner[mine.ids] = place[member]
-    moving: dict[str, tuple[TopicPartition, ...]] = {}
-    for m in group.members:
-        ids = space.claimed(m.owned_partitions) if m.owned_partitions else None
-        if ids is None or not len(ids):
-            moving[m.member_id] = ()
-            continue
-        got = owner[ids]
-        away = ids[(got >= 0) & (got != place.get(m.member_id, -2))]
-        moving[m.member_id] = tuple(space.objects(away)) if len(away) else ()
-    return moving

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from kassign.assignor.consumer import sticky_constrained, sticky_general
 from kassign.assignor.consumer.columns import PartitionSpace
 from kassign.assignor.consumer.common import partitions_per_topic
+from kassign.assignor.consumer.group_claims import GroupClaims
 from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     ConsumerGroup,
@@ -63,8 +64,10 @@ _CLAIMS = operator.itemgetter(1)
 
 def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``StickyAssignor.assign`` on ``group``."""
-    data, distinct = _members_data(group, group.members)
-    outcome = assign_sticky_partitions(group, lambda m: data[m.member_id], distinct=distinct)
+    data, distinct, read = _members_data(group, group.members)
+    outcome = assign_sticky_partitions(
+        group, lambda m: data[m.member_id], distinct=distinct, claimed=read
+    )
     claims = {m: d.partitions for m, d in data.items()}
     return group_assignment(
         NAME, group, outcome.assignment, claims=claims, rack_reason=outcome.rack.reason
@@ -86,26 +89,30 @@ def sticky_members_data(group: ConsumerGroup, members: Sequence[Member]) -> dict
 
 def _members_data(
     group: ConsumerGroup, members: Sequence[Member]
-) -> tuple[dict[str, MemberData], bool]:
-    """``sticky_members_data``, and whether its check found no partition claimed twice in
-    the group (``distinct_claims`` of the returned claims: the claims check's own pass)."""
+) -> tuple[dict[str, MemberData], bool, GroupClaims | None]:
+    """``sticky_members_data``, whether its check found no partition claimed twice in the
+    group (``distinct_claims`` of the returned claims: the claims check's own pass), and the
+    claims as the reader's columns (``None`` when nothing was read)."""
     sent = [m.user_data or None for m in members]
     if not any(sent):  # a fresh group: nothing to read, nothing claimed (one empty claims
         nothing = MemberData(OwnedPartitions(), None)  # object, as the decoder's fresh members)
-        return dict.fromkeys((m.member_id for m in members), nothing), True
-    owned, generations, failures = read_sticky_user_data_group(sent, OwnedPartitions.of_entries)
+        return dict.fromkeys((m.member_id for m in members), nothing), True, None
+    owned, generations, failures, read = read_sticky_user_data_group(
+        sent, OwnedPartitions.of_entries
+    )
     for i in [i for i, failure in enumerate(failures) if failure is not None]:
         owned[i], generations[i] = OwnedPartitions(), DEFAULT_GENERATION  # Kafka's reading
+    columns = GroupClaims.of(owned, read)  # a failed member has no entries there either
     seen: dict[object, bool] = {}
     known = [
         (m.member_id, o.of_topics(group.topics, seen)) for m, o in zip(members, owned, strict=True)
     ]
     counts = partition_counts(group.topics)
-    distinct = check_claims(known, group.topics, field="user_data", counts=counts)
+    distinct = check_claims(known, group.topics, field="user_data", counts=counts, group=columns)
     # the answer holds for the claims returned when none had entries outside the metadata
     distinct = distinct and all(map(operator.is_, map(_CLAIMS, known), owned))
     ids = [m.member_id for m in members]
-    return dict(zip(ids, map(MemberData, owned, generations), strict=True)), distinct
+    return dict(zip(ids, map(MemberData, owned, generations), strict=True)), distinct, columns
 
 
 def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
@@ -114,13 +121,21 @@ def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
 
 
 def assign_sticky_partitions(
-    group: ConsumerGroup, member_data: Callable[[Member], MemberData], *, distinct: bool = False
+    group: ConsumerGroup,
+    member_data: Callable[[Member], MemberData],
+    *,
+    distinct: bool = False,
+    claimed: GroupClaims | None = None,
 ) -> StickyOutcome:
     """Kafka's ``AbstractStickyAssignor.assignPartitions``: settle claims, pick a builder
-    (``distinct``: the caller knows no partition is claimed twice, as ``resolve_ownership``)."""
+    (``distinct``: the caller knows no partition is claimed twice, as ``resolve_ownership``;
+    ``claimed``: the claims as their reader's columns, numbered once for the call)."""
     topics = partitions_per_topic(group)
     members = member_hash_order(group)
-    rack = rack_info(group, PartitionSpace.of(topics))
+    space = PartitionSpace.of(topics)
+    if claimed is not None:
+        space.adopt(claimed)
+    rack = rack_info(group, space)
     data = {m.member_id: member_data(m) for m in members}
     ownership = resolve_ownership(members, topics, data, distinct=distinct)
     if ownership.all_subscriptions_equal:

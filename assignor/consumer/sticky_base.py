@@ -93,10 +93,9 @@ class RackInfo:
         rack = self.member_rack.get(member)
         return rack is not None and rack not in self.racks_of(tp)
 
-    def local_to(self, member: str) -> npt.NDArray[np.bool_]:
-        """Per rack set, whether ``member``'s rack is in it (every set for a member without
-        a rack: it misses none)."""
-        rack = self.member_rack.get(member)
+    def local_to(self, rack: str | None) -> npt.NDArray[np.bool_]:
+        """Per rack set, whether ``rack`` (a member's) is in it (every set for a member
+        without a rack: it misses none)."""
         return np.array([rack is None or rack in s for s in self.rack_sets], dtype=bool)
 
 

@@ -130,23 +130,35 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
     every, sizes = b.space.claimed_column(list(owned.values()), within=False)
     owner = np.repeat(np.arange(len(members), dtype=np.int64), sizes)
     if b.rack.member_rack:  # rack mode: claims on no replica of the member's rack go
-        fits = _rack_local(b, members)[owner, b.rack.set_of[every]]
-        _may_revoke(b, len(members), every[~fits], owner[~fits])
-        every, owner = every[fits], owner[fits]
-    every, owner = _by_member_partition_topic(b.space, every, owner)
+        fits = _rack_local(b, members, owner, every)
+        if not fits.all():
+            _may_revoke(b, len(members), every[~fits], owner[~fits])
+            every, owner = every[fits], owner[fits]
     if len(b.several):
         free = ~np.isin(every, b.several)
         every, owner = every[free], owner[free]
-    sizes = np.bincount(owner, minlength=len(members)).tolist()
-    keeps = [_quota_kept(b, place, size) for place, size in enumerate(sizes)]
-    starts = np.cumsum([0, *sizes[:-1]], dtype=np.int64)
-    rank = np.arange(len(every), dtype=np.int64) - np.repeat(starts, sizes)  # within its member
-    kept = rank < np.repeat(np.asarray(keeps, dtype=np.int64), sizes)
-    if not kept.all():
-        b.maybe_revoked.update(zip(every[~kept].tolist(), owner[~kept].tolist(), strict=True))
-    b.give_each(owner[kept], every[kept])
-    found: Ids = every[kept]
+    counts = np.bincount(owner, minlength=len(members))
+    keeps = [_quota_kept(b, place, size) for place, size in enumerate(counts.tolist())]
+    kept = np.asarray(keeps, dtype=np.int64)
+    if np.array_equal(kept, counts):  # each keeps all it claims: their order does not matter
+        b.give_each(owner, every)
+        return every
+    found, owner = _first_kept(b, every, owner, counts, kept)
+    b.give_each(owner, found)
     return found
+
+
+def _first_kept(b: _Builder, every: Ids, owner: Ids, counts: Ids, kept: Ids) -> tuple[Ids, Ids]:
+    """The claims (``owner``: member by member, ``counts`` each) that members keeping fewer
+    than they claim (``kept``) keep: the first in (partition, topic) order, Kafka's (only
+    those members' claims sorted); the rest may be revoked. Returns the kept and owners."""
+    pick = (kept < counts)[owner]
+    every = every.copy()  # the space's column is read-only
+    every[pick], owner[pick] = _by_member_partition_topic(b.space, every[pick], owner[pick])
+    rank = np.arange(len(every), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    keep = rank < kept[owner]  # within its member
+    b.maybe_revoked.update(zip(every[~keep].tolist(), owner[~keep].tolist(), strict=True))
+    return every[keep], owner[keep]
 
 
 def _quota_kept(b: _Builder, place: int, size: int) -> int:
@@ -191,17 +203,17 @@ def _by_member_partition_topic(space: PartitionSpace, ids: Ids, owner: Ids) -> t
     return space.offsets[topic] + number, owner
 
 
-def _rack_local(b: _Builder, members: list[str]) -> npt.NDArray[np.bool_]:
-    """Per member (row) and replica rack set, whether the set holds the member's rack (every
-    set for a member without one)."""
-    rows: dict[str | None, npt.NDArray[np.bool_]] = {}
-    for member in members:
-        rack = b.rack.member_rack.get(member)
-        if rack not in rows:
-            rows[rack] = b.rack.local_to(member)
-    return np.array([rows[b.rack.member_rack.get(m)] for m in members], dtype=bool).reshape(
-        len(members), len(b.rack.rack_sets)
-    )
+def _rack_local(b: _Builder, members: list[str], owner: Ids, ids: Ids) -> npt.NDArray[np.bool_]:
+    """Per claim (``ids``, of member ``owner``), whether a replica is on its member's rack
+    (always, for a member without one): a table of the members' distinct racks against the
+    replica rack sets, not a row per member."""
+    rows: dict[str | None, int] = {}
+    row = [rows.setdefault(b.rack.member_rack.get(m), len(rows)) for m in members]
+    table = np.array([b.rack.local_to(r) for r in rows], dtype=bool)
+    sets = len(b.rack.rack_sets)
+    at = np.asarray(row, dtype=np.int64)[owner] * sets + b.rack.set_of[ids]
+    local: npt.NDArray[np.bool_] = table.reshape(-1)[at]
+    return local
 
 
 def _may_revoke(b: _Builder, members: int, ids: Ids, owner: Ids) -> None:

@@ -3,11 +3,12 @@
 ``kassign.assignor.streams.standby``, which document the algorithms; by
 ``kassign.assignor.streams.holders`` (sorted lists of shared objects per client); and by
 ``kassign.assignor.consumer.columns`` (replica rack sets numbered by value); by
+``kassign.assignor.streams.rack.standby_flow`` (the KIP-925 standby graph's groups and arcs); by
 ``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
 ``kassign.server.consumer.owned_wire`` (a compact request's owned partitions)."""
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 _T = TypeVar("_T")
 _H = TypeVar("_H", bound=Hashable)
@@ -74,6 +75,31 @@ def standby_placement(
     actives given as ``(position, rank)`` pairs (two int64 columns' bytes): (per rank
     the positions it received, in order; with tags, the ``(position, rank)`` replicas placed
     least loaded; the positions left short)."""
+
+StandbyInput: TypeAlias = tuple[
+    list[bytes], tuple[int, int, int], tuple[int, int], bytes | None, bytes | None, bytes | None
+]
+"""A standby problem (``standby_flow.StandbyProblem``): its columns client_rack, client_class,
+class_values, rep_task, rep_client, active_client, misses, may_lose and may_gain as int64
+bytes; (classes, tag keys, racks); (traffic_cost, non_overlap_cost); the flags anchored, fixed
+and loose as ``bool_`` bytes or ``None``. ``ValueError`` when they do not fit together."""
+
+def standby_groups(problem: StandbyInput) -> tuple[bytes, bytes, bytes, bytes]:
+    """A standby problem's replica groups, without the GIL: each replica's group, each group's
+    task and size (int64 bytes), and the tag classes each group may go to (groups x classes
+    bytes of 0 or 1)."""
+
+def standby_compact_graph(problem: StandbyInput) -> tuple[int, int, bytes]:
+    """A standby problem's compact graph, without the GIL: (nodes, group-to-hub arcs, one int64
+    buffer: the arcs' tails, heads, capacities and unit costs, each column as long as the
+    arcs, then the nodes' supplies, then each group's task). The arcs: each replica staying,
+    each group to a hub, each hub to a client, each client to the bank; the nodes: groups,
+    hubs, clients, the bank."""
+
+def standby_diversity(problem: StandbyInput, tasks: bytes, clients: bytes) -> bytes:
+    """Per task and tag key of ``problem``, the distinct set tag values among the replicas
+    ``(tasks[i], clients[i])`` (int64 bytes) and the task's active, without the GIL: tasks x
+    tag keys int64 bytes, row by row; ``ValueError`` for a replica outside the problem."""
 
 def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[tuple[_T, ...]]:
     """Per collection of ``held`` (positions in ``items``), ``items`` at its positions in

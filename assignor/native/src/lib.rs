@@ -2,7 +2,8 @@
 //! `AbstractStickyAssignor.GeneralAssignmentBuilder`), the constrained builder's rack-aware
 //! round robin and the range assignor's rack-matched passes, over partition and member
 //! numbers; Kafka Streams' standby placement (least loaded, KIP-708 tags) over task positions
-//! and client ranks, and the sorted lists of task ids its assignors hand out per client. Around
+//! and client ranks, the sorted lists of task ids its assignors hand out per client, and the
+//! KIP-925 standby graph's groups, arcs and tag diversity (`standby_graph.rs`). Around
 //! them, the consumer room's bulk byte work: eager sticky's userData (`user_data.rs`), a
 //! request's members (`members.rs`), a compact request's owned partitions (`owned.rs`) and a
 //! compact answer's members (`members_wire.rs`), each read or written for the whole group at once.
@@ -29,6 +30,7 @@ mod py_streams;
 mod py_wire;
 mod range;
 mod standby;
+mod standby_graph;
 mod user_data;
 
 use pyo3::exceptions::PyValueError;
@@ -82,6 +84,9 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_streams::standby_placement, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::picked_sorted, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::picked_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(py_streams::standby_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(py_streams::standby_compact_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(py_streams::standby_diversity, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::first_seen, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::owned_by_topic, m)?)?;

@@ -3,9 +3,9 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyBytes, PyTuple};
 
-use crate::{general, ids, spans, standby};
+use crate::{general, ids, ne_bytes, spans, standby, standby_graph};
 
 /// Standby placement; see `streams.standby.place_standby_indexed` for the arguments. The
 /// actives come as `(task position, rank)` pairs, two int64 columns (numpy's `tobytes()`): the
@@ -144,4 +144,128 @@ pub(crate) fn picked_runs<'py>(
         start = end as usize;
     }
     Ok(out)
+}
+
+/// A `StandbyProblem` as Python hands it over (`standby_flow._native_input`): the columns
+/// client_rack, client_class, class_values, rep_task, rep_client, active_client, misses,
+/// may_lose and may_gain as int64 bytes; (classes, tag keys, racks); (traffic_cost,
+/// non_overlap_cost); the flags anchored, fixed and loose as numpy `bool_` bytes or `None`.
+#[derive(FromPyObject)]
+pub(crate) struct StandbyInput<'py>(
+    Vec<Bound<'py, PyBytes>>,
+    (usize, usize, usize),
+    (i64, i64),
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+);
+
+impl StandbyInput<'_> {
+    /// The problem, read in place from the bytes, checked to fit together.
+    fn problem(&self, what: &str) -> PyResult<standby_graph::Problem<'_>> {
+        let bad = || PyValueError::new_err(format!("{what}: inconsistent input"));
+        let ints = self
+            .0
+            .iter()
+            .map(|c| standby_graph::Ints::of(c.as_bytes()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        let [client_rack, client_class, class_values, rep_task, rep_client, active_client, misses, may_lose, may_gain] =
+            <[standby_graph::Ints; 9]>::try_from(ints).map_err(|_| bad())?;
+        let (classes, width, racks) = self.1;
+        let [anchored, fixed, loose] =
+            [&self.3, &self.4, &self.5].map(|f| f.as_ref().map(|a| a.as_bytes()));
+        let problem = standby_graph::Problem {
+            client_rack,
+            client_class,
+            class_values,
+            classes,
+            width,
+            rep_task,
+            rep_client,
+            active_client,
+            misses,
+            racks,
+            traffic_cost: self.2 .0,
+            non_overlap_cost: self.2 .1,
+            anchored,
+            fixed,
+            may_lose,
+            may_gain,
+            loose,
+        };
+        if !problem.consistent() {
+            return Err(bad());
+        }
+        Ok(problem)
+    }
+}
+
+/// The standby problem's replica groups (`standby_flow._groups`; the dense graph's input):
+/// each replica's group, each group's task and size (int64 bytes), and which tag classes each
+/// group may go to (`groups x classes` bytes of 0 or 1).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+pub(crate) fn standby_groups(
+    py: Python<'_>,
+    problem: StandbyInput<'_>,
+) -> PyResult<(Py<PyBytes>, Py<PyBytes>, Py<PyBytes>, Py<PyBytes>)> {
+    let p = problem.problem("standby_groups")?;
+    let g = py.detach(|| standby_graph::groups(&p));
+    let allowed: Vec<u8> = g.allowed.iter().map(|&a| u8::from(a)).collect();
+    Ok((
+        ne_bytes(py, &g.of_replica, i64::to_ne_bytes),
+        ne_bytes(py, &g.task, i64::to_ne_bytes),
+        ne_bytes(py, &g.supply, i64::to_ne_bytes),
+        PyBytes::new(py, &allowed).unbind(),
+    ))
+}
+
+/// The standby problem's compact graph (`standby_flow.solve_standby_compact`'s): (nodes,
+/// group-to-hub arcs, one int64 buffer: the arcs' tails, heads, capacities and unit costs, the
+/// nodes' supplies, each group's task). One buffer, written in place, not a column each
+/// (every fresh allocation's pages the kernel clears: at 10,000 standbys that was most of the
+/// time), and the input read where it lies.
+#[pyfunction]
+pub(crate) fn standby_compact_graph<'py>(
+    py: Python<'py>,
+    problem: StandbyInput<'py>,
+) -> PyResult<(usize, usize, Bound<'py, PyBytes>)> {
+    let p = problem.problem("standby_compact_graph")?;
+    let plan = py.detach(|| standby_graph::Plan::of(&p));
+    let raw = PyBytes::new_with(py, plan.len(&p) * 8, |buf| {
+        py.detach(|| plan.write(&p, buf));
+        Ok(())
+    })?;
+    Ok((plan.nodes(&p), plan.moves, raw))
+}
+
+/// Per task and tag key of the standby problem, the distinct set tag values among the replicas
+/// `(tasks[i], clients[i])` (int64 bytes each) and the task's active (`problems.diversity`):
+/// `tasks x tag keys` int64 bytes, row by row.
+#[pyfunction]
+pub(crate) fn standby_diversity<'py>(
+    py: Python<'py>,
+    problem: StandbyInput<'py>,
+    tasks: &[u8],
+    clients: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    let p = problem.problem("standby_diversity")?;
+    let bad = || PyValueError::new_err("standby_diversity: replicas outside the problem");
+    let (tasks, clients) = (
+        standby_graph::Ints::of(tasks).ok_or_else(bad)?,
+        standby_graph::Ints::of(clients).ok_or_else(bad)?,
+    );
+    let (t_n, c_n) = (p.active_client.len() as i64, p.client_rack.len() as i64);
+    if tasks.len() != clients.len()
+        || tasks.iter().any(|t| !(0..t_n).contains(&t))
+        || clients.iter().any(|c| !(0..c_n).contains(&c))
+    {
+        return Err(bad());
+    }
+    let size = p.active_client.len() * p.width * 8;
+    PyBytes::new_with(py, size, |out| {
+        py.detach(|| standby_graph::diversity(&p, tasks, clients, out));
+        Ok(())
+    })
 }

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeAlias
 
+import kassign_native
 import numpy as np
 from kassign.assignor.errors import InvalidAssignment, InvalidRequest, SolverError
 from kassign.assignor.interrupt import checkpoint
@@ -21,7 +22,7 @@ from kassign.assignor.streams.rack.active_flow import ActiveProblem
 from kassign.assignor.streams.rack.cost_tables import misses_per_rack, task_table
 from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.rack.int_sets import isin, unique
-from kassign.assignor.streams.rack.standby_flow import StandbyProblem
+from kassign.assignor.streams.rack.standby_flow import StandbyProblem, native_input
 from kassign.assignor.streams.result import TaskType
 from kassign.assignor.streams.tags import tag_layout
 
@@ -270,25 +271,13 @@ def check_standbys(
 def diversity(p: StandbyProblem, tasks: np.ndarray, clients: np.ndarray) -> np.ndarray:
     """Per task and tag key, how many distinct set values its replicas (active included) have.
 
-    Counted on a (task, value) table of flags when the tag values are few (``np.unique``'s sort
-    was a tenth of a 100,000-task call: the loose rounds ask for this again and again); by
-    sorting the pairs when many values would make that table large.
+    Counted by the compiled core over each task's holders (``kassign_native.standby_diversity``:
+    the loose rounds and the check ask for it up to four times a solve, and numpy's table of
+    flags or sort of pairs was half a millisecond each at 10,000 standbys, issue 24).
     """
-    t_n, width = p.active_client.size, p.class_values.shape[1]
-    with_active = np.flatnonzero(p.active_client >= 0)
-    all_t = np.concatenate([tasks, with_active])
-    vals = p.class_values[p.client_class[np.concatenate([clients, p.active_client[with_active]])]]
-    out = np.zeros((t_n, width), np.int64)
-    span = int(vals.max(initial=0)) + 1
-    few = t_n * span <= 8 * all_t.size + 4096
-    for k in range(width):
-        checkpoint()
-        if few:
-            seen = np.zeros((t_n, span), np.bool_)
-            seen[all_t, vals[:, k]] = True
-            out[:, k] = seen[:, 1:].sum(axis=1)
-            continue
-        present = vals[:, k] > 0
-        keyed = unique(all_t[present] * span + vals[present, k])
-        out[:, k] = np.bincount(keyed // span, minlength=t_n)
-    return out
+    raw = kassign_native.standby_diversity(
+        native_input(p),
+        np.ascontiguousarray(tasks, np.int64).tobytes(),
+        np.ascontiguousarray(clients, np.int64).tobytes(),
+    )
+    return np.frombuffer(raw, np.int64).reshape(p.active_client.size, p.class_values.shape[1])

@@ -16,6 +16,12 @@ solve, so the result is never worse than any sequence of such swaps:
 The compact graph routes replica groups through (tag class, rack) hubs; the per-client exclusions
 are then honoured when a hub's inflow is split over its clients. Should that split ever fail
 (``None``), ``solve_standby_dense`` solves the exact per-client graph instead.
+
+The groups, the compact graph's arrays and the tag diversity count are built by the compiled
+core (``kassign_native``, ``src/standby_graph.rs``; the one implementation, from the columns
+``native_input`` hands it): in numpy they were some fifteen whole-array steps, each a fresh
+allocation, about 2.5 ms a solve at 10,000 standbys (issue 24). The split and the dense graph
+stay here.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+import kassign_native
 import numpy as np
 import numpy.typing as npt
 from kassign.assignor.flow import FlowGraph, IntArray, layout, solve
@@ -30,6 +37,7 @@ from kassign.assignor.streams.rack.int_sets import isin, pair_order
 
 __all__ = [
     "StandbyProblem",
+    "native_input",
     "solve_standby_compact",
     "solve_standby_dense",
     "standby_cost",
@@ -113,91 +121,78 @@ class _Groups:
     allowed: npt.NDArray[np.bool_]
 
 
-def _distinct(a: IntArray, b: IntArray) -> IntArray:
-    """Distinct set values among two replicas' tag codes, per key (code 0 is "unset")."""
-    distinct: IntArray = (a != 0).astype(np.int64) + (b != 0) - ((a == b) & (a != 0))
-    return distinct
+def native_input(p: StandbyProblem) -> kassign_native.StandbyInput:
+    """``p`` as the compiled core's standby functions take it: columns as int64 bytes, flags
+    as ``bool_`` bytes (issue 24: the groups and the graph built in one pass, not some fifteen
+    whole-array steps)."""
+    lose, gain = p.room
+    columns = [
+        p.client_rack,
+        p.client_class,
+        p.class_values,
+        p.rep_task,
+        p.rep_client,
+        p.active_client,
+        p.misses,
+        lose,
+        gain,
+    ]
+    anchored, fixed, loose = (
+        None if f is None else np.ascontiguousarray(f, np.bool_).tobytes()
+        for f in (p.anchored, p.fixed, p.loose)
+    )
+    classes, width = p.class_values.shape
+    return (
+        [np.ascontiguousarray(c, np.int64).tobytes() for c in columns],
+        (classes, width, p.misses.shape[1]),
+        (int(p.traffic_cost), int(p.non_overlap_cost)),
+        anchored,
+        fixed,
+        loose,
+    )
+
+
+def _ints(raw: bytes) -> IntArray:
+    return np.frombuffer(raw, np.int64)
 
 
 def _groups(p: StandbyProblem) -> _Groups:
     """A task's single standby is a group of its own; several are grouped by tag class, or all
     together if the task is loose; a fixed replica is a group of its own that may go nowhere but
-    where it is."""
-    q_n = p.class_values.shape[0]
-    per_task = np.bincount(p.rep_task, minlength=p.active_client.size)[p.rep_task]
-    active = p.active_client[p.rep_task]
-    single = (per_task == 1) & (active >= 0)
-    own_class = p.client_class[p.rep_client]
-    loose = np.zeros(p.rep_task.size, np.bool_) if p.loose is None else p.loose[p.rep_task]
-    loose &= ~single
-    if p.fixed is not None:
-        loose &= ~p.fixed
-    key = p.rep_task * (q_n + 1) + np.where(single | loose, 0, own_class + 1)
-    if p.fixed is not None:
-        key = np.where(p.fixed, -1 - np.arange(key.size), key)
-    uniq, of_replica = np.unique(key, return_inverse=True)
-    first = np.zeros(uniq.size, np.int64)
-    first[of_replica[::-1]] = np.arange(of_replica.size)[::-1]
-    g_single = single[first]
-    same = np.arange(q_n)[None, :] == own_class[first][:, None]
-    a_vals = p.class_values[p.client_class[np.maximum(active[first], 0)]]
-    keeps = (
-        _distinct(a_vals[:, None, :], p.class_values[None, :, :])
-        >= _distinct(a_vals, p.class_values[own_class[first]])[:, None, :]
-    ).all(axis=2)
-    allowed = np.where(g_single[:, None], keeps, same)
-    allowed[loose[first]] = True
-    if p.fixed is not None:
-        allowed[p.fixed[first]] = False
-    supply = np.bincount(of_replica).astype(np.int64)
-    return _Groups(of_replica.astype(np.int64), p.rep_task[first], supply, allowed)
+    where it is (``kassign_native.standby_groups``: the same groups the compact graph uses)."""
+    of_replica, task, supply, allowed = kassign_native.standby_groups(native_input(p))
+    tasks = _ints(task)
+    flags = np.frombuffer(allowed, np.bool_).reshape(tasks.size, p.class_values.shape[0])
+    return _Groups(_ints(of_replica), tasks, _ints(supply), flags)
 
 
 def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None:
-    """Optimal replicas via (class, rack) hubs, or ``None`` if a hub's inflow cannot be split."""
-    g = _groups(p)
-    c_n, r_n = p.client_rack.size, p.misses.shape[1]
-    hub_keys, client_hub = np.unique(p.client_class * r_n + p.client_rack, return_inverse=True)
-    hub_class, hub_rack = hub_keys // r_n, hub_keys % r_n
-    hub_size = np.bincount(client_hub)
-    g_n, h_n, scale, counts = g.task.size, hub_keys.size, p.rep_task.size + 1, p.counts
-    act = p.active_client[g.task]
-    act_hub = np.where(act >= 0, client_hub[np.maximum(act, 0)], -1)
-    ok = g.allowed[:, hub_class]
-    cap = np.minimum(g.supply[:, None], hub_size[None, :] - (act_hub[:, None] == np.arange(h_n)))
-    arc_g, arc_h = np.nonzero(ok & (cap > 0))
-    lay = layout(("group", g_n), ("hub", h_n), ("client", c_n), ("bank", 1))
-    g0, h0, c0, bank = lay.start("group"), lay.start("hub"), lay.start("client"), lay.start("bank")
-    lose, gain = p.room
-    # An unanchored replica pays non_overlap_cost whether it stays or moves: the same to the
-    # optimum as paying it never, and it keeps the move arcs (shared per group) uniform.
-    stay = (
-        p.traffic_cost * p.misses[p.rep_task, p.client_rack[p.rep_client]]
-        + p.non_overlap_cost * ~p.anchors
-    ) * scale
-    move = (
-        p.traffic_cost * p.misses[g.task[arc_g], hub_rack[arc_h]] + p.non_overlap_cost
-    ) * scale + 1
-    supplies = np.zeros(lay.num_nodes, np.int64)
-    supplies[g0 : g0 + g_n] = g.supply
-    supplies[c0 : c0 + c_n] = -(counts - lose)
-    supplies[bank] = -int(lose.sum())
-    n_rep = p.rep_task.size
-    graph = FlowGraph.of(
-        lay.num_nodes,
-        [
-            (g0 + g.of_replica, c0 + p.rep_client, 1, stay),
-            (g0 + arc_g, h0 + arc_h, cap[arc_g, arc_h], move),
-            (h0 + client_hub, c0 + np.arange(c_n), counts + gain, 0),
-            (c0 + np.arange(c_n), bank, lose + gain, 0),
-        ],
-        supplies,
-    )
-    flows = solve(graph).flows
+    """Optimal replicas via (class, rack) hubs, or ``None`` if a hub's inflow cannot be split.
+
+    The graph (``kassign_native.standby_compact_graph``): groups, (class, rack) hubs, clients
+    and a bank. Each replica may stay (its traffic, scaled); a group goes to a hub of a class
+    it may use, up to its size and the hub's clients bar its task's active (traffic to the
+    hub's rack plus ``non_overlap_cost``, scaled, plus one, so staying wins ties); a hub feeds
+    its clients up to their counts plus their room to gain, and a client gives its room to
+    lose to the bank. An unanchored replica pays ``non_overlap_cost`` whether it stays or
+    moves: the same to the optimum as paying it never, and it keeps the move arcs (shared per
+    group) uniform.
+    """
+    nodes, moves, raw = kassign_native.standby_compact_graph(native_input(p))
+    c_n, n_rep = p.client_rack.size, p.rep_task.size
+    arcs = n_rep + moves + 2 * c_n
+    columns = _ints(raw)
+    tails, heads, caps, costs = columns[: 4 * arcs].reshape(4, arcs)
+    supplies, group_task = columns[4 * arcs : 4 * arcs + nodes], columns[4 * arcs + nodes :]
+    h0 = group_task.size  # the groups' nodes come first, then the hubs'
+    arc_g = tails[n_rep : n_rep + moves]
+    arc_h = heads[n_rep : n_rep + moves] - h0
+    client_hub = tails[n_rep + moves : n_rep + moves + c_n] - h0
+    flows = solve(FlowGraph(nodes, tails, heads, caps, costs, supplies)).flows
     kept = flows[:n_rep] > 0
     arrive = flows[n_rep : n_rep + arc_g.size]
     slots = flows[n_rep + arc_g.size : n_rep + arc_g.size + c_n]
-    units_task = np.repeat(g.task[arc_g], arrive)
+    units_task = np.repeat(group_task[arc_g], arrive)
     units_hub = np.repeat(arc_h, arrive)
     placed = _split(p, kept, units_task, units_hub, client_hub, slots)
     if placed is None:

@@ -14,6 +14,7 @@ import io.kassign.v1.TopicList;
 import io.kassign.v1.TopicPartitions;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -54,8 +55,10 @@ final class GroupToRequest {
             request.addTopicLists(TopicList.newBuilder().addAllTopics(listed));
             subscribed.addAll(listed);
         });
+        final Map<String, ByteString> names = new HashMap<>();
         for (final Map.Entry<String, Subscription> member : group.groupSubscription().entrySet()) {
-            request.addMembers(member(member.getKey(), member.getValue(), lists.indexOf(member.getValue().topics())));
+            request.addMembers(member(member.getKey(), member.getValue(), lists.indexOf(member.getValue().topics()),
+                    names));
         }
         final List<String> topics = new ArrayList<>(subscribed);
         Collections.sort(topics);
@@ -80,18 +83,29 @@ final class GroupToRequest {
         return request.setOptions(options).build();
     }
 
-    /** The member in the compact form: its topics as {@code topic_lists[topicList]}, owned partitions by topic. */
-    static MemberSubscription member(final String memberId, final Subscription subscription, final int topicList) {
+    /**
+     * The member in the compact form: its topics as {@code topic_lists[topicList]}, owned partitions
+     * by topic, each topic's name as UTF-8 from {@code names} (filled here, shared by the group's
+     * members). Why bytes: a member of a large group owns a partition or two of each of hundreds of
+     * topics (a cooperative group's million owned partitions were a million entries), and protobuf
+     * measures and encodes a {@code String} field's UTF-8 anew at each write, twice per entry
+     * (JFR); bytes are written as they are, the same bytes on the wire.
+     */
+    static MemberSubscription member(final String memberId, final Subscription subscription, final int topicList,
+                                     final Map<String, ByteString> names) {
         final ConsumerSubscription.Builder s = ConsumerSubscription.newBuilder()
                 .setTopicList(topicList)
                 .setRackId(subscription.rackId().orElse(""));
         TopicPartitions.Builder entry = null;
+        String topic = null;
         for (final TopicPartition owned : subscription.ownedPartitions()) {
-            if (entry == null || !entry.getTopic().equals(owned.topic())) {
+            if (entry == null || !topic.equals(owned.topic())) {
                 if (entry != null) {
                     s.addOwnedByTopic(entry);
                 }
-                entry = TopicPartitions.newBuilder().setTopic(owned.topic());
+                topic = owned.topic();
+                entry = TopicPartitions.newBuilder().setTopicBytes(names.computeIfAbsent(topic,
+                        ByteString::copyFromUtf8));
             }
             entry.addPartitions(owned.partition());
         }

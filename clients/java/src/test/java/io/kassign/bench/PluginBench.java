@@ -230,9 +230,11 @@ public final class PluginBench {
         final boolean valid = TaskAssignmentUtils.validateTaskAssignment(state, timed.kafka())
                 == TaskAssignor.AssignmentError.NONE
                 && TaskAssignmentUtils.validateTaskAssignment(state, timed.plugin()) == TaskAssignor.AssignmentError.NONE;
-        print(Map.of("kind", "streams", "shape", shape, "assignor", "KIP-924 sticky", "kafka_ms", timed.kafkaMs(),
-                "plugin_ms", timed.pluginMs(), "valid", valid,
+        final Map<String, Object> line = new HashMap<>(Map.of("kind", "streams", "shape", shape, "assignor",
+                "KIP-924 sticky", "kafka_ms", timed.kafkaMs(), "plugin_ms", timed.pluginMs(), "valid", valid,
                 "fallbacks", metric("task-assignor", groupId, "fallbacks-total")));
+        line.putAll(Map.of("kafka_cpu_ms", timed.kafkaCpuMs(), "plugin_cpu_ms", timed.pluginCpuMs()));
+        print(line);
     }
 
     /**

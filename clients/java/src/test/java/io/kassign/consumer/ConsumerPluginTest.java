@@ -18,6 +18,7 @@ import io.kassign.v1.ConsumerMemberAssignment;
 import io.kassign.v1.ConsumerSubscription;
 import io.kassign.v1.ConsumerTopic;
 import io.kassign.v1.PartitionRuns;
+import io.kassign.v1.TopicPartitions;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,6 +86,25 @@ final class ConsumerPluginTest {
                 "protocol");
         equal(5_000L, request.getOptions().getSolverTimeBudgetMs(), "half the default deadline");
         equal(Balance.BALANCE_UNSPECIFIED, request.getOptions().getBalance(), "count: the field left unset");
+    }
+
+    @Test
+    @DisplayName("request: owned partitions by topic, a run per change of topic, names as UTF-8 bytes shared by members")
+    void requestOwnedByTopic() {
+        final List<TopicPartition> owned = List.of(tp("t0", 1), tp("t0", 2), tp("tö", 0), tp("t0", 3));
+        final GroupSubscription group = group("m1", member(List.of("t0", "tö"), "a", owned, 3),
+                "m2", member(List.of("t0", "tö"), "a", List.of(tp("tö", 1)), 3));
+        final ConsumerAssignRequest request = GroupToRequest.convert(cluster(Map.of("t0", 4, "tö", 2)), group,
+                ConsumerSettings.from(Map.of("group.id", "g1")), RebalanceProtocol.COOPERATIVE);
+        final ConsumerSubscription m1 = request.getMembers(0).getSubscription();
+        equal(List.of("t0", "tö", "t0"), m1.getOwnedByTopicList().stream().map(TopicPartitions::getTopic).toList(),
+                "one entry per run of a topic, in the member's order");
+        equal(List.of(List.of(1, 2), List.of(0), List.of(3)),
+                m1.getOwnedByTopicList().stream().map(TopicPartitions::getPartitionsList).toList(), "the numbers");
+        equal(TopicPartitions.newBuilder().setTopic("tö").addPartitions(0).build().toByteString(),
+                m1.getOwnedByTopic(1).toByteString(), "the same bytes as the name set as a String");
+        equal(TopicPartitions.newBuilder().setTopic("tö").addPartitions(1).build().toByteString(),
+                request.getMembers(1).getSubscription().getOwnedByTopic(0).toByteString(), "the second member's too");
     }
 
     @Test

@@ -172,6 +172,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="do not serve gRPC server reflection (default: served, for grpcurl and ghz)",
     )
     p.add_argument(
+        "--no-malloc-tuning",
+        dest="malloc_tuning",
+        action="store_false",
+        help="leave glibc malloc's mmap and trim thresholds at glibc's defaults in the workers"
+        " (default: raised, and the free heap given back once a worker is idle; docs/operations.md)",
+    )
+    p.add_argument(
         "--max-connection-age-s",
         type=float,
         default=0.0,
@@ -273,6 +280,7 @@ def serve_config(args: argparse.Namespace) -> app.ServerConfig:
         extra_options=_connection_age_options(args),
         limits=limit_options.request_limits(args),
         load_source=load_source(args),
+        malloc_tuning=args.malloc_tuning,
     )
 
 

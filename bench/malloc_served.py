@@ -1,0 +1,123 @@
+"""``kassign serve``'s worker under glibc malloc settings: large calls' time and memory.
+
+For each setting (``SERVED``: ``--no-malloc-tuning`` or not) and round (the order
+alternating), one ``kassign serve --workers 1`` serves, on loopback: a 1,000,000-partition
+consumer call (``memory_bench.py``'s ``consumer_wide``: 500 topics, 2,000 members, range,
+compact) and a 100,000-task x 5,000-client Streams call (high availability, no standbys), each
+``--calls`` times. It prints the best wall ms of each call, the worker's peak (``VmHWM``) and
+RSS after each kind, its RSS once idle for ``--idle`` seconds (the solver helper's RSS
+beside it), and the Streams call's time once more after that idle spell.
+
+    .venv/bin/python bench/malloc_served.py --settings off,on --rounds 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import grpc
+from memory_bench import consumer_wide, streams_group
+from serving import serving_on_loopback
+
+_UNLIMITED = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+
+
+def _status(pid: int) -> dict[str, int]:
+    """The process's VmHWM and VmRSS in MB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key = line.split(":")[0]
+        if key in ("VmHWM", "VmRSS"):
+            out[key] = int(line.split()[1]) // 1024
+    return out
+
+
+def _children_rss(pid: int) -> int:
+    total = 0
+    for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+        total += _status(int(child)).get("VmRSS", 0)
+    return total
+
+
+SERVED = {"off": ("--no-malloc-tuning",), "on": ()}
+"""The worker's settings compared: glibc's defaults, and ``kassign serve``'s tuning
+(``server/runtime/malloc.py``: the thresholds raised, the heap trimmed once idle)."""
+
+
+AFTER_IDLE = "streams 100,000 x 5,000"
+
+
+def _served(setting: str, requests: dict[str, tuple[str, bytes]], calls: int, idle: float) -> str:
+    kassign = str(Path(sys.executable).parent / "kassign")
+    command = [kassign, "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "1"]
+    cells = []
+    with tempfile.TemporaryDirectory() as work:
+        log = Path(work) / "serve.log"
+        options = ["--metrics-port", "-1", *SERVED[setting]]
+        with serving_on_loopback(command + options, "kassign serve", log) as target:
+            found = re.search(r"serving on \S+ \(pid (\d+)\)", log.read_text())
+            if found is None:
+                raise SystemExit(f"no worker pid in:\n{log.read_text()}")
+            pid = int(found.group(1))
+            cells.append(f"start RSS {_status(pid)['VmRSS']}")
+            with grpc.insecure_channel(target, options=_UNLIMITED) as channel:
+                for name, (method, data) in requests.items():
+                    call: Callable[..., bytes] = channel.unary_unary(method)
+                    best = float("inf")
+                    for _ in range(calls):
+                        started = time.perf_counter()
+                        call(data, timeout=600)
+                        best = min(best, time.perf_counter() - started)
+                    mem = _status(pid)
+                    cells.append(
+                        f"{name} best {best * 1000:.0f} ms, peak {mem['VmHWM']} RSS {mem['VmRSS']}"
+                    )
+                time.sleep(idle)
+                cells.append(f"idle RSS {_status(pid)['VmRSS']} (helper {_children_rss(pid)}) MB")
+                # the first call after an idle spell (the heap trimmed when tuned): sparse calls
+                method, data = requests[AFTER_IDLE]
+                again: Callable[..., bytes] = channel.unary_unary(method)
+                started = time.perf_counter()
+                again(data, timeout=600)
+                cells.append(
+                    f"{AFTER_IDLE} after idle {(time.perf_counter() - started) * 1000:.0f} ms"
+                )
+    return "; ".join(cells)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--settings", default="off,on")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--calls", type=int, default=3)
+    parser.add_argument("--idle", type=float, default=3.0)
+    args = parser.parse_args(argv)
+    requests = {
+        "consumer 1M": (
+            "/kassign.v1.ConsumerAssignmentService/Assign",
+            consumer_wide(1_000_000).SerializeToString(),
+        ),
+        "streams 100,000 x 5,000": (
+            "/kassign.v1.TaskAssignmentService/Assign",
+            streams_group(100_000, 5_000).SerializeToString(),
+        ),
+    }
+    settings = args.settings.split(",")
+    for round_ in range(args.rounds):
+        for setting in settings if round_ % 2 == 0 else settings[::-1]:
+            line = _served(setting, requests, args.calls, args.idle)
+            print(f"round {round_} {setting:<14} {line}  load {os.getloadavg()[0]:.1f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

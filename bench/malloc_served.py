@@ -4,7 +4,7 @@ For each setting (``SERVED``: ``--no-malloc-tuning`` or not) and round (the orde
 alternating), one ``kassign serve --workers 1`` serves, on loopback: a 1,000,000-partition
 consumer call (``memory_bench.py``'s ``consumer_wide``: 500 topics, 2,000 members, range,
 compact) and a 100,000-task x 5,000-client Streams call (high availability, no standbys), each
-``--calls`` times. It prints the best wall ms of each call, the worker's peak (``VmHWM``) and
+``--calls`` times. It prints the best wall ms and the worker's CPU ms of each call, the worker's peak (``VmHWM``) and
 RSS after each kind, its RSS once idle for ``--idle`` seconds (the solver helper's RSS
 beside it), and the Streams call's time once more after that idle spell.
 
@@ -41,6 +41,17 @@ def _status(pid: int) -> dict[str, int]:
     return out
 
 
+def _cpu(pid: int) -> float:
+    """The process's CPU seconds so far (user and system, the kernel's 10 ms ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _faults(pid: int) -> int:
+    """The process's minor page faults so far."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+
+
 def _children_rss(pid: int) -> int:
     total = 0
     for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
@@ -72,24 +83,28 @@ def _served(setting: str, requests: dict[str, tuple[str, bytes]], calls: int, id
             with grpc.insecure_channel(target, options=_UNLIMITED) as channel:
                 for name, (method, data) in requests.items():
                     call: Callable[..., bytes] = channel.unary_unary(method)
-                    best = float("inf")
+                    best, best_cpu = float("inf"), float("inf")
                     for _ in range(calls):
-                        started = time.perf_counter()
+                        started, started_cpu = time.perf_counter(), _cpu(pid)
                         call(data, timeout=600)
                         best = min(best, time.perf_counter() - started)
+                        best_cpu = min(best_cpu, _cpu(pid) - started_cpu)
                     mem = _status(pid)
                     cells.append(
-                        f"{name} best {best * 1000:.0f} ms, peak {mem['VmHWM']} RSS {mem['VmRSS']}"
+                        f"{name} best {best * 1000:.0f} ms wall {best_cpu * 1000:.0f} ms worker cpu,"
+                        f" peak {mem['VmHWM']} RSS {mem['VmRSS']}"
                     )
                 time.sleep(idle)
                 cells.append(f"idle RSS {_status(pid)['VmRSS']} (helper {_children_rss(pid)}) MB")
                 # the first call after an idle spell (the heap trimmed when tuned): sparse calls
                 method, data = requests[AFTER_IDLE]
                 again: Callable[..., bytes] = channel.unary_unary(method)
-                started = time.perf_counter()
+                started, started_cpu, faults = time.perf_counter(), _cpu(pid), _faults(pid)
                 again(data, timeout=600)
+                wall, cpu = time.perf_counter() - started, _cpu(pid) - started_cpu
                 cells.append(
-                    f"{AFTER_IDLE} after idle {(time.perf_counter() - started) * 1000:.0f} ms"
+                    f"after idle {wall * 1000:.0f} ms wall {cpu * 1000:.0f} ms worker cpu"
+                    f" {_faults(pid) - faults} faults"
                 )
     return "; ".join(cells)
 

@@ -1,24 +1,29 @@
 """``kassign serve``'s worker under glibc malloc settings: large calls' time and memory.
 
-For each setting (``SERVED``: ``--no-malloc-tuning`` or not) and round (the order
+For each setting (``SERVED``: ``--malloc-tuning`` or not) and round (the order
 alternating), one ``kassign serve --workers 1`` serves, on loopback: a 1,000,000-partition
 consumer call (``memory_bench.py``'s ``consumer_wide``: 500 topics, 2,000 members, range,
 compact) and a 100,000-task x 5,000-client Streams call (high availability, no standbys), each
 ``--calls`` times. It prints the best wall ms and the worker's CPU ms of each call, the worker's peak (``VmHWM``) and
 RSS after each kind, its RSS once idle for ``--idle`` seconds (the solver helper's RSS
-beside it), and the Streams call's time once more after that idle spell.
+beside it), and the last call's time once more after that idle spell. ``--min-traffic``: a
+10,000 x 1,000 ``min_traffic`` call instead (``rack_aware_bench.py``'s group as a request), whose
+solves run in the worker's solver helper.
 
     .venv/bin/python bench/malloc_served.py --settings off,on --rounds 2
+    .venv/bin/python bench/malloc_served.py --min-traffic --rounds 4 --calls 10
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +33,47 @@ import grpc
 from memory_bench import consumer_wide, streams_group
 from serving import serving_on_loopback
 
+RACKS = ("rack-a", "rack-b", "rack-c")
 _UNLIMITED = [("grpc.max_receive_message_length", -1), ("grpc.max_send_message_length", -1)]
+
+
+def min_traffic_request(tasks: int = 10_000, clients: int = 1_000) -> bytes:
+    """``rack_aware_bench.make_state``'s group as a request: 10 sub-topologies, each task a
+    source and a changelog partition on two of three racks, clients of two threads with a rack
+    and a ``zone`` tag, one standby, ``min_traffic``."""
+    from kassign_client import build
+
+    rng = random.Random(7)
+    per = -(-tasks // 10)
+    infos = [
+        build.task(
+            t // per,
+            t % per,
+            source=[f"in-{t // per}"],
+            changelog=[f"log-{t // per}"],
+            racks={
+                f"in-{t // per}": rng.sample(RACKS, 2),
+                f"log-{t // per}": rng.sample(RACKS, 2),
+            },
+        )
+        for t in range(tasks)
+    ]
+    members = [
+        build.client(
+            uuid.UUID(int=rng.getrandbits(128)),
+            threads=2,
+            rack=RACKS[c % 3],
+            tags={"zone": RACKS[c % 3]},
+            topics=sorted({f"in-{s}" for s in range(10)}),
+        )
+        for c in range(clients)
+    ]
+    configs = build.configs(
+        num_standby_replicas=1,
+        rack_aware_strategy="min_traffic",
+        rack_aware_assignment_tags=["zone"],
+    )
+    return build.request(members, infos, configs=configs, now_ms=1).SerializeToString()
 
 
 def _status(pid: int) -> dict[str, int]:
@@ -59,12 +104,9 @@ def _children_rss(pid: int) -> int:
     return total
 
 
-SERVED = {"off": ("--no-malloc-tuning",), "on": ()}
+SERVED = {"off": (), "on": ("--malloc-tuning",)}
 """The worker's settings compared: glibc's defaults, and ``kassign serve``'s tuning
 (``server/runtime/malloc.py``: the thresholds raised, the heap trimmed once idle)."""
-
-
-AFTER_IDLE = "streams 100,000 x 5,000"
 
 
 def _served(setting: str, requests: dict[str, tuple[str, bytes]], calls: int, idle: float) -> str:
@@ -96,8 +138,8 @@ def _served(setting: str, requests: dict[str, tuple[str, bytes]], calls: int, id
                     )
                 time.sleep(idle)
                 cells.append(f"idle RSS {_status(pid)['VmRSS']} (helper {_children_rss(pid)}) MB")
-                # the first call after an idle spell (the heap trimmed when tuned): sparse calls
-                method, data = requests[AFTER_IDLE]
+                # the last kind's first call after an idle spell (the heap trimmed when tuned)
+                method, data = list(requests.values())[-1]
                 again: Callable[..., bytes] = channel.unary_unary(method)
                 started, started_cpu, faults = time.perf_counter(), _cpu(pid), _faults(pid)
                 again(data, timeout=600)
@@ -115,17 +157,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=3)
     parser.add_argument("--idle", type=float, default=3.0)
+    parser.add_argument(
+        "--min-traffic", action="store_true", help="only a 10,000 x 1,000 min_traffic call"
+    )
     args = parser.parse_args(argv)
-    requests = {
-        "consumer 1M": (
-            "/kassign.v1.ConsumerAssignmentService/Assign",
-            consumer_wide(1_000_000).SerializeToString(),
-        ),
-        "streams 100,000 x 5,000": (
-            "/kassign.v1.TaskAssignmentService/Assign",
-            streams_group(100_000, 5_000).SerializeToString(),
-        ),
-    }
+    streams = "/kassign.v1.TaskAssignmentService/Assign"
+    requests = (
+        {"min_traffic 10,000 x 1,000": (streams, min_traffic_request())}
+        if args.min_traffic
+        else {
+            "consumer 1M": (
+                "/kassign.v1.ConsumerAssignmentService/Assign",
+                consumer_wide(1_000_000).SerializeToString(),
+            ),
+            "streams 100,000 x 5,000": (streams, streams_group(100_000, 5_000).SerializeToString()),
+        }
+    )
     settings = args.settings.split(",")
     for round_ in range(args.rounds):
         for setting in settings if round_ % 2 == 0 else settings[::-1]:

@@ -172,11 +172,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="do not serve gRPC server reflection (default: served, for grpcurl and ghz)",
     )
     p.add_argument(
-        "--no-malloc-tuning",
-        dest="malloc_tuning",
-        action="store_false",
-        help="leave glibc malloc's mmap and trim thresholds at glibc's defaults in the workers"
-        " (default: raised, and the free heap given back once a worker is idle; docs/operations.md)",
+        "--malloc-tuning",
+        action="store_true",
+        help="raise glibc malloc's mmap and trim thresholds in the workers and give their free"
+        " heap back once idle (docs/operations.md; default: off, glibc's own thresholds)",
     )
     p.add_argument(
         "--max-connection-age-s",

@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         "--serve-option",
         action="append",
         default=[],
-        help="an option added to the served mode's kassign serve, such as --no-malloc-tuning"
+        help="an option added to the served mode's kassign serve, such as --malloc-tuning"
         " (repeatable; default: none)",
     )
     p.add_argument("--serve", choices=MODES[:3], help=argparse.SUPPRESS)

@@ -110,7 +110,7 @@ class ServerConfig:
     limits: RequestLimits = DEFAULT_LIMITS  # per request; answer_bytes is max_message_bytes
     probe_path: Path | None = None  # a worker's private Unix socket, for its own probe
     load_source: LoadSourceConfig | None = None  # --load-source: each process reads its own
-    malloc_tuning: bool = True  # run_process: glibc's thresholds raised (runtime/malloc.py)
+    malloc_tuning: bool = False  # run_process: glibc's thresholds raised (runtime/malloc.py)
 
 
 def channel_options(max_message_bytes: int) -> list[tuple[str, int]]:

@@ -56,9 +56,9 @@ def test_connection_age_maps_to_grpc_core_options_with_the_grace() -> None:
     }
 
 
-def test_malloc_tuning_is_on_unless_turned_off() -> None:
-    assert _config().malloc_tuning is True
-    assert _config("--no-malloc-tuning").malloc_tuning is False
+def test_malloc_tuning_is_off_unless_asked_for() -> None:
+    assert _config().malloc_tuning is False
+    assert _config("--malloc-tuning").malloc_tuning is True
 
 
 @contextmanager

@@ -149,7 +149,7 @@ def test_sigterm_lets_the_in_flight_call_finish_then_exits(tmp_path: Path) -> No
 
 
 def test_sigint_on_an_idle_server_exits_cleanly_and_logs_the_port(tmp_path: Path) -> None:
-    with subprocess_server(tmp_path) as (proc, target):
+    with subprocess_server(tmp_path, "--malloc-tuning") as (proc, target):
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
         _, err = proc.communicate(timeout=10)

@@ -1,8 +1,8 @@
 """Where a whole consumer gRPC call's time goes, piece by piece (issue 24).
 
 ``consumer_bench.py`` times the call through ``kassign serve`` against Kafka's warm ``assign``;
-this splits that call on the same groups (Kafka's large-test shapes, compact wire, no racks)
-into what a caller and the server each do, every piece timed alone in this process, wall ms,
+this splits that call on the same groups (Kafka's large-test shapes, compact wire; no racks or
+three, ``--layouts``; fresh, a member leaving or one extra member, ``--scenarios``) into what a caller and the server each do, every piece timed alone in this process, wall ms,
 best of ``--repeats``:
 
 - ``client ser``: the request message to bytes (the Python client's; the plug-ins build theirs
@@ -17,7 +17,7 @@ best of ``--repeats``:
   pieces and the echo (the worker's threads, interceptors, what the pieces do not see).
 
     .venv/bin/python bench/call_split.py [--sizes 50x800x800] [--assignors sticky,...]
-        [--scenarios fresh,leave] [--repeats 15]
+        [--layouts none,racks] [--scenarios fresh,leave,extra] [--repeats 15]
 
 Run with another tree's interpreter (``/work/main/.venv/bin/python bench/call_split.py``) to
 time that tree's code: the modules and ``kassign serve`` are the interpreter's. Nothing here
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import itertools
 import os
 import statistics
 import sys
@@ -41,7 +42,7 @@ from typing import Any, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import grpc
-from consumer_groups import leave, make_cluster, make_members, request_for
+from consumer_groups import extra_member, leave, make_cluster, make_members, request_for
 from kassign.assignor.consumer import Member, assign, consumer_group
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
@@ -116,17 +117,21 @@ def echo_server() -> AbstractContextManager[str]:
     return serving_on_loopback([sys.executable, __file__, "--serve-echo"], "the echo server")
 
 
-def groups(size: str, assignor: str, scenarios: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each scenario's compact request bytes (``consumer_bench.py``'s groups, no racks)."""
+def groups(
+    size: str, assignor: str, scenarios: list[str], *, racks: bool = False
+) -> Iterator[tuple[str, bytes]]:
+    """Each scenario's compact request bytes (``consumer_bench.py``'s groups and seeds)."""
     topics, per_topic, consumers = (int(x) for x in size.split("x"))
     seed = topics * per_topic * 31 + consumers
-    cluster = make_cluster(topics * per_topic, racks=False, seed=seed, topics=topics)
-    members = make_members(cluster, consumers, racks=False, equal=True, seed=seed)
+    cluster = make_cluster(topics * per_topic, racks=racks, seed=seed, topics=topics)
+    members = make_members(cluster, consumers, racks=racks, equal=True, seed=seed)
     for scenario in scenarios:
         group: list[Member] = members
         if scenario == "leave":
             fresh = assign(assignor, consumer_group(members, cluster.topics()))
             group = leave(members, fresh, assignor)
+        elif scenario == "extra":
+            group = extra_member(cluster, members, racks=racks, seed=seed)
         request = request_for(cluster, group, assignor, compact=True)
         yield scenario, request.SerializeToString()
 
@@ -190,6 +195,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="50x800x800")
     parser.add_argument("--assignors", default="sticky,cooperative-sticky")
+    parser.add_argument("--layouts", default="none", help="none and/or racks (three)")
     parser.add_argument("--scenarios", default="fresh,leave")
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--serve-echo", action="store_true", help=argparse.SUPPRESS)
@@ -200,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} cores, load average {load}; {sys.prefix}; wall ms")
-    print(f"{'line':<40}" + "".join(f"{c:>13}" for c in COLUMNS))
+    print(f"{'line':<46}" + "".join(f"{c:>13}" for c in COLUMNS))
     with (
         kassign_serve() as target,
         channel_to(target) as kassign,
@@ -208,14 +214,15 @@ def main(argv: list[str] | None = None) -> None:
         channel_to(at) as echo,
     ):
         served = kassign("/kassign.v1.ConsumerAssignmentService/Assign")
-        for size in args.sizes.split(","):
+        for size, layout in itertools.product(args.sizes.split(","), args.layouts.split(",")):
             for name in args.assignors.split(","):
-                for scenario, data in groups(size, name, args.scenarios.split(",")):
+                scenarios = args.scenarios.split(",")
+                for scenario, data in groups(size, name, scenarios, racks=layout == "racks"):
                     got = split(data, served, echo(_ECHO), echo(_SET), args.repeats)
-                    line = f"{size} {name} {scenario}"
+                    line = f"{size} {layout} {name} {scenario}"
                     cells = "".join(f"{got[c]:13.2f}" for c in COLUMNS)
                     sizes = f"  ({got['request MB']:.2f} MB in, {got['answer MB']:.2f} out)"
-                    print(f"{line:<40}{cells}{sizes}", flush=True)
+                    print(f"{line:<46}{cells}{sizes}", flush=True)
 
 
 if __name__ == "__main__":

@@ -68,13 +68,21 @@ def cooperative_member_data(member: Member) -> MemberData:
 def _changing_owner(
     group: ConsumerGroup, assignment: Mapping[str, Sequence[TopicPartition]]
 ) -> dict[TopicPartition, str]:
-    """General builder: partitions gained by a non-owner and lost by an owner -> new owner."""
-    added: dict[TopicPartition, str] = {}
-    lost: set[TopicPartition] = set()
+    """General builder: partitions gained by a non-owner and lost by an owner -> new owner.
+
+    What was lost is found first, from the members that own something: a group that lost
+    nothing (a fresh one, say) hands over nothing, and no member's answer is read as objects
+    (40,000 of them at 800 members, most of a fresh unequal call's assign phase)."""
     owned_by = {m.member_id: claims_on(m.owned_partitions, group.topics) for m in group.members}
+    lost: set[TopicPartition] = set()
+    for member, assigned in assignment.items():
+        if owned_by[member]:
+            kept = set(assigned)
+            lost.update(tp for tp in owned_by[member] if tp not in kept)
+    if not lost:
+        return {}
+    added: dict[TopicPartition, str] = {}
     for member, assigned in assignment.items():
         owned = set(owned_by[member])
         added.update((tp, member) for tp in assigned if tp not in owned)
-        kept = set(assigned)
-        lost.update(tp for tp in owned_by[member] if tp not in kept)
     return {tp: member for tp, member in added.items() if tp in lost}

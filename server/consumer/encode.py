@@ -13,6 +13,8 @@ them into a sorted set), so sorted is the one order that costs nothing and never
 
 from __future__ import annotations
 
+import operator
+
 from kassign.assignor.consumer.api import KAFKA_ASSIGNORS
 from kassign.assignor.consumer.common import partitions_per_topic, subscribed_topics
 from kassign.assignor.consumer.result import GroupAssignment, RackStatus
@@ -76,7 +78,7 @@ def encode_response(
         flat, encoder = flat_partitions(lists), AssignmentEncoder()
         kafka = [encoder.encode(partitions) for partitions in lists]
     revoked = [sorted(m.revoked) for m in members]
-    head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment))
+    head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment, flat))
     wire = members_wire([m.member_id for m in members], flat, revoked, kafka)
     return ConsumerWireResponse(wire, head)
 
@@ -89,19 +91,28 @@ def _compact(
     members = assignment.members
     if not flat.sorted_lists():  # never ``group_assignment``'s
         flat = flat_partitions([sorted(m.partitions) for m in members])
-    revoked = flat_partitions([sorted(m.revoked) for m in members])
+    revoking = [m.revoked for m in members]  # a group that revokes nothing has no lists to cut
+    revoked = flat_partitions([sorted(r) for r in revoking] if any(revoking) else [])
     table = topic_table(flat, revoked)
     kafka = assignment_bytes(flat) if decoded.assignment_bytes else None
-    head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment), topics=table)
+    head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment, flat), topics=table)
     wire = compact_members_wire([m.member_id for m in members], flat, revoked, kafka, table)
     return ConsumerWireResponse(wire, head)
 
 
 def _report(
-    decoded: DecodedConsumerRequest, assignment: GroupAssignment
+    decoded: DecodedConsumerRequest,
+    assignment: GroupAssignment,
+    flat: FlatPartitions | None = None,
 ) -> cpb.ConsumerAssignmentReport:
+    """The report; ``flat``, the members' lists when the caller has them, gives each member's
+    count from its span (no call to each member's list)."""
     group, report = decoded.group, assignment.report
-    counts = [len(m.partitions) for m in assignment.members]
+    counts = (
+        [len(m.partitions) for m in assignment.members]
+        if flat is None
+        else list(map(operator.sub, flat.ends, flat.starts))
+    )
     return cpb.ConsumerAssignmentReport(
         assignor=assignment.assignor,
         members=len(group.members),

@@ -124,6 +124,26 @@ def test_cooperative_withholds_a_moving_partition_and_names_its_revoker() -> Non
     assert (result.report.withheld_partitions, result.report.moved_partitions) == (1, 1)
 
 
+def test_cooperative_general_builder_withholds_what_an_owner_loses() -> None:
+    """Unequal subscriptions (the general builder): the partition ``a`` loses to ``b`` is
+    withheld this round; a group that owned nothing withholds nothing (found before any
+    member's answer is read)."""
+    topics = [Topic.without_racks("t", 2), Topic.without_racks("u", 1)]
+    owned = TopicPartition("t", 0), TopicPartition("t", 1), TopicPartition("u", 0)
+    members = [
+        Member(member_id="a", topics=("t", "u"), owned_partitions=owned, generation=3),
+        Member(member_id="b", topics=("t",), generation=3),
+    ]
+    result = assign("cooperative-sticky", consumer_group(members, topics))
+    assert result.partitions() == {"a": _tps("tp1", "up0"), "b": ()}
+    assert [m.revoked for m in result.members] == [_tps("tp0"), ()]
+    assert (result.report.withheld_partitions, result.report.moved_partitions) == (1, 1)
+    fresh = [Member(member_id="a", topics=("t", "u")), Member(member_id="b", topics=("t",))]
+    result = assign("cooperative-sticky", consumer_group(fresh, topics))
+    assert result.partitions() == {"a": _tps("tp1", "up0"), "b": _tps("tp0")}
+    assert result.report.withheld_partitions == 0
+
+
 def test_rack_reasons() -> None:
     def reason(member_rack: str | None, partition_racks: tuple[frozenset[str], ...]) -> RackReason:
         group = consumer_group(

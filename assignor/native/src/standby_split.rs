@@ -32,6 +32,10 @@ impl Solved<'_> {
         let hubs = self.nodes.saturating_sub(groups + c_n + 1);
         let node_in = |v: i64, lo: usize, n: usize| v >= lo as i64 && v < (lo + n) as i64;
         let t_n = p.active_client.len() as i64;
+        // the pairs are sorted as packed keys: (task * clients + client) * 2 + 1 must fit
+        if (t_n as u128) * (c_n as u128) >= 1 << 62 {
+            return false;
+        }
         (0..groups).all(|g| (0..t_n).contains(&self.graph.at(4 * arcs + self.nodes + g)))
             && (0..self.moves).all(|k| {
                 node_in(self.graph.at(n_rep + k), 0, groups)
@@ -66,9 +70,9 @@ pub(crate) fn split(p: &Problem, s: &Solved) -> Option<Vec<(i64, i64)>> {
     }
     let client_hub = |c: usize| s.graph.at(n_rep + s.moves + c) - groups as i64;
     let mut order: Vec<usize> = (0..tasks.len()).collect();
-    order.sort_by_key(|&i| (hubs[i], tasks[i]));
+    order.sort_unstable_by_key(|&i| (hubs[i], tasks[i], i)); // ties by arrival, as a stable sort
     let mut by_client: Vec<usize> = (0..c_n).collect();
-    by_client.sort_by_key(|&c| client_hub(c));
+    by_client.sort_unstable_by_key(|&c| (client_hub(c), c));
     let slots = |c: usize| s.flows.at(n_rep + s.moves + c) as usize;
     let mut chosen = vec![0i64; tasks.len()];
     let mut next = order.iter();
@@ -85,10 +89,20 @@ pub(crate) fn split(p: &Problem, s: &Solved) -> Option<Vec<(i64, i64)>> {
         return None;
     }
     let kept: Vec<usize> = (0..n_rep).filter(|&i| s.flows.at(i) > 0).collect();
+    let pair = |i: usize| (p.rep_task.at(i), p.rep_client.at(i));
+    let sorted = sorted_pairs(&kept, pair, &tasks, &chosen, c_n);
+    let clash = sorted.is_none()
+        || tasks
+            .iter()
+            .zip(&chosen)
+            .any(|(&t, &c)| p.active_client.at(t as usize) == c);
+    if !clash {
+        return sorted;
+    }
     let mut held: HashMap<(i64, i64), i64> = HashMap::with_capacity(tasks.len() + 2 * n_rep);
     let taken = kept
         .iter()
-        .map(|&i| (p.rep_task.at(i), p.rep_client.at(i)))
+        .map(|&i| pair(i))
         .chain((0..p.active_client.len()).filter_map(|t| {
             let a = p.active_client.at(t);
             (a >= 0).then_some((t as i64, a))
@@ -96,16 +110,53 @@ pub(crate) fn split(p: &Problem, s: &Solved) -> Option<Vec<(i64, i64)>> {
     for pair in taken.chain(tasks.iter().copied().zip(chosen.iter().copied())) {
         *held.entry(pair).or_default() += 1;
     }
-    if tasks.iter().zip(&chosen).any(|(&t, &c)| held[&(t, c)] > 1) {
-        trade(&tasks, &hubs, &mut chosen, &order, &mut held)?;
-    }
+    trade(&tasks, &hubs, &mut chosen, &order, &mut held)?;
     let mut pairs: Vec<(i64, i64)> = kept
         .iter()
-        .map(|&i| (p.rep_task.at(i), p.rep_client.at(i)))
+        .map(|&i| pair(i))
         .chain(tasks.into_iter().zip(chosen))
         .collect();
     pairs.sort_unstable(); // equal pairs are equal values: any sort gives the same list
     Some(pairs)
+}
+
+/// The kept replicas and the arrivals `(tasks[i], chosen[i])` sorted by (task, client), or
+/// `None` when an arrival shares its pair with a kept replica or another arrival. One sort of
+/// packed keys (`(task * clients + client) * 2`, plus one for an arrival): equal pairs end up
+/// side by side.
+fn sorted_pairs(
+    kept: &[usize],
+    pair: impl Fn(usize) -> (i64, i64),
+    tasks: &[i64],
+    chosen: &[i64],
+    c_n: usize,
+) -> Option<Vec<(i64, i64)>> {
+    let key = |(t, c): (i64, i64)| (t as u64 * c_n as u64 + c as u64) << 1;
+    let mut keys: Vec<u64> = kept
+        .iter()
+        .map(|&i| key(pair(i)))
+        .chain(tasks.iter().zip(chosen).map(|(&t, &c)| key((t, c)) | 1))
+        .collect();
+    keys.sort_unstable();
+    let mut start = 0;
+    for end in 1..=keys.len() {
+        if end == keys.len() || keys[end] >> 1 != keys[start] >> 1 {
+            let run = &keys[start..end];
+            if run.len() > 1 && run.iter().any(|k| k & 1 == 1) {
+                return None;
+            }
+            start = end;
+        }
+    }
+    let unkey = |k: u64| ((k >> 1) / c_n as u64, (k >> 1) % c_n as u64);
+    Some(
+        keys.into_iter()
+            .map(|k| {
+                let (t, c) = unkey(k);
+                (t as i64, c as i64)
+            })
+            .collect(),
+    )
 }
 
 /// Clashes left by the slots resolved by pairwise trades within a hub (rarely needed);

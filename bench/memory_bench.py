@@ -121,12 +121,17 @@ def streams_owned(n: int) -> Message:
 
 
 def streams_tasks(n: int) -> Message:
+    return streams_group(n, 10)
+
+
+def streams_group(n: int, clients: int) -> pb.AssignRequest:
+    """``n`` stateful tasks of one source partition each, ``clients`` members of one each."""
     members = [
         pb.MemberSubscription(
             member_id=f"m-{c}",
             subscription=pb.ConsumerSubscription(info_bytes=_info(c + 1), topics=["in"]),
         )
-        for c in range(10)
+        for c in range(clients)
     ]
     tasks = [
         pb.TaskInfo(

@@ -172,6 +172,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="do not serve gRPC server reflection (default: served, for grpcurl and ghz)",
     )
     p.add_argument(
+        "--malloc-tuning",
+        action="store_true",
+        help="raise glibc malloc's mmap and trim thresholds in the workers and give their free"
+        " heap back once idle (docs/operations.md; default: off, glibc's own thresholds)",
+    )
+    p.add_argument(
         "--max-connection-age-s",
         type=float,
         default=0.0,
@@ -273,6 +279,7 @@ def serve_config(args: argparse.Namespace) -> app.ServerConfig:
         extra_options=_connection_age_options(args),
         limits=limit_options.request_limits(args),
         load_source=load_source(args),
+        malloc_tuning=args.malloc_tuning,
     )
 
 

@@ -101,6 +101,16 @@ def standby_diversity(problem: StandbyInput, tasks: bytes, clients: bytes) -> by
     ``(tasks[i], clients[i])`` (int64 bytes) and the task's active, without the GIL: tasks x
     tag keys int64 bytes, row by row; ``ValueError`` for a replica outside the problem."""
 
+def standby_split(
+    problem: StandbyInput, graph: tuple[int, int, bytes], flows: bytes
+) -> bytes | None:
+    """The compact standby graph's flows read back, without the GIL: from ``problem``, the
+    ``(nodes, moves, buffer)`` ``standby_compact_graph`` gave and the solver's flow on each arc
+    (int64 bytes), the standbys sorted by (task, client) as one int64 buffer, the tasks then
+    the clients; ``None`` when a hub's inflow cannot be split over its clients (each arriving
+    replica on a client of its hub that does not hold its task, after trades within the hub);
+    ``ValueError`` when the flows are not that graph's."""
+
 def picked_sorted(items: tuple[_T, ...], held: Sequence[Iterable[int]]) -> list[tuple[_T, ...]]:
     """Per collection of ``held`` (positions in ``items``), ``items`` at its positions in
     ascending order, as a tuple; ``ValueError`` for a position past ``items``."""

@@ -45,6 +45,12 @@ class TaskId(tuple[bytes, int, int]):
         return self[0].decode("utf-16-be", "surrogatepass") if self[0] else None
 
     @property
+    def subtopology_key(self) -> tuple[bytes, int]:
+        """The topology (as held) and sub-topology: a sub-topology's tasks share it, and
+        reading it decodes nothing."""
+        return (self[0], self[1])
+
+    @property
     def sort_key(self) -> tuple[bytes, int, int]:
         """Kafka's order as a plain tuple (kept for callers that sort with ``key=``)."""
         return (self[0], self[1], self[2])

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,10 @@ def _delta(
     }
 
 
-def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str, list[int], str]:
+def _start_server(
+    workers: int, tmp: Path, options: Sequence[str] = ()
+) -> tuple[subprocess.Popen[bytes], str, list[int], str]:
+    """``kassign serve --workers N`` on loopback with ``options`` added; its pids and metrics."""
     port_file, log = tmp / f"port-{workers}", tmp / f"serve-{workers}.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
@@ -119,6 +123,7 @@ def _start_server(workers: int, tmp: Path) -> tuple[subprocess.Popen[bytes], str
                 "0",
                 "--metrics-host",
                 "127.0.0.1",
+                *options,
             ],
             cwd=ROOT,
             stdout=sink,

@@ -230,7 +230,7 @@ def _serve(mode: str, port_file: Path) -> None:
 def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, float]]:
     """Median requests/s and mean server CPU ms per call, for "health" and "group_12"."""
     if mode == "served":
-        proc, target, pids, _metrics = _start_server(1, tmp)
+        proc, target, pids, _metrics = _start_server(1, tmp, args.serve_option)
     else:
         proc, target = _start_floor(mode, tmp)
         pids = [proc.pid]
@@ -281,6 +281,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=16)
     p.add_argument("--connections", type=int, default=16)
     p.add_argument("--processes", type=int, default=2, help="generator processes")
+    p.add_argument(
+        "--serve-option",
+        action="append",
+        default=[],
+        help="an option added to the served mode's kassign serve, such as --malloc-tuning"
+        " (repeatable; default: none)",
+    )
     p.add_argument("--serve", choices=MODES[:3], help=argparse.SUPPRESS)
     p.add_argument("--port-file", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)

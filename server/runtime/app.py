@@ -39,6 +39,7 @@ from kassign.server.consumer.servicer import ConsumerObserver
 from kassign.server.limits import DEFAULT_LIMITS, RequestLimits
 from kassign.server.loads.source import LoadSource, LoadSourceConfig, LoadSourceObserver
 from kassign.server.observe.journal_retention import DEFAULT_RETENTION, Retention
+from kassign.server.runtime import malloc
 from kassign.server.runtime.admission import (
     DEFAULT_MAX_QUEUE,
     RESERVED_THREADS,
@@ -109,6 +110,7 @@ class ServerConfig:
     limits: RequestLimits = DEFAULT_LIMITS  # per request; answer_bytes is max_message_bytes
     probe_path: Path | None = None  # a worker's private Unix socket, for its own probe
     load_source: LoadSourceConfig | None = None  # --load-source: each process reads its own
+    malloc_tuning: bool = False  # run_process: glibc's thresholds raised (runtime/malloc.py)
 
 
 def channel_options(max_message_bytes: int) -> list[tuple[str, int]]:
@@ -355,7 +357,9 @@ def run_process(
     _load_exact_solver()
     _tune_gc()
     _tune_switching()
-    solver = HelperSolver()
+    solver = HelperSolver(malloc_tuning=config.malloc_tuning)
+    if config.malloc_tuning:
+        load_observer = malloc.serving(load_observer, solver.trim)
     solver.start()
     flow.use_runner(solver)
     journal, consumer_journal = _open_journals(config)

@@ -44,6 +44,7 @@ from multiprocessing.shared_memory import SharedMemory
 import numpy as np
 from kassign.assignor import flow, interrupt
 from kassign.assignor.errors import SolverError
+from kassign.server.runtime import malloc
 
 __all__ = ["OFFLOAD_ARCS", "HelperSolver"]
 
@@ -62,6 +63,13 @@ def _die_with_parent(parent: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:
         os._exit(0)
+
+
+def _start_helper(parent: int, tuned: bool) -> None:
+    """The helper's initializer: it dies with its worker, and allocates as the worker does."""
+    _die_with_parent(parent)
+    if tuned:
+        malloc.tune()
 
 
 def _columns(block: SharedMemory, nodes: int, arcs: int) -> list[flow.IntArray]:
@@ -100,10 +108,12 @@ class HelperSolver:
     """A ``flow.Runner``: large graphs to the helper process, small ones in this process.
 
     Start it from the worker's main thread (``start``): the helper's parent-death signal
-    follows the thread that started it.
+    follows the thread that started it. ``malloc_tuning``: the helper sets the worker's
+    ``malloc`` thresholds too, and ``trim`` gives its free heap back.
     """
 
     offload_arcs: int = OFFLOAD_ARCS
+    malloc_tuning: bool = False
     _pool: ProcessPoolExecutor | None = field(default=None, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
@@ -129,6 +139,14 @@ class HelperSolver:
             block.close()
             block.unlink()
 
+    def trim(self) -> None:
+        """Ask a running helper to give its free heap back (after its solves in flight)."""
+        with self._lock:
+            pool = self._pool
+        if pool is not None:
+            with contextlib.suppress(RuntimeError, BrokenProcessPool):
+                pool.submit(malloc.trim)
+
     def stop(self) -> None:
         """End the helper (a solve in flight finishes first)."""
         with self._lock:
@@ -142,8 +160,8 @@ class HelperSolver:
                 self._pool = ProcessPoolExecutor(
                     max_workers=1,
                     mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_die_with_parent,
-                    initargs=(os.getpid(),),
+                    initializer=_start_helper,
+                    initargs=(os.getpid(), self.malloc_tuning),
                 )
             return self._pool
 

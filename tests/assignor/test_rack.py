@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -34,6 +35,9 @@ from tests.assignor.rack_cases import (
     state_of,
     task_info,
 )
+
+if TYPE_CHECKING:
+    from kassign_native import StandbyInput
 
 T = [TaskId(0, i) for i in range(6)]
 
@@ -502,14 +506,57 @@ def test_unknown_changelog_racks_disable_standbys_only() -> None:
     assert diag.notes == (f"rack: 2 standby tasks, {diag.rack_optimisation}",)
 
 
-def test_a_clash_in_the_hub_split_is_traded_away_validly() -> None:
-    from kassign.assignor.streams.rack.standby_flow import _trade
+def _one_hub(actives: list[int]) -> tuple[StandbyInput, tuple[int, int, bytes]]:
+    """Tasks 0..n-1, one standby each on clients 0..n-1 and the active on ``actives[t]``,
+    eight clients in one hub (one rack, no tag keys): the problem's native input and its
+    compact graph."""
+    import kassign_native
+    from kassign.assignor.streams.rack.standby_flow import StandbyProblem, native_input
 
-    # Three replicas arrive at one hub; task 0 landed on client 5, which runs its active. Trading
-    # with task 1 would put task 1 on client 5, which runs task 1's active too: trade with task 2.
-    taken = np.array([0 * 8 + 5, 1 * 8 + 5])
-    traded = _trade([0, 1, 2], [0, 0, 0], [5, 6, 7], [0, 1, 2], taken, 8)
-    assert traded is not None and traded.tolist() == [7, 6, 5]
-    # With every other client of the hub holding task 0 already, no trade is valid.
-    taken = np.array([0 * 8 + 5, 0 * 8 + 6, 0 * 8 + 7])
-    assert _trade([0, 1, 2], [0, 0, 0], [5, 6, 7], [0, 1, 2], taken, 8) is None
+    n, ints = len(actives), lambda v: np.array(v, np.int64)
+    problem = StandbyProblem(
+        client_rack=ints([0] * 8),
+        client_class=ints([0] * 8),
+        class_values=np.zeros((1, 0), np.int64),
+        rep_task=ints(range(n)),
+        rep_client=ints(range(n)),
+        active_client=ints(actives),
+        misses=np.zeros((n, 1), np.int64),
+        traffic_cost=1,
+        non_overlap_cost=1,
+    )
+    given = native_input(problem)
+    return given, kassign_native.standby_compact_graph(given)
+
+
+def _split_in_one_hub(actives: list[int], slots: list[int]) -> list[tuple[int, int]] | None:
+    """The compact graph's flows read back (``kassign_native.standby_split``) when every
+    standby moved, one to each client in ``slots``."""
+    import kassign_native
+
+    given, graph = _one_hub(actives)
+    n = len(actives)
+    assert graph[1] == n  # one group per task, one hub: a move arc each
+    flows = [0] * n + [1] * n + [int(c in slots) for c in range(8)] + [0] * 8
+    placed = kassign_native.standby_split(given, graph, np.array(flows, np.int64).tobytes())
+    if placed is None:
+        return None
+    tasks, clients = np.frombuffer(placed, np.int64).reshape(2, -1).tolist()
+    return list(zip(tasks, clients, strict=True))
+
+
+def test_a_clash_in_the_hub_split_is_traded_away_validly() -> None:
+    import kassign_native
+
+    # Three replicas arrive at one hub's clients 5, 6, 7 in task order; task 0 landed on client 5,
+    # which runs its active. Trading with task 1 would put task 1 on client 5, which runs task 1's
+    # active too: trade with task 2.
+    assert _split_in_one_hub([5, 5, 3], [5, 6, 7]) == [(0, 7), (1, 6), (2, 5)]
+    # Two arrive at clients 5 and 6, both tasks' actives on 5: no trade is valid.
+    assert _split_in_one_hub([5, 5], [5, 6]) is None
+    # The hub's slots do not match its arrivals: the caller solves the dense graph.
+    assert _split_in_one_hub([5, 5, 3], [5, 6]) is None
+    # Flows that are not the graph's are refused, not read past.
+    given, graph = _one_hub([5, 5, 3])
+    with pytest.raises(ValueError, match="standby_split"):
+        kassign_native.standby_split(given, graph, b"\0" * 8)

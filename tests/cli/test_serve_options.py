@@ -56,6 +56,11 @@ def test_connection_age_maps_to_grpc_core_options_with_the_grace() -> None:
     }
 
 
+def test_malloc_tuning_is_off_unless_asked_for() -> None:
+    assert _config().malloc_tuning is False
+    assert _config("--malloc-tuning").malloc_tuning is True
+
+
 @contextmanager
 def _served(*argv: str) -> Iterator[str]:
     config = _config("--host", "127.0.0.1", *argv)

@@ -3,7 +3,8 @@
 //! round robin and the range assignor's rack-matched passes, over partition and member
 //! numbers; Kafka Streams' standby placement (least loaded, KIP-708 tags) over task positions
 //! and client ranks, the sorted lists of task ids its assignors hand out per client, and the
-//! KIP-925 standby graph's groups, arcs and tag diversity (`standby_graph.rs`). Around
+//! KIP-925 standby graph's groups, arcs and tag diversity (`standby_graph.rs`) and its flows
+//! read back (`standby_split.rs`). Around
 //! them, the consumer room's bulk byte work: eager sticky's userData (`user_data.rs`), a
 //! request's members (`members.rs`), a compact request's owned partitions (`owned.rs`) and a
 //! compact answer's members (`members_wire.rs`), each read or written for the whole group at once.
@@ -31,6 +32,7 @@ mod py_wire;
 mod range;
 mod standby;
 mod standby_graph;
+mod standby_split;
 mod user_data;
 
 use pyo3::exceptions::PyValueError;
@@ -87,6 +89,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_streams::standby_groups, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::standby_compact_graph, m)?)?;
     m.add_function(wrap_pyfunction!(py_streams::standby_diversity, m)?)?;
+    m.add_function(wrap_pyfunction!(py_streams::standby_split, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::first_seen, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::sticky_user_data, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::owned_by_topic, m)?)?;

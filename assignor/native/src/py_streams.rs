@@ -269,3 +269,40 @@ pub(crate) fn standby_diversity<'py>(
         Ok(())
     })
 }
+
+/// The compact standby graph's flows read back (`standby_flow.solve_standby_compact`): from the
+/// problem, the graph `standby_compact_graph` gave (nodes, moves, its buffer) and the solver's
+/// flow on each arc (int64 bytes), the standbys sorted by (task, client) as one int64 buffer,
+/// the tasks then the clients; `None` when a hub's inflow cannot be split over its clients.
+#[pyfunction]
+pub(crate) fn standby_split<'py>(
+    py: Python<'py>,
+    problem: StandbyInput<'py>,
+    graph: (usize, usize, &[u8]),
+    flows: &[u8],
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let p = problem.problem("standby_split")?;
+    let bad = || PyValueError::new_err("standby_split: the flows are not the problem's graph's");
+    let solved = crate::standby_split::Solved {
+        graph: standby_graph::Ints::of(graph.2).ok_or_else(bad)?,
+        nodes: graph.0,
+        moves: graph.1,
+        flows: standby_graph::Ints::of(flows).ok_or_else(bad)?,
+    };
+    if !solved.consistent(&p) {
+        return Err(bad());
+    }
+    let Some(pairs) = py.detach(|| crate::standby_split::split(&p, &solved)) else {
+        return Ok(None);
+    };
+    let m = pairs.len();
+    let raw = PyBytes::new_with(py, 16 * m, |out| {
+        let (tasks, clients) = out.split_at_mut(8 * m);
+        for (i, (t, c)) in pairs.into_iter().enumerate() {
+            tasks[8 * i..8 * i + 8].copy_from_slice(&t.to_ne_bytes());
+            clients[8 * i..8 * i + 8].copy_from_slice(&c.to_ne_bytes());
+        }
+        Ok(())
+    })?;
+    Ok(Some(raw))
+}

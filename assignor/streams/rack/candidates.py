@@ -169,17 +169,22 @@ def subtopology_bounds(
     """
     if state.configs.rack_aware_strategy is not RackAwareStrategy.BALANCE_SUBTOPOLOGY:
         return None
-    keys = sorted({_key(t) for t in tasks})
-    row = {k: i for i, k in enumerate(keys)}
+    # each active's row found by its task's sub-topology key and counted in one bincount: a
+    # name decoded and an item updated per active took 12 ms at 10,000 tasks (issue 24)
+    by_held = _rows_by_key(tasks)
     clients = list(state.clients)
-    held = np.zeros((len(keys), len(clients)), np.int64)
-    sizes = np.zeros(len(keys), np.int64)
-    for t, c in actives:
-        checkpoint()
-        g = row.get(_key(t))
-        if g is not None:
-            held[g, c] += 1
-            sizes[g] += 1
+    checkpoint()
+    held_tasks, held_by = tuple(zip(*actives, strict=True)) or ((), ())
+    rows = np.array([by_held.get(t.subtopology_key, -1) for t in held_tasks], np.int64)
+    at = np.array(held_by, np.int64)[rows >= 0]
+    rows = rows[rows >= 0]
+    if at.size and not (0 <= at.min() and at.max() < len(clients)):
+        raise IndexError("an active's client index is outside the group")
+    cell_count = len(by_held) * len(clients)
+    held = np.bincount(rows * len(clients) + at, minlength=cell_count)
+    held = held.astype(np.int64).reshape(len(by_held), len(clients))
+    sizes = held.sum(axis=1)
+    checkpoint()
     threads = np.array([max(1, state.clients[p].num_threads) for p in clients], np.int64)
     total = int(threads.sum())
     bound: IntArray = (sizes[:, None] * threads[None, :] + total - 1) // total
@@ -188,6 +193,14 @@ def subtopology_bounds(
 
 def _key(t: TaskId) -> tuple[str, int]:
     return (t.named_topology or "", t.subtopology)
+
+
+def _rows_by_key(tasks: list[TaskId]) -> dict[tuple[bytes, int], int]:
+    """The sub-topologies of ``tasks`` numbered by (topology name, sub-topology), keyed by
+    ``TaskId.subtopology_key``: one task of each named, so no name is decoded per task."""
+    one_of_each = {t.subtopology_key: t for t in tasks}
+    row = {k: i for i, k in enumerate(sorted({_key(t) for t in one_of_each.values()}))}
+    return {held: row[_key(t)] for held, t in one_of_each.items()}
 
 
 def _groups(state: ApplicationState, tasks: list[TaskId], t_idx: IntArray) -> IntArray:

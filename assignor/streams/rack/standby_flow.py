@@ -20,13 +20,13 @@ are then honoured when a hub's inflow is split over its clients. Should that spl
 The groups, the compact graph's arrays and the tag diversity count are built by the compiled
 core (``kassign_native``, ``src/standby_graph.rs``; the one implementation, from the columns
 ``native_input`` hands it): in numpy they were some fifteen whole-array steps, each a fresh
-allocation, about 2.5 ms a solve at 10,000 standbys (issue 24). The split and the dense graph
-stay here.
+allocation, about 2.5 ms a solve at 10,000 standbys (issue 24); so is the split of each hub's
+inflow over its clients and the standbys' final order (``standby_split.rs``). The dense graph
+stays here.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import kassign_native
@@ -177,101 +177,24 @@ def solve_standby_compact(p: StandbyProblem) -> tuple[IntArray, IntArray] | None
     lose to the bank. An unanchored replica pays ``non_overlap_cost`` whether it stays or
     moves: the same to the optimum as paying it never, and it keeps the move arcs (shared per
     group) uniform.
+
+    Read back by the compiled core (``kassign_native.standby_split``): replicas in (hub, task)
+    order take the hub's slots in client order; a replica that landed where its task already
+    is (its active, a kept replica, another arriving one) trades places with the first replica
+    of the same hub for which the trade is valid both ways; ``None`` if some replica finds no
+    such trade, or a hub's slots do not match its arrivals.
     """
-    nodes, moves, raw = kassign_native.standby_compact_graph(native_input(p))
-    c_n, n_rep = p.client_rack.size, p.rep_task.size
-    arcs = n_rep + moves + 2 * c_n
+    given = native_input(p)
+    nodes, moves, raw = kassign_native.standby_compact_graph(given)
+    arcs = p.rep_task.size + moves + 2 * p.client_rack.size
     columns = _ints(raw)
     tails, heads, caps, costs = columns[: 4 * arcs].reshape(4, arcs)
-    supplies, group_task = columns[4 * arcs : 4 * arcs + nodes], columns[4 * arcs + nodes :]
-    h0 = group_task.size  # the groups' nodes come first, then the hubs'
-    arc_g = tails[n_rep : n_rep + moves]
-    arc_h = heads[n_rep : n_rep + moves] - h0
-    client_hub = tails[n_rep + moves : n_rep + moves + c_n] - h0
-    flows = solve(FlowGraph(nodes, tails, heads, caps, costs, supplies)).flows
-    kept = flows[:n_rep] > 0
-    arrive = flows[n_rep : n_rep + arc_g.size]
-    slots = flows[n_rep + arc_g.size : n_rep + arc_g.size + c_n]
-    units_task = np.repeat(group_task[arc_g], arrive)
-    units_hub = np.repeat(arc_h, arrive)
-    placed = _split(p, kept, units_task, units_hub, client_hub, slots)
+    flows = solve(FlowGraph(nodes, tails, heads, caps, costs, columns[4 * arcs :][:nodes])).flows
+    placed = kassign_native.standby_split(given, (nodes, moves, raw), flows.tobytes())
     if placed is None:
         return None
-    tasks = np.concatenate([p.rep_task[kept], units_task])
-    clients = np.concatenate([p.rep_client[kept], placed])
-    order = pair_order(tasks, clients)
-    return tasks[order], clients[order]
-
-
-def _split(
-    p: StandbyProblem,
-    kept: npt.NDArray[np.bool_],
-    units_task: IntArray,
-    units_hub: IntArray,
-    client_hub: IntArray,
-    slots: IntArray,
-) -> IntArray | None:
-    """Give each arriving replica a client of its hub that does not hold the task yet.
-
-    Vectorised first: replicas in (hub, task) order take the hub's free slots in client order.
-    Then each replica that landed where its task already is (its active, a kept replica, another
-    arriving replica) trades places with the first replica of the same hub for which the trade
-    is valid both ways. ``None`` if some replica finds no such trade.
-    """
-    c_n = p.client_rack.size
-    order = np.lexsort((units_task, units_hub))
-    by_client = np.lexsort((np.arange(c_n), client_hub))
-    targets = np.repeat(by_client, slots[by_client])
-    if targets.size != order.size or not np.array_equal(client_hub[targets], units_hub[order]):
-        return None
-    chosen = np.empty(order.size, np.int64)
-    chosen[order] = targets
-    has_active = np.flatnonzero(p.active_client >= 0)
-    taken = np.concatenate(
-        [
-            p.rep_task[kept] * c_n + p.rep_client[kept],
-            has_active * c_n + p.active_client[has_active],
-        ]
-    )
-    keys = units_task * c_n + chosen
-    _, inverse, repeats = np.unique(keys, return_inverse=True, return_counts=True)
-    if not (isin(keys, taken) | (repeats[inverse] > 1)).any():
-        return chosen
-    return _trade(
-        units_task.tolist(), units_hub.tolist(), chosen.tolist(), order.tolist(), taken, c_n
-    )
-
-
-def _trade(
-    tasks: list[int],
-    hubs: list[int],
-    chosen: list[int],
-    order: list[int],
-    taken: IntArray,
-    c_n: int,
-) -> IntArray | None:
-    """Resolve clashes left by the first pass by pairwise trades within a hub (rarely needed)."""
-    held: Counter[tuple[int, int]] = Counter(zip(tasks, chosen, strict=True))
-    held.update((k // c_n, k % c_n) for k in taken.tolist())
-    in_hub: dict[int, list[int]] = {}
-    for i in order:
-        in_hub.setdefault(hubs[i], []).append(i)
-    for i in order:
-        t, c = tasks[i], chosen[i]
-        if held[(t, c)] <= 1:
-            continue
-        for j in in_hub[hubs[i]]:
-            u, d = tasks[j], chosen[j]
-            if d != c and u != t and held[(t, d)] == 0 and held[(u, c)] == 0:
-                held[(t, c)] -= 1
-                held[(u, d)] -= 1
-                held[(t, d)] += 1
-                held[(u, c)] += 1
-                chosen[i], chosen[j] = d, c
-                break
-        else:
-            return None
-    return np.array(chosen, np.int64)
+    tasks, clients = _ints(placed).reshape(2, -1)
+    return tasks, clients
 
 
 def solve_standby_dense(p: StandbyProblem) -> tuple[IntArray, IntArray]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
+from kassign.assignor.consumer.assigned import AssignedMembers, BuiltLists, MemberAssignment
 from kassign.assignor.consumer.columns import (
     AssignedColumns,
     Ids,
@@ -75,19 +76,6 @@ class RackStatus(enum.Enum):
     FALLBACK = "the solver failed or ran out of time: a valid balanced assignment stands"
 
 
-@dataclass(frozen=True, slots=True)
-class MemberAssignment:
-    """One member's partitions, and (``cooperative-sticky``) the owned ones it must give up.
-
-    ``revoked``: partitions the member reported owning that go to another member; under the
-    cooperative protocol the new owner gets them only in the follow-up rebalance.
-    """
-
-    member_id: str
-    partitions: Sequence[TopicPartition]  # a tuple, or ids (``PartitionList``)
-    revoked: tuple[TopicPartition, ...] = ()
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AssignmentReport:
     """What the assignment did, for logs and metrics; never needed to apply it.
@@ -128,17 +116,31 @@ class AssignmentReport:
 class GroupAssignment:
     """The group's assignment: every member, in member-id order, and the report.
 
-    ``columns``: the members' partitions as ids, when the assignor worked on ids (the
-    service's encoder reads them instead of the objects)."""
+    ``members``: a tuple, or (an assignor that worked on ids) ``AssignedMembers``, each made
+    when read; ``columns``: the members' partitions as ids then (the service's encoder reads
+    them instead of the objects)."""
 
     assignor: str
-    members: tuple[MemberAssignment, ...]
+    members: Sequence[MemberAssignment]
     report: AssignmentReport
     columns: AssignedColumns | None = field(default=None, compare=False, repr=False)
 
     def partitions(self) -> dict[str, Sequence[TopicPartition]]:
         """Member id -> its partitions."""
         return {m.member_id: m.partitions for m in self.members}
+
+    def member_ids(self) -> list[str]:
+        """The members' ids, in order (from the column when there is one: no object made)."""
+        if isinstance(self.members, AssignedMembers):
+            return self.members.ids
+        return [m.member_id for m in self.members]
+
+    def revoked_lists(self) -> list[tuple[TopicPartition, ...]]:
+        """Each member's revoked partitions, in order, or ``[]`` when no member revokes any."""
+        if isinstance(self.members, AssignedMembers):
+            return self.members.revoked_lists()
+        lists = [m.revoked for m in self.members]
+        return lists if any(lists) else []
 
     def with_load(self, figures: LoadFigures, *notes: str) -> GroupAssignment:
         """The same assignment, its report carrying a load-balanced answer's figures (and
@@ -197,7 +199,7 @@ class _Listed(NamedTuple):
     """The members' frozen lists (and their ids, when the assignor gave ids), and the two
     figures counted on them."""
 
-    members: tuple[MemberAssignment, ...]
+    members: Sequence[MemberAssignment]
     columns: AssignedColumns | None
     moved: int
     across: int
@@ -228,6 +230,8 @@ def _of_objects(
 def one_space(target: Mapping[str, Collection[TopicPartition]]) -> PartitionSpace | None:
     """The ``PartitionSpace`` of ``target``'s lists when every one is a ``PartitionList`` of
     it (an assignor that worked on ids), else ``None``."""
+    if isinstance(target, BuiltLists):
+        return target.space
     spaces = {id(v.space): v.space for v in target.values() if isinstance(v, PartitionList)}
     if len(spaces) != 1 or not all(isinstance(v, PartitionList) for v in target.values()):
         return None
@@ -246,21 +250,17 @@ def _of_ids(
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
     ordered = java_sorted(group.members, _MEMBER_ID)
-    given = [target.get(m.member_id) for m in ordered]
-    columns, as_given = _sorted_columns(space, given, kept_back)
-    if as_given:  # the lists as they came (each sorted, none withheld): kept
-        lists = [PartitionList(space, _NO_IDS) if ids is None else ids for ids in given]
+    ids = [m.member_id for m in ordered]
+    if isinstance(target, BuiltLists) and not kept_back:  # each list ascending: one gather
+        columns, given = target.columns(ids), None
     else:
-        ends = columns.ends.tolist()
-        lists = [PartitionList(space, columns.ids[a:b]) for a, b in zip([0, *ends], ends)]
+        given = [target.get(m) for m in ids]
+        columns = _sorted_columns(space, given, kept_back)[0]
     gone = {m: _sorted(tps) for m, tps in revoked.items() if tps}  # most members: none
-    members = tuple(
-        MemberAssignment(m.member_id, listed, gone.get(m.member_id, ()))
-        for m, listed in zip(ordered, lists, strict=True)
-    )
+    members = AssignedMembers(ids, columns, gone)
     across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)
     if any(claims.values()):  # the lists as given: the answer's column unless some withheld
-        full = columns if not kept_back else AssignedColumns.of(space, _given_ids(given))
+        full = columns if given is None or not kept_back else _given_columns(space, given)
         moved = _moved_ids(space, ordered, full, claims)
     else:
         moved = 0
@@ -278,8 +278,7 @@ def _sorted_columns(
 ) -> tuple[AssignedColumns, bool]:
     """The lists (``None``: nothing) sorted, withheld partitions dropped, as one column: one
     sort of (list, id) keys for the whole group, not a sort per member (issue 24); and
-    whether it is the lists end to end as given (each sorted, none withheld: a builder's
-    answer, whose lists then serve as they are)."""
+    whether it is the lists end to end as given (each sorted, none withheld)."""
     arrays = _given_ids(lists)
     sizes = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
     every = np.concatenate([_NO_IDS, *arrays])
@@ -307,6 +306,10 @@ def _each_ascending(ids: Ids, ends: Ids) -> bool:
     inner = ends[(ends > 0) & (ends < len(ids))]
     rising[inner - 1] = True  # a list's first id may be below the one before it
     return bool(rising.all())
+
+
+def _given_columns(space: PartitionSpace, lists: Sequence[PartitionList | None]) -> AssignedColumns:
+    return AssignedColumns.of(space, _given_ids(lists))
 
 
 def _given_ids(lists: Sequence[PartitionList | None]) -> list[Ids]:

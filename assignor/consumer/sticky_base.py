@@ -188,7 +188,7 @@ def resolve_ownership(
             subscribed = sets[id(member.topics)] = frozenset(member.topics)
         if not first:
             first = subscribed
-        elif equal and subscribed != first:
+        elif equal and subscribed is not first and subscribed != first:  # shared: no compare
             equal = False
         generation = data[member.member_id].generation
         if generation is not None:

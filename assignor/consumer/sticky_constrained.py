@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import kassign_native
 import numpy as np
 import numpy.typing as npt
+from kassign.assignor.consumer.assigned import BuiltLists
 from kassign.assignor.consumer.columns import Ids, PartitionSpace, concatenated
 from kassign.assignor.consumer.java_order import java_keys
 from kassign.assignor.consumer.model import TopicPartition
@@ -108,10 +109,8 @@ def build(topics: Mapping[str, int], rack: RackInfo, ownership: Ownership) -> St
     # stable argsort of the owners, as 16-bit numbers where they fit (numpy's radix sort)
     small = np.int16 if len(members) < 1 << 15 else np.int64
     order: Ids = np.argsort(b.owner.astype(small), kind="stable")
-    bounds = np.searchsorted(b.owner[order], np.arange(len(members) + 1)).tolist()
-    assignment: dict[str, Sequence[TopicPartition]] = {
-        m: space.partitions(order[bounds[i] : bounds[i + 1]]) for i, m in enumerate(members)
-    }
+    bounds = np.searchsorted(b.owner[order], np.arange(len(members) + 1))
+    assignment = BuiltLists(space, members, order, bounds)  # no list made per member
     moving = np.fromiter(b.transferring, dtype=np.int64, count=len(b.transferring))
     to = [members[i] for i in b.transferring.values()]
     transferring = dict(zip(space.objects(moving), to, strict=True))

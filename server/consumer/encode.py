@@ -88,15 +88,14 @@ def _compact(
 ) -> ConsumerWireResponse:
     """The compact answer (``compact_wire``): runs by topic over a table of names, Kafka's
     bytes only when the request asks for them."""
-    members = assignment.members
     if not flat.sorted_lists():  # never ``group_assignment``'s
-        flat = flat_partitions([sorted(m.partitions) for m in members])
-    revoking = [m.revoked for m in members]  # a group that revokes nothing has no lists to cut
-    revoked = flat_partitions([sorted(r) for r in revoking] if any(revoking) else [])
+        flat = flat_partitions([sorted(m.partitions) for m in assignment.members])
+    revoking = assignment.revoked_lists()  # none when nobody revokes: no lists to cut
+    revoked = flat_partitions([sorted(r) for r in revoking])
     table = topic_table(flat, revoked)
     kafka = assignment_bytes(flat) if decoded.assignment_bytes else None
     head = cpb.ConsumerAssignResponse(report=_report(decoded, assignment, flat), topics=table)
-    wire = compact_members_wire([m.member_id for m in members], flat, revoked, kafka, table)
+    wire = compact_members_wire(assignment.member_ids(), flat, revoked, kafka, table)
     return ConsumerWireResponse(wire, head)
 
 
@@ -118,7 +117,7 @@ def _report(
         members=len(group.members),
         partitions=sum(partitions_per_topic(group).values()),
         moved_partitions=report.moved_partitions,
-        revoked_partitions=sum(len(m.revoked) for m in assignment.members),
+        revoked_partitions=sum(map(len, assignment.revoked_lists())),
         withheld_partitions=report.withheld_partitions,
         cross_rack_partitions_before=report.cross_rack_partitions_before,
         cross_rack_partitions_after=report.cross_rack_partitions,

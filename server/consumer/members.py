@@ -4,9 +4,10 @@ Read member by member, a structured member cost a dozen protobuf accessor reads 
 Python calls (about 5 us: half of a fresh 800-member call's decode, issue 24). Here the fields
 come as the group's columns, read from the request's bytes by the compiled core
 (``member_columns``), the members at fault are found from those columns, and the ``Member``s
-are built in one comprehension. The first member
-at fault is named, with the fault a walk in member order would find first (``_fault``). A raw
-member (``raw_subscription``) is read by Kafka's reader (``SubscriptionDecoder``), in its place.
+are made a field at a time (``members_of_fields``: no ``__init__`` call per member). The first
+member at fault is named, with the fault a walk in member order would find first (``_fault``).
+A raw member (``raw_subscription``) is read by Kafka's reader (``SubscriptionDecoder``), in its
+place.
 
 A structured subscription is read as Kafka's leader would read it after the wire: topics sorted
 (or the shared, sorted list ``topic_list`` names) and owned partitions sorted
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kassign.assignor.consumer.member_fields import members_of_fields
 from kassign.assignor.consumer.model import DEFAULT_GENERATION, Member, OwnedPartitions
 from kassign.assignor.errors import InvalidRequest
 from kassign.kafka.buffer import WireError
@@ -71,50 +73,28 @@ def decode_members(
     if suspects:
         _fault(columns.members[first], lists)
     nothing = OwnedPartitions()  # a fresh member's claims: one empty object for the group
-    built = [
-        raw[i]
-        if kind != "subscription"
-        else Member(
-            member_id=who,
-            topics=topic_lists[index] if listed else tuple(sorted(topics)),
-            group_instance_id=instance or None,
-            rack_id=rack or None,
-            owned_partitions=by_topic
+    members = columns.members
+    built = members_of_fields(  # a column per field (a raw member's are empty: replaced below)
+        ids,
+        topics=[
+            topic_lists[index] if listed else tuple(sorted(topics))
+            for listed, index, topics in zip(has_list, indexes, columns.topics)
+        ],
+        group_instance_id=[instance or None for instance in columns.instance_ids],
+        rack_id=[rack or None for rack in columns.racks],
+        owned_partitions=[
+            by_topic
             if by_topic is not None
-            else _owned_partitions(columns.members[i])
+            else _owned_partitions(members[i])
             if owned
-            else nothing,
-            generation=DEFAULT_GENERATION if generation is None else generation,
-            user_data=user_data,
-        )
-        for i, (
-            who,
-            kind,
-            listed,
-            index,
-            topics,
-            owned,
-            by_topic,
-            instance,
-            rack,
-            generation,
-            user_data,
-        ) in enumerate(
-            zip(
-                ids,
-                kinds,
-                has_list,
-                indexes,
-                columns.topics,
-                owned_counts,
-                claims,
-                columns.instance_ids,
-                columns.racks,
-                columns.generations,
-                columns.user_data_bytes,
-            )
-        )
-    ]
+            else nothing
+            for i, (owned, by_topic) in enumerate(zip(owned_counts, claims))
+        ],
+        generation=[DEFAULT_GENERATION if g is None else g for g in columns.generations],
+        user_data=columns.user_data_bytes,
+    )
+    for i, member in raw.items():
+        built[i] = member
     paths = [
         _PATHS[data] if kind == "subscription" else _RAW_PATH for kind, data in zip(kinds, which)
     ]

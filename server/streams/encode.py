@@ -14,6 +14,7 @@ topology names, which the member knows).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, cast
 
 from kassign.assignor.ordering import process_key
@@ -30,7 +31,9 @@ from kassign.server.load_figures import load_message
 from kassign.server.streams.explain import add_explanation
 from kassign.server.streams.response_wire import (
     ClientEntry,
+    Entries,
     MemberEntry,
+    Memo,
     WireResponse,
     client_entry,
     member_entry,
@@ -78,8 +81,11 @@ def encode_wire(
     if explanation is not None:
         add_explanation(head, explanation)
     clients = sorted(assignment.assignments, key=lambda a: process_key(a.process_id))
-    lists = [client_entry(_client(state, table, client)) for client in clients]
-    lists += [member_entry(_member(table, m)) for m in sorted(members, key=lambda m: m.member_id)]
+    entries = Entries()
+    lists = [client_entry(_client(state, table, client), entries) for client in clients]
+    lists += [
+        member_entry(_member(table, m), entries) for m in sorted(members, key=lambda m: m.member_id)
+    ]
     followups = [c.followup_rebalance_deadline_ms or 0 for c in clients]
     return WireResponse(
         head, b"".join(lists), len(members), min((f for f in followups if f), default=0)
@@ -117,30 +123,30 @@ class _TaskTable:
 
     def __init__(self, state: ApplicationState) -> None:
         self._tasks = state.tasks
-        self._ids = state.tasks.keys()
+        # Per call, each task asked once (issue 24): a task is listed by its client and its
+        # member, and a large table answers ``in`` and its sources by bisection.
+        self._known: Memo[TaskId, bool] = Memo(state.tasks.keys().__contains__)
+        self._sources: Memo[TaskId, tuple[tuple[str, int], ...]] = Memo(self._sources_of)
 
     def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:
         """Known tasks in task order, then unknown ones in task order."""
-        ordered, ids = sorted(tasks), self._ids
-        known = [t for t in ordered if t in ids]
-        if len(known) < len(ordered):
-            known += [t for t in ordered if t not in ids]
-        return known
+        ordered = sorted(tasks)
+        if all(map(self._known.__getitem__, ordered)):
+            return ordered
+        known = self._known
+        return [t for t in ordered if known[t]] + [t for t in ordered if not known[t]]
 
     def sources(self, tasks: Iterable[TaskId]) -> list[tuple[str, int]]:
         """The source partitions of ``tasks``, sorted, each once."""
+        return sorted(set(chain.from_iterable(map(self._sources.__getitem__, tasks))))
+
+    def _sources_of(self, task: TaskId) -> tuple[tuple[str, int], ...]:
         infos = self._tasks
         if isinstance(infos, TaskTable):  # from its columns, building no TaskInfo
-            return sorted({tp for t in tasks for tp in infos.source_partitions(t)})
-        return sorted(
-            {
-                (p.topic, p.partition)
-                for t in tasks
-                if t in infos
-                for p in infos[t].topic_partitions
-                if p.is_source
-            }
-        )
+            return tuple(infos.source_partitions(task))
+        if task not in infos:
+            return ()
+        return tuple((p.topic, p.partition) for p in infos[task].topic_partitions if p.is_source)
 
 
 def _client(

@@ -126,6 +126,7 @@ class _TaskTable:
         # Per call, each task asked once (issue 24): a task is listed by its client and its
         # member, and a large table answers ``in`` and its sources by bisection.
         self._known: Memo[TaskId, bool] = Memo(state.tasks.keys().__contains__)
+        self._known.update(dict.fromkeys(state.tasks, True))  # one C step: no bisection each
         self._sources: Memo[TaskId, tuple[tuple[str, int], ...]] = Memo(self._sources_of)
 
     def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:

@@ -50,6 +50,7 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 _CLIENTS, _MEMBERS = tag(1), tag(2)
 _NAME = tag(3)
+_SUBTOPOLOGY, _PARTITION = varint(1 << 3), varint(2 << 3)  # int32 fields 1 and 2
 _TOPIC = tag(1)
 
 
@@ -58,19 +59,20 @@ def _utf8(text: str) -> bytes:
 
 
 @lru_cache(maxsize=TASK_CACHE)
-def _task(task: TaskId) -> bytes:
-    """A ``TaskId``'s body; a task is listed by its client and its member, standbys too, and
-    small groups come back call after call, so the bytes are kept (issue 24: the varints of
-    these bodies were a tenth of a 12-task call's encoding)."""
-    name = task[0].decode("utf-16-be", "surrogatepass").encode() if task[0] else b""
-    return varint_field(1, task[1]) + varint_field(2, task[2]) + field(_NAME, name)
-
-
-@lru_cache(maxsize=TASK_CACHE)
 def _sized_task(task: TaskId) -> bytes:
     """A ``TaskId`` entry without its key (length, body): the key is the list's field number,
-    the rest the same in every list, so one kept value serves all four lists."""
-    body = _task(task)
+    the rest the same in every list, so one value serves all four lists. Kept across calls
+    too, for small groups that come back call after call (issue 24: the varints of these
+    bodies were a tenth of a 12-task call's encoding); written in one step, as a large call
+    writes every task's once."""
+    name, subtopology, partition = task
+    body = b"".join(
+        (
+            _SUBTOPOLOGY + varint(subtopology) if subtopology else b"",
+            _PARTITION + varint(partition) if partition else b"",
+            field(_NAME, name.decode("utf-16-be", "surrogatepass").encode()) if name else b"",
+        )
+    )
     return varint(len(body)) + body
 
 

@@ -3,8 +3,9 @@
 Three requests: the 12-task group (``bench/ghz/data/group_12.json``), ``malloc_served.py``'s
 10,000 x 1,000 ``min_traffic`` group and ``memory_bench.py``'s 100,000 x 5,000 group. Each is
 run ``--calls`` times after one warm-up, the garbage collector's thresholds set as ``kassign
-serve`` sets them; it prints the best CPU ms of the whole call and the wall ms of the decode
-and encode phases of that best call. To compare two checkouts, run it with each one's
+serve`` sets them; it prints the best CPU ms of the whole call and the wall ms of each phase
+of that best call (wall, as the servicer's clock reads them: on a busy machine they add up to
+more than the CPU). To compare two checkouts, run it with each one's
 ``.venv/bin/python`` in turn (issue 24: interleave them, and take each side's best).
 
     .venv/bin/python bench/streams_call_cpu.py --calls 5 [--only 10k]

@@ -50,7 +50,7 @@ _K = TypeVar("_K")
 _V = TypeVar("_V")
 _CLIENTS, _MEMBERS = tag(1), tag(2)
 _NAME = tag(3)
-_SUBTOPOLOGY, _PARTITION = varint(1 << 3), varint(2 << 3)  # int32 fields 1 and 2
+_SUBTOPOLOGY, _PARTITION = varint(1 << 3), varint(2 << 3)  # int32 fields 1 and 2 (both messages)
 _TOPIC = tag(1)
 
 
@@ -86,7 +86,8 @@ def _topic(topic: str) -> bytes:
 @lru_cache(maxsize=TASK_CACHE)
 def _sized_partition(partition: tuple[str, int]) -> bytes:
     """A ``TopicPartition`` entry without its key, kept likewise."""
-    body = _topic(partition[0]) + varint_field(2, partition[1])
+    number = partition[1]
+    body = _topic(partition[0]) + (_PARTITION + varint(number) if number else b"")
     return varint(len(body)) + body
 
 

@@ -128,6 +128,8 @@ class _TaskTable:
         self._known: Memo[TaskId, bool] = Memo(state.tasks.keys().__contains__)
         self._known.update(dict.fromkeys(state.tasks, True))  # one C step: no bisection each
         self._sources: Memo[TaskId, tuple[tuple[str, int], ...]] = Memo(self._sources_of)
+        if isinstance(state.tasks, TaskTable):  # every task's, from the columns in one pass
+            self._sources.update(zip(state.tasks, state.tasks.all_source_partitions(), strict=True))
 
     def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:
         """Known tasks in task order, then unknown ones in task order."""

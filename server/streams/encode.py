@@ -13,13 +13,13 @@ topology names, which the member knows).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from itertools import chain
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, cast
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.explain import Explanation
-from kassign.assignor.streams.model import ApplicationState, TaskId, TaskTable
+from kassign.assignor.streams.model import ApplicationState, TaskId, TaskInfo, TaskTable
 from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import (
     KafkaStreamsAssignment,
@@ -33,7 +33,6 @@ from kassign.server.streams.response_wire import (
     ClientEntry,
     Entries,
     MemberEntry,
-    Memo,
     WireResponse,
     client_entry,
     member_entry,
@@ -122,34 +121,30 @@ class _TaskTable:
     """
 
     def __init__(self, state: ApplicationState) -> None:
-        self._tasks = state.tasks
-        # Per call, each task asked once (issue 24): a task is listed by its client and its
-        # member, and a large table answers ``in`` and its sources by bisection.
-        self._known: Memo[TaskId, bool] = Memo(state.tasks.keys().__contains__)
-        self._known.update(dict.fromkeys(state.tasks, True))  # one C step: no bisection each
-        self._sources: Memo[TaskId, tuple[tuple[str, int], ...]] = Memo(self._sources_of)
-        if isinstance(state.tasks, TaskTable):  # every task's, from the columns in one pass
-            self._sources.update(zip(state.tasks, state.tasks.all_source_partitions(), strict=True))
+        # Every task's source partitions at once, its keys the known tasks (issue 24): a task
+        # is listed by its client and its member, and a large table answered ``in`` and each
+        # task's sources by a bisection.
+        self._sources = _all_sources(state.tasks)
 
     def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:
         """Known tasks in task order, then unknown ones in task order."""
-        ordered = sorted(tasks)
-        if all(map(self._known.__getitem__, ordered)):
+        ordered, known = sorted(tasks), self._sources
+        if all(map(known.__contains__, ordered)):
             return ordered
-        known = self._known
-        return [t for t in ordered if known[t]] + [t for t in ordered if not known[t]]
+        return [t for t in ordered if t in known] + [t for t in ordered if t not in known]
 
     def sources(self, tasks: Iterable[TaskId]) -> list[tuple[str, int]]:
         """The source partitions of ``tasks``, sorted, each once."""
-        return sorted(set(chain.from_iterable(map(self._sources.__getitem__, tasks))))
+        return sorted(set(chain.from_iterable(map(self._sources.get, tasks, repeat(())))))
 
-    def _sources_of(self, task: TaskId) -> tuple[tuple[str, int], ...]:
-        infos = self._tasks
-        if isinstance(infos, TaskTable):  # from its columns, building no TaskInfo
-            return tuple(infos.source_partitions(task))
-        if task not in infos:
-            return ()
-        return tuple((p.topic, p.partition) for p in infos[task].topic_partitions if p.is_source)
+
+def _all_sources(tasks: Mapping[TaskId, TaskInfo]) -> dict[TaskId, tuple[tuple[str, int], ...]]:
+    if isinstance(tasks, TaskTable):  # from its columns in one pass, building no TaskInfo
+        return dict(zip(tasks, tasks.all_source_partitions(), strict=True))
+    return {
+        task: tuple((p.topic, p.partition) for p in info.topic_partitions if p.is_source)
+        for task, info in tasks.items()
+    }
 
 
 def _client(

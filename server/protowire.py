@@ -15,6 +15,8 @@ def varint(n: int) -> bytes:
     """Protobuf's base-128 varint; a negative int32 as its 64-bit two's complement."""
     if 0 <= n < 0x80:
         return _ONE_BYTE[n]
+    if 0 < n < 0x4000:  # two bytes: partition numbers, list lengths (issue 24)
+        return bytes((n & 0x7F | 0x80, n >> 7))
     n &= (1 << 64) - 1
     out = bytearray()
     while n > 0x7F:

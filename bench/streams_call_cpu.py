@@ -1,0 +1,88 @@
+"""The Streams call in-process: CPU of ``assign_request`` on a request's bytes, by phase.
+
+Three requests: the 12-task group (``bench/ghz/data/group_12.json``), ``malloc_served.py``'s
+10,000 x 1,000 ``min_traffic`` group and ``memory_bench.py``'s 100,000 x 5,000 group. Each is
+run ``--calls`` times after one warm-up, the garbage collector's thresholds set as ``kassign
+serve`` sets them; it prints the best CPU ms of the whole call and the wall ms of each phase
+of that best call (wall, as the servicer's clock reads them: on a busy machine they add up to
+more than the CPU). To compare two checkouts, run it with each one's
+``.venv/bin/python`` in turn (issue 24: interleave them, and take each side's best).
+
+    .venv/bin/python bench/streams_call_cpu.py --calls 5 [--only 10k]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from google.protobuf import json_format
+from kassign.server.runtime.app import GC_THRESHOLDS
+from kassign.server.streams.servicer import NullObserver, assign_request
+from kassign.v1 import assignment_pb2 as pb
+from malloc_served import min_traffic_request
+from memory_bench import streams_group
+
+_GROUP_12 = Path(__file__).resolve().parent / "ghz" / "data" / "group_12.json"
+
+
+def _group_12() -> bytes:
+    request = json_format.ParseDict(json.loads(_GROUP_12.read_text()), pb.AssignRequest())
+    return request.SerializeToString()
+
+
+REQUESTS: dict[str, Callable[[], bytes]] = {
+    "12": _group_12,
+    "10k": min_traffic_request,
+    "100k": lambda: streams_group(100_000, 5_000).SerializeToString(),
+}
+
+
+class _Phases(NullObserver):
+    """Each phase's seconds (the rest of what an observer hears is not read)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def on_phase(self, phase: str, seconds: float) -> None:
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
+
+
+def measure(data: bytes, calls: int) -> tuple[float, dict[str, float]]:
+    """The best CPU ms of ``calls`` calls and that call's phases (ms)."""
+    assign_request(data)
+    best, phases = float("inf"), {}
+    for _ in range(calls):
+        observer = _Phases()
+        start = time.process_time()
+        assign_request(data, observer=observer)
+        cpu = (time.process_time() - start) * 1000
+        if cpu < best:
+            best, phases = cpu, {k: v * 1000 for k, v in observer.seconds.items()}
+    return best, phases
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--only", choices=sorted(REQUESTS), action="append")
+    args = parser.parse_args(argv)
+    gc.set_threshold(*GC_THRESHOLDS)
+    for name in args.only or list(REQUESTS):
+        data = REQUESTS[name]()
+        calls = args.calls * 20 if name == "12" else args.calls
+        best, phases = measure(data, calls)
+        shown = " ".join(f"{k} {v:.1f}" for k, v in sorted(phases.items()))
+        print(f"{name}: best cpu {best:.2f} ms ({shown})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

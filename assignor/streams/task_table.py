@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, KeysView, Mapping, Sequence
-from itertools import compress, pairwise
+from itertools import compress
 from typing import TypeVar, overload
 
 from kassign.assignor.streams.task import TaskId, TaskInfo, TaskTopicPartition, positions
@@ -272,14 +272,6 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
             for p in range(self._starts[i], self._starts[i + 1])
             if flags[p] & _SOURCE
         ]
-
-    def all_source_partitions(self) -> list[tuple[tuple[str, int], ...]]:
-        """Every task's ``source_partitions``, in task order, in one pass over the columns (no
-        lookup per task: the response lists every task's)."""
-        names, starts = self._topic_names, self._starts
-        pairs = [(names[t], n) for t, n in zip(self._topics, self._numbers, strict=True)]
-        sources = [bool(f & _SOURCE) for f in self._flags]
-        return [tuple(compress(pairs[a:b], sources[a:b])) for a, b in pairwise(starts)]
 
     def values(self) -> _Values:  # type: ignore[override]
         return _Values(self)

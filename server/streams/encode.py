@@ -13,13 +13,12 @@ topology names, which the member knows).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, repeat
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.explain import Explanation
-from kassign.assignor.streams.model import ApplicationState, TaskId, TaskInfo, TaskTable
+from kassign.assignor.streams.model import ApplicationState, TaskId, TaskTable
 from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import (
     KafkaStreamsAssignment,
@@ -31,7 +30,6 @@ from kassign.server.load_figures import load_message
 from kassign.server.streams.explain import add_explanation
 from kassign.server.streams.response_wire import (
     ClientEntry,
-    Entries,
     MemberEntry,
     WireResponse,
     client_entry,
@@ -80,11 +78,8 @@ def encode_wire(
     if explanation is not None:
         add_explanation(head, explanation)
     clients = sorted(assignment.assignments, key=lambda a: process_key(a.process_id))
-    entries = Entries()
-    lists = [client_entry(_client(state, table, client), entries) for client in clients]
-    lists += [
-        member_entry(_member(table, m), entries) for m in sorted(members, key=lambda m: m.member_id)
-    ]
+    lists = [client_entry(_client(state, table, client)) for client in clients]
+    lists += [member_entry(_member(table, m)) for m in sorted(members, key=lambda m: m.member_id)]
     followups = [c.followup_rebalance_deadline_ms or 0 for c in clients]
     return WireResponse(
         head, b"".join(lists), len(members), min((f for f in followups if f), default=0)
@@ -121,30 +116,31 @@ class _TaskTable:
     """
 
     def __init__(self, state: ApplicationState) -> None:
-        # Every task's source partitions at once, its keys the known tasks (issue 24): a task
-        # is listed by its client and its member, and a large table answered ``in`` and each
-        # task's sources by a bisection.
-        self._sources = _all_sources(state.tasks)
+        self._tasks = state.tasks
+        self._ids = state.tasks.keys()
 
     def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:
         """Known tasks in task order, then unknown ones in task order."""
-        ordered, known = sorted(tasks), self._sources
-        if all(map(known.__contains__, ordered)):
-            return ordered
-        return [t for t in ordered if t in known] + [t for t in ordered if t not in known]
+        ordered, ids = sorted(tasks), self._ids
+        known = [t for t in ordered if t in ids]
+        if len(known) < len(ordered):
+            known += [t for t in ordered if t not in ids]
+        return known
 
     def sources(self, tasks: Iterable[TaskId]) -> list[tuple[str, int]]:
         """The source partitions of ``tasks``, sorted, each once."""
-        return sorted(set(chain.from_iterable(map(self._sources.get, tasks, repeat(())))))
-
-
-def _all_sources(tasks: Mapping[TaskId, TaskInfo]) -> dict[TaskId, tuple[tuple[str, int], ...]]:
-    if isinstance(tasks, TaskTable):  # from its columns in one pass, building no TaskInfo
-        return dict(zip(tasks, tasks.all_source_partitions(), strict=True))
-    return {
-        task: tuple((p.topic, p.partition) for p in info.topic_partitions if p.is_source)
-        for task, info in tasks.items()
-    }
+        infos = self._tasks
+        if isinstance(infos, TaskTable):  # from its columns, building no TaskInfo
+            return sorted({tp for t in tasks for tp in infos.source_partitions(t)})
+        return sorted(
+            {
+                (p.topic, p.partition)
+                for t in tasks
+                if t in infos
+                for p in infos[t].topic_partitions
+                if p.is_source
+            }
+        )
 
 
 def _client(

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TypeVar
 
 from kassign.assignor.streams.model import TaskId
 from kassign.server.protowire import field, tag, varint, varint_field
@@ -34,9 +33,7 @@ from kassign.v1 import assignment_pb2 as pb
 __all__ = [
     "TASK_CACHE",
     "ClientEntry",
-    "Entries",
     "MemberEntry",
-    "Memo",
     "WireResponse",
     "client_entry",
     "member_entry",
@@ -46,11 +43,8 @@ __all__ = [
 
 TASK_CACHE = 4096
 """``TaskId`` bodies kept across calls (about 60 bytes each, with the id)."""
-_K = TypeVar("_K")
-_V = TypeVar("_V")
 _CLIENTS, _MEMBERS = tag(1), tag(2)
 _NAME = tag(3)
-_SUBTOPOLOGY, _PARTITION = varint(1 << 3), varint(2 << 3)  # int32 fields 1 and 2 (both messages)
 _TOPIC = tag(1)
 
 
@@ -59,21 +53,25 @@ def _utf8(text: str) -> bytes:
 
 
 @lru_cache(maxsize=TASK_CACHE)
-def _sized_task(task: TaskId) -> bytes:
-    """A ``TaskId`` entry without its key (length, body): the key is the list's field number,
-    the rest the same in every list, so one value serves all four lists. Kept across calls
-    too, for small groups that come back call after call (issue 24: the varints of these
-    bodies were a tenth of a 12-task call's encoding); written in one step, as a large call
-    writes every task's once."""
-    name, subtopology, partition = task
-    body = b"".join(
-        (
-            _SUBTOPOLOGY + varint(subtopology) if subtopology else b"",
-            _PARTITION + varint(partition) if partition else b"",
-            field(_NAME, name.decode("utf-16-be", "surrogatepass").encode()) if name else b"",
-        )
-    )
-    return varint(len(body)) + body
+def _task(task: TaskId) -> bytes:
+    """A ``TaskId``'s body; a task is listed by its client and its member, standbys too, and
+    small groups come back call after call, so the bytes are kept (issue 24: the varints of
+    these bodies were a tenth of a 12-task call's encoding)."""
+    name = task[0].decode("utf-16-be", "surrogatepass").encode() if task[0] else b""
+    return varint_field(1, task[1]) + varint_field(2, task[2]) + field(_NAME, name)
+
+
+def _task_entries(number: int) -> Callable[[TaskId], bytes]:
+    """A ``TaskId`` as an entry of repeated field ``number`` (key, length, body), kept as
+    ``_task`` keeps bodies: a list is then one join of kept bytes, no step per task."""
+    key = tag(number)
+
+    @lru_cache(maxsize=TASK_CACHE)
+    def entry(task: TaskId) -> bytes:
+        body = _task(task)
+        return key + varint(len(body)) + body
+
+    return entry
 
 
 @lru_cache(maxsize=1024)
@@ -83,58 +81,34 @@ def _topic(topic: str) -> bytes:
     return field(_TOPIC, _utf8(topic))
 
 
-@lru_cache(maxsize=TASK_CACHE)
-def _sized_partition(partition: tuple[str, int]) -> bytes:
-    """A ``TopicPartition`` entry without its key, kept likewise."""
-    number = partition[1]
-    body = _topic(partition[0]) + (_PARTITION + varint(number) if number else b"")
-    return varint(len(body)) + body
+def _partition_entries(number: int) -> Callable[[str, int], bytes]:
+    """A ``TopicPartition`` as an entry of repeated field ``number``, kept likewise."""
+    key = tag(number)
+
+    @lru_cache(maxsize=TASK_CACHE)
+    def entry(topic: str, partition: int) -> bytes:
+        body = _topic(topic) + varint_field(2, partition)
+        return key + varint(len(body)) + body
+
+    return entry
 
 
-class Memo(dict[_K, _V]):
-    """A dict that computes a missing value once (``__missing__``), so a list of hits is one
-    ``map`` in C: a call's cache, where the kept ``lru_cache`` values (4,096) are fewer than a
-    large call's tasks and were written again for every list (issue 24)."""
-
-    __slots__ = ("_compute",)
-
-    def __init__(self, compute: Callable[[_K], _V]) -> None:
-        super().__init__()
-        self._compute = compute
-
-    def __missing__(self, key: _K) -> _V:
-        value = self[key] = self._compute(key)
-        return value
-
-
-class Entries:
-    """One call's task and partition entries, each written once however many lists name it."""
-
-    __slots__ = ("_partitions", "_tasks")
-
-    def __init__(self) -> None:
-        self._tasks: Memo[TaskId, bytes] = Memo(_sized_task)
-        self._partitions: Memo[tuple[str, int], bytes] = Memo(_sized_partition)
-
-    def task_list(self, number: int, tasks: Sequence[TaskId]) -> bytes:
-        """Repeated ``TaskId`` field ``number`` holding ``tasks`` in the order given."""
-        key = tag(number)
-        return key + key.join(map(self._tasks.__getitem__, tasks)) if tasks else b""
-
-    def partition_list(self, number: int, partitions: Sequence[tuple[str, int]]) -> bytes:
-        """Repeated ``TopicPartition`` field ``number`` holding ``partitions`` in order."""
-        key = tag(number)
-        return key + key.join(map(self._partitions.__getitem__, partitions)) if partitions else b""
+_TASK_ENTRIES = {number: _task_entries(number) for number in (2, 3, 4)}
+"""By field number: ``ClientAssignment``'s 2 and 3, ``MemberAssignment``'s 3 and 4."""
+_PARTITION_ENTRIES = {number: _partition_entries(number) for number in (5, 6)}
+"""By field number: ``MemberAssignment``'s 5 and 6."""
 
 
 def task_list(number: int, tasks: Iterable[TaskId]) -> bytes:
     """Repeated ``TaskId`` field ``number`` holding ``tasks`` in the order given."""
-    return Entries().task_list(number, list(tasks))
+    entry = _TASK_ENTRIES.get(number) or _task_entries(number)
+    return b"".join(map(entry, tasks))
 
 
 def partition_list(number: int, partitions: Iterable[tuple[str, int]]) -> bytes:
     """Repeated ``TopicPartition`` field ``number`` holding ``partitions`` in the order given."""
-    return Entries().partition_list(number, list(partitions))
+    entry = _PARTITION_ENTRIES.get(number) or _partition_entries(number)
+    return b"".join(entry(topic, partition) for topic, partition in partitions)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,14 +124,13 @@ class ClientEntry:
     user_end_point: str
 
 
-def client_entry(entry: ClientEntry, entries: Entries | None = None) -> bytes:
-    """One element of ``AssignResponse.clients``; ``entries``: the call's (a fresh one alone)."""
-    lists = entries or Entries()
+def client_entry(entry: ClientEntry) -> bytes:
+    """One element of ``AssignResponse.clients``."""
     body = b"".join(
         (
             field(tag(1), _utf8(entry.process_id)),
-            lists.task_list(2, entry.active),
-            lists.task_list(3, entry.standby),
+            task_list(2, entry.active),
+            task_list(3, entry.standby),
             varint_field(4, entry.followup_rebalance_deadline_ms),
             field(tag(5), _utf8(entry.rack_id)),
             *(tag(6) + varint(len(m)) + m for m in map(_utf8, entry.member_ids)),
@@ -179,17 +152,16 @@ class MemberEntry:
     standby_partitions: Sequence[tuple[str, int]]
 
 
-def member_entry(entry: MemberEntry, entries: Entries | None = None) -> bytes:
-    """One element of ``AssignResponse.members``; ``entries`` as ``client_entry``'s."""
-    lists = entries or Entries()
+def member_entry(entry: MemberEntry) -> bytes:
+    """One element of ``AssignResponse.members``."""
     body = b"".join(
         (
             field(tag(1), _utf8(entry.member_id)),
             field(tag(2), _utf8(entry.process_id)),
-            lists.task_list(3, entry.active),
-            lists.task_list(4, entry.standby),
-            lists.partition_list(5, entry.active_partitions),
-            lists.partition_list(6, entry.standby_partitions),
+            task_list(3, entry.active),
+            task_list(4, entry.standby),
+            partition_list(5, entry.active_partitions),
+            partition_list(6, entry.standby_partitions),
         )
     )
     return _MEMBERS + varint(len(body)) + body

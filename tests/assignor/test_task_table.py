@@ -89,8 +89,6 @@ def test_reads_like_the_dict_it_replaces(
         assert table.source_partitions(task) == [
             (p.topic, p.partition) for p in info.topic_partitions if p.is_source
         ]
-    sources = [tuple(table.source_partitions(task)) for task in table]
-    assert table.all_source_partitions() == sources
     assert table.stateful_ids() == tuple(t for t, i in expected.items() if i.stateful)
     assert table.stateful_ids(False) == tuple(t for t, i in expected.items() if not i.stateful)
     ends = {t: i.changelog_end_offset_sum for t, i in expected.items() if i.stateful}

@@ -7,11 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.streams.model import TaskId
 from kassign.server.streams.response_wire import (
-    TASK_CACHE,
     ClientEntry,
-    Entries,
     MemberEntry,
-    Memo,
     WireResponse,
     client_entry,
     member_entry,
@@ -86,42 +83,8 @@ def test_lists_are_the_bytes_the_runtime_writes(
         )
     head = pb.AssignResponse(error=expected.error, report=expected.report)
     lists = b"".join([*map(client_entry, clients), *map(member_entry, members)])
-    entries = Entries()  # one call's entries, shared by every list (as ``encode_wire`` shares)
-    shared = [*(client_entry(c, entries) for c in clients)]
-    shared += [member_entry(m, entries) for m in members]
-    assert b"".join(shared) == lists
     wire = WireResponse(head, lists, len(members), 0)
     assert wire.SerializeToString() == expected.SerializeToString()
     assert wire.message() == expected
     assert wire.report == expected.report
     assert wire.error == expected.error
-
-
-def test_a_memo_computes_each_value_once() -> None:
-    seen: list[int] = []
-    memo: Memo[int, int] = Memo(lambda n: seen.append(n) or n * 2)
-    assert list(map(memo.__getitem__, [3, 1, 3, 3, 1])) == [6, 2, 6, 6, 2]
-    assert seen == [3, 1]
-
-
-def test_lists_longer_than_the_kept_entries_are_the_runtime_bytes() -> None:
-    """More tasks than ``TASK_CACHE``: each listed twice, as a client and its member list them."""
-    tasks = [TaskId(s, p) for s in range(3) for p in range(TASK_CACHE // 2)]
-    entries = Entries()
-    client = ClientEntry("p", tasks, tasks[::-1], 0, "", ["m"], "")
-    member = MemberEntry("m", "p", tasks, [], [("t", p) for p in range(len(tasks))], [])
-    expected = pb.AssignResponse()
-    expected.clients.add(
-        process_id="p",
-        active_tasks=[_task(t) for t in tasks],
-        standby_tasks=[_task(t) for t in tasks[::-1]],
-        member_ids=["m"],
-    )
-    expected.members.add(
-        member_id="m",
-        process_id="p",
-        active_tasks=[_task(t) for t in tasks],
-        active_partitions=[_partition(("t", p)) for p in range(len(tasks))],
-    )
-    lists = client_entry(client, entries) + member_entry(member, entries)
-    assert lists == expected.SerializeToString()

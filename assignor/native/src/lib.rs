@@ -35,6 +35,10 @@ mod standby_graph;
 mod standby_split;
 mod user_data;
 
+// The Streams answer's lists as wire bytes (issue 24, branch streams-encode).
+mod py_streams_wire;
+mod streams_wire;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -95,5 +99,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_wire::owned_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::request_members, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::compact_members, m)?)?;
+    // The Streams answer's lists (issue 24, branch streams-encode).
+    m.add_function(wrap_pyfunction!(py_streams_wire::streams_lists, m)?)?;
     Ok(())
 }

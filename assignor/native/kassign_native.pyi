@@ -5,7 +5,8 @@
 ``kassign.assignor.consumer.columns`` (replica rack sets numbered by value); by
 ``kassign.assignor.streams.rack.standby_flow`` (the KIP-925 standby graph's groups and arcs); by
 ``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
-``kassign.server.consumer.owned_wire`` (a compact request's owned partitions)."""
+``kassign.server.consumer.owned_wire`` (a compact request's owned partitions); by
+``kassign.server.streams.response_wire`` (the Streams answer's client and member lists)."""
 
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Sequence

@@ -8,6 +8,8 @@
 //! them, the consumer room's bulk byte work: eager sticky's userData (`user_data.rs`), a
 //! request's members (`members.rs`), a compact request's owned partitions (`owned.rs`) and a
 //! compact answer's members (`members_wire.rs`), each read or written for the whole group at once.
+//! The Streams answer's client and member lists are written likewise, every entry in one call
+//! (`streams_wire.rs`; its Python function in `py_streams_wire.rs`).
 //!
 //! The Python functions are defined by room in `py_builders.rs`, `py_streams.rs` and
 //! `py_wire.rs`; this file holds the conversions they share and the module's table.

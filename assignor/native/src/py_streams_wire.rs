@@ -112,6 +112,7 @@ impl Reader {
     /// The table's ids as groups of one topology and sub-topology; `ValueError` unless they
     /// are sorted and distinct.
     fn table(&mut self, ids: &Bound<'_, PyTuple>) -> PyResult<()> {
+        self.index.partitions.reserve_exact(ids.len());
         let mut last: Option<Key> = None;
         for i in 0..ids.len() {
             let key = self.task(ids.get_borrowed_item(i)?)?;
@@ -213,6 +214,14 @@ pub(crate) fn streams_lists(
         }
         None => None,
     };
+    // the entries' column sized once (grown by doubling, it left up to its size again behind)
+    let lists_of = |c: &ClientIn<'_>| [c.1.len(), c.2.len()];
+    let sizes = clients
+        .iter()
+        .map(lists_of)
+        .chain(members.iter().map(|m| [m.2.len(), m.3.len()]));
+    let total = sizes.flatten().sum::<PyResult<usize>>()?;
+    reader.lists.rows.reserve_exact(total);
     let mut ranges = Vec::with_capacity(2 * (clients.len() + members.len()));
     for (_, active, standby, ..) in &clients {
         ranges.push([reader.list(active)?, reader.list(standby)?]);
@@ -268,10 +277,13 @@ pub(crate) fn streams_lists(
         ordered: table.is_some(),
         given: &given,
     };
-    let out = py
-        .detach(|| streams_wire::write(&answer, &mut lists, &client_specs, &member_specs))
+    let (sizes, bytes) = py
+        .detach(|| streams_wire::plan(&answer, &mut lists, &client_specs, &member_specs))
         .map_err(invalid)?;
-    // the call's columns let go before the bytes are copied out: the copy's peak is the answer's
-    drop((lists, index, sources));
-    Ok(PyBytes::new(py, &out).unbind())
+    // measured first, so the answer is written once, into its own `bytes` (no copy)
+    let out = PyBytes::new_with(py, bytes, |buf| {
+        py.detach(|| streams_wire::fill(&answer, &lists, &client_specs, &member_specs, &sizes, buf))
+            .map_err(invalid)
+    })?;
+    Ok(out.unbind())
 }

@@ -269,45 +269,45 @@ impl Answer<'_> {
         });
     }
 
+    fn task_body_len(&self, key: &Key) -> usize {
+        let name = &self.index.topologies[key.topology as usize].utf8;
+        int_len(key.subtopology) + int_len(key.partition) + field_len(name.len())
+    }
+
     /// Repeated `TaskId` field `number` holding `entries` in the order given.
     fn task_list(&self, out: &mut Vec<u8>, unknown: &[Key], number: u8, entries: &[u32]) {
         let mut hint = 0;
         for &at in entries {
             let key = self.key(unknown, at, &mut hint);
-            let name = &self.index.topologies[key.topology as usize].utf8;
             out.push(number << 3 | 2);
-            let len = int_len(key.subtopology) + int_len(key.partition) + field_len(name.len());
-            varint(out, len as u64);
+            varint(out, self.task_body_len(&key) as u64);
             int_field(out, 1, key.subtopology);
             int_field(out, 2, key.partition);
-            field(out, 3, name);
+            field(out, 3, &self.index.topologies[key.topology as usize].utf8);
         }
     }
 
-    /// Repeated `TopicPartition` field `number` holding the member's given partitions
-    /// (`given`) or else the sources of its tasks in the table (`entries`): sorted by topic
-    /// then number, each once (in `found`).
-    fn partition_list(
-        &self,
-        out: &mut Vec<u8>,
-        number: u8,
+    fn task_list_len(&self, unknown: &[Key], entries: &[u32]) -> usize {
+        let mut hint = 0;
+        let body = |&at: &u32| self.task_body_len(&self.key(unknown, at, &mut hint));
+        entries.iter().map(body).map(entry_len).sum()
+    }
+
+    /// A member's partitions of one list: `given` (a range of the given ones), or else the
+    /// sources of its tasks in the table (`entries`), sorted by topic then number, each once,
+    /// gathered into `found` (none without a table).
+    fn partitions<'s>(
+        &'s self,
         given: &Option<Range<usize>>,
         entries: &[u32],
-        found: &mut Vec<(u32, i64)>,
-    ) {
-        let write = |out: &mut Vec<u8>, topic: &[u8], partition: i64| {
-            out.push(number << 3 | 2);
-            varint(out, (field_len(topic.len()) + int_len(partition)) as u64);
-            field(out, 1, topic);
-            int_field(out, 2, partition);
-        };
+        found: &'s mut Vec<(u32, i64)>,
+    ) -> Box<dyn Iterator<Item = (&'s [u8], i64)> + 's> {
         if let Some(range) = given {
-            for &(topic, partition) in &self.given[range.clone()] {
-                write(out, topic, partition);
-            }
-            return;
+            return Box::new(self.given[range.clone()].iter().copied());
         }
-        let Some(sources) = self.sources else { return };
+        let Some(sources) = self.sources else {
+            return Box::new(std::iter::empty());
+        };
         found.clear();
         for &row in entries.iter().filter(|&&e| e & UNKNOWN == 0) {
             let rows =
@@ -319,27 +319,109 @@ impl Answer<'_> {
         }
         found.sort_unstable();
         found.dedup();
-        for &(topic, partition) in found.iter() {
-            write(out, &sources.sorted[topic as usize], partition);
+        Box::new(
+            found
+                .iter()
+                .map(|&(topic, n)| (&sources.sorted[topic as usize][..], n)),
+        )
+    }
+
+    /// Repeated `TopicPartition` field `number` holding `partitions`.
+    fn partition_list<'t>(
+        out: &mut Vec<u8>,
+        number: u8,
+        partitions: impl Iterator<Item = (&'t [u8], i64)>,
+    ) {
+        for (topic, partition) in partitions {
+            out.push(number << 3 | 2);
+            varint(out, partition_body_len(topic, partition) as u64);
+            field(out, 1, topic);
+            int_field(out, 2, partition);
+        }
+    }
+
+    fn client_len(&self, unknown: &[Key], rows: &[u32], c: &Client<'_>) -> usize {
+        field_len(c.process_id.len())
+            + self.task_list_len(unknown, &rows[c.active.clone()])
+            + self.task_list_len(unknown, &rows[c.standby.clone()])
+            + int_len(c.followup_ms)
+            + field_len(c.rack_id.len())
+            + c.member_ids
+                .iter()
+                .map(|m| entry_len(m.len()))
+                .sum::<usize>()
+            + field_len(c.user_end_point.len())
+    }
+
+    fn client(&self, b: &mut Vec<u8>, unknown: &[Key], rows: &[u32], c: &Client<'_>) {
+        field(b, 1, c.process_id);
+        self.task_list(b, unknown, 2, &rows[c.active.clone()]);
+        self.task_list(b, unknown, 3, &rows[c.standby.clone()]);
+        int_field(b, 4, c.followup_ms);
+        field(b, 5, c.rack_id);
+        for m in &c.member_ids {
+            entry(b, 6, m);
+        }
+        field(b, 7, c.user_end_point);
+    }
+
+    fn member_len(
+        &self,
+        unknown: &[Key],
+        rows: &[u32],
+        m: &Member<'_>,
+        found: &mut Vec<(u32, i64)>,
+    ) -> usize {
+        let (active, standby) = (&rows[m.active.clone()], &rows[m.standby.clone()]);
+        let mut len = field_len(m.member_id.len())
+            + field_len(m.process_id.len())
+            + self.task_list_len(unknown, active)
+            + self.task_list_len(unknown, standby);
+        for (given, entries) in m.partitions.iter().zip([active, standby]) {
+            let sizes = self.partitions(given, entries, found);
+            len += sizes
+                .map(|(t, n)| entry_len(partition_body_len(t, n)))
+                .sum::<usize>();
+        }
+        len
+    }
+
+    fn member(
+        &self,
+        b: &mut Vec<u8>,
+        unknown: &[Key],
+        rows: &[u32],
+        m: &Member<'_>,
+        found: &mut Vec<(u32, i64)>,
+    ) {
+        field(b, 1, m.member_id);
+        field(b, 2, m.process_id);
+        let (active, standby) = (&rows[m.active.clone()], &rows[m.standby.clone()]);
+        self.task_list(b, unknown, 3, active);
+        self.task_list(b, unknown, 4, standby);
+        for (k, (given, entries)) in m.partitions.iter().zip([active, standby]).enumerate() {
+            Self::partition_list(b, 5 + k as u8, self.partitions(given, entries, found));
         }
     }
 }
 
-/// One message of repeated field `number` whose body `body` wrote (into `scratch`).
-fn framed(out: &mut Vec<u8>, scratch: &mut Vec<u8>, number: u8, body: impl FnOnce(&mut Vec<u8>)) {
-    scratch.clear();
-    body(scratch);
-    entry(out, number, scratch);
+fn partition_body_len(topic: &[u8], partition: i64) -> usize {
+    field_len(topic.len()) + int_len(partition)
 }
 
-/// `AssignResponse`'s fields 1 (`clients`) and 2 (`members`) as protobuf writes them, each
-/// list's entries first put in the answer's order when `answer.ordered`; or what does not fit.
-pub fn write(
+/// A repeated message's or string's entry whose body is `len` bytes: key, length, body.
+fn entry_len(len: usize) -> usize {
+    1 + varint_len(len as u64) + len
+}
+
+/// The answer's entries checked, each list put in the answer's order (when `answer.ordered`)
+/// and each client's and member's body measured: their sizes, and the bytes of all.
+pub fn plan(
     answer: &Answer<'_>,
     lists: &mut Lists,
     clients: &[Client<'_>],
     members: &[Member<'_>],
-) -> Result<Vec<u8>, String> {
+) -> Result<(Vec<usize>, usize), String> {
     let total = lists.rows.len();
     let fits = |r: &Range<usize>, total: usize| r.start <= r.end && r.end <= total;
     let ranges = || {
@@ -376,31 +458,63 @@ pub fn write(
         }
     }
     let (rows, unknown) = (&lists.rows, &lists.unknown[..]);
-    let mut out = Vec::with_capacity(16 * total);
-    let (mut body, mut found) = (Vec::new(), Vec::new());
-    for c in clients {
-        framed(&mut out, &mut body, 1, |b| {
-            field(b, 1, c.process_id);
-            answer.task_list(b, unknown, 2, &rows[c.active.clone()]);
-            answer.task_list(b, unknown, 3, &rows[c.standby.clone()]);
-            int_field(b, 4, c.followup_ms);
-            field(b, 5, c.rack_id);
-            for m in &c.member_ids {
-                entry(b, 6, m);
+    let mut found = Vec::new();
+    let sizes: Vec<usize> = clients
+        .iter()
+        .map(|c| answer.client_len(unknown, rows, c))
+        .chain(
+            members
+                .iter()
+                .map(|m| answer.member_len(unknown, rows, m, &mut found)),
+        )
+        .collect();
+    let bytes = sizes.iter().map(|&s| entry_len(s)).sum();
+    Ok((sizes, bytes))
+}
+
+/// `AssignResponse`'s fields 1 (`clients`) and 2 (`members`) as protobuf writes them, into
+/// `out`, exactly as long as `plan` measured them (`sizes`, one a client then one a member);
+/// or where a body's bytes do not match its measure.
+pub fn fill(
+    answer: &Answer<'_>,
+    lists: &Lists,
+    clients: &[Client<'_>],
+    members: &[Member<'_>],
+    sizes: &[usize],
+    out: &mut [u8],
+) -> Result<(), String> {
+    let (rows, unknown) = (&lists.rows, &lists.unknown[..]);
+    let (mut body, mut found, mut head) = (Vec::new(), Vec::new(), Vec::with_capacity(11));
+    let mut at = 0;
+    let bodies = clients.iter().map(Ok).chain(members.iter().map(Err));
+    for (i, (item, &size)) in bodies.zip(sizes).enumerate() {
+        body.clear();
+        let number = match item {
+            Ok(c) => {
+                answer.client(&mut body, unknown, rows, c);
+                1
             }
-            field(b, 7, c.user_end_point);
-        });
+            Err(m) => {
+                answer.member(&mut body, unknown, rows, m, &mut found);
+                2
+            }
+        };
+        head.clear();
+        head.push(number << 3 | 2);
+        varint(&mut head, body.len() as u64);
+        let end = at + head.len() + body.len();
+        if body.len() != size || end > out.len() {
+            return Err(format!(
+                "entry {i}: {} bytes written, {size} measured",
+                body.len()
+            ));
+        }
+        out[at..at + head.len()].copy_from_slice(&head);
+        out[at + head.len()..end].copy_from_slice(&body);
+        at = end;
     }
-    for m in members {
-        framed(&mut out, &mut body, 2, |b| {
-            field(b, 1, m.member_id);
-            field(b, 2, m.process_id);
-            let (active, standby) = (&rows[m.active.clone()], &rows[m.standby.clone()]);
-            answer.task_list(b, unknown, 3, active);
-            answer.task_list(b, unknown, 4, standby);
-            answer.partition_list(b, 5, &m.partitions[0], active, &mut found);
-            answer.partition_list(b, 6, &m.partitions[1], standby, &mut found);
-        });
+    if at != out.len() || sizes.len() != clients.len() + members.len() {
+        return Err(format!("{at} bytes written, {} measured", out.len()));
     }
-    Ok(out)
+    Ok(())
 }

@@ -6,8 +6,10 @@
 //! a 10,000-task call's 560, 1.1-1.3 s at 100,000 tasks; a per-call memo of the entries took
 //! half of that but held 18-26 MB (issue 16's bound).
 //!
-//! Nothing here is kept per task beyond the call's own columns (`Index`: 12 bytes a task, and
-//! the lists' rows, 4 bytes an entry); each entry is written from them as it is reached.
+//! Nothing here is kept per task beyond the call's own columns (`Index`: 8 bytes a task, the
+//! table's partition columns, and the lists' rows, 4 bytes an entry); each entry is written
+//! from them as it is reached. Every client's and member's body is measured first (`plan`), so
+//! the answer is written once, into the `bytes` the caller allocated at that size (`fill`).
 //!
 //!     AssignResponse: 1 clients, 2 members
 //!     ClientAssignment: 1 process_id, 2 active_tasks, 3 standby_tasks,

@@ -48,7 +48,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe and stateless between calls: the coordinator may call it from several threads and
  * compute one group again; the settings are replaced whole by configure, the gRPC channel is shared
- * by every instance with the same connection ({@link SharedClients}).
+ * by every instance with the same connection ({@link SharedClients}). The one exception, opt-in:
+ * under balance LOAD with {@code kassign.topic.names.bootstrap.servers} each task is sent with its
+ * source partitions once {@link StreamsSources} (shared, described in the background) knows the
+ * group, without them until then.
  */
 public final class KassignStreamsTaskAssignor implements TaskAssignor, Configurable, AutoCloseable {
     /** The name groups select it by (group config streams.assignor.name). */

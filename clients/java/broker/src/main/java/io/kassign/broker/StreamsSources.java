@@ -184,4 +184,8 @@ final class StreamsSources implements AutoCloseable {
         source.close();
         byMember = Map.of();
     }
+
+    boolean isClosed() {
+        return describer.isShutdown();
+    }
 }

@@ -4,6 +4,8 @@ import static io.kassign.broker.StreamsGroups.group;
 import static io.kassign.broker.StreamsGroups.topology;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.kassign.broker.GroupToStreamsRequest.Topology;
@@ -134,6 +136,20 @@ final class StreamsSourcesTest {
             }
             assertEquals(before, source.describings.get(), "within the gap the asks wait for one describing");
         }
+    }
+
+    @Test
+    void theSourcesShareTheSettingAndItsUsersWithTheTopicNames() {
+        final AdminTopicNames setting = AdminTopicNames.from(Map.of("kassign.topic.names.bootstrap.servers",
+                "127.0.0.1:1"), "1").orElseThrow();
+        final TopicNames names = setting.acquire();
+        final StreamsSources sources = setting.acquireSources();
+        assertSame(sources, setting.acquireSources(), "one per setting in the broker");
+        setting.release();
+        setting.release();
+        assertFalse(sources.isClosed() || names.isClosed(), "one user left");
+        setting.release();
+        assertTrue(sources.isClosed() && names.isClosed(), "the last user closes both, and their Admin client");
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.kassign.broker;
 
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -100,7 +101,7 @@ final class StreamsSources implements AutoCloseable {
 
     /** The group most of {@code members} are indexed to; ties go to the least group id. */
     static Optional<Group> match(final Map<String, Group> index, final Collection<String> members) {
-        final Map<Group, Integer> hits = new HashMap<>();
+        final Map<Group, Integer> hits = new IdentityHashMap<>(); // a Group's own hash reads every member
         for (final String member : members) {
             final Group group = index.get(member);
             if (group != null) {

@@ -35,6 +35,10 @@ mod standby_graph;
 mod standby_split;
 mod user_data;
 
+// The Streams room's request topology (issue 24, branch streams-decode).
+mod py_tasks;
+mod tasks;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -95,5 +99,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_wire::owned_by_topic, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::request_members, m)?)?;
     m.add_function(wrap_pyfunction!(py_wire::compact_members, m)?)?;
+    // The Streams room's request topology (issue 24, branch streams-decode).
+    m.add_function(wrap_pyfunction!(py_tasks::request_tasks, m)?)?;
     Ok(())
 }

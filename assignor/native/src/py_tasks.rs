@@ -5,7 +5,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::ne_bytes;
 use crate::tasks::{self, Check, Tasks, NONE};
 
 /// One Python object per distinct string and number of the read (issue 16: a 100,000-task
@@ -89,70 +88,78 @@ fn failure<'py>(
     (code, row, index, value, real, topic, partition, task, other).into_pyobject(py)
 }
 
+/// `len` values from `values` as native-endian bytes, written in place (no second copy).
+fn column<'py, T, const N: usize>(
+    py: Python<'py>,
+    len: usize,
+    values: impl Iterator<Item = T>,
+    to: impl Fn(T) -> [u8; N],
+) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = PyBytes::new_with(py, len * N, |out| {
+        for (chunk, v) in out.chunks_exact_mut(N).zip(values) {
+            chunk.copy_from_slice(&to(v));
+        }
+        Ok(())
+    })?;
+    Ok(bytes.into_any())
+}
+
 /// An `AssignRequest`'s tasks read from its bytes, checked (see `tasks.rs`; the read without
 /// the GIL). Returns `(counts, longest, failure, table)`: per task in request order its
 /// partitions' count and its longest string's UTF-8 bytes (int64 bytes, native order); the
 /// first check failed as a tuple, or `None`; and, without a failure, the table's columns in
-/// task order (see the stub). `ValueError` naming the task and offset where bytes are not
-/// protobuf.
+/// task order (see the stub), each task's id made by `task_id((key, subtopology, partition))`.
+/// `ValueError` naming the task and offset where bytes are not protobuf.
 #[pyfunction]
-pub(crate) fn request_tasks<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+pub(crate) fn request_tasks<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    task_id: Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
     let (t, order) = py
         .detach(|| {
             let mut t = tasks::read(data)?;
             let order = t.order();
+            t.release_indexes();
             Ok((t, order))
         })
         .map_err(|(i, (what, at)): (usize, (String, usize))| {
             PyValueError::new_err(format!("tasks[{i}]: {what} at byte {at}"))
         })?;
     let n = t.names.len();
-    let counts: Vec<i64> = t
-        .starts
-        .windows(2)
-        .map(|w| i64::from(w[1] - w[0]))
-        .collect();
-    let longest: Vec<i64> = t.longest.iter().map(|&l| i64::from(l)).collect();
-    let counts = ne_bytes(py, &counts, i64::to_ne_bytes)
-        .into_bound(py)
-        .into_any();
-    let longest = ne_bytes(py, &longest, i64::to_ne_bytes)
-        .into_bound(py)
-        .into_any();
+    let spans = t.starts.windows(2);
+    let counts = column(
+        py,
+        n,
+        spans.map(|w| i64::from(w[1] - w[0])),
+        i64::to_ne_bytes,
+    )?;
+    let longest = column(
+        py,
+        n,
+        t.longest.iter().map(|&l| i64::from(l)),
+        i64::to_ne_bytes,
+    )?;
     if let Some((row, check)) = &t.failure {
         let f = failure(py, &t, *row, check)?.into_any();
         return PyTuple::new(py, [counts, longest, f, py.None().into_bound(py)]);
     }
-    let rows: Vec<usize> = match &order {
-        Some(o) => o.iter().map(|&r| r as usize).collect(),
+    let rows: Vec<usize> = match order {
+        Some(o) => o.into_iter().map(|r| r as usize).collect(),
         None => (0..n).collect(),
     };
-    let mut place = vec![0u32; n];
-    for (at, &r) in rows.iter().enumerate() {
-        place[r] = at as u32;
-    }
     let mut objects = Objects {
         py,
         tasks: &t,
         strings: vec![None; t.strings.values.len()],
         numbers: std::collections::HashMap::new(),
     };
-    let mut keys: Vec<Bound<'py, PyAny>> = Vec::with_capacity(n);
     let mut named: std::collections::HashMap<u32, Bound<'py, PyAny>> =
         std::collections::HashMap::new();
     let empty = PyBytes::new(py, b"").into_any();
-    let (mut subs, mut parts) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut stateful, mut ends) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut starts: Vec<i64> = Vec::with_capacity(n + 1);
-    starts.push(0);
-    let total = t.numbers.len();
-    let (mut topics, mut numbers) = (Vec::with_capacity(total), Vec::with_capacity(total));
-    let (mut flags, mut racks) = (Vec::with_capacity(total), Vec::with_capacity(total));
-    let mut sources: Vec<(Vec<Bound<'py, PyAny>>, Vec<u32>)> = (0..t.topic_order.len())
-        .map(|_| (Vec::new(), Vec::new()))
-        .collect();
-    for (at, &r) in rows.iter().enumerate() {
-        keys.push(match t.names[r] {
+    let mut ids: Vec<Bound<'py, PyAny>> = Vec::with_capacity(n);
+    for &r in &rows {
+        let key = match t.names[r] {
             NONE => empty.clone(),
             s => named
                 .entry(s)
@@ -164,23 +171,35 @@ pub(crate) fn request_tasks<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound
                     PyBytes::new(py, &units).into_any()
                 })
                 .clone(),
-        });
-        subs.push(objects.number(t.subs[r])?);
-        parts.push(objects.number(t.parts[r])?);
-        stateful.push(t.stateful[r]);
-        ends.push(t.ends[r]);
-        for j in t.starts[r] as usize..t.starts[r + 1] as usize {
-            topics.push(t.topics[j] as i32);
-            numbers.push(t.numbers[j]);
-            flags.push(t.flags[j]);
-            racks.push(t.racks[j] as i32);
-            if t.flags[j] & tasks::SOURCE != 0 {
-                let (by_number, task_rows) = &mut sources[t.topics[j] as usize];
-                by_number.push(objects.number(t.numbers[j])?);
-                task_rows.push(at as u32);
-            }
+        };
+        let id = (key, objects.number(t.subs[r])?, objects.number(t.parts[r])?);
+        ids.push(task_id.call1((id,))?);
+    }
+    let ids = PyTuple::new(py, ids)?.into_any();
+    let spans = || {
+        rows.iter()
+            .map(|&r| t.starts[r] as usize..t.starts[r + 1] as usize)
+    };
+    let total = t.numbers.len();
+    let partitions = || spans().flatten();
+    let mut start = 0i64;
+    let starts = std::iter::once(0).chain(spans().map(|s| {
+        start += s.len() as i64;
+        start
+    }));
+    let mut sources: Vec<(Vec<Bound<'py, PyAny>>, Vec<i64>)> = (0..t.topic_order.len())
+        .map(|_| (Vec::new(), Vec::new()))
+        .collect();
+    for (at, span) in spans().enumerate() {
+        for j in span.filter(|&j| t.flags[j] & tasks::SOURCE != 0) {
+            let (by_number, task_rows) = &mut sources[t.topics[j] as usize];
+            by_number.push(objects.number(t.numbers[j])?);
+            task_rows.push(at as i64);
         }
-        starts.push(topics.len() as i64);
+    }
+    let mut place = vec![0u32; n];
+    for (at, &r) in rows.iter().enumerate() {
+        place[r] = at as u32;
     }
     let stores: Vec<(u32, Bound<'py, PyTuple>)> = t
         .stores
@@ -195,11 +214,14 @@ pub(crate) fn request_tasks<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound
         .iter()
         .map(|set| set.iter().map(|&s| objects.string(s)).collect())
         .collect();
-    let sources: Vec<(usize, Bound<'py, PyList>, Vec<u32>)> = sources
+    let sources: Vec<(usize, Bound<'py, PyList>, Bound<'py, PyAny>)> = sources
         .into_iter()
         .enumerate()
         .filter(|(_, (by_number, _))| !by_number.is_empty())
-        .map(|(topic, (by_number, rows))| Ok((topic, PyList::new(py, by_number)?, rows)))
+        .map(|(topic, (by_number, rows))| {
+            let rows = column(py, rows.len(), rows.into_iter(), i64::to_ne_bytes)?;
+            Ok((topic, PyList::new(py, by_number)?, rows))
+        })
         .collect::<PyResult<_>>()?;
     let loads: Vec<(u32, f64)> = t
         .loads
@@ -211,28 +233,32 @@ pub(crate) fn request_tasks<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound
         .iter()
         .map(|&(r, v)| (place[r as usize], v))
         .collect();
+    let one = |v: u8| [v];
     let table: Vec<Bound<'py, PyAny>> = vec![
-        PyList::new(py, keys)?.into_any(),
-        PyList::new(py, subs)?.into_any(),
-        PyList::new(py, parts)?.into_any(),
-        PyBytes::new(py, &stateful).into_any(),
-        ne_bytes(py, &ends, i64::to_ne_bytes)
-            .into_bound(py)
-            .into_any(),
+        ids,
+        column(py, n, rows.iter().map(|&r| t.stateful[r]), one)?,
+        column(py, n, rows.iter().map(|&r| t.ends[r]), i64::to_ne_bytes)?,
         stores.into_pyobject(py)?.into_any(),
-        ne_bytes(py, &starts, i64::to_ne_bytes)
-            .into_bound(py)
-            .into_any(),
-        ne_bytes(py, &topics, i32::to_ne_bytes)
-            .into_bound(py)
-            .into_any(),
-        ne_bytes(py, &numbers, i32::to_ne_bytes)
-            .into_bound(py)
-            .into_any(),
-        PyBytes::new(py, &flags).into_any(),
-        ne_bytes(py, &racks, i32::to_ne_bytes)
-            .into_bound(py)
-            .into_any(),
+        column(py, n + 1, starts, i64::to_ne_bytes)?,
+        column(
+            py,
+            total,
+            partitions().map(|j| t.topics[j] as i32),
+            i32::to_ne_bytes,
+        )?,
+        column(
+            py,
+            total,
+            partitions().map(|j| t.numbers[j]),
+            i32::to_ne_bytes,
+        )?,
+        column(py, total, partitions().map(|j| t.flags[j]), one)?,
+        column(
+            py,
+            total,
+            partitions().map(|j| t.racks[j] as i32),
+            i32::to_ne_bytes,
+        )?,
         topic_names.into_pyobject(py)?.into_any(),
         rack_sets.into_pyobject(py)?.into_any(),
         sources.into_pyobject(py)?.into_any(),

@@ -396,6 +396,17 @@ impl<'a> Tasks<'a> {
     }
 }
 
+impl Tasks<'_> {
+    /// Lets go of the read's indexes (sources, topics, rack sets, strings by value) once the
+    /// checks ran: the columns are all the Python objects are made from (issue 16's peak).
+    pub fn release_indexes(&mut self) {
+        self.sources = HashMap::new();
+        self.topic_of = HashMap::new();
+        self.rack_of = HashMap::new();
+        self.strings.index = HashMap::new();
+    }
+}
+
 /// Every task of an `AssignRequest`'s bytes, in request order, checked; the first wire
 /// failure (task, reason, offset in the request) ends the read.
 pub fn read(data: &[u8]) -> Result<Tasks<'_>, (usize, WireFailure)> {

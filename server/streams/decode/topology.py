@@ -19,7 +19,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
-from itertools import repeat
+from functools import partial
 from typing import Any, NoReturn
 
 import kassign_native
@@ -130,12 +130,16 @@ class TaskColumns:
     table: tuple[Any, ...] | None
 
 
+_NEW_ID = partial(tuple.__new__, TaskId)
+"""A ``TaskId`` from its tuple (topology key, sub-topology, partition), in C: no Python step."""
+
+
 def task_columns(data: bytes) -> TaskColumns:
     """The tasks of ``data``, an ``AssignRequest``'s bytes (its other fields skipped), read
     at once by the compiled core; protobuf parsed the same bytes first, so a wire fault here
     means the caller's bytes and message differ."""
     try:
-        counts, longest, failure, table = kassign_native.request_tasks(data)
+        counts, longest, failure, table = kassign_native.request_tasks(data, _NEW_ID)
     except ValueError as exc:
         raise InvalidRequest(f"request bytes: {exc}", field="tasks") from None
     return TaskColumns(array("q", counts), array("q", longest), failure, table)
@@ -193,12 +197,8 @@ def decode_topology(columns: TaskColumns) -> Topology:
     if columns.failure is not None:
         _refuse(columns.failure)
     assert columns.table is not None
-    (keys, subs, parts, stateful, ends, stores, starts, topics, numbers, flags, racks) = (
-        columns.table[:11]
-    )
-    topic_names, rack_sets, sources, loads, sizes = columns.table[11:]
-    new = tuple.__new__
-    ids: tuple[TaskId, ...] = tuple(map(new, repeat(TaskId), zip(keys, subs, parts)))
+    (ids, stateful, ends, stores, starts, topics, numbers, flags, racks) = columns.table[:9]
+    topic_names, rack_sets, sources, loads, sizes = columns.table[9:]
     sets = (_NO_RACKS, *(frozenset(s) for s in rack_sets))
     table = TaskTable(
         ids,
@@ -211,7 +211,8 @@ def decode_topology(columns: TaskColumns) -> Topology:
     )
     by_row = ids.__getitem__
     source_topics = {
-        topic_names[t]: dict(zip(by_number, map(by_row, rows))) for t, by_number, rows in sources
+        topic_names[t]: dict(zip(by_number, map(by_row, array("q", rows))))
+        for t, by_number, rows in sources
     }
     task_loads = TaskLoads({ids[r]: v for r, v in loads}, {ids[r]: v for r, v in sizes})
     return Topology(table, source_topics, table.end_offset_sums(), task_loads)

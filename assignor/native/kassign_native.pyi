@@ -215,7 +215,7 @@ def range_with_racks(
 
 def request_tasks(
     data: bytes,
-    task_id: Callable[[tuple[bytes, int, int]], Any],
+    task_id: type[tuple[bytes, int, int]],
 ) -> tuple[bytes, bytes, tuple[Any, ...] | None, tuple[Any, ...] | None]:
     """An ``AssignRequest``'s tasks (field 3) read from its bytes as protobuf reads them and
     checked, without the GIL (``src/tasks.rs``): ``(counts, longest, failure, table)``. Per
@@ -223,8 +223,8 @@ def request_tasks(
     bytes, native order). ``failure``: the first check failed, in the decoder's order, as
     ``(code, row, index, value, real, topic, partition, task, other)`` (``task`` and ``other``
     ``(subtopology, partition, named topology or None)``), else ``None``. ``table`` (``None``
-    with a failure), in task order: the tasks' ids (a tuple, each ``task_id((topology key as
-    UTF-16-BE bytes, sub-topology, partition))``, one object per number), stateful flags (bytes), end offset sums
+    with a failure), in task order: the tasks' ids (a tuple, each a ``task_id``, a subclass of
+    ``tuple``, of (topology key as UTF-16-BE bytes, sub-topology, partition)), one object per number), stateful flags (bytes), end offset sums
     (int64), stores as ``(row, names)``, partition starts (int64, one more than the tasks),
     the partitions' topic, number and rack set (int32 each) and flags (bytes), the topic
     names, the non-empty rack sets (lists of names; set 0 is the empty one), the source

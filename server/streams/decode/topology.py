@@ -19,7 +19,6 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, NoReturn
 
 import kassign_native
@@ -130,16 +129,12 @@ class TaskColumns:
     table: tuple[Any, ...] | None
 
 
-_NEW_ID = partial(tuple.__new__, TaskId)
-"""A ``TaskId`` from its tuple (topology key, sub-topology, partition), in C: no Python step."""
-
-
 def task_columns(data: bytes) -> TaskColumns:
     """The tasks of ``data``, an ``AssignRequest``'s bytes (its other fields skipped), read
     at once by the compiled core; protobuf parsed the same bytes first, so a wire fault here
     means the caller's bytes and message differ."""
     try:
-        counts, longest, failure, table = kassign_native.request_tasks(data, _NEW_ID)
+        counts, longest, failure, table = kassign_native.request_tasks(data, TaskId)
     except ValueError as exc:
         raise InvalidRequest(f"request bytes: {exc}", field="tasks") from None
     return TaskColumns(array("q", counts), array("q", longest), failure, table)

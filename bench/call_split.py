@@ -17,7 +17,12 @@ best of ``--repeats``:
   pieces and the echo (the worker's threads, interceptors, what the pieces do not see).
 
     .venv/bin/python bench/call_split.py [--sizes 50x800x800] [--assignors sticky,...]
-        [--layouts none,racks] [--scenarios fresh,leave,extra] [--repeats 15]
+        [--layouts none,racks] [--scenarios fresh,leave,extra] [--repeats 15] [--journal FILE]
+
+``--journal FILE`` splits, after those, every request a consumer journal file holds
+(``kassign serve --journal DIR``'s ``DIR/consumer/*.jsonl``), each named by its group id: a
+plug-in's requests exactly as it sent them (``plugin_bench.py --server-journal DIR``), to set
+beside the bench's own request for the same shape (``--sizes ''`` leaves the bench's out).
 
 Run with another tree's interpreter (``/work/main/.venv/bin/python bench/call_split.py``) to
 time that tree's code: the modules and ``kassign serve`` are the interpreter's. Nothing here
@@ -44,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grpc
 from consumer_groups import extra_member, leave, make_cluster, make_members, request_for
 from kassign.assignor.consumer import Member, assign, consumer_group
+from kassign.cli.messages import parse_json
 from kassign.server.consumer.servicer import assign_consumer_request
 from kassign.v1 import consumer_pb2 as cpb
 from serving import kassign_serve, serving_on_loopback
@@ -136,6 +142,15 @@ def groups(
         yield scenario, request.SerializeToString()
 
 
+def journaled(path: Path) -> Iterator[tuple[str, bytes]]:
+    """Each request of a consumer journal file, by group id, as bytes (the stamp left out)."""
+    for line in path.read_text().splitlines():
+        if line.strip():
+            request = parse_json(line, cpb.ConsumerAssignRequest())
+            request.ClearField("journal")  # the server's stamp: not part of what was sent
+            yield request.group_id, request.SerializeToString()
+
+
 def split(
     data: bytes,
     served: Callable[..., bytes],
@@ -198,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--layouts", default="none", help="none and/or racks (three)")
     parser.add_argument("--scenarios", default="fresh,leave")
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--journal", type=Path, help="also a consumer journal file's requests")
     parser.add_argument("--serve-echo", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port-file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -214,15 +230,21 @@ def main(argv: list[str] | None = None) -> None:
         channel_to(at) as echo,
     ):
         served = kassign("/kassign.v1.ConsumerAssignmentService/Assign")
-        for size, layout in itertools.product(args.sizes.split(","), args.layouts.split(",")):
+        sizes = [size for size in args.sizes.split(",") if size]
+        for size, layout in itertools.product(sizes, args.layouts.split(",")):
             for name in args.assignors.split(","):
                 scenarios = args.scenarios.split(",")
                 for scenario, data in groups(size, name, scenarios, racks=layout == "racks"):
                     got = split(data, served, echo(_ECHO), echo(_SET), args.repeats)
-                    line = f"{size} {layout} {name} {scenario}"
-                    cells = "".join(f"{got[c]:13.2f}" for c in COLUMNS)
-                    sizes = f"  ({got['request MB']:.2f} MB in, {got['answer MB']:.2f} out)"
-                    print(f"{line:<46}{cells}{sizes}", flush=True)
+                    print_line(f"{size} {layout} {name} {scenario}", got)
+        for group, data in journaled(args.journal) if args.journal else ():
+            print_line(group, split(data, served, echo(_ECHO), echo(_SET), args.repeats))
+
+
+def print_line(line: str, got: dict[str, float]) -> None:
+    cells = "".join(f"{got[c]:13.2f}" for c in COLUMNS)
+    sizes = f"  ({got['request MB']:.2f} MB in, {got['answer MB']:.2f} out)"
+    print(f"{line:<46}{cells}{sizes}", flush=True)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,12 @@ def add_jvm_options(parser: argparse.ArgumentParser, module: str) -> None:
         help="append the kassign server's output there: its call log gives the server's time of each call",
     )
     parser.add_argument(
+        "--server-journal",
+        type=Path,
+        help="the kassign server's journal directory (serve --journal): the plug-ins' requests as"
+        " sent, for bench/call_split.py --journal (it slows the server's calls: not for timing)",
+    )
+    parser.add_argument(
         "--main-classes",
         type=Path,
         help=f"the plug-ins' classes of another build (a copy of its {module}/target/classes),"
@@ -93,7 +99,7 @@ def run_bench_class(
     """Run ``main_class`` against a served kassign; print each ``bench`` line as ``describe``
     words it and everything else as it comes."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so kassign_serve stops its server
-    with kassign_serve(args.server_log) as target:
+    with kassign_serve(args.server_log, args.server_journal) as target:
         # the tests' SLF4J provider prints: INFO and WARN off on both sides (Kafka's sticky logs
         # the whole assignment at INFO); fallbacks are read from the plug-ins' metrics
         command = ["java", f"-Xmx{args.heap}", "-Dkassign.testlog.level=ERROR", *args.jvm]

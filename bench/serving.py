@@ -39,13 +39,15 @@ def serving_on_loopback(command: list[str], what: str, log: Path | None = None) 
 
 
 @contextmanager
-def kassign_serve(log: Path | None = None) -> Iterator[str]:
+def kassign_serve(log: Path | None = None, journal: Path | None = None) -> Iterator[str]:
     """``kassign serve`` with one worker on loopback, metrics off; yields its target; its
-    output (the call log) to ``log`` if given."""
+    output (the call log) to ``log`` if given; every request it gets kept under ``journal``
+    (``--journal``) if given: the exact requests a plug-in sent, to time apart."""
     kassign = str(Path(sys.executable).parent / "kassign")
+    kept = [] if journal is None else ["--journal", str(journal)]
     with serving_on_loopback(
         [kassign, "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "1"]
-        + ["--metrics-port", "-1"],
+        + ["--metrics-port", "-1", *kept],
         "kassign serve",
         log,
     ) as target:

@@ -103,6 +103,12 @@ def check_text(
     if len(text) * (1 if isinstance(text, bytes) else 4) <= limits.string_bytes:
         return  # fits even at four bytes a character
     size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    check_size(size, limits, field=field, member=member)
+
+
+def check_size(size: int, limits: RequestLimits, *, field: str, member: str | None = None) -> None:
+    """A string's ``size`` in UTF-8 bytes must fit ``string_bytes`` (``check_text``'s test,
+    for strings measured elsewhere: the Streams topology's, by the compiled read)."""
     if size > limits.string_bytes:
         raise LimitExceeded(
             f"a string of {size:,} bytes, more than {limits.string_bytes:,}",

@@ -59,7 +59,7 @@ class Placement:
 
 def build_placement(problem: Problem, low: IntArray, high: IntArray, costs: Costs) -> Placement:
     """The flow for ``problem`` with per-member load bounds ``[low, high]`` (hard)."""
-    n_units = len(problem.units)
+    n_units = problem.num_units
     claimed = np.bincount(problem.claim_unit, problem.claim_count, minlength=n_units).astype(
         np.int64
     )
@@ -143,7 +143,7 @@ def build_placement(problem: Problem, low: IntArray, high: IntArray, costs: Cost
 def place_units(problem: Problem, placement: Placement, flows: IntArray) -> IntArray:
     """Each unit's member, read from the solved flows; checked as it is read."""
     keep_flows, pool_flows, class_flows = (flows[s] for s in placement.blocks)
-    owner = np.full(len(problem.units), -1, np.int64)
+    owner = np.full(problem.num_units, -1, np.int64)
     dest = np.repeat(placement.group_dest, keep_flows)
     owner[placement.group_units] = dest
     # every unit not kept is in a pool: its class's, in unit order
@@ -164,6 +164,15 @@ def _groups(
     problem: Problem,
 ) -> tuple[list[tuple[tuple[int, int], ...]], IntArray, IntArray, IntArray]:
     """Claimed units grouped by (class, claimants): profiles, units group-major, class, size."""
+    if problem.claim_unit.size and np.all(problem.claim_unit[1:] > problem.claim_unit[:-1]):
+        return _sole_claimant_groups(problem)
+    return _profile_groups(problem)
+
+
+def _profile_groups(
+    problem: Problem,
+) -> tuple[list[tuple[tuple[int, int], ...]], IntArray, IntArray, IntArray]:
+    """``_groups`` unit by unit, for units claimed by several members (co-partitioned)."""
     profiles: dict[int, list[tuple[int, int]]] = {}
     for u, m, c in zip(
         problem.claim_unit.tolist(),
@@ -182,3 +191,28 @@ def _groups(
     group_class = np.array([k for k, _ in keys], np.int64)
     size = np.bincount(np.asarray(unit_group, np.int64), minlength=len(keys))
     return [p for _, p in keys], units[order], group_class, size
+
+
+def _sole_claimant_groups(
+    problem: Problem,
+) -> tuple[list[tuple[tuple[int, int], ...]], IntArray, IntArray, IntArray]:
+    """``_groups`` when each claimed unit has one claimant (every unit a partition, claims
+    settled: the usual group), as whole arrays: a group is (class, claimant, count), numbered
+    in order of first appearance as ``_groups`` numbers them (issue 24: a rejoining group of a
+    million partitions spent seconds there, a dict step per claimed partition)."""
+    units, member, count = problem.claim_unit, problem.claim_member, problem.claim_count
+    width_m, width_c = len(problem.members) + 1, int(count.max()) + 1
+    key = (problem.class_of[units] * width_m + member) * width_c + count
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(order.size, np.int64)
+    rank[order] = np.arange(order.size, dtype=np.int64)
+    unit_group = rank[inverse.reshape(-1)]
+    heads = first[order]
+    profiles: list[tuple[tuple[int, int], ...]] = [
+        ((m, c),) for m, c in zip(member[heads].tolist(), count[heads].tolist(), strict=True)
+    ]
+    by_group = np.argsort(unit_group, kind="stable")
+    size = np.bincount(unit_group, minlength=order.size).astype(np.int64)
+    group_class: IntArray = problem.class_of[units[heads]]
+    return profiles, units[by_group], group_class, size

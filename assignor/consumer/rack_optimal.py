@@ -30,10 +30,11 @@ this round, and listed in that member's ``revoked``: it changes hands only throu
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from kassign.assignor.budget import priced_budget
+from kassign.assignor.consumer.columns import PartitionList, PartitionSpace
 from kassign.assignor.consumer.common import group_rack_reason, partitions_per_topic
 from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup, TopicPartition
 from kassign.assignor.consumer.optimal_balance import solve_split, spread_bounds, water_fill
@@ -64,7 +65,7 @@ def assign_rack_optimal(
     """Assign ``group`` balanced, rack-local and sticky, as ``options`` ask."""
     costs = _costs(options, group)
     afford = priced_budget(options.time_budget_s, _MS_PER_ARC, "arcs")
-    target: dict[str, list[TopicPartition]] = {m.member_id: [] for m in group.members}
+    target: dict[str, Sequence[TopicPartition]] = {m.member_id: [] for m in group.members}
     status, reason = RackStatus.OPTIMAL, ""
     for problem in build_problems(group, options):
         try:
@@ -72,8 +73,11 @@ def assign_rack_optimal(
         except SolverError as exc:
             status, reason = RackStatus.FALLBACK, str(exc)
             owner = _fallback(problem)
+        if problem.space is not None:  # the only problem: every partition its own unit
+            target.update(_lists(problem.space, problem.members, owner))
+            continue
         for unit, m in zip(problem.units, owner.tolist(), strict=True):
-            target[problem.members[m]].extend(unit)
+            target[problem.members[m]].extend(unit)  # type: ignore[attr-defined]
     withheld = withheld_from(group, target) if options.cooperative else frozenset()
     return group_assignment(
         NAME,
@@ -86,6 +90,16 @@ def assign_rack_optimal(
         rack_status=status,
         solver_reason=reason,
     )
+
+
+def _lists(
+    space: PartitionSpace, members: tuple[str, ...], owner: IntArray
+) -> dict[str, PartitionList]:
+    """Each member's partitions as ids, ascending (a ``PartitionList`` each, for the answer's
+    columns: no ``TopicPartition`` made)."""
+    order = np.argsort(owner, kind="stable")
+    ends = np.searchsorted(owner[order], np.arange(len(members) + 1, dtype=np.int64)).tolist()
+    return {m: PartitionList(space, order[ends[i] : ends[i + 1]]) for i, m in enumerate(members)}
 
 
 def _optimal(problem: Problem, costs: Costs, afford: Callable[[int], object]) -> IntArray:
@@ -106,9 +120,9 @@ def _fallback(problem: Problem) -> IntArray:
     pool_of_unit = class_pool[problem.class_of]
     units = np.argsort(pool_of_unit, kind="stable")
     p, s = np.nonzero(split)
-    sub_of_unit = np.empty(len(problem.units), np.int64)
+    sub_of_unit = np.empty(problem.num_units, np.int64)
     sub_of_unit[units] = np.repeat(s, split[p, s])
-    owner = np.empty(len(problem.units), np.int64)
+    owner = np.empty(problem.num_units, np.int64)
     for sub in range(sizes.size):
         mine = np.flatnonzero(sub_of_unit == sub)
         members = np.flatnonzero(problem.sub_of == sub)

@@ -27,6 +27,8 @@ def withheld_from(
     for m in group.members:
         for tp in m.owned_partitions:
             claimants.setdefault(tp, set()).add(m.member_id)
+    if not claimants:  # a fresh group: the target's lists are not read
+        return frozenset()
     return frozenset(
         tp for member, tps in target.items() for tp in tps if claimants.get(tp, set()) - {member}
     )

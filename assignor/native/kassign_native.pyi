@@ -10,7 +10,7 @@
 
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 _T = TypeVar("_T")
 _H = TypeVar("_H", bound=Hashable)
@@ -212,6 +212,27 @@ def range_with_racks(
     member numbers, without the GIL: the rack-matched ``passes`` (several co-partitioned
     topics, or one topic's rack-matched ranges), then every topic's plain ranges; per
     partition id its member's place in member order, as int64 bytes."""
+
+# The Streams room's request topology (issue 24, branch streams-decode).
+
+def request_tasks(
+    data: bytes,
+    task_id: type[tuple[bytes, int, int]],
+) -> tuple[bytes, bytes, tuple[Any, ...] | None, tuple[Any, ...] | None]:
+    """An ``AssignRequest``'s tasks (field 3) read from its bytes as protobuf reads them and
+    checked, without the GIL (``src/tasks.rs``): ``(counts, longest, failure, table)``. Per
+    task in request order, its partitions' count and its longest string's UTF-8 bytes (int64
+    bytes, native order). ``failure``: the first check failed, in the decoder's order, as
+    ``(code, row, index, value, real, topic, partition, task, other)`` (``task`` and ``other``
+    ``(subtopology, partition, named topology or None)``), else ``None``. ``table`` (``None``
+    with a failure), in task order: the tasks' ids (a tuple, each a ``task_id``, a subclass of
+    ``tuple``, of (topology key as UTF-16-BE bytes, sub-topology, partition)), one object per number), stateful flags (bytes), end offset sums
+    (int64), stores as ``(row, names)``, partition starts (int64, one more than the tasks),
+    the partitions' topic, number and rack set (int32 each) and flags (bytes), the topic
+    names, the non-empty rack sets (lists of names; set 0 is the empty one), the source
+    partitions as ``(topic, numbers, rows as int64 bytes)``, and the loads and state bytes given as
+    ``(row, value)`` in request order. ``ValueError`` naming the task and offset where the
+    bytes are not protobuf."""
 
 # The Streams answer's lists (issue 24, branch streams-encode).
 

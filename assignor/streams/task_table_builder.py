@@ -1,7 +1,8 @@
 """Rows of a topology's tasks added one by one, straight into a ``TaskTable``'s columns.
 
-Why a module: ``task_table.py`` is the table's reads; building it (the decoder's one pass over a
-request's tasks, and ``TaskTable.of``) is a job of its own.
+Why a module: ``task_table.py`` is the table's reads; building it from ``TaskInfo`` values
+(``TaskTable.of``) is a job of its own. The service's decoder fills the same columns from the
+request's bytes in the compiled core instead (``server/streams/decode/topology.py``, issue 24).
 """
 
 from __future__ import annotations

@@ -141,9 +141,9 @@ def assign_request(
     obs = observer or NullObserver()
     clock = PhaseClock(obs.on_phase, None if deadline is None else deadline.check)
     if isinstance(request, pb.AssignRequest):
-        message, given = request, True
+        message, given, data = request, True, None
     else:
-        message, given = _parse(request), False
+        message, given, data = _parse(request), False, request
     del request
     now_ms = message.now_ms or (clock_ms or _wall_clock_ms)()
     cap = None if deadline is None else deadline.budget_cap_ms()
@@ -155,6 +155,7 @@ def assign_request(
             default_budget_ms=default_budget_ms,
             budget_cap_ms=cap,
             limits=limits,
+            data=data,
         ),
     )
     if not given:
@@ -194,14 +195,17 @@ def _decoded(
     default_budget_ms: int | None,
     budget_cap_ms: int | None,
     limits: RequestLimits,
+    data: bytes | None,
 ) -> tuple[DecodedRequest, TaskAssignment | None]:
-    """The request decoded, and with ``shadow`` (issue 26) Kafka's answer, checked."""
+    """The request decoded, and with ``shadow`` (issue 26) Kafka's answer, checked; ``data``:
+    the message's bytes when the call received them."""
     decoded = decode_request(
         message,
         now_ms=now_ms,
         default_budget_ms=default_budget_ms,
         budget_cap_ms=budget_cap_ms,
         limits=limits,
+        data=data,
     )
     if not message.HasField("shadow"):
         return decoded, None

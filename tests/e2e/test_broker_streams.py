@@ -11,7 +11,11 @@ application (``tests/e2e/app``: a count per key, exactly-once) runs three instan
   match the Assign calls kassign's Prometheus metrics count, and no plug-in line says fallback;
 - every standby sits in another zone than its active (the only zone-b instance holds the
   standbys of the zone-a actives);
-- every record produced is counted.
+- every record produced is counted;
+- balance LOAD with ``kassign.topic.names.bootstrap.servers`` the brokers' own listener (issue 25):
+  the plug-in describes the group with Kafka's Admin client off the rebalance path, so a
+  rebalance after the first sends each task's source partition by topic name (kassign has no load
+  source here: the loads are counts, and its note says so).
 
 Figures are written to ``broker-streams-figures.json`` in the pytest temp directory.
 """
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
+from kassign.v1 import assignment_pb2, common_pb2
 
 from tests.e2e.broker_cluster import broker_cluster
 from tests.e2e.harness import (
@@ -61,6 +67,11 @@ def broker_settings() -> dict[str, str]:
         "group.streams.min.heartbeat.interval.ms": "500",
         "group.streams.heartbeat.interval.ms": "1000",
         "group.streams.initial.rebalance.delay.ms": "1000",
+        # issue 25: balance LOAD, each task's source partitions from the group's description
+        # (Kafka's Admin client on each broker's own listener, off the rebalance path)
+        "kassign.streams.balance": "load",
+        "kassign.topic.names.bootstrap.servers": "{listener}",
+        "kassign.topic.names.refresh.ms": "2000",
     }
 
 
@@ -112,6 +123,29 @@ def setup(work: Path, e2e_classpaths: tuple[str, str]) -> Iterator[Setup]:
         write_figures(
             FIGURES, work / "broker-streams-figures.json", "kassign broker streams figures"
         )
+
+
+def journaled(setup: Setup) -> list[assignment_pb2.AssignRequest]:
+    """The plug-ins' Streams requests in kassign's journal (group ``streams@broker-N``)."""
+    found = []
+    for f in sorted((setup.kassign.log.parent / "journal").glob("requests-*.jsonl")):
+        for line in f.read_text().splitlines():
+            if not line.endswith("}"):  # a line still being written
+                continue
+            request = json_format.Parse(line, assignment_pb2.AssignRequest())
+            if request.group_id.startswith("streams@broker-"):
+                found.append(request)
+    return found
+
+
+def sources(request: assignment_pb2.AssignRequest) -> dict[str, list[tuple[str, int, bool]]]:
+    """Each task's partitions: (topic, partition, is a source)."""
+    return {
+        f"{t.id.subtopology}_{t.id.partition}": [
+            (tp.topic, tp.partition, tp.is_source) for tp in t.topic_partitions
+        ]
+        for t in request.tasks
+    }
 
 
 def zone_of(instances: list[Instance], task: str, standby: bool) -> set[str]:
@@ -168,4 +202,23 @@ def test_a_streams_group_is_assigned_by_kassign_on_the_brokers(setup: Setup) -> 
     assert fallbacks == 0, f"the plug-in fell back\n{tails(setup.cluster.logs)}"
     assert assigned >= 1 and groups == assigned, f"{assigned} plug-in lines, {groups} kassign calls"
     assert handled == groups + warmups, f"{handled} Assign calls answered"
+
+    # issue 25: the first rebalance of the group went without sources and asked the plug-in's
+    # background thread to describe it; a later one carries each task's source partition by name.
+    # Should every rebalance so far have come before the describing, c leaves (a clean close): one more.
+    t1 = time.monotonic()
+    expected = {t: [(setup.app.input, int(t.split("_")[1]), True)] for t in sorted(TASKS)}
+    if not any(sources(r) == expected for r in journaled(setup)):
+        instances[-1].proc.terminate()
+    wait_until("a journaled request with the tasks' source partitions",
+               lambda: any(sources(r) == expected for r in journaled(setup)), 60,
+               setup.logs)  # fmt: skip
+    sent = journaled(setup)
+    assert all(r.configs.balance == common_pb2.BALANCE_LOAD for r in sent)
+    empty = {t: [] for t in expected}
+    assert all(sources(r) in (empty, expected) for r in sent), [sources(r) for r in sent]
+    assert "(sources of broker-streams)" in setup.broker_text()
+    assert "(no sources yet)" in setup.broker_text(), "the group's first rebalance went without"
+    FIGURES["requests_with_sources"] = [sources(r) == expected for r in sent]
+    FIGURES["sources_seconds"] = round(time.monotonic() - t1, 1)
     FIGURES["test_seconds"] = round(time.monotonic() - t0, 1)

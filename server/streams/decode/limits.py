@@ -12,6 +12,7 @@ decoded counts before the assignor runs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
 
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.kafka.counts import reported_tasks, subscription_counts
@@ -19,11 +20,13 @@ from kassign.server.limits import (
     LimitExceeded,
     RequestLimits,
     check_count,
+    check_size,
     check_text,
     entry_bytes,
     varint_bytes,
 )
 from kassign.server.streams.decode.members import DecodedMember
+from kassign.server.streams.decode.topology import TaskColumns
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["answer_bytes", "check_answer", "check_members", "check_request"]
@@ -34,23 +37,18 @@ def _longest(texts: Iterable[str]) -> str:
     return max(set(texts), key=len, default="")
 
 
-def _check_tasks(tasks: Sequence[pb.TaskInfo], limits: RequestLimits) -> None:
-    check_count(len(tasks), limits, "tasks", "tasks", field="tasks")
-    partitions = 0
-    for i, task in enumerate(tasks):
-        partitions += len(task.topic_partitions)
+def _check_tasks(count: int, columns: TaskColumns, limits: RequestLimits) -> None:
+    """The tasks' count, their partitions' running count and each task's longest string, as
+    the compiled read measured them; the first task past a limit is named (its partitions
+    before its strings)."""
+    check_count(count, limits, "tasks", "tasks", field="tasks")
+    counts, longest = columns.counts, columns.longest
+    if sum(counts) <= limits.partitions and max(longest, default=0) <= limits.string_bytes:
+        return
+    for i, (partitions, size) in enumerate(zip(accumulate(counts), longest)):
         if partitions > limits.partitions:
             check_count(partitions, limits, "partitions", "topic partitions", field=f"tasks[{i}]")
-        if task.ByteSize() > limits.string_bytes:  # else no string in it can be longer
-            _check_task_texts(task, f"tasks[{i}]", limits)
-
-
-def _check_task_texts(task: pb.TaskInfo, field: str, limits: RequestLimits) -> None:
-    texts = {task.id.named_topology, *task.state_store_names}
-    for tp in task.topic_partitions:
-        texts.add(tp.topic)
-        texts.update(tp.rack_ids)
-    check_text(_longest(texts), limits, field=field)
+        check_size(size, limits, field=f"tasks[{i}]")
 
 
 def _info_counts(info: pb.SubscriptionInfo, field: str, member: str, limits: RequestLimits) -> int:
@@ -84,13 +82,14 @@ def _member_counts(
     return len(sub.owned_partitions), reported
 
 
-def check_request(request: pb.AssignRequest, limits: RequestLimits) -> None:
-    """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past."""
+def check_request(request: pb.AssignRequest, limits: RequestLimits, tasks: TaskColumns) -> None:
+    """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past.
+    ``tasks``: the request's tasks as read from its bytes (``topology.task_columns``)."""
     check_text(request.group_id, limits, field="group_id")
     check_text(request.configs.assignor, limits, field="configs.assignor")
     check_text(_longest(request.configs.rack_aware_assignment_tags), limits, field="configs")
     check_count(len(request.members), limits, "members", "members", field="members")
-    _check_tasks(request.tasks, limits)
+    _check_tasks(len(request.tasks), tasks, limits)
     owned = reported = 0
     for i, member in enumerate(request.members):
         field = f"members[{i}]"

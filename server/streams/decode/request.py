@@ -35,7 +35,7 @@ from kassign.server.streams.decode import limits as checks
 from kassign.server.streams.decode.configs import decode_configs
 from kassign.server.streams.decode.info import InfoReports
 from kassign.server.streams.decode.members import DecodedMember, TopicPartition, decode_member
-from kassign.server.streams.decode.topology import Topology, decode_topology
+from kassign.server.streams.decode.topology import Topology, decode_topology, task_columns
 from kassign.v1 import assignment_pb2 as pb
 
 __all__ = ["DecodedMember", "DecodedRequest", "TopicPartition", "decode_request"]
@@ -205,17 +205,22 @@ def decode_request(
     default_budget_ms: int | None = None,
     budget_cap_ms: int | None = None,
     limits: RequestLimits = DEFAULT_LIMITS,
+    data: bytes | None = None,
 ) -> DecodedRequest:
     """The request as ``ApplicationState``; ``now_ms`` is the caller's resolved clock;
     ``budget_cap_ms`` bounds the solver budget by the call's deadline (``calls.Deadline``);
-    ``limits`` are checked before decoding, and the answer's size before returning."""
+    ``limits`` are checked before decoding, and the answer's size before returning. ``data``:
+    the request's bytes as received, whence the compiled core reads the tasks (issue 24;
+    callers holding only the message have it serialised once for that read)."""
     if request.now_ms < 0:
         raise InvalidRequest(f"negative time {request.now_ms}", field="now_ms")
-    checks.check_request(request, limits)
+    tasks = task_columns(request.SerializeToString() if data is None else data)
+    checks.check_request(request, limits, tasks)
     configs = decode_configs(
         request.configs, default_budget_ms=default_budget_ms, budget_cap_ms=budget_cap_ms
     )
-    topology = decode_topology(request.tasks)
+    topology = decode_topology(tasks)
+    del tasks
     reports = _members(request.members, topology)
     checks.check_members(reports, limits)
     notes: list[str] = []

@@ -4,29 +4,38 @@ Kafka maps owned partitions back to tasks through the source partitions
 (``taskForPartition``); a partition that is the source of two tasks would make that mapping
 ambiguous, so it is refused here.
 
+The tasks are read from the request's bytes by the compiled core, every task at once, into
+the ``TaskTable``'s columns, with every check of this module (issue 24: a Python step per task
+and field cost about 800 ms of a 100,000-task call): ``task_columns`` reads, ``decode_topology``
+words the first check failed or makes the table's ids and source index.
+
 Memory (issue 16): a request may list 100,000 tasks in under 3 MB, so the decoded topology
 keeps one index of its own (source partitions by topic) and shares what repeats: topic and
-store names, partition numbers and rack sets are one object each per request. It reads the
-request without touching empty repeated fields: the protobuf runtime (upb) gives an empty
-repeated field storage of its own the first time Python reads it, about 90 bytes a field.
+store names, partition numbers and rack sets are one object each per request.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
+import kassign_native
 import numpy as np
 from kassign.assignor.errors import InvalidRequest
-from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import TaskId, TaskLoads
 from kassign.assignor.streams.task_table import TaskTable
-from kassign.assignor.streams.task_table_builder import Partition, TaskTableBuilder
 from kassign.v1 import assignment_pb2 as pb
 
-__all__ = ["TaskIds", "Topology", "decode_task_id", "decode_topology"]
+__all__ = [
+    "TaskColumns",
+    "TaskIds",
+    "Topology",
+    "decode_task_id",
+    "decode_topology",
+    "task_columns",
+]
 
 
 class TaskIds:
@@ -106,167 +115,99 @@ class Topology:
 _NO_RACKS: frozenset[str] = frozenset()
 
 
-class _Shared:
-    """Values that repeat across tasks, one object each (see the module's docstring)."""
+@dataclass(frozen=True, slots=True)
+class TaskColumns:
+    """The request's tasks as the compiled core read them from its bytes (``request_tasks``,
+    ``assignor/native/src/tasks.rs``), checked: what the limits read (per task in request
+    order), the first check failed, and without one the table's columns in task order."""
 
-    __slots__ = ("numbers", "racks", "strings")
-
-    def __init__(self) -> None:
-        self.strings: dict[str, str] = {}
-        self.numbers: dict[int, int] = {}
-        self.racks: dict[tuple[str, ...], frozenset[str]] = {}
-
-    def rack_set(self, racks: Sequence[str]) -> frozenset[str]:
-        key = tuple(racks)
-        found = self.racks.get(key)
-        if found is None:
-            found = self.racks[key] = frozenset(r for r in key if r) or _NO_RACKS
-        return found
+    counts: array[int]
+    """Per task, its topic partitions."""
+    longest: array[int]
+    """Per task, its longest string's UTF-8 bytes (named topology, stores, topics, racks)."""
+    failure: tuple[Any, ...] | None
+    table: tuple[Any, ...] | None
 
 
-_TASK = pb.TaskInfo.DESCRIPTOR.fields_by_name
-_PART = pb.TaskTopicPartition.DESCRIPTOR.fields_by_name
-_ID, _END_SUM, _PARTITIONS, _STORES, _STATEFUL = (
-    _TASK[name]
-    for name in (
-        "id",
-        "changelog_end_offset_sum",
-        "topic_partitions",
-        "state_store_names",
-        "stateful",
-    )
-)
-_COSTS = (_TASK["load"], _TASK["state_bytes"])
-_TOPIC, _NUMBER, _SOURCE, _CHANGELOG, _RACKS = (
-    _PART[name] for name in ("topic", "partition", "is_source", "is_changelog", "rack_ids")
-)
-"""Field descriptors: ``dict(message.ListFields())`` keyed by them reads the fields set, giving
-empty repeated fields no storage (see the module's docstring), in one C call per message; by
-name it cost a Python step per field (issue 24: a tenth of a 10,000-task call)."""
-
-
-def _partitions(raw: Sequence[pb.TaskTopicPartition], row: int, shared: _Shared) -> list[Partition]:
-    """Task ``row``'s partitions, checked, in one step per partition (no call for each); the
-    field path is only spelt out for an error."""
-    strings, numbers, rack_set = (
-        shared.strings.setdefault,
-        shared.numbers.setdefault,
-        shared.rack_set,
-    )
-    partitions: list[Partition] = []
-    for index, tp in enumerate(raw):
-        fields = dict(tp.ListFields())
-        topic, partition = fields.get(_TOPIC, ""), fields.get(_NUMBER, 0)
-        if not topic:
-            raise InvalidRequest("topic is empty", field=f"tasks[{row}].topic_partitions[{index}]")
-        if partition < 0:
-            raise InvalidRequest(
-                f"negative partition {partition}",
-                field=f"tasks[{row}].topic_partitions[{index}]",
-            )
-        racks = fields.get(_RACKS)
-        partitions.append(
-            (
-                strings(topic, topic),
-                numbers(partition, partition),
-                fields.get(_SOURCE, False),
-                fields.get(_CHANGELOG, False),
-                rack_set(racks) if racks else _NO_RACKS,
-            )
-        )
-    return partitions
-
-
-def _refuse_repeats(partitions: Sequence[Partition], task_field: str) -> None:
-    """A topic partition listed twice in one task (issue 27: it was merged silently, whichever
-    of its flags and racks won)."""
-    if len({(topic, partition) for topic, partition, *_ in partitions}) == len(partitions):
-        return
-    seen: set[tuple[str, int]] = set()
-    for j, (topic, partition, *_) in enumerate(partitions):
-        if (topic, partition) in seen:
-            raise InvalidRequest(
-                f"{topic}-{partition} is listed twice",
-                field=f"{task_field}.topic_partitions[{j}]",
-            )
-        seen.add((topic, partition))
-
-
-def decode_topology(tasks: Sequence[pb.TaskInfo]) -> Topology:
-    """Every task once; every source partition feeding exactly one task."""
-    shared = _Shared()
-    table = TaskTableBuilder()
-    loads: dict[TaskId, float] = {}
-    state_bytes: dict[TaskId, int] = {}
-    topics: dict[str, dict[int, TaskId]] = {}
-    numbers = shared.numbers.setdefault
-    for i, raw in enumerate(tasks):
-        checkpoint()
-        fields = dict(raw.ListFields())
-        raw_id = fields.get(_ID)
-        if raw_id is None:
-            raise InvalidRequest("task id is missing", field=f"tasks[{i}].id")
-        end_offset_sum = fields.get(_END_SUM, 0)
-        if end_offset_sum < 0:
-            raise InvalidRequest(
-                f"negative changelog end offset sum {end_offset_sum}",
-                field=f"tasks[{i}].changelog_end_offset_sum",
-            )
-        raw_partitions = fields.get(_PARTITIONS)
-        partitions = _partitions(raw_partitions, i, shared) if raw_partitions else []
-        if len(partitions) > 1:
-            _refuse_repeats(partitions, f"tasks[{i}]")
-        sub, number = raw_id.subtopology, raw_id.partition
-        if sub < 0 or number < 0:  # the field path spelt out for the error only
-            decode_task_id(raw_id, f"tasks[{i}].id")
-        task = TaskId(numbers(sub, sub), numbers(number, number), raw_id.named_topology or None)
-        for topic, partition, is_source, _, _ in partitions:
-            if not is_source:
-                continue
-            by_number = topics.get(topic)
-            if by_number is None:
-                by_number = topics[topic] = {}
-            feeds = by_number.setdefault(partition, task)
-            if feeds != task:
-                raise InvalidRequest(
-                    f"source partition {topic}-{partition} also feeds task {feeds}",
-                    field=f"tasks[{i}].topic_partitions",
-                )
-        if _COSTS[0] in fields or _COSTS[1] in fields:
-            _costs(fields.get(_COSTS[0]), fields.get(_COSTS[1]), i, task, loads, state_bytes)
-        names = fields.get(_STORES)
-        stores = tuple(shared.strings.setdefault(n, n) for n in names) if names else ()
-        table.add(task, fields.get(_STATEFUL, False), end_offset_sum, stores, partitions)
+def task_columns(data: bytes) -> TaskColumns:
+    """The tasks of ``data``, an ``AssignRequest``'s bytes (its other fields skipped), read
+    at once by the compiled core; protobuf parsed the same bytes first, so a wire fault here
+    means the caller's bytes and message differ."""
     try:
-        ordered = table.build()
-    except ValueError:  # two tasks share an id: name the first repeat, in request order
-        row, first = table.first_duplicate() or (0, 0)
+        counts, longest, failure, table = kassign_native.request_tasks(data, TaskId)
+    except ValueError as exc:
+        raise InvalidRequest(f"request bytes: {exc}", field="tasks") from None
+    return TaskColumns(array("q", counts), array("q", longest), failure, table)
+
+
+def _task(sub: int, part: int, name: str | None) -> TaskId:
+    return TaskId(sub, part, name)
+
+
+def _refuse(failure: tuple[Any, ...]) -> NoReturn:
+    """The first check the compiled read found failing, worded (its order: docs/decoding.md)."""
+    code, row, index, value, real, topic, partition, task, other = failure
+    at = f"tasks[{row}]"
+    if code == "id":
+        raise InvalidRequest("task id is missing", field=f"{at}.id")
+    if code == "end":
         raise InvalidRequest(
-            f"duplicate task id {decode_task_id(tasks[row].id, '')} (also tasks[{first}])",
-            field=f"tasks[{row}].id",
-        ) from None
-    return Topology(ordered, topics, ordered.end_offset_sums(), TaskLoads(loads, state_bytes))
+            f"negative changelog end offset sum {value}", field=f"{at}.changelog_end_offset_sum"
+        )
+    if code == "topic":
+        raise InvalidRequest("topic is empty", field=f"{at}.topic_partitions[{index}]")
+    if code == "partition":
+        raise InvalidRequest(f"negative partition {value}", field=f"{at}.topic_partitions[{index}]")
+    if code == "twice":
+        raise InvalidRequest(
+            f"{topic}-{partition} is listed twice", field=f"{at}.topic_partitions[{index}]"
+        )
+    if code == "task":
+        sub, part, name = task
+        decode_task_id(pb.TaskId(subtopology=sub, partition=part, named_topology=name), f"{at}.id")
+    if code == "source":
+        raise InvalidRequest(
+            f"source partition {topic}-{partition} also feeds task {_task(*other)}",
+            field=f"{at}.topic_partitions",
+        )
+    if code == "load":
+        raise InvalidRequest(
+            f"task {_task(*task)}'s load {real} is not a non-negative number",
+            field=f"{at}.load",
+        )
+    if code == "state_bytes":
+        raise InvalidRequest(
+            f"task {_task(*task)}'s state bytes {value} are negative", field=f"{at}.state_bytes"
+        )
+    if code == "duplicate":
+        raise InvalidRequest(
+            f"duplicate task id {_task(*task)} (also tasks[{index}])", field=f"{at}.id"
+        )
+    raise AssertionError(f"unknown topology check {code!r}")
 
 
-def _costs(
-    load: float | None,
-    size: int | None,
-    row: int,
-    task: TaskId,
-    loads: dict[TaskId, float],
-    state_bytes: dict[TaskId, int],
-) -> None:
-    """A task's load and state bytes (issue 25), checked: non-negative numbers."""
-    if load is not None:
-        if not (math.isfinite(load) and load >= 0):
-            raise InvalidRequest(
-                f"task {task}'s load {load} is not a non-negative number",
-                field=f"tasks[{row}].load",
-            )
-        loads[task] = float(load)
-    if size is not None:
-        if size < 0:
-            raise InvalidRequest(
-                f"task {task}'s state bytes {size} are negative", field=f"tasks[{row}].state_bytes"
-            )
-        state_bytes[task] = int(size)
+def decode_topology(columns: TaskColumns) -> Topology:
+    """Every task once; every source partition feeding exactly one task (the checks ran in
+    the compiled read, in request order; the first failed is raised here)."""
+    if columns.failure is not None:
+        _refuse(columns.failure)
+    assert columns.table is not None
+    (ids, stateful, ends, stores, starts, topics, numbers, flags, racks) = columns.table[:9]
+    topic_names, rack_sets, sources, loads, sizes = columns.table[9:]
+    sets = (_NO_RACKS, *(frozenset(s) for s in rack_sets))
+    table = TaskTable(
+        ids,
+        stateful,
+        array("q", ends),
+        dict(stores),
+        array("q", starts),
+        (array("i", topics), array("i", numbers), flags, array("i", racks)),
+        (tuple(topic_names), sets),
+    )
+    by_row = ids.__getitem__
+    source_topics = {
+        topic_names[t]: dict(zip(by_number, map(by_row, array("q", rows))))
+        for t, by_number, rows in sources
+    }
+    task_loads = TaskLoads({ids[r]: v for r, v in loads}, {ids[r]: v for r, v in sizes})
+    return Topology(table, source_topics, table.end_offset_sums(), task_loads)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import itertools
 from unittest import mock
 
+import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from kassign.assignor.consumer import (
     AssignOptions,
@@ -25,9 +26,12 @@ from kassign.assignor.consumer import (
     TopicPartition,
     assign,
     consumer_group,
+    optimal_flow,
+    optimal_problem,
 )
 from kassign.assignor.consumer.common import partitions_per_topic
-from kassign.assignor.consumer.optimal_problem import settled_owners
+from kassign.assignor.consumer.java_order import java_key
+from kassign.assignor.consumer.optimal_problem import build_problems, settled_owners
 from kassign.assignor.errors import InvalidRequest
 
 RACKS = ("r1", "r2", "r3")
@@ -276,3 +280,47 @@ def test_kafkas_assignors_ignore_options() -> None:
     group = _triangle("r1")
     options = AssignOptions(cooperative=True, stickiness_cost=0.0)
     assert assign("sticky", group, options) == assign("sticky", group)
+
+
+@SETTINGS
+@given(groups(max_partitions=16, max_members=8))
+def test_the_column_build_is_the_unit_build(group: ConsumerGroup) -> None:
+    """Without co-partitioned sets every unit is one partition and the problem is built as
+    whole arrays (``singletons``); it must equal the per-unit build (``problem``) array for
+    array, classes numbered alike, since the flows and so the answer read it."""
+    problems = build_problems(group, AssignOptions())
+    assume(problems)
+    (problem,) = problems
+    assert problem.space is not None
+    topics = partitions_per_topic(group)
+    units = optimal_problem._units(topics, [])
+    context = optimal_problem._Context(
+        group,
+        problem_subs(group),
+        problem.racks,
+        problem.rack_of,
+        problem.sub_of,
+        optimal_problem.settled_claims(group),
+        {m: i for i, m in enumerate(problem.members)},
+    )
+    by_unit = context.problem(1, units, problem.members)
+    assert problem.space.objects(np.arange(problem.num_units)) == [u[0] for u in units]
+    for name in ("class_of", "class_eligible", "class_cost", "claim_unit", "claim_member"):
+        assert np.array_equal(getattr(problem, name), getattr(by_unit, name)), name
+    assert np.array_equal(problem.claim_count, by_unit.claim_count)
+    if problem.claim_unit.size:  # the flow's groups of claimed units, as arrays and unit by unit
+        fast, slow = (
+            optimal_flow._sole_claimant_groups(problem),
+            optimal_flow._profile_groups(problem),
+        )
+        assert fast[0] == slow[0]
+        for a, b in zip(fast[1:], slow[1:], strict=True):
+            assert np.array_equal(a, b)
+
+
+def problem_subs(group: ConsumerGroup) -> tuple[frozenset[str], ...]:
+    """The subscription classes in ``build_problems``'s numbering (members by Java order)."""
+    subs: dict[frozenset[str], int] = {}
+    for m in sorted(group.members, key=lambda m: java_key(m.member_id)):
+        subs.setdefault(frozenset(m.topics), len(subs))
+    return tuple(subs)

@@ -1,13 +1,11 @@
 package io.kassign.broker;
 
 import io.kassign.plugin.ConfigValues;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.TopicListing;
@@ -41,12 +39,15 @@ record AdminTopicNames(Map<String, Object> admin, long refreshMs) {
 
     private static final Map<AdminTopicNames, Shared> SHARED = new HashMap<>();
 
-    /** The names' users and the names themselves. */
+    /** The names' users, the names, the streams groups' sources (made on first use) and their one Admin client. */
     private static final class Shared {
+        final SharedAdmin admin;
         final TopicNames names;
+        StreamsSources sources;
         int users;
 
-        Shared(final TopicNames names) {
+        Shared(final SharedAdmin admin, final TopicNames names) {
+            this.admin = admin;
             this.names = names;
         }
     }
@@ -78,25 +79,51 @@ record AdminTopicNames(Map<String, Object> admin, long refreshMs) {
      */
     TopicNames acquire() {
         synchronized (SHARED) {
-            final Shared shared = SHARED.computeIfAbsent(this, s -> {
-                s.check();
-                final TopicNames names = new TopicNames(new Listing(s.admin()), s.refreshMs(), MIN_GAP_MS,
-                        () -> System.nanoTime() / 1_000_000L);
-                names.start();
-                return new Shared(names);
-            });
+            final Shared shared = shared();
             shared.users++;
             return shared.names;
         }
     }
 
-    /** One user less; the last closes the names and their Admin client. */
+    /**
+     * The broker's streams groups' source topics for this setting (the streams plug-in under
+     * LOAD), on the same Admin client as the names; its describing starts on first use. Released
+     * by {@link #release}, as the names are.
+     */
+    StreamsSources acquireSources() {
+        synchronized (SHARED) {
+            final Shared shared = shared();
+            if (shared.sources == null) {
+                shared.sources = new StreamsSources(new StreamsGroupDescribing(shared.admin), refreshMs,
+                        MIN_GAP_MS, StreamsSources.ASK_DELAY_MS, () -> System.nanoTime() / 1_000_000L);
+            }
+            shared.users++;
+            return shared.sources;
+        }
+    }
+
+    private Shared shared() {
+        return SHARED.computeIfAbsent(this, s -> {
+            s.check();
+            final SharedAdmin made = new SharedAdmin(s.admin());
+            final TopicNames names = new TopicNames(new Listing(made), s.refreshMs(), MIN_GAP_MS,
+                    () -> System.nanoTime() / 1_000_000L);
+            names.start();
+            return new Shared(made, names);
+        });
+    }
+
+    /** One user less; the last closes the names, the sources and their Admin client. */
     void release() {
         synchronized (SHARED) {
             final Shared shared = SHARED.get(this);
             if (shared != null && --shared.users <= 0) {
                 SHARED.remove(this);
                 shared.names.close();
+                if (shared.sources != null) {
+                    shared.sources.close();
+                }
+                shared.admin.close();
             }
         }
     }
@@ -109,22 +136,18 @@ record AdminTopicNames(Map<String, Object> admin, long refreshMs) {
         }
     }
 
-    /** Kafka's Admin client's listTopics, internal topics included; the client made on first use. */
+    /** Kafka's Admin client's listTopics, internal topics included, on the setting's one client. */
     private static final class Listing implements TopicNames.Source {
-        private final Map<String, Object> configs;
-        private Admin admin;
+        private final SharedAdmin admin;
 
-        Listing(final Map<String, Object> configs) {
-            this.configs = configs;
+        Listing(final SharedAdmin admin) {
+            this.admin = admin;
         }
 
         @Override
-        public synchronized Map<Uuid, String> list() throws Exception {
-            if (admin == null) {
-                admin = Admin.create(configs);
-            }
+        public Map<Uuid, String> list() throws Exception {
             final Map<Uuid, String> names = new HashMap<>();
-            for (final TopicListing topic : admin.listTopics(new ListTopicsOptions().listInternal(true)
+            for (final TopicListing topic : admin.get().listTopics(new ListTopicsOptions().listInternal(true)
                     .timeoutMs(LIST_TIMEOUT_MS)).listings().get(LIST_TIMEOUT_MS + 1_000L, TimeUnit.MILLISECONDS)) {
                 names.put(topic.topicId(), topic.name());
             }
@@ -133,14 +156,7 @@ record AdminTopicNames(Map<String, Object> admin, long refreshMs) {
 
         @Override
         public void close() {
-            final Admin made;
-            synchronized (this) {
-                made = admin;
-                admin = null;
-            }
-            if (made != null) {
-                made.close(Duration.ZERO); // a listing in flight is abandoned: nothing waits for it
-            }
+            // the Admin client is the setting's, closed by its last user (release)
         }
     }
 }

@@ -34,7 +34,8 @@ import org.apache.kafka.coordinator.group.api.streams.assignor.TopologyDescriber
  *       SubscriptionInfo: process id, client tags, rack, and offset sums (KIP-441).</li>
  *   <li>Tasks are (subtopology, partition) for partitions {@code 0 .. maxNumInputPartitions - 1}
  *       ({@link SubtopologyIds} numbers the subtopologies); the broker names no topic partitions and
- *       no replica racks, so tasks carry none and rack-aware optimisation (KIP-925) stays off.</li>
+ *       no replica racks, so tasks carry none (but under balance LOAD their source partitions, from
+ *       the group's description: {@link StreamsSources}) and rack-aware optimisation (KIP-925) stays off.</li>
  *   <li>Offset sums, one report per task per process: -2 (a running active) by the member that
  *       owns the task; otherwise the process's largest reported changelog offset sum
  *       ({@code taskOffsets}), by the member holding it as standby or warm-up, else the first that
@@ -88,6 +89,16 @@ final class GroupToStreamsRequest {
     }
 
     static AssignRequest convert(final GroupSpec group, final Topology topology, final StreamsSettings settings) {
+        return convert(group, topology, settings, Map.of());
+    }
+
+    /**
+     * The request, each task (subtopology, p) with partition p of every source topic of its
+     * subtopology in {@code sources} that has more than p partitions, as Kafka's coordinator and
+     * clients map a task to its input ({@link StreamsSources}: balance LOAD only; none: as before).
+     */
+    static AssignRequest convert(final GroupSpec group, final Topology topology, final StreamsSettings settings,
+                                 final Map<String, List<StreamsSources.SourceTopic>> sources) {
         final Map<Task, Long> endOffsetSums = endOffsetSums(group, topology);
         final RequestBuilder request = RequestBuilder.forGroup(settings.groupId());
         configs(request, group.configs(), settings);
@@ -95,6 +106,11 @@ final class GroupToStreamsRequest {
             for (int p = 0; p < count; p++) {
                 final boolean stateful = topology.stateful().contains(name);
                 final TaskSpec task = TaskSpec.of(topology.taskId(name, p), stateful);
+                for (final StreamsSources.SourceTopic topic : sources.getOrDefault(name, List.of())) {
+                    if (p < topic.partitions()) {
+                        task.source(topic.name(), p);
+                    }
+                }
                 request.task(stateful ? task.changelogEndOffsetSum(endOffsetSums.getOrDefault(new Task(name, p), 0L)) : task);
             }
         });

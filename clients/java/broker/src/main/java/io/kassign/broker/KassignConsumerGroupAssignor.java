@@ -82,36 +82,21 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
 
     private volatile ConsumerGroupSettings settings = ConsumerGroupSettings.defaults();
     private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(METRICS_TYPE, settings.groupId());
-    /** Topic names for ids (balance LOAD with kassign.topic.names.*), else null: ids are sent. */
-    private volatile TopicNames names;
-    /** The setting {@link #names} was acquired for; guarded by this. */
-    private AdminTopicNames namesHeld;
+    /** Topic names for ids (balance LOAD with kassign.topic.names.*), else none: ids are sent. */
+    private final AdminUse<TopicNames> names = new AdminUse<>(AdminTopicNames::acquire);
 
     /** Reads the kassign.* keys of the broker configuration; a malformed one throws ConfigException naming it. */
     @Override
     public void configure(final Map<String, ?> configs) {
         final ConsumerGroupSettings read = ConsumerGroupSettings.from(configs);
         KassignKeys.warnUnknown(configs, LOG);
-        useNames(read.topicNames().orElse(null)); // first: an Admin config it refuses stops configure here
+        names.use(read.topicNames().orElse(null)); // first: an Admin config it refuses stops configure here
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
         Prewarm.start(read.connection(), () -> SharedClients.waitingForReady(read.connection()));
         if (WARMED.add(read.connection())) {
             BoundedCall.background(() -> warmUp(read));
         }
-    }
-
-    /** Acquires the shared names of {@code wanted} (null: none) and releases those held before. */
-    private synchronized void useNames(final AdminTopicNames wanted) {
-        if (java.util.Objects.equals(wanted, namesHeld)) {
-            return;
-        }
-        final TopicNames acquired = wanted == null ? null : wanted.acquire();
-        if (namesHeld != null) {
-            namesHeld.release();
-        }
-        namesHeld = wanted;
-        names = acquired;
     }
 
     /**
@@ -121,7 +106,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
      */
     @Override
     public void close() {
-        useNames(null);
+        names.use(null);
     }
 
     @Override
@@ -134,7 +119,7 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
             throws PartitionAssignorException {
         final ConsumerGroupSettings current = settings;
         final AssignorMetrics counted = metrics;
-        final TopicNames named = names;
+        final TopicNames named = names.get();
         if (current.mode() == Mode.SHADOW) {
             return shadow(group, describer, current, counted, named);
         }

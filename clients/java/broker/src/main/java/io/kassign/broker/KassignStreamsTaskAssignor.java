@@ -13,6 +13,7 @@ import io.kassign.v1.AssignRequest;
 import io.kassign.v1.AssignResponse;
 import io.kassign.v1.AssignmentReport;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.common.Configurable;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.streams.assignor.GroupSpec;
@@ -47,9 +48,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe and stateless between calls: the coordinator may call it from several threads and
  * compute one group again; the settings are replaced whole by configure, the gRPC channel is shared
- * by every instance with the same connection ({@link SharedClients}).
+ * by every instance with the same connection ({@link SharedClients}). The one exception, opt-in:
+ * under balance LOAD with {@code kassign.topic.names.bootstrap.servers} each task is sent with its
+ * source partitions once {@link StreamsSources} (shared, described in the background) knows the
+ * group, without them until then.
  */
-public final class KassignStreamsTaskAssignor implements TaskAssignor, Configurable {
+public final class KassignStreamsTaskAssignor implements TaskAssignor, Configurable, AutoCloseable {
     /** The name groups select it by (group config streams.assignor.name). */
     public static final String NAME = "kassign";
     /** The MBean type of its metrics: kassign:type=broker-task-assignor,client-id=GROUP_ID. */
@@ -59,16 +63,28 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
 
     private volatile StreamsSettings settings = StreamsSettings.defaults();
     private volatile AssignorMetrics metrics = AssignorMetrics.forGroup(METRICS_TYPE, settings.groupId());
+    /** The groups' source topics (balance LOAD with kassign.topic.names.*), else none: tasks go without. */
+    private final AdminUse<StreamsSources> sources = new AdminUse<>(AdminTopicNames::acquireSources);
 
     /** Reads the kassign.* keys of the broker configuration; a malformed one throws ConfigException naming it. */
     @Override
     public void configure(final Map<String, ?> configs) {
         final StreamsSettings read = StreamsSettings.from(configs);
         KassignKeys.warnUnknown(configs, LOG);
+        sources.use(read.sources().orElse(null)); // first: an Admin config it refuses stops configure here
         settings = read;
         metrics = AssignorMetrics.forGroup(METRICS_TYPE, read.groupId());
         Prewarm.start(read.connection(), () -> SharedClients.waitingForReady(read.connection()));
         BoundedCall.background(() -> Warmup.run(read));
+    }
+
+    /**
+     * Releases the sources' Admin client (the last user closes it). Kafka 4.4 closes an assignor
+     * only when configuring the list fails; otherwise the shared client lives as long as the broker.
+     */
+    @Override
+    public void close() {
+        sources.use(null);
     }
 
     @Override
@@ -90,8 +106,9 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         }
         final long started = System.nanoTime();
         Prewarm.calling(current.connection());
+        final StreamsSources described = sources.get();
         final BoundedCall.Outcome<GroupAssignment> outcome = BoundedCall.within(current.connection().deadline(),
-                () -> ask(group, describer, current, counted, started));
+                () -> ask(group, describer, current, counted, started, described));
         if (outcome.failure() != null) {
             return fallback(group, describer, current, counted, outcome.failure(), started);
         }
@@ -122,9 +139,13 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
 
     /** The service's assignment, checked; any failure is thrown to {@link #assign}, which falls back. */
     private static GroupAssignment ask(final GroupSpec group, final TopologyDescriber describer,
-                                       final StreamsSettings current, final AssignorMetrics counted, final long started) {
+                                       final StreamsSettings current, final AssignorMetrics counted, final long started,
+                                       final StreamsSources described) {
         final Topology topology = Topology.of(describer);
-        final AssignRequest request = GroupToStreamsRequest.convert(group, topology, current);
+        final Optional<StreamsSources.Group> found = described == null ? Optional.empty()
+                : described.find(group.memberIds(), topology.partitions().keySet());
+        final AssignRequest request = GroupToStreamsRequest.convert(group, topology, current,
+                found.map(StreamsSources.Group::subtopologies).orElse(Map.of()));
         final AssignResponse response;
         try {
             response = SharedClients.waitingForReady(current.connection()).assign(request);
@@ -134,11 +155,20 @@ public final class KassignStreamsTaskAssignor implements TaskAssignor, Configura
         final GroupAssignment assignment = StreamsResponseToAssignment.convert(response, group, topology);
         counted.assigned();
         final AssignmentReport report = response.getReport();
-        LOG.info("kassign assigned streams group {}: {} tasks to {} members in {} ms ({}, {} warm-ups; {}){}",
-                current.groupId(), topology.tasks(), group.memberIds().size(), elapsedMs(started),
+        LOG.info("kassign assigned streams group {}{}: {} tasks to {} members in {} ms ({}, {} warm-ups; {}){}",
+                current.groupId(), sourcesNote(described, found), topology.tasks(), group.memberIds().size(),
+                elapsedMs(started),
                 report.getAssignor(), report.getWarmups(), StreamsResponseToAssignment.describe(assignment, group),
                 Balancing.describe(current.balance(), report));
         return assignment;
+    }
+
+    /** " (sources of G)" or " (no sources yet)" under LOAD with the groups described, else empty. */
+    static String sourcesNote(final StreamsSources described, final Optional<StreamsSources.Group> found) {
+        if (described == null) {
+            return "";
+        }
+        return found.map(g -> " (sources of " + g.groupId() + ")").orElse(" (no sources yet)");
     }
 
     private static GroupAssignment fallback(final GroupSpec group, final TopologyDescriber describer,

@@ -30,6 +30,9 @@ import java.util.Optional;
  * <tr><td>group.streams.acceptable.recovery.lag</td><td>(Kafka's: 10000)</td><td>Kafka's own key, read when set: the lag at which a client counts as caught up</td></tr>
  * <tr><td>group.streams.num.warmup.replicas</td><td>(Kafka's: 2)</td><td>Kafka's own key, read when set above 0: warm-ups at a time</td></tr>
  * <tr><td>kassign.streams.balance, else kassign.balance</td><td>count</td><td>count or load (the service's --load-source)</td></tr>
+ * <tr><td>kassign.topic.names.bootstrap.servers, kassign.topic.names.*</td><td>unset</td><td>under load, a
+ *     listener this broker's plug-in describes the streams groups from (Kafka's Admin client, {@link StreamsSources}),
+ *     so each task's source partitions are sent and the load source weighs them</td></tr>
  * <tr><td>kassign.streams.mode, else kassign.mode</td><td>assign</td><td>assign, or shadow: the group gets
  *     Kafka's StickyTaskAssignor's answer and kassign's is only compared, off the coordinator's thread</td></tr>
  * </table>
@@ -39,7 +42,7 @@ import java.util.Optional;
  */
 record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String> assignor, String groupId,
                        Optional<Long> acceptableRecoveryLag, Optional<Long> maxWarmupReplicas, Balance balance,
-                       Mode mode) {
+                       Optional<AdminTopicNames> sources, Mode mode) {
 
     static final long DEFAULT_DEADLINE_MS = 300L;
     static final String ASSIGNOR = "kassign.streams.assignor";
@@ -60,6 +63,7 @@ record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String
         configs.putIfAbsent(Connection.DEADLINE_MS, DEFAULT_DEADLINE_MS);
         final Connection connection = Connection.from(configs);
         final String node = text(configs, "node.id").or(() -> text(configs, "broker.id")).orElse("?");
+        final Balance balance = Balancing.forStreams(configs);
         return new StreamsSettings(
                 connection,
                 connection.timeBudgetMs(configs),
@@ -67,7 +71,9 @@ record StreamsSettings(Connection connection, long timeBudgetMs, Optional<String
                 text(configs, GROUP_ID).orElse("streams@broker-" + node),
                 number(configs, ACCEPTABLE_RECOVERY_LAG, 0),
                 number(configs, NUM_WARMUP_REPLICAS, 0).filter(n -> n > 0),
-                Balancing.forStreams(configs),
+                balance,
+                // sources serve the load source only: a COUNT request stays byte for byte as it was
+                balance == Balance.BALANCE_LOAD ? AdminTopicNames.from(configs, node) : Optional.empty(),
                 Mode.forStreams(configs));
     }
 }

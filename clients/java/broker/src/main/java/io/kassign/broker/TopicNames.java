@@ -5,8 +5,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -62,11 +60,7 @@ final class TopicNames implements AutoCloseable {
         this.refreshMs = refreshMs;
         this.minGapMs = minGapMs;
         this.clockMs = clockMs;
-        this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
-            final Thread thread = new Thread(r, "kassign-topic-names");
-            thread.setDaemon(true);
-            return thread;
-        });
+        this.refresher = Background.daemon("kassign-topic-names");
         refresher.scheduleWithFixedDelay(this::refresh, refreshMs, refreshMs, TimeUnit.MILLISECONDS);
     }
 
@@ -92,13 +86,8 @@ final class TopicNames implements AutoCloseable {
                 missing = true;
             }
         }
-        if (missing && !refresher.isShutdown() && soon.compareAndSet(false, true)) {
-            final long wait = Math.max(0L, lastListedMs + minGapMs - clockMs.getAsLong());
-            try {
-                refresher.schedule(this::refresh, wait, TimeUnit.MILLISECONDS);
-            } catch (final RejectedExecutionException e) { // closed meanwhile: ids stay unnamed
-                soon.set(false);
-            }
+        if (missing) { // closed meanwhile: ids stay unnamed
+            Background.once(refresher, soon, this::refresh, Math.max(0L, lastListedMs + minGapMs - clockMs.getAsLong()));
         }
         return found;
     }
@@ -146,16 +135,10 @@ final class TopicNames implements AutoCloseable {
 
     /** After a failed listing (the broker still starting, say): another within 30 s, not {@code refreshMs}. */
     private void retrySoon() {
-        if (!refresher.isShutdown() && retrying.compareAndSet(false, true)) {
-            try {
-                refresher.schedule(() -> {
-                    retrying.set(false);
-                    refresh();
-                }, Math.min(refreshMs, RETRY_MS), TimeUnit.MILLISECONDS);
-            } catch (final RejectedExecutionException e) { // closed meanwhile
-                retrying.set(false);
-            }
-        }
+        Background.once(refresher, retrying, () -> {
+            retrying.set(false);
+            refresh();
+        }, Math.min(refreshMs, RETRY_MS));
     }
 
     /** How many ids are named now (tests, the INFO line). */

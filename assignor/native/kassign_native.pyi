@@ -5,8 +5,10 @@
 ``kassign.assignor.consumer.columns`` (replica rack sets numbered by value); by
 ``kassign.assignor.streams.rack.standby_flow`` (the KIP-925 standby graph's groups and arcs); by
 ``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
-``kassign.server.consumer.owned_wire`` (a compact request's owned partitions)."""
+``kassign.server.consumer.owned_wire`` (a compact request's owned partitions); by
+``kassign.server.streams.response_wire`` (the Streams answer's client and member lists)."""
 
+from array import array
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeAlias, TypeVar
 
@@ -231,3 +233,31 @@ def request_tasks(
     partitions as ``(topic, numbers, rows as int64 bytes)``, and the loads and state bytes given as
     ``(row, value)`` in request order. ``ValueError`` naming the task and offset where the
     bytes are not protobuf."""
+
+# The Streams answer's lists (issue 24, branch streams-encode).
+
+_TaskKey: TypeAlias = tuple[bytes, int, int]
+"""A ``TaskId``: its named topology as UTF-16-BE bytes (``b""``: none), sub-topology,
+partition."""
+_GivenPartitions: TypeAlias = Sequence[tuple[str, int]] | None
+
+def streams_lists(
+    table: tuple[tuple[_TaskKey, ...], array[int], array[int], array[int], bytes, Sequence[str]]
+    | None,
+    clients: Sequence[
+        tuple[str, Sequence[_TaskKey], Sequence[_TaskKey], int, str, Sequence[str], str]
+    ],
+    members: Sequence[
+        tuple[str, str, Sequence[_TaskKey], Sequence[_TaskKey], _GivenPartitions, _GivenPartitions]
+    ],
+) -> bytes:
+    """``AssignResponse``'s ``clients`` then ``members`` (fields 1 and 2) as protobuf wire
+    bytes, in the order given: per client its process id, active and standby tasks, follow-up
+    deadline, rack, member ids and end point; per member its id, process id, active and standby
+    tasks and partitions. With ``table`` (its ids, sorted and distinct, and the partition
+    columns of ``TaskTable.partition_columns()``: starts (int64), topics and numbers (int32),
+    flags, topic names), each task list in the answer's order (the table's tasks in task order,
+    then those it lacks) and a member's partitions, when ``None``, its tasks' source partitions
+    in the table, sorted, each once; without, everything as given. The objects are read with
+    the GIL, the bytes written without it. ``ValueError`` for a task id that is not one or
+    columns that do not fit."""

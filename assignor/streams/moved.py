@@ -16,24 +16,24 @@ __all__ = ["moved_counts"]
 
 
 def moved_counts(state: ApplicationState, assignment: TaskAssignment) -> tuple[int, int]:
-    """(actives now owned by a client that did not own them, standbys on a client without state)."""
-    previous_owners: dict[TaskId, set[int]] = {}  # UUID.int: hashed in C, UUID's hash is not
-    for pid, client in state.clients.items():
-        for task in client.previous_active_tasks:
-            previous_owners.setdefault(task, set()).add(pid.int)
+    """(actives now owned by a client that did not own them, standbys on a client without state).
+
+    Counted a client at a time by set lookups in C (``map`` over its tuple): an active moved
+    when some client owned it and its own client did not, so it is one of the tasks any client
+    owned less one its client owned (issue 24: a generator step per task was 18 ms of a
+    100,000-task answer's encoding).
+    """
+    owned = frozenset[TaskId]().union(*(c.previous_active_tasks for c in state.clients.values()))
     active_moved = standby_moved = 0
     for target in assignment.assignments:
         checkpoint()
         known = state.clients.get(target.process_id)
-        target_pid = target.process_id.int
-        active_moved += sum(
-            1
-            for t in target.active
-            if (owners := previous_owners.get(t)) and target_pid not in owners
-        )
-        if known is None:
-            standby_moved += len(target.standby)
-        else:
+        if owned:
+            active_moved += sum(map(owned.__contains__, target.active))
+            if known is not None and known.previous_active_tasks:
+                active_moved -= sum(map(known.previous_active_tasks.__contains__, target.active))
+        standby_moved += len(target.standby)
+        if known is not None and target.standby:
             had = known.previous_tasks
-            standby_moved += sum(1 for t in target.standby if t not in had)
+            standby_moved -= sum(map(had.__contains__, target.standby)) if had else 0
     return active_moved, standby_moved

@@ -13,12 +13,12 @@ topology names, which the member knows).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.explain import Explanation
-from kassign.assignor.streams.model import ApplicationState, TaskId, TaskTable
+from kassign.assignor.streams.model import ApplicationState, TaskTable
 from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.result import (
     KafkaStreamsAssignment,
@@ -32,8 +32,7 @@ from kassign.server.streams.response_wire import (
     ClientEntry,
     MemberEntry,
     WireResponse,
-    client_entry,
-    member_entry,
+    table_lists,
 )
 from kassign.server.timings import Timings, canonical_bytes, set_timings, without_timings
 from kassign.v1 import assignment_pb2 as pb
@@ -73,17 +72,23 @@ def encode_wire(
     its lists as wire bytes (``response_wire.py``); with ``explanation`` (asked for), its
     message and the report's moves split too. Timings are the caller's to set, on ``head``."""
     state = decoded.state
-    table = _TaskTable(state)
     head = pb.AssignResponse(error=error_value(error), report=_report(decoded, assignment))
     if explanation is not None:
         add_explanation(head, explanation)
     clients = sorted(assignment.assignments, key=lambda a: process_key(a.process_id))
-    lists = [client_entry(_client(state, table, client)) for client in clients]
-    lists += [member_entry(_member(table, m)) for m in sorted(members, key=lambda m: m.member_id)]
-    followups = [c.followup_rebalance_deadline_ms or 0 for c in clients]
-    return WireResponse(
-        head, b"".join(lists), len(members), min((f for f in followups if f), default=0)
+    names = {c.process_id: str(c.process_id) for c in clients}  # a UUID's str takes 1-2 us
+    lists = table_lists(
+        _table(state),
+        [_client(state, client, names[client.process_id]) for client in clients],
+        [
+            MemberEntry(
+                m.member_id, names.get(m.process_id) or str(m.process_id), m.active, m.standby
+            )
+            for m in sorted(members, key=lambda m: m.member_id)
+        ],
     )
+    followups = [c.followup_rebalance_deadline_ms or 0 for c in clients]
+    return WireResponse(head, lists, len(members), min((f for f in followups if f), default=0))
 
 
 def encode_response(
@@ -108,65 +113,34 @@ def error_value(error: object) -> pb.AssignmentError:
     return cast("pb.AssignmentError", pb.AssignmentError.Value(f"ASSIGNMENT_ERROR_{name}"))
 
 
-class _TaskTable:
-    """Tasks in the order the response lists them, and their source partitions.
-
-    A task the topology does not know (only in a rejected assignment) still encodes, sorted
-    after the known ones, with no partitions.
-    """
-
-    def __init__(self, state: ApplicationState) -> None:
-        self._tasks = state.tasks
-        self._ids = state.tasks.keys()
-
-    def ordered(self, tasks: Iterable[TaskId]) -> list[TaskId]:
-        """Known tasks in task order, then unknown ones in task order."""
-        ordered, ids = sorted(tasks), self._ids
-        known = [t for t in ordered if t in ids]
-        if len(known) < len(ordered):
-            known += [t for t in ordered if t not in ids]
-        return known
-
-    def sources(self, tasks: Iterable[TaskId]) -> list[tuple[str, int]]:
-        """The source partitions of ``tasks``, sorted, each once."""
-        infos = self._tasks
-        if isinstance(infos, TaskTable):  # from its columns, building no TaskInfo
-            return sorted({tp for t in tasks for tp in infos.source_partitions(t)})
-        return sorted(
-            {
-                (p.topic, p.partition)
-                for t in tasks
-                if t in infos
-                for p in infos[t].topic_partitions
-                if p.is_source
-            }
-        )
+def _table(state: ApplicationState) -> TaskTable:
+    """The state's tasks as a table (a library caller may hold them as a plain mapping)."""
+    tasks = state.tasks
+    return tasks if isinstance(tasks, TaskTable) else TaskTable.of(tasks.values())
 
 
 def _client(
-    state: ApplicationState, table: _TaskTable, client: KafkaStreamsAssignment
+    state: ApplicationState, client: KafkaStreamsAssignment, process_id: str
 ) -> ClientEntry:
     known = state.clients.get(client.process_id)
+    if known is None:  # only in a rejected assignment
+        return ClientEntry(
+            process_id,
+            client.active,
+            client.standby,
+            client.followup_rebalance_deadline_ms or 0,
+            "",
+            [],
+            "",
+        )
     return ClientEntry(
-        process_id=str(client.process_id),
-        active=table.ordered(client.active),
-        standby=table.ordered(client.standby),
-        followup_rebalance_deadline_ms=client.followup_rebalance_deadline_ms or 0,
-        rack_id=(known.rack_id or "") if known else "",
-        member_ids=sorted(known.consumer_ids) if known else [],
-        user_end_point=(known.host_info or "") if known else "",
-    )
-
-
-def _member(table: _TaskTable, member: MemberAssignment) -> MemberEntry:
-    active, standby = table.ordered(member.active), table.ordered(member.standby)
-    return MemberEntry(
-        member_id=member.member_id,
-        process_id=str(member.process_id),
-        active=active,
-        standby=standby,
-        active_partitions=table.sources(active),
-        standby_partitions=table.sources(standby),
+        process_id,
+        client.active,
+        client.standby,
+        client.followup_rebalance_deadline_ms or 0,
+        known.rack_id or "",
+        sorted(known.consumer_ids),
+        known.host_info or "",
     )
 
 

@@ -9,6 +9,8 @@
 //! request's members (`members.rs`), a compact request's owned partitions (`owned.rs`) and a
 //! compact answer's members (`members_wire.rs`), each read or written for the whole group at once;
 //! and the Streams room's request topology (`tasks.rs`, every task at once, checked).
+//! The Streams answer's client and member lists are written likewise, every entry in one call
+//! (`streams_wire.rs`; its Python function in `py_streams_wire.rs`).
 //!
 //! The Python functions are defined by room in `py_builders.rs`, `py_streams.rs`,
 //! `py_wire.rs` and `py_tasks.rs`; this file holds the conversions they share and the module's table.
@@ -39,6 +41,10 @@ mod user_data;
 // The Streams room's request topology (issue 24, branch streams-decode).
 mod py_tasks;
 mod tasks;
+
+// The Streams answer's lists as wire bytes (issue 24, branch streams-encode).
+mod py_streams_wire;
+mod streams_wire;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -102,5 +108,8 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_wire::compact_members, m)?)?;
     // The Streams room's request topology (issue 24, branch streams-decode).
     m.add_function(wrap_pyfunction!(py_tasks::request_tasks, m)?)?;
+
+    // The Streams answer's lists (issue 24, branch streams-encode).
+    m.add_function(wrap_pyfunction!(py_streams_wire::streams_lists, m)?)?;
     Ok(())
 }

@@ -85,7 +85,7 @@ fn varint_len(mut v: usize) -> usize {
     n
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn varint(out: &mut Vec<u8>, mut v: u64) {
     while v > 0x7F {
         out.push((v & 0x7F) as u8 | 0x80);
         v >>= 7;
@@ -94,7 +94,7 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// A length-delimited field's size, none when empty (proto3 writes no default).
-fn field_len(len: usize) -> usize {
+pub(crate) fn field_len(len: usize) -> usize {
     if len == 0 {
         0
     } else {
@@ -102,7 +102,7 @@ fn field_len(len: usize) -> usize {
     }
 }
 
-fn field(out: &mut Vec<u8>, key: u8, value: &[u8]) {
+pub(crate) fn field(out: &mut Vec<u8>, key: u8, value: &[u8]) {
     if !value.is_empty() {
         out.push(key);
         varint(out, value.len() as u64);

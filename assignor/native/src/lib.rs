@@ -117,6 +117,9 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The Streams answer's lists (issue 24, branch streams-encode).
     m.add_function(wrap_pyfunction!(py_streams_wire::streams_lists, m)?)?;
     // The Streams room's members (branch streams-members).
-    m.add_function(wrap_pyfunction!(py_subscription_info::subscription_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        py_subscription_info::subscription_columns,
+        m
+    )?)?;
     Ok(())
 }

@@ -20,11 +20,7 @@ from typing import TypeVar
 from uuid import UUID
 
 from kassign.kafka.buffer import Reader, WireError, Writer
-from kassign.kafka.offset_sum_columns import (
-    OffsetSumColumns,
-    read_flat_columns,
-    read_grouped_columns,
-)
+from kassign.kafka.offset_sum_columns import OffsetSumColumns, sum_columns
 
 __all__ = [
     "LAST_TASK_LIST_VERSION",
@@ -212,22 +208,6 @@ def peek_versions(data: bytes) -> tuple[int, int] | None:
 
 def decode_subscription_info(data: bytes) -> SubscriptionInfoData:
     """Decode a whole userData; ``WireError`` (with the byte offset) for anything malformed."""
-    info, _ = _decode(data, columns=False)
-    return info
-
-
-def decode_subscription_columns(
-    data: bytes,
-) -> tuple[SubscriptionInfoData, OffsetSumColumns] | None:
-    """A v7+ userData with its offset sums as columns (``offset_sum_columns``), the info's own
-    sum fields left empty; ``None`` where a sum names a topology or the version lists tasks
-    (v1-6): ``decode_subscription_info`` reads those. ``WireError`` as that reads it (the same
-    bytes are refused; the message may differ, so a caller naming it decodes again)."""
-    info, columns = _decode(data, columns=True)
-    return None if columns is None else (info, columns)
-
-
-def _decode(data: bytes, *, columns: bool) -> tuple[SubscriptionInfoData, OffsetSumColumns | None]:
     r = Reader(data)
     version = r.int32("version")
     if not 1 <= version <= LATEST_VERSION:
@@ -239,21 +219,13 @@ def _decode(data: bytes, *, columns: bool) -> tuple[SubscriptionInfoData, Offset
     prev = r.array(_read_task_id, "prevTasks", min_size=8) if version <= 6 else ()
     standby = r.array(_read_task_id, "standbyTasks", min_size=8) if version <= 6 else ()
     end_point = _read_text_bytes(r, "userEndPoint") if version >= 2 else ""
-    grouped: tuple[SubtopologyOffsetSums, ...] = ()
-    flat: tuple[TaskOffsetSum, ...] = ()
-    sums: OffsetSumColumns | None = None
-    if columns and version >= 7:
-        sums = read_grouped_columns(r) if version <= 9 else read_flat_columns(r)
-        if sums is None:
-            return SubscriptionInfoData(version=version, process_id=process_id), None
-    else:
-        grouped = r.array(_read_grouped, "taskOffsetSums", min_size=8) if 7 <= version <= 9 else ()
-        flat = r.array(_read_flat, "taskOffsetSums", min_size=18) if version >= 10 else ()
+    grouped = r.array(_read_grouped, "taskOffsetSums", min_size=8) if 7 <= version <= 9 else ()
+    flat = r.array(_read_flat, "taskOffsetSums", min_size=18) if version >= 10 else ()
     unique = r.int8("uniqueField") if version >= 8 else 0
     error = r.int32("errorCode") if version >= 9 else 0
     tags = r.array(_read_tag, "clientTags", min_size=8) if version >= 11 else ()
     r.expect_end(f"SubscriptionInfo v{version}")
-    info = SubscriptionInfoData(
+    return SubscriptionInfoData(
         version=version,
         process_id=process_id,
         latest_supported_version=latest,
@@ -266,7 +238,38 @@ def _decode(data: bytes, *, columns: bool) -> tuple[SubscriptionInfoData, Offset
         error_code=error,
         client_tags=tags,
     )
-    return info, sums
+
+
+def decode_subscription_columns(
+    data: bytes,
+) -> tuple[SubscriptionInfoData, OffsetSumColumns] | None:
+    """A v7+ userData with its offset sums as columns, the info's own sum fields left empty;
+    ``None`` where a sum names a topology or the version lists tasks (v1-6), not read further:
+    ``decode_subscription_info`` reads (or refuses) those. Malformed bytes raise the
+    ``WireError`` that reader raises.
+
+    The reading is the compiled core's (``kassign_native.subscription_columns``,
+    ``assignor/native/src/subscription_info.rs``: no Python step per field or per sum, issue
+    24), so it needs the server's install; the client never decodes these."""
+    import kassign_native  # the server's compiled core
+
+    read = kassign_native.subscription_columns(data)
+    if read is None:
+        return None
+    if read is False:
+        decode_subscription_info(data)  # raises, naming the fault and its offset
+        raise WireError("SubscriptionInfo: malformed", 0)  # both readers refuse the same bytes
+    version, latest, process_id, end_point, unique, error, tags, sums = read
+    info = SubscriptionInfoData(
+        version=version,
+        process_id=UUID(bytes=process_id),
+        latest_supported_version=latest,
+        user_end_point=end_point,
+        unique_field=unique,
+        error_code=error,
+        client_tags=tuple([ClientTag(k, v) for k, v in tags]),
+    )
+    return info, sum_columns(sums)
 
 
 def _write_task_id(w: Writer, t: WireTaskId) -> None:

@@ -10,7 +10,7 @@
 
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 _T = TypeVar("_T")
 _H = TypeVar("_H", bound=Hashable)
@@ -261,3 +261,15 @@ def streams_lists(
     in the table, sorted, each once; without, everything as given. The objects are read with
     the GIL, the bytes written without it. ``ValueError`` for a task id that is not one or
     columns that do not fit."""
+
+# The Streams room's members (issue 24, branch streams-members).
+
+def subscription_columns(
+    data: bytes,
+) -> tuple[int, int, bytes, str, int, int, list[tuple[str, str]], bytes] | None | Literal[False]:
+    """Kafka Streams' userData (``SubscriptionInfoData`` v7-11) as (version,
+    latestSupportedVersion, processId's 16 bytes, userEndPoint, uniqueField, errorCode,
+    clientTags as (key, value) pairs, offset sums): the sums one ``bytes`` of three native
+    columns end to end (int32 topic groups, int32 partitions, int64 sums; 16 bytes a sum), in
+    byte order. ``None`` for v1-6 (task lists) or a v10+ sum naming a topology; ``False``
+    where the bytes are malformed (``kassign.kafka.subscription_info`` names the fault)."""

@@ -46,6 +46,11 @@ mod tasks;
 mod py_streams_wire;
 mod streams_wire;
 
+// The Streams room's members: Kafka Streams' userData offset sums as columns (issue 24,
+// branch streams-members).
+mod py_subscription_info;
+mod subscription_info;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -111,5 +116,10 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     // The Streams answer's lists (issue 24, branch streams-encode).
     m.add_function(wrap_pyfunction!(py_streams_wire::streams_lists, m)?)?;
+    // The Streams room's members (branch streams-members).
+    m.add_function(wrap_pyfunction!(
+        py_subscription_info::subscription_columns,
+        m
+    )?)?;
     Ok(())
 }

@@ -110,6 +110,8 @@ def _owned_of(
     sub: pb.ConsumerSubscription, runs: TopicPartitionRuns | None, field: str, member: str
 ) -> OwnedPartitions:
     if runs is None:
+        if not sub.owned_partitions:  # none owned (a first join, say): 1-3 us a member less
+            return OwnedPartitions()
         return _owned(((tp.topic, tp.partition) for tp in sub.owned_partitions), field, member)
     return _compact_owned(runs) or _owned(runs.pairs(), field, member)
 

@@ -22,6 +22,7 @@ __all__ = [
     "OwnedPartitions",
     "TopicPartition",
     "all_within",
+    "any_claimed",
     "as_topic_partitions",
     "claim_columns",
     "claims_on",
@@ -60,6 +61,18 @@ def claims_on(
     if isinstance(partitions, OwnedPartitions):
         return partitions.of_topics(topics, seen)
     return partitions
+
+
+def any_claimed(claims: Iterable[Collection[TopicPartition]]) -> bool:
+    """Whether any of ``claims`` holds a partition, each distinct object asked once: a fresh
+    group's members share one empty claims object (the decoder's), so a thousand members cost
+    one ``len``, not a Python ``__len__`` each (issue 24)."""
+    listed = list(claims)
+    ids = list(map(id, listed))
+    if ids and ids.count(ids[0]) == len(ids):  # one object for the group
+        return len(listed[0]) > 0
+    distinct = dict(zip(ids, listed))
+    return any(map(len, distinct.values()))
 
 
 def claim_columns(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, np.ndarray]:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from itertools import repeat
 
@@ -31,12 +32,17 @@ __all__ = [
     "subscription_matrix",
 ]
 
+_TOPICS = operator.attrgetter("topics")
+
 
 def subscribed_topics(members: Iterable[Member]) -> set[str]:
     """Every topic some member subscribes to. Members mostly share one topic list object (the
     service's decoder keeps equal lists as one), so each list object is read once."""
-    lists = {id(m.topics): m.topics for m in members}
-    return set().union(*lists.values())
+    every = list(map(_TOPICS, members))
+    ids = list(map(id, every))
+    if ids and ids.count(ids[0]) == len(ids):  # one list object for the group
+        return set(every[0])
+    return set().union(*dict(zip(ids, every)).values())
 
 
 def partitions_per_topic(group: ConsumerGroup) -> dict[str, int]:

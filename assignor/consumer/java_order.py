@@ -217,7 +217,7 @@ def hash_order(
     capacity = _final_capacity(distinct, hash_of)
     spreads = np.fromiter(map(hash_of, distinct), dtype=np.uint32, count=len(distinct))
     buckets = (spreads ^ (spreads >> 16)) & (capacity - 1)
-    return [distinct[i] for i in np.argsort(buckets, kind="stable").tolist()]
+    return list(map(distinct.__getitem__, np.argsort(buckets, kind="stable").tolist()))
 
 
 def _final_capacity(distinct: list[K], hash_of: Callable[[K], int]) -> int:

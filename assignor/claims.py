@@ -17,6 +17,7 @@ from itertools import accumulate, chain, repeat
 from typing import NamedTuple, overload
 
 import numpy as np
+from kassign.assignor.shared_objects import distinct_objects
 
 __all__ = [
     "OwnedPartitions",
@@ -67,12 +68,7 @@ def any_claimed(claims: Iterable[Collection[TopicPartition]]) -> bool:
     """Whether any of ``claims`` holds a partition, each distinct object asked once: a fresh
     group's members share one empty claims object (the decoder's), so a thousand members cost
     one ``len``, not a Python ``__len__`` each (issue 24)."""
-    listed = list(claims)
-    ids = list(map(id, listed))
-    if ids and ids.count(ids[0]) == len(ids):  # one object for the group
-        return len(listed[0]) > 0
-    distinct = dict(zip(ids, listed))
-    return any(map(len, distinct.values()))
+    return any(map(len, distinct_objects(claims)))
 
 
 def claim_columns(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, np.ndarray]:

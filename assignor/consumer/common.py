@@ -21,6 +21,7 @@ import numpy.typing as npt
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import ConsumerGroup, Member
 from kassign.assignor.consumer.result import RackReason
+from kassign.assignor.shared_objects import distinct_objects
 
 __all__ = [
     "group_rack_reason",
@@ -38,11 +39,7 @@ _TOPICS = operator.attrgetter("topics")
 def subscribed_topics(members: Iterable[Member]) -> set[str]:
     """Every topic some member subscribes to. Members mostly share one topic list object (the
     service's decoder keeps equal lists as one), so each list object is read once."""
-    every = list(map(_TOPICS, members))
-    ids = list(map(id, every))
-    if ids and ids.count(ids[0]) == len(ids):  # one list object for the group
-        return set(every[0])
-    return set().union(*dict(zip(ids, every)).values())
+    return set().union(*distinct_objects(map(_TOPICS, members)))
 
 
 def partitions_per_topic(group: ConsumerGroup) -> dict[str, int]:

@@ -28,6 +28,7 @@ from kassign.assignor.consumer.result import GroupAssignment, group_assignment
 from kassign.assignor.consumer.revoked import moving_away
 from kassign.assignor.consumer.sticky import assign_sticky_partitions
 from kassign.assignor.consumer.sticky_base import MemberData
+from kassign.assignor.shared_objects import distinct_objects
 from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_user_data import decode_cooperative_generation
 
@@ -70,7 +71,7 @@ def cooperative_members_data(members: Sequence[Member]) -> dict[str, MemberData]
     user_data = list(map(_USER_DATA, members))
     if user_data.count(None) != len(user_data) or max(map(_GENERATION, members)) >= 0:
         return dict(zip(ids, map(cooperative_member_data, members)))
-    shared = {id(o): MemberData(o, None) for o in dict(zip(map(id, owned), owned)).values()}
+    shared = {id(o): MemberData(o, None) for o in distinct_objects(owned)}
     return dict(zip(ids, map(shared.__getitem__, map(id, owned))))
 
 

@@ -223,12 +223,17 @@ def hash_order(
 def _final_capacity(distinct: list[K], hash_of: Callable[[K], int]) -> int:
     """The bucket count after ``put``s of ``distinct`` (no key twice): the first keys
     replayed while a crowded bucket may still grow the table, then the load factor alone."""
-    table: HashTable[K] = HashTable(hash_of)
-    for key in distinct:
-        if table._capacity >= _MIN_TREEIFY_CAPACITY:
-            break
-        table.put(key)
-    capacity = table._capacity
+    if len(distinct) > _MIN_TREEIFY_CAPACITY * 3 // 4:
+        # the replay ends at 64 buckets at most, which more keys than this outgrow by the load
+        # factor alone: the count decides (issue 24: no Python put per key for a large group)
+        capacity = _MIN_TREEIFY_CAPACITY
+    else:
+        table: HashTable[K] = HashTable(hash_of)
+        for key in distinct:
+            if table._capacity >= _MIN_TREEIFY_CAPACITY:
+                break
+            table.put(key)
+        capacity = table._capacity
     while len(distinct) > capacity * 3 // 4:
         capacity *= 2
     return capacity

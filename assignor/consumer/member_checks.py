@@ -14,6 +14,8 @@ import re
 from collections.abc import Container, Sequence
 from typing import TYPE_CHECKING
 
+from kassign.assignor.shared_objects import distinct_objects
+
 if TYPE_CHECKING:
     from kassign.assignor.consumer.model import Member
 
@@ -46,8 +48,7 @@ def plainly_sound(members: Sequence[Member], topics: Container[str]) -> bool:
     generations = set(map(_GENERATION, members))
     if not INT32_MIN <= min(generations) <= max(generations) <= INT32_MAX:
         return False
-    lists = list(map(_TOPICS, members))
-    for subscribed in dict(zip(map(id, lists), lists)).values():
+    for subscribed in distinct_objects(map(_TOPICS, members)):
         if len(set(subscribed)) != len(subscribed) or not all(
             t in topics or legal_topic_name(t) for t in subscribed
         ):

@@ -37,6 +37,7 @@ from kassign.assignor.consumer.model import (
     distinct_claims,
 )
 from kassign.assignor.consumer.result import RackReason
+from kassign.assignor.shared_objects import distinct_objects
 
 __all__ = [
     "MemberData",
@@ -211,7 +212,8 @@ def resolve_ownership(
         owned, several = _settle_claims(members, topics, data)
     # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same
     # growth, hence (replayed here rather than assumed) the same order
-    owned = {m: owned[m] for m in hash_order(owned, string_hash)}
+    order = hash_order(owned, string_hash)
+    owned = dict(zip(order, map(owned.__getitem__, order)))
     return Ownership(equal, owned, frozenset(several), max_generation)
 
 
@@ -220,7 +222,7 @@ def _equal_subscriptions(members: Sequence[Member]) -> bool:
     count: Kafka's check). Members sharing one topic list object are equal at once (issue
     24: a fresh group's members mostly do); else compared as sets, one per distinct list."""
     lists = list(map(_TOPICS, members))
-    if len(dict.fromkeys(map(id, lists))) <= 1:
+    if len(distinct_objects(lists)) <= 1:
         return True
     first: frozenset[str] = frozenset()
     sets: dict[int, frozenset[str]] = {}

@@ -14,6 +14,7 @@ from kassign.assignor.consumer.cooperative_sticky import (
 )
 from kassign.assignor.consumer.member_checks import plainly_sound
 from kassign.assignor.consumer.model import Member
+from kassign.assignor.shared_objects import distinct_objects
 
 _SHARED = ("a", "b")
 _NOTHING = OwnedPartitions()
@@ -74,3 +75,12 @@ def test_cooperative_members_data_is_each_members() -> None:
         assert cooperative_members_data(group) == expected
     shared = cooperative_members_data(_GROUP)
     assert len({id(d) for d in shared.values()}) == 1  # one object for the fresh group
+
+
+def test_distinct_objects_are_by_identity_in_first_seen_order() -> None:
+    first, equal = ("a", "b"), tuple("ab")  # equal, another object
+    assert first == equal and first is not equal
+    assert distinct_objects([]) == []
+    assert distinct_objects([first] * 3) == [first]
+    found = distinct_objects([first, equal, first])
+    assert len(found) == 2 and found[0] is first and found[1] is equal

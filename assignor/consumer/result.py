@@ -254,13 +254,17 @@ def _of_ids(
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
     ordered = java_sorted(group.members, _MEMBER_ID)
-    ids = [m.member_id for m in ordered]
+    ids = list(map(_MEMBER_ID, ordered))
     if isinstance(target, BuiltLists) and not kept_back:  # each list ascending: one gather
         columns, given = target.columns(ids), None
     else:
         given = [target.get(m) for m in ids]
         columns = _sorted_columns(space, given, kept_back)[0]
-    gone = {m: _sorted(tps) for m, tps in revoked.items() if tps}  # most members: none
+    gone = (  # most members: none (a fresh group's share one empty tuple: asked once)
+        {m: _sorted(tps) for m, tps in revoked.items() if tps}
+        if any_claimed(revoked.values())
+        else {}
+    )
     members = AssignedMembers(ids, columns, gone)
     across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)
     if claimed:  # the lists as given: the answer's column unless some withheld

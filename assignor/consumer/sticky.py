@@ -148,7 +148,7 @@ def assign_sticky_partitions(
             else map(member_data, members),
         )
     )
-    ownership = resolve_ownership(members, topics, data, distinct=distinct)
+    ownership = resolve_ownership(members, topics, data, distinct=distinct, hash_ordered=True)
     if ownership.all_subscriptions_equal:
         return sticky_constrained.build(topics, rack, ownership)
     return sticky_general.build(topics, rack, ownership, members, data)

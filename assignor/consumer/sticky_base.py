@@ -27,7 +27,7 @@ import numpy.typing as npt
 from kassign.assignor.claims import any_claimed
 from kassign.assignor.consumer.columns import Ids, PartitionSpace, replica_rack_sets
 from kassign.assignor.consumer.common import rack_reason
-from kassign.assignor.consumer.java_order import hash_order, string_hash
+from kassign.assignor.consumer.java_order import SIZED_BY_COUNT, hash_order, string_hash
 from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     ConsumerGroup,
@@ -181,13 +181,16 @@ def resolve_ownership(
     data: Mapping[str, MemberData],
     *,
     distinct: bool = False,
+    hash_ordered: bool = False,
 ) -> Ownership:
     """Kafka's ``allSubscriptionsEqual``: compare subscriptions and settle claims.
 
     Subscriptions are compared with the first non-empty one seen: a member subscribed to
     nothing that comes first in hash order does not make the group unequal (Kafka's check).
     ``distinct``: the caller's claims check found no partition claimed twice in ``data``
-    (its answer, so ``distinct_claims`` does not join the group's claims once more).
+    (its answer, so ``distinct_claims`` does not join the group's claims once more);
+    ``hash_ordered``: ``members`` are ``member_hash_order``'s, so past 48 members (where the
+    table's size follows from the count alone) the second map's order is theirs, not replayed.
     """
     ids = list(map(_MEMBER_ID, members))
     held = list(map(data.__getitem__, ids))
@@ -211,9 +214,11 @@ def resolve_ownership(
     else:
         owned, several = _settle_claims(members, topics, data)
     # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same
-    # growth, hence (replayed here rather than assumed) the same order
-    order = hash_order(owned, string_hash)
-    owned = dict(zip(order, map(owned.__getitem__, order)))
+    # growth, hence the same order; replayed, unless ``members`` are in hash order already and
+    # the table's size follows from the count (then the replay is the identity)
+    if not (hash_ordered and len(owned) > SIZED_BY_COUNT):
+        order = hash_order(owned, string_hash)
+        owned = dict(zip(order, map(owned.__getitem__, order)))
     return Ownership(equal, owned, frozenset(several), max_generation)
 
 

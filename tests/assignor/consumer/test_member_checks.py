@@ -13,7 +13,8 @@ from kassign.assignor.consumer.cooperative_sticky import (
     cooperative_members_data,
 )
 from kassign.assignor.consumer.member_checks import plainly_sound
-from kassign.assignor.consumer.model import Member
+from kassign.assignor.consumer.model import ConsumerGroup, Member, Topic
+from kassign.assignor.consumer.sticky_base import MemberData, member_hash_order, resolve_ownership
 from kassign.assignor.shared_objects import distinct_objects
 
 _SHARED = ("a", "b")
@@ -84,3 +85,19 @@ def test_distinct_objects_are_by_identity_in_first_seen_order() -> None:
     assert distinct_objects([first] * 3) == [first]
     found = distinct_objects([first, equal, first])
     assert len(found) == 2 and found[0] is first and found[1] is equal
+
+
+@pytest.mark.parametrize("size", [30, 49, 400])
+def test_hash_ordered_members_keep_their_order_in_the_second_map(size: int) -> None:
+    """``resolve_ownership(hash_ordered=True)`` takes ``member_hash_order``'s order for the
+    second map past 48 members: the replay's order, as without the flag."""
+    group = ConsumerGroup(
+        tuple(Member(member_id=f"consumer-{i}-{i * 7919:x}", topics=_SHARED) for i in range(size)),
+        {t: Topic.without_racks(t, 4) for t in _SHARED},
+    )
+    members = member_hash_order(group)
+    data = {m.member_id: MemberData(_NOTHING, None) for m in members}
+    replayed = resolve_ownership(members, {"a": 4, "b": 4}, data).owned
+    kept = resolve_ownership(members, {"a": 4, "b": 4}, data, hash_ordered=True).owned
+    assert list(kept) == list(replayed)
+    assert (list(kept) == [m.member_id for m in members]) or size <= 48

@@ -17,11 +17,13 @@ from itertools import accumulate, chain, repeat
 from typing import NamedTuple, overload
 
 import numpy as np
+from kassign.assignor.shared_objects import distinct_objects
 
 __all__ = [
     "OwnedPartitions",
     "TopicPartition",
     "all_within",
+    "any_claimed",
     "as_topic_partitions",
     "claim_columns",
     "claims_on",
@@ -60,6 +62,13 @@ def claims_on(
     if isinstance(partitions, OwnedPartitions):
         return partitions.of_topics(topics, seen)
     return partitions
+
+
+def any_claimed(claims: Iterable[Collection[TopicPartition]]) -> bool:
+    """Whether any of ``claims`` holds a partition, each distinct object asked once: a fresh
+    group's members share one empty claims object (the decoder's), so a thousand members cost
+    one ``len``, not a Python ``__len__`` each (issue 24)."""
+    return any(map(len, distinct_objects(claims)))
 
 
 def claim_columns(claims: Sequence[OwnedPartitions]) -> tuple[np.ndarray, np.ndarray]:

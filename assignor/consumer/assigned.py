@@ -42,7 +42,7 @@ class BuiltLists(Mapping[str, PartitionList]):
 
     def __init__(self, space: PartitionSpace, members: list[str], ids: Ids, bounds: Ids) -> None:
         self.space, self.members, self.ids, self.bounds = space, members, ids, bounds
-        self._place = {m: i for i, m in enumerate(members)}
+        self._place = dict(zip(members, range(len(members))))
 
     def __getitem__(self, member: str) -> PartitionList:
         i = self._place[member]

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from itertools import repeat
 
@@ -20,6 +21,7 @@ import numpy.typing as npt
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import ConsumerGroup, Member
 from kassign.assignor.consumer.result import RackReason
+from kassign.assignor.shared_objects import distinct_objects
 
 __all__ = [
     "group_rack_reason",
@@ -31,12 +33,13 @@ __all__ = [
     "subscription_matrix",
 ]
 
+_TOPICS = operator.attrgetter("topics")
+
 
 def subscribed_topics(members: Iterable[Member]) -> set[str]:
     """Every topic some member subscribes to. Members mostly share one topic list object (the
     service's decoder keeps equal lists as one), so each list object is read once."""
-    lists = {id(m.topics): m.topics for m in members}
-    return set().union(*lists.values())
+    return set().union(*distinct_objects(map(_TOPICS, members)))
 
 
 def partitions_per_topic(group: ConsumerGroup) -> dict[str, int]:

@@ -20,6 +20,7 @@ it over. Which partitions change owner:
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 
 from kassign.assignor.consumer.model import ConsumerGroup, Member, TopicPartition, claims_on
@@ -27,17 +28,25 @@ from kassign.assignor.consumer.result import GroupAssignment, group_assignment
 from kassign.assignor.consumer.revoked import moving_away
 from kassign.assignor.consumer.sticky import assign_sticky_partitions
 from kassign.assignor.consumer.sticky_base import MemberData
+from kassign.assignor.shared_objects import distinct_objects
 from kassign.kafka.buffer import WireError
 from kassign.kafka.consumer_user_data import decode_cooperative_generation
 
-__all__ = ["NAME", "assign_cooperative_sticky", "cooperative_member_data"]
+__all__ = [
+    "NAME",
+    "assign_cooperative_sticky",
+    "cooperative_member_data",
+    "cooperative_members_data",
+]
 
 NAME = "cooperative-sticky"
+_MEMBER_ID, _OWNED = operator.attrgetter("member_id"), operator.attrgetter("owned_partitions")
+_USER_DATA, _GENERATION = operator.attrgetter("user_data"), operator.attrgetter("generation")
 
 
 def assign_cooperative_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``CooperativeStickyAssignor.assign`` on ``group``."""
-    outcome = assign_sticky_partitions(group, cooperative_member_data)
+    outcome = assign_sticky_partitions(group, cooperative_members_data(group.members))
     transferring = outcome.transferring
     if transferring is None:
         transferring = _changing_owner(group, outcome.assignment)
@@ -45,11 +54,25 @@ def assign_cooperative_sticky(group: ConsumerGroup) -> GroupAssignment:
         NAME,
         group,
         outcome.assignment,
-        claims={m.member_id: m.owned_partitions for m in group.members},
+        claims=dict(zip(map(_MEMBER_ID, group.members), map(_OWNED, group.members))),
         rack_reason=outcome.rack.reason,
         withheld=transferring,
         revoked=moving_away(group, outcome.assignment),
     )
+
+
+def cooperative_members_data(members: Sequence[Member]) -> dict[str, MemberData]:
+    """``cooperative_member_data`` of each member, by id. Members that sent no generation
+    and no userData (a fresh group's) read as their claims and no generation: one
+    ``MemberData`` per distinct claims object (a fresh group's members share one), found from
+    the group's columns, not a call per member (issue 24)."""
+    ids = list(map(_MEMBER_ID, members))
+    owned = list(map(_OWNED, members))
+    user_data = list(map(_USER_DATA, members))
+    if user_data.count(None) != len(user_data) or max(map(_GENERATION, members)) >= 0:
+        return dict(zip(ids, map(cooperative_member_data, members)))
+    shared = {id(o): MemberData(o, None) for o in distinct_objects(owned)}
+    return dict(zip(ids, map(shared.__getitem__, map(id, owned))))
 
 
 def cooperative_member_data(member: Member) -> MemberData:

@@ -27,6 +27,7 @@ from typing import Generic, TypeVar
 import numpy as np
 
 __all__ = [
+    "SIZED_BY_COUNT",
     "HashTable",
     "hash_order",
     "java_key",
@@ -44,6 +45,9 @@ _POWERS = [1]  # 31**k reduced to 32 bits, grown as longer strings come: a cache
 _DEFAULT_CAPACITY = 16
 _TREEIFY_BIN = 9  # a bin that reaches TREEIFY_THRESHOLD (8) + 1 nodes is treeified or resized
 _MIN_TREEIFY_CAPACITY = 64
+SIZED_BY_COUNT = _MIN_TREEIFY_CAPACITY * 3 // 4
+"""Past this many distinct keys a default ``HashMap``'s final size follows from their count alone
+(the early growth of crowded buckets stops at 64 buckets, which more keys outgrow anyway)."""
 
 
 def java_key(text: str) -> bytes:
@@ -217,18 +221,21 @@ def hash_order(
     capacity = _final_capacity(distinct, hash_of)
     spreads = np.fromiter(map(hash_of, distinct), dtype=np.uint32, count=len(distinct))
     buckets = (spreads ^ (spreads >> 16)) & (capacity - 1)
-    return [distinct[i] for i in np.argsort(buckets, kind="stable").tolist()]
+    return list(map(distinct.__getitem__, np.argsort(buckets, kind="stable").tolist()))
 
 
 def _final_capacity(distinct: list[K], hash_of: Callable[[K], int]) -> int:
     """The bucket count after ``put``s of ``distinct`` (no key twice): the first keys
     replayed while a crowded bucket may still grow the table, then the load factor alone."""
-    table: HashTable[K] = HashTable(hash_of)
-    for key in distinct:
-        if table._capacity >= _MIN_TREEIFY_CAPACITY:
-            break
-        table.put(key)
-    capacity = table._capacity
+    if len(distinct) > SIZED_BY_COUNT:  # no Python put per key for a large group (issue 24)
+        capacity = _MIN_TREEIFY_CAPACITY
+    else:
+        table: HashTable[K] = HashTable(hash_of)
+        for key in distinct:
+            if table._capacity >= _MIN_TREEIFY_CAPACITY:
+                break
+            table.put(key)
+        capacity = table._capacity
     while len(distinct) > capacity * 3 // 4:
         capacity *= 2
     return capacity

@@ -20,7 +20,6 @@ field and the member).
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -30,6 +29,7 @@ import numpy.typing as npt
 from kassign.assignor.claims import (
     OwnedPartitions,
     TopicPartition,
+    any_claimed,
     as_topic_partitions,
     claim_columns,
     claims_on,
@@ -41,6 +41,10 @@ from kassign.assignor.claims import (
     topic_partitions,
 )
 from kassign.assignor.consumer.group_claims import GroupClaims
+from kassign.assignor.consumer.member_checks import INT32_MAX as _INT32_MAX
+from kassign.assignor.consumer.member_checks import INT32_MIN as _INT32_MIN
+from kassign.assignor.consumer.member_checks import legal_topic_name as _legal_topic_name
+from kassign.assignor.consumer.member_checks import plainly_sound
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.load.figures import Balance
 
@@ -67,9 +71,8 @@ __all__ = [
 DEFAULT_GENERATION = -1
 """A subscription's generation when it has none (Kafka: any negative value means absent)."""
 
-_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_MEMBER_ID, _OWNED = operator.attrgetter("member_id"), operator.attrgetter("owned_partitions")
 _RACKS = operator.attrgetter("partition_racks")  # a topic's, one per partition
 
 
@@ -192,8 +195,8 @@ def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> Consum
     seen_instances: set[str] = set()
     checked: dict[int, tuple[str, ...]] = {}  # topic lists found sound, by identity
     counts = partition_counts(topic_map)
-    claims = [(m.member_id, m.owned_partitions) for m in members]
-    for i, member in enumerate(members):
+    claims = list(zip(map(_MEMBER_ID, members), map(_OWNED, members)))
+    for i, member in enumerate(() if plainly_sound(members, topic_map) else members):
         try:
             _check_member(member, topic_map, seen_ids, seen_instances, checked)
         except InvalidRequest:
@@ -202,10 +205,6 @@ def consumer_group(members: Iterable[Member], topics: Iterable[Topic]) -> Consum
             raise
     check_claims(claims, topic_map, field="owned_partitions", counts=counts)
     return ConsumerGroup(members, dict(sorted(topic_map.items())))
-
-
-def _legal_topic_name(name: str) -> bool:
-    return bool(_TOPIC_NAME.fullmatch(name)) and name not in (".", "..")
 
 
 def _check_topic_name(name: str, field: str, member: str | None) -> None:
@@ -310,6 +309,8 @@ def check_claims(
     (``distinct_claims``' answer, which a caller holding these claims need not ask again);
     ``False`` when not known. ``group``: the claims' reader's columns, read from there when
     they hold these claims (no pass over the members' arrays)."""
+    if not any_claimed(map(_SECOND, claims)):  # a fresh group: nothing to check
+        return True
     compact = [c for _, c in claims if isinstance(c, OwnedPartitions)]
     if len(compact) == len(claims):
         plain = _group_plainly_valid(compact, topics, counts, group)

@@ -33,10 +33,13 @@ __all__ = ["as_sequence", "cross_rack_claims", "cross_rack_ids", "local_count"]
 
 _TOPIC, _PARTITION = operator.itemgetter(0), operator.itemgetter(1)
 _RACKS = operator.attrgetter("partition_racks")
+_RACK_ID = operator.attrgetter("rack_id")
 
 
 def cross_rack_ids(group: ConsumerGroup, ordered: list[Member], columns: AssignedColumns) -> int:
     """Assigned partitions whose member has a rack holding none of their replicas."""
+    if not any(map(_RACK_ID, ordered)):  # no member has a rack (a non-empty ``rack_id``)
+        return 0
     racks = [m.rack for m in ordered]
     return _misses(group.topics, columns.space, racks, columns.owner(), columns.ids)
 

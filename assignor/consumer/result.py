@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
+from kassign.assignor.claims import any_claimed
 from kassign.assignor.consumer.assigned import AssignedMembers, BuiltLists, MemberAssignment
 from kassign.assignor.consumer.columns import (
     AssignedColumns,
@@ -175,10 +176,12 @@ def group_assignment(
     revoked = revoked or {}
     topics = group.topics
     seen: dict[object, bool] = {}  # per topic tuple, for the members' claims (``of_topics``)
-    claims = {m: claims_on(tps, topics, seen) for m, tps in claims.items()}
+    claimed = any_claimed(claims.values())
+    if claimed:  # none claimed (a fresh group): the claims as they are, nothing to filter
+        claims = {m: claims_on(tps, topics, seen) for m, tps in claims.items()}
     space = one_space(target)
     listed = (
-        _of_ids(group, space, target, claims, kept_back, revoked, cross_rack)  # type: ignore[arg-type]
+        _of_ids(group, space, target, claims, claimed, kept_back, revoked, cross_rack)  # type: ignore[arg-type]
         if space is not None
         else _of_objects(group, target, claims, kept_back, revoked, cross_rack)
     )
@@ -190,7 +193,7 @@ def group_assignment(
         withheld_partitions=len(kept_back),
         rack_status=rack_status,
         solver_reason=solver_reason,
-        cross_rack_partitions_before=cross_rack_claims(group, claims, space),
+        cross_rack_partitions_before=cross_rack_claims(group, claims, space) if claimed else 0,
     )
     return GroupAssignment(assignor, listed.members, report, listed.columns)
 
@@ -243,6 +246,7 @@ def _of_ids(
     space: PartitionSpace,
     target: Mapping[str, PartitionList],
     claims: Mapping[str, Collection[TopicPartition]],
+    claimed: bool,
     kept_back: frozenset[TopicPartition],
     revoked: Mapping[str, Collection[TopicPartition]],
     cross_rack: int | None,
@@ -250,16 +254,20 @@ def _of_ids(
     """``_of_objects`` over ids: each list sorted and counted as numbers, the
     ``TopicPartition``s left unmade (``PartitionList``), the same lists and figures."""
     ordered = java_sorted(group.members, _MEMBER_ID)
-    ids = [m.member_id for m in ordered]
+    ids = list(map(_MEMBER_ID, ordered))
     if isinstance(target, BuiltLists) and not kept_back:  # each list ascending: one gather
         columns, given = target.columns(ids), None
     else:
         given = [target.get(m) for m in ids]
         columns = _sorted_columns(space, given, kept_back)[0]
-    gone = {m: _sorted(tps) for m, tps in revoked.items() if tps}  # most members: none
+    gone = (  # most members: none (a fresh group's share one empty tuple: asked once)
+        {m: _sorted(tps) for m, tps in revoked.items() if tps}
+        if any_claimed(revoked.values())
+        else {}
+    )
     members = AssignedMembers(ids, columns, gone)
     across = cross_rack if cross_rack is not None else cross_rack_ids(group, ordered, columns)
-    if any(claims.values()):  # the lists as given: the answer's column unless some withheld
+    if claimed:  # the lists as given: the answer's column unless some withheld
         full = columns if given is None or not kept_back else _given_columns(space, given)
         moved = _moved_ids(space, ordered, full, claims)
     else:

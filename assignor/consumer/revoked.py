@@ -8,14 +8,18 @@ kept apart from ``result`` (the answer and its report), which takes them as inpu
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Collection, Mapping
 
 import numpy as np
+from kassign.assignor.claims import any_claimed
 from kassign.assignor.consumer.columns import PartitionList, PartitionSpace, concatenated
 from kassign.assignor.consumer.model import ConsumerGroup, TopicPartition, claims_on
 from kassign.assignor.consumer.result import one_space
 
 __all__ = ["moving_away", "withheld_from"]
+
+_MEMBER_ID, _OWNED = operator.attrgetter("member_id"), operator.attrgetter("owned_partitions")
 
 
 def withheld_from(
@@ -66,9 +70,10 @@ def _moving_away_ids(
     per member were 5 ms of a rejoining group of 1,000): a claim outside the space is never
     assigned, so never moves; the moving ones keep their claim order. A group that claims
     nothing (a fresh one) moves nothing: no owner table is filled."""
-    ids_of = [m.member_id for m in group.members]
+    ids_of = list(map(_MEMBER_ID, group.members))
     moving: dict[str, tuple[TopicPartition, ...]] = dict.fromkeys(ids_of, ())
-    if not any(m.owned_partitions for m in group.members):
+    claims = list(map(_OWNED, group.members))
+    if not any_claimed(claims):
         return moving
     place = {m: i for i, m in enumerate(target)}
     lists = [mine.ids for mine in target.values()]
@@ -76,7 +81,6 @@ def _moving_away_ids(
     owner[concatenated(lists)] = np.repeat(
         np.arange(len(lists), dtype=np.int64), list(map(len, lists))
     )
-    claims = [m.owned_partitions for m in group.members]
     ids, sizes = space.claimed_column(claims)
     claimant = np.repeat(np.arange(len(claims), dtype=np.int64), sizes)
     mine_at = np.asarray([place.get(m, -2) for m in ids_of], dtype=np.int64)

@@ -24,7 +24,7 @@ the same topics and the general one otherwise.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kassign.assignor.consumer import sticky_constrained, sticky_general
 from kassign.assignor.consumer.columns import PartitionSpace
@@ -60,15 +60,16 @@ NAME = "sticky"
 
 _TOPIC = operator.itemgetter(0)
 _CLAIMS = operator.itemgetter(1)
+_MEMBER_ID = operator.attrgetter("member_id")
+_USER_DATA = operator.attrgetter("user_data")
+_PARTITIONS = operator.attrgetter("partitions")
 
 
 def assign_sticky(group: ConsumerGroup) -> GroupAssignment:
     """Kafka's ``StickyAssignor.assign`` on ``group``."""
     data, distinct, read = _members_data(group, group.members)
-    outcome = assign_sticky_partitions(
-        group, lambda m: data[m.member_id], distinct=distinct, claimed=read
-    )
-    claims = {m: d.partitions for m, d in data.items()}
+    outcome = assign_sticky_partitions(group, data, distinct=distinct, claimed=read)
+    claims = dict(zip(data, map(_PARTITIONS, data.values())))
     return group_assignment(
         NAME, group, outcome.assignment, claims=claims, rack_reason=outcome.rack.reason
     )
@@ -93,10 +94,11 @@ def _members_data(
     """``sticky_members_data``, whether its check found no partition claimed twice in the
     group (``distinct_claims`` of the returned claims: the claims check's own pass), and the
     claims as the reader's columns (``None`` when nothing was read)."""
-    sent = [m.user_data or None for m in members]
-    if not any(sent):  # a fresh group: nothing to read, nothing claimed (one empty claims
+    given = list(map(_USER_DATA, members))
+    if not any(given):  # a fresh group: nothing to read, nothing claimed (one empty claims
         nothing = MemberData(OwnedPartitions(), None)  # object, as the decoder's fresh members)
-        return dict.fromkeys((m.member_id for m in members), nothing), True, None
+        return dict.fromkeys(map(_MEMBER_ID, members), nothing), True, None
+    sent = [data or None for data in given]
     owned, generations, failures, read = read_sticky_user_data_group(
         sent, OwnedPartitions.of_entries
     )
@@ -122,13 +124,14 @@ def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
 
 def assign_sticky_partitions(
     group: ConsumerGroup,
-    member_data: Callable[[Member], MemberData],
+    member_data: Callable[[Member], MemberData] | Mapping[str, MemberData],
     *,
     distinct: bool = False,
     claimed: GroupClaims | None = None,
 ) -> StickyOutcome:
     """Kafka's ``AbstractStickyAssignor.assignPartitions``: settle claims, pick a builder
-    (``distinct``: the caller knows no partition is claimed twice, as ``resolve_ownership``;
+    (``member_data``: each member's, or a function of the member making it; ``distinct``: the
+    caller knows no partition is claimed twice, as ``resolve_ownership``;
     ``claimed``: the claims as their reader's columns, numbered once for the call)."""
     topics = partitions_per_topic(group)
     members = member_hash_order(group)
@@ -136,8 +139,16 @@ def assign_sticky_partitions(
     if claimed is not None:
         space.adopt(claimed)
     rack = rack_info(group, space)
-    data = {m.member_id: member_data(m) for m in members}
-    ownership = resolve_ownership(members, topics, data, distinct=distinct)
+    ids = list(map(_MEMBER_ID, members))
+    data = dict(
+        zip(
+            ids,
+            map(member_data.__getitem__, ids)
+            if isinstance(member_data, Mapping)
+            else map(member_data, members),
+        )
+    )
+    ownership = resolve_ownership(members, topics, data, distinct=distinct, hash_ordered=True)
     if ownership.all_subscriptions_equal:
         return sticky_constrained.build(topics, rack, ownership)
     return sticky_general.build(topics, rack, ownership, members, data)

@@ -24,9 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from kassign.assignor.claims import any_claimed
 from kassign.assignor.consumer.columns import Ids, PartitionSpace, replica_rack_sets
 from kassign.assignor.consumer.common import rack_reason
-from kassign.assignor.consumer.java_order import hash_order, string_hash
+from kassign.assignor.consumer.java_order import SIZED_BY_COUNT, hash_order, string_hash
 from kassign.assignor.consumer.model import (
     DEFAULT_GENERATION,
     ConsumerGroup,
@@ -36,6 +37,7 @@ from kassign.assignor.consumer.model import (
     distinct_claims,
 )
 from kassign.assignor.consumer.result import RackReason
+from kassign.assignor.shared_objects import distinct_objects
 
 __all__ = [
     "MemberData",
@@ -50,6 +52,11 @@ __all__ = [
 ]
 
 _TOPIC = operator.itemgetter(0)
+_MEMBER_ID = operator.attrgetter("member_id")
+_TOPICS = operator.attrgetter("topics")
+_RACK_ID = operator.attrgetter("rack_id")
+_GENERATION = operator.attrgetter("generation")
+_PARTITIONS = operator.attrgetter("partitions")
 _NONE: Ids = np.zeros(0, dtype=np.int64)
 
 
@@ -137,8 +144,8 @@ class StickyOutcome:
 
 def member_hash_order(group: ConsumerGroup) -> list[Member]:
     """Members as Kafka's ``GroupSubscription`` map iterates them (filled in arrival order)."""
-    by_id = {m.member_id: m for m in group.members}
-    return [by_id[i] for i in hash_order(by_id, string_hash)]
+    by_id = dict(zip(map(_MEMBER_ID, group.members), group.members))
+    return list(map(by_id.__getitem__, hash_order(by_id, string_hash)))
 
 
 def subscription_generation(member: Member) -> int:
@@ -148,7 +155,11 @@ def subscription_generation(member: Member) -> int:
 
 def rack_info(group: ConsumerGroup, space: PartitionSpace) -> RackInfo:
     """Rack mode for the whole group, over every subscribed partition."""
-    racks = {m.member_id: m.rack for m in group.members if m.rack is not None}
+    racks = (
+        {m.member_id: m.rack for m in group.members if m.rack is not None}
+        if any(map(_RACK_ID, group.members))  # a rack is a non-empty ``rack_id``
+        else {}
+    )
     if not racks:  # no member has a rack: nothing to match or count
         return RackInfo(rack_reason((), ()), {}, space, (), _NONE, _NONE)
     rack_sets, set_of = replica_rack_sets(group.topics, space)
@@ -170,33 +181,28 @@ def resolve_ownership(
     data: Mapping[str, MemberData],
     *,
     distinct: bool = False,
+    hash_ordered: bool = False,
 ) -> Ownership:
     """Kafka's ``allSubscriptionsEqual``: compare subscriptions and settle claims.
 
     Subscriptions are compared with the first non-empty one seen: a member subscribed to
     nothing that comes first in hash order does not make the group unequal (Kafka's check).
     ``distinct``: the caller's claims check found no partition claimed twice in ``data``
-    (its answer, so ``distinct_claims`` does not join the group's claims once more).
+    (its answer, so ``distinct_claims`` does not join the group's claims once more);
+    ``hash_ordered``: ``members`` are ``member_hash_order``'s, so past 48 members (where the
+    table's size follows from the count alone) the second map's order is theirs, not replayed.
     """
-    first: frozenset[str] = frozenset()
-    equal = True
-    max_generation = DEFAULT_GENERATION
-    sets: dict[int, frozenset[str]] = {}  # members mostly share one topic list object
-    for member in members:
-        subscribed = sets.get(id(member.topics))
-        if subscribed is None:
-            subscribed = sets[id(member.topics)] = frozenset(member.topics)
-        if not first:
-            first = subscribed
-        elif equal and subscribed is not first and subscribed != first:  # shared: no compare
-            equal = False
-        generation = data[member.member_id].generation
-        if generation is not None:
-            max_generation = max(max_generation, generation)
-    claims = [data[m.member_id].partitions for m in members]
+    ids = list(map(_MEMBER_ID, members))
+    held = list(map(data.__getitem__, ids))
+    equal = _equal_subscriptions(members)
+    generations = set(map(_GENERATION, held))  # the group's few distinct values
+    generations.discard(None)
+    max_generation = max(generations, default=DEFAULT_GENERATION)
+    max_generation = max(max_generation, DEFAULT_GENERATION)
+    claims = list(map(_PARTITIONS, held))
     owned: Mapping[str, Sequence[TopicPartition]]
-    if not any(map(len, claims)):  # a fresh group: nothing to settle, nothing to filter
-        owned = {m.member_id: c for m, c in zip(members, claims, strict=True)}
+    if not any_claimed(claims):  # a fresh group: nothing to settle, nothing to filter
+        owned = dict(zip(ids, claims, strict=True))
         several: set[TopicPartition] = set()
     elif distinct or distinct_claims(claims):
         # nobody claims a partition another claims: every claim on an assigned topic stands
@@ -208,9 +214,32 @@ def resolve_ownership(
     else:
         owned, several = _settle_claims(members, topics, data)
     # Kafka keeps these in a second HashMap, filled while walking the first: same keys, same
-    # growth, hence (replayed here rather than assumed) the same order
-    owned = {m: owned[m] for m in hash_order(owned, string_hash)}
+    # growth, hence the same order; replayed, unless ``members`` are in hash order already and
+    # the table's size follows from the count (then the replay is the identity)
+    if not (hash_ordered and len(owned) > SIZED_BY_COUNT):
+        order = hash_order(owned, string_hash)
+        owned = dict(zip(order, map(owned.__getitem__, order)))
     return Ownership(equal, owned, frozenset(several), max_generation)
+
+
+def _equal_subscriptions(members: Sequence[Member]) -> bool:
+    """Every subscription the first non-empty one seen (an empty one before it does not
+    count: Kafka's check). Members sharing one topic list object are equal at once (issue
+    24: a fresh group's members mostly do); else compared as sets, one per distinct list."""
+    lists = list(map(_TOPICS, members))
+    if len(distinct_objects(lists)) <= 1:
+        return True
+    first: frozenset[str] = frozenset()
+    sets: dict[int, frozenset[str]] = {}
+    for topics in lists:
+        subscribed = sets.get(id(topics))
+        if subscribed is None:
+            subscribed = sets[id(topics)] = frozenset(topics)
+        if not first:
+            first = subscribed
+        elif subscribed is not first and subscribed != first:  # shared: no compare
+            return False
+    return True
 
 
 def _assigned(

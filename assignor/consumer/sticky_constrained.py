@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import kassign_native
 import numpy as np
 import numpy.typing as npt
+from kassign.assignor.claims import any_claimed
 from kassign.assignor.consumer.assigned import BuiltLists
 from kassign.assignor.consumer.columns import Ids, PartitionSpace, concatenated
 from kassign.assignor.consumer.java_order import java_keys
@@ -123,7 +124,7 @@ def _keep_owned(b: _Builder, owned: Mapping[str, Sequence[TopicPartition]]) -> I
     The group's claims are filtered and sorted as one array (member, then partition, then
     topic); the member-by-member walk that follows decides counts only (issue 24: a few numpy
     steps per member were most of a rejoining group's assignment)."""
-    if not any(map(len, owned.values())):
+    if not any_claimed(owned.values()):
         return _keep_nothing(b)
     members = list(owned)
     every, sizes = b.space.claimed_column(list(owned.values()), within=False)

@@ -10,6 +10,8 @@ Kafka's rule (at most 249 characters) is the model's.
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Iterable, Iterator, Sequence
 
 from kassign.assignor.consumer.common import subscribed_topics
@@ -93,7 +95,7 @@ def check_request(
     list_sizes = [len(topics.topics) for topics in request.topic_lists]
     for i, size in enumerate(list_sizes):
         check_count(size, limits, "partitions", "subscribed topics", field=f"topic_lists[{i}]")
-    structured = [owned + counted for owned, counted in zip(columns.owned_counts, by_topic)]
+    structured = list(map(operator.add, columns.owned_counts, by_topic))
     bounded = _bounded_by_size(columns.raw, structured, limits)
     if bounded and _fits_at_once(columns, max(list_sizes, default=0), limits):
         return
@@ -140,7 +142,8 @@ def _bounded_by_size(
     every member's topics within ``limits``, so that no raw subscription needs walking
     (a structured member's ``raw`` is empty)."""
     sizes = list(map(len, raw))
-    owned = sum(structured) + sum(map(_size_bound_of_length, sizes))
+    raw_bound = sum(map(_size_bound_of_length, sizes)) if any(sizes) else 0  # none raw: 0
+    owned = sum(structured) + raw_bound
     return owned <= limits.owned_partitions and max(sizes, default=0) // 2 <= limits.partitions
 
 
@@ -188,8 +191,10 @@ def _varint_runs(low: int, count: int) -> Iterator[tuple[int, int]]:
         low = high
 
 
+@functools.lru_cache(maxsize=1024)
 def _numbers_bytes(count: int) -> int:
-    """Partition numbers 0 to ``count - 1`` as packed varints."""
+    """Partition numbers 0 to ``count - 1`` as packed varints (a cluster's topics have a few
+    partition counts: each summed once per process)."""
     return sum(size * n for size, n in _varint_runs(0, count))
 
 

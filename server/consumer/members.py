@@ -54,6 +54,8 @@ def decode_members(
     subscriptions, sorted; ``claims`` each member's ``owned_by_topic`` as the group's read
     gave it (``owned_wire``); ``decoder`` reads raw subscriptions (one per request: members
     share their topic lists)."""
+    if _plain_compact(columns, claims, len(topic_lists)):
+        return _plain_members(columns, topic_lists)
     ids, kinds, which = columns.ids, columns.kinds, columns.user_data
     has_list, indexes, owned_counts = columns.has_list, columns.lists, columns.owned_counts
     lists = len(topic_lists)
@@ -104,6 +106,54 @@ def decode_members(
         if kind == "subscription" and (listed or by_topic is not None):
             compact.setdefault(who, used_fields(listed, by_topic is not None))
     return built, user_data_fields, compact
+
+
+def _plain_compact(columns: MemberColumns, claims: OwnedByTopic, lists: int) -> bool:
+    """Whether every member is structured, names a shared topic list in range and sends no
+    topics, no owned partitions (in either form), no Streams ``info``, and has an id: the
+    plug-in's fresh group (issue 24), none at fault, read from the columns (C loops)."""
+    ids, indexes = columns.ids, columns.lists
+    return (
+        bool(ids)
+        and "" not in ids
+        and columns.kinds.count("subscription") == len(ids)
+        and "info" not in columns.user_data
+        and columns.has_list.count(True) == len(ids)
+        and not any(columns.topic_counts)
+        and 0 <= min(indexes)
+        and max(indexes) < lists
+        and not any(columns.owned_counts)
+        and claims.count(None) == len(ids)
+    )
+
+
+def _plain_members(
+    columns: MemberColumns, topic_lists: Sequence[tuple[str, ...]]
+) -> DecodedMembers:
+    """``decode_members`` of a group ``_plain_compact`` found plain: each field's column made
+    at once, the shared lists' tuples, one empty claims object, each missing value once."""
+    ids, count = columns.ids, len(columns.ids)
+    nothing = OwnedPartitions()  # a fresh member's claims: one empty object for the group
+    generations = columns.generations
+    built = members_of_fields(
+        ids,
+        topics=list(map(topic_lists.__getitem__, columns.lists)),
+        group_instance_id=_or_none(columns.instance_ids),
+        rack_id=_or_none(columns.racks),
+        owned_partitions=[nothing] * count,
+        generation=[DEFAULT_GENERATION] * count
+        if generations.count(None) == count
+        else [DEFAULT_GENERATION if g is None else g for g in generations],
+        user_data=columns.user_data_bytes,
+    )
+    paths = list(map(_PATHS.__getitem__, columns.user_data))
+    user_data_fields = dict(zip(reversed(ids), reversed(paths)))  # the first of an id wins
+    return built, user_data_fields, dict.fromkeys(ids, used_fields(True, False))
+
+
+def _or_none(texts: list[str]) -> list[str | None]:
+    """Each text, ``None`` for an empty one (a field not set)."""
+    return [None] * len(texts) if not any(texts) else [text or None for text in texts]
 
 
 def _owned_partitions(sent: pb.MemberSubscription) -> OwnedPartitions:

@@ -78,7 +78,7 @@ fn subscription<'a>(data: &'a [u8], m: &mut Member<'a>) -> Result<(), Failure> {
                 m.capacity = Some(f64::from_le_bytes(v.try_into().expect("8 bytes")));
                 at += 8;
             }
-            (_, wire) => skip(data, &mut at, wire)?,
+            _ => skip(data, &mut at, key)?,
         }
     }
     Ok(())
@@ -115,7 +115,7 @@ fn member<'a>(data: &'a [u8], m: &mut Member<'a>) -> Result<(), Failure> {
                 };
                 (m.kind, m.raw) = (KIND_RAW, raw);
             }
-            (_, wire) => skip(data, &mut at, wire).map_err(|(what, _)| (what, from))?,
+            _ => skip(data, &mut at, key).map_err(|(what, _)| (what, from))?,
         }
     }
     Ok(())
@@ -129,7 +129,7 @@ pub fn read(data: &[u8]) -> Result<Vec<Member<'_>>, (usize, Failure)> {
     while at < data.len() {
         let key = varint(data, &mut at).map_err(|f| (members.len(), f))?;
         if key != MEMBERS << 3 | 2 {
-            skip(data, &mut at, key & 7).map_err(|f| (members.len(), f))?;
+            skip(data, &mut at, key).map_err(|f| (members.len(), f))?;
             continue;
         }
         let body = delimited(data, &mut at).map_err(|f| (members.len(), f))?;

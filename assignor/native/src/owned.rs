@@ -45,8 +45,12 @@ pub(crate) fn delimited<'a>(data: &'a [u8], at: &mut usize) -> Result<&'a [u8], 
     Ok(body)
 }
 
-/// Skips a field of wire type `wire` (a value of an unknown field).
-pub(crate) fn skip(data: &[u8], at: &mut usize, wire: u64) -> Result<(), Failure> {
+/// Groups nested deeper than this are refused (protobuf's Python runtime allows 100 levels).
+const MAX_GROUP_DEPTH: u32 = 100;
+
+/// Skips the value of an unknown field whose key is `key`, as protobuf skips it; a group (the
+/// deprecated wire types 3 and 4, which proto3 encoders never write) to its matching end.
+pub(crate) fn skip(data: &[u8], at: &mut usize, key: u64) -> Result<(), Failure> {
     let fixed = |n: usize, at: &mut usize| {
         if data.len() < *at + n {
             return Err(("truncated fixed-size field".to_string(), *at));
@@ -54,12 +58,33 @@ pub(crate) fn skip(data: &[u8], at: &mut usize, wire: u64) -> Result<(), Failure
         *at += n;
         Ok(())
     };
-    match wire {
+    match key & 7 {
         0 => varint(data, at).map(|_| ()),
         1 => fixed(8, at),
         2 => delimited(data, at).map(|_| ()),
+        3 => skip_group(data, at, key >> 3, 1),
         5 => fixed(4, at),
-        _ => Err((format!("wire type {wire} not read"), *at)),
+        wire => Err((format!("wire type {wire} not read"), *at)),
+    }
+}
+
+/// Skips a group's fields up to its end (wire type 4 with the group's field number).
+fn skip_group(data: &[u8], at: &mut usize, field: u64, depth: u32) -> Result<(), Failure> {
+    if depth > MAX_GROUP_DEPTH {
+        return Err(("groups nested too deep".to_string(), *at));
+    }
+    loop {
+        let start = *at;
+        if start >= data.len() {
+            return Err(("group without its end".to_string(), start));
+        }
+        let key = varint(data, at)?;
+        match key & 7 {
+            4 if key >> 3 == field => return Ok(()),
+            4 => return Err(("end of another group".to_string(), start)),
+            3 => skip_group(data, at, key >> 3, depth + 1)?,
+            _ => skip(data, at, key)?,
+        }
     }
 }
 
@@ -79,7 +104,7 @@ fn entry<'a>(data: &'a [u8], numbers: &mut Vec<i32>) -> Result<&'a [u8], Failure
                 }
             }
             (PARTITIONS, 0) => numbers.push(varint(data, &mut at)? as i32),
-            (_, wire) => skip(data, &mut at, wire)?,
+            _ => skip(data, &mut at, key)?,
         }
     }
     Ok(topic)
@@ -97,7 +122,7 @@ fn read_member<'a>(
     while at < data.len() {
         let key = varint(data, &mut at)?;
         if key != OWNED_BY_TOPIC << 3 | 2 {
-            skip(data, &mut at, key & 7)?;
+            skip(data, &mut at, key)?;
             continue;
         }
         let start = at;

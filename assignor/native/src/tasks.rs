@@ -142,7 +142,7 @@ impl<'a> Tasks<'a> {
                     row.longest = row.longest.max(s.len());
                     row.name = s;
                 }
-                (_, wire) => skip(data, &mut at, wire).map_err(|(w, k)| (w, base + k))?,
+                _ => skip(data, &mut at, key).map_err(|(w, k)| (w, base + k))?,
             }
         }
         Ok(())
@@ -177,7 +177,7 @@ impl<'a> Tasks<'a> {
                     };
                 }
                 (5, 2) => racks.push(text(delimited(data, &mut at).map_err(at_base)?, base + at)?),
-                (_, wire) => skip(data, &mut at, wire).map_err(at_base)?,
+                _ => skip(data, &mut at, key).map_err(at_base)?,
             }
         }
         row.longest = racks
@@ -246,7 +246,7 @@ impl<'a> Tasks<'a> {
                     row.state_bytes =
                         Some(varint(data, &mut at).map_err(|(w, k)| (w, base + k))? as i64)
                 }
-                (_, wire) => skip(data, &mut at, wire).map_err(|(w, k)| (w, base + k))?,
+                _ => skip(data, &mut at, key).map_err(|(w, k)| (w, base + k))?,
             }
         }
         let i = self.names.len();
@@ -421,7 +421,7 @@ pub fn read(data: &[u8]) -> Result<Tasks<'_>, (usize, WireFailure)> {
         let n = tasks.names.len();
         let key = varint(data, &mut at).map_err(|f| (n, f))?;
         if key != TASKS << 3 | 2 {
-            skip(data, &mut at, key & 7).map_err(|f| (n, f))?;
+            skip(data, &mut at, key).map_err(|f| (n, f))?;
             continue;
         }
         let body = delimited(data, &mut at).map_err(|f| (n, f))?;

@@ -100,12 +100,19 @@ def _member(*fields: bytes) -> bytes:
 def test_any_wire_protobuf_reads() -> None:
     """A field sent twice (the last counts; repeated ones add up), a subscription in two pieces
     (merged), a oneof switched (the last member set wins and clears the other), unknown fields
-    of every wire type, in the request, the member and the subscription."""
+    of every wire type (a nested group too), in the request, the member and the subscription."""
     unknown = (
         varint(15 << 3) + varint(300),
         varint(16 << 3 | 1) + bytes(8),
         field(tag(17), b"xyz"),
         varint(18 << 3 | 5) + bytes(4),
+        # a group (wire types 3 and 4: proto3 encoders never write one, protobuf reads it)
+        varint(19 << 3 | 3)
+        + varint(1 << 3)
+        + varint(7)
+        + varint(2 << 3 | 3)
+        + varint(2 << 3 | 4)
+        + varint(19 << 3 | 4),
     )
     by_topic = field(tag(9), field(tag(1), b"t") + field(tag(2), varint(3)))
     data = b"".join(

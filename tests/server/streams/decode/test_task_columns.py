@@ -21,6 +21,9 @@ NAMES = st.sampled_from(["", "", "x", "\u00e9", "\U0001d11e", "\ufb00"])  # UTF-
 TOPICS = st.sampled_from(["a", "b", "\u00e9", "t" * 5])
 NUMBERS = st.integers(0, 4) | st.integers(0, 2**31 - 1)
 UNKNOWN = b"\x78\x01"  # field 15, a varint: skipped by both readers
+GROUP = b"\x7b\x08\x05\x13\x1a\x01A\x14\x7c"
+"""Field 15 as a group (wire types 3 and 4, which proto3 encoders never write but protobuf
+reads): a varint, then a nested group 2 holding a string; skipped by both readers."""
 
 
 @st.composite
@@ -66,7 +69,7 @@ def _varint(value: int) -> bytes:
     return bytes(out) + bytes([value])
 
 
-def _split(t: pb.TaskInfo, cut: int) -> bytes:
+def _split(t: pb.TaskInfo, cut: int, unknown: bytes = UNKNOWN) -> bytes:
     """``t``'s bytes as two messages protobuf merges into ``t``: the id, stores and the first
     ``cut`` partitions, then the id again and the rest (scalars last-wins, lists appended)."""
     first = pb.TaskInfo(id=t.id, state_store_names=t.state_store_names)
@@ -75,7 +78,7 @@ def _split(t: pb.TaskInfo, cut: int) -> bytes:
     rest.CopyFrom(t)
     rest.ClearField("state_store_names")
     del rest.topic_partitions[:cut]
-    return first.SerializeToString() + UNKNOWN + rest.SerializeToString()
+    return first.SerializeToString() + unknown + rest.SerializeToString()
 
 
 def _accessors(t: pb.TaskInfo) -> TaskInfo:
@@ -92,12 +95,17 @@ def _accessors(t: pb.TaskInfo) -> TaskInfo:
 
 
 @settings(max_examples=100, deadline=None)
-@given(tasks=topologies(), cuts=st.lists(st.integers(0, 3), min_size=6, max_size=6))
+@given(
+    tasks=topologies(),
+    cuts=st.lists(st.integers(0, 3), min_size=6, max_size=6),
+    unknown=st.sampled_from([UNKNOWN, GROUP]),
+)
 def test_the_read_agrees_with_protobufs_accessors(
-    tasks: list[pb.TaskInfo], cuts: list[int]
+    tasks: list[pb.TaskInfo], cuts: list[int], unknown: bytes
 ) -> None:
     head = pb.AssignRequest(group_id="g", members=[member("a")]).SerializeToString()
-    data = head + b"".join(_entry(_split(t, c)) for t, c in zip(tasks, cuts)) + head
+    entries = b"".join(_entry(_split(t, c, unknown)) for t, c in zip(tasks, cuts))
+    data = head + unknown + entries + head
     parsed = pb.AssignRequest.FromString(data)
     parsed.DiscardUnknownFields()
     assert list(parsed.tasks) == tasks  # the split bytes are these tasks

@@ -25,12 +25,13 @@ import numpy as np
 import numpy.typing as npt
 from kassign.assignor.consumer.columns import PartitionSpace, replica_rack_sets
 from kassign.assignor.consumer.common import partitions_per_topic
-from kassign.assignor.consumer.cooperative_sticky import cooperative_member_data
+from kassign.assignor.consumer.cooperative_sticky import cooperative_members_data
 from kassign.assignor.consumer.java_order import java_key
 from kassign.assignor.consumer.model import AssignOptions, ConsumerGroup, TopicPartition
 from kassign.assignor.consumer.sticky_base import member_hash_order, resolve_ownership
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.flow import IntArray
+from kassign.assignor.shared_objects import per_object
 
 __all__ = ["BoolArray", "Problem", "Unit", "build_problems", "settled_owners"]
 
@@ -79,8 +80,8 @@ def settled_claims(group: ConsumerGroup) -> Mapping[str, Sequence[TopicPartition
     them (compact claims stay compact)."""
     topics = partitions_per_topic(group)
     members = member_hash_order(group)
-    data = {m.member_id: cooperative_member_data(m) for m in members}
-    return resolve_ownership(members, topics, data).owned
+    data = cooperative_members_data(members)
+    return resolve_ownership(members, topics, data, hash_ordered=True).owned
 
 
 def settled_owners(group: ConsumerGroup) -> dict[TopicPartition, str]:
@@ -100,10 +101,8 @@ def build_problems(group: ConsumerGroup, options: AssignOptions) -> list[Problem
     rack_index = {r: i for i, r in enumerate(racks)}
     rack_of = np.array([rack_index.get(m.rack or "", len(racks)) for m in members], np.int64)
     subs: dict[frozenset[str], int] = {}
-    sets: dict[int, frozenset[str]] = {}  # members mostly share one topic tuple: one set each
-    sub_of = np.array(
-        [subs.setdefault(_topic_set(m.topics, sets), len(subs)) for m in members], np.int64
-    )
+    subscribed = per_object([m.topics for m in members], frozenset)  # members share a few
+    sub_of = np.array([subs.setdefault(s, len(subs)) for s in subscribed], np.int64)
     together = _co_partitioned(options, topics)
     member_index = {m.member_id: i for i, m in enumerate(members)}
     claims = settled_claims(group)
@@ -115,13 +114,6 @@ def build_problems(group: ConsumerGroup, options: AssignOptions) -> list[Problem
     for unit in _units(topics, together):
         by_size.setdefault(len(unit), []).append(unit)
     return [context.problem(size, by_size[size], names) for size in sorted(by_size)]
-
-
-def _topic_set(topics: tuple[str, ...], sets: dict[int, frozenset[str]]) -> frozenset[str]:
-    found = sets.get(id(topics))
-    if found is None:
-        found = sets[id(topics)] = frozenset(topics)
-    return found
 
 
 def _co_partitioned(options: AssignOptions, topics: Mapping[str, int]) -> list[tuple[str, ...]]:

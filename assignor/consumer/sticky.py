@@ -24,7 +24,7 @@ the same topics and the general one otherwise.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from kassign.assignor.consumer import sticky_constrained, sticky_general
 from kassign.assignor.consumer.columns import PartitionSpace
@@ -124,14 +124,13 @@ def sticky_member_data(group: ConsumerGroup, member: Member) -> MemberData:
 
 def assign_sticky_partitions(
     group: ConsumerGroup,
-    member_data: Callable[[Member], MemberData] | Mapping[str, MemberData],
+    member_data: Mapping[str, MemberData],
     *,
     distinct: bool = False,
     claimed: GroupClaims | None = None,
 ) -> StickyOutcome:
     """Kafka's ``AbstractStickyAssignor.assignPartitions``: settle claims, pick a builder
-    (``member_data``: each member's, or a function of the member making it; ``distinct``: the
-    caller knows no partition is claimed twice, as ``resolve_ownership``;
+    (``member_data``: each member's, by id; ``distinct``: the caller knows no partition is claimed twice, as ``resolve_ownership``;
     ``claimed``: the claims as their reader's columns, numbered once for the call)."""
     topics = partitions_per_topic(group)
     members = member_hash_order(group)
@@ -140,14 +139,7 @@ def assign_sticky_partitions(
         space.adopt(claimed)
     rack = rack_info(group, space)
     ids = list(map(_MEMBER_ID, members))
-    data = dict(
-        zip(
-            ids,
-            map(member_data.__getitem__, ids)
-            if isinstance(member_data, Mapping)
-            else map(member_data, members),
-        )
-    )
+    data = dict(zip(ids, map(member_data.__getitem__, ids)))  # in hash order
     ownership = resolve_ownership(members, topics, data, distinct=distinct, hash_ordered=True)
     if ownership.all_subscriptions_equal:
         return sticky_constrained.build(topics, rack, ownership)

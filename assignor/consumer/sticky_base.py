@@ -37,7 +37,7 @@ from kassign.assignor.consumer.model import (
     distinct_claims,
 )
 from kassign.assignor.consumer.result import RackReason
-from kassign.assignor.shared_objects import distinct_objects
+from kassign.assignor.shared_objects import distinct_objects, per_object
 
 __all__ = [
     "MemberData",
@@ -197,8 +197,7 @@ def resolve_ownership(
     equal = _equal_subscriptions(members)
     generations = set(map(_GENERATION, held))  # the group's few distinct values
     generations.discard(None)
-    max_generation = max(generations, default=DEFAULT_GENERATION)
-    max_generation = max(max_generation, DEFAULT_GENERATION)
+    max_generation = max(generations | {DEFAULT_GENERATION})  # never below Kafka's default
     claims = list(map(_PARTITIONS, held))
     owned: Mapping[str, Sequence[TopicPartition]]
     if not any_claimed(claims):  # a fresh group: nothing to settle, nothing to filter
@@ -230,11 +229,7 @@ def _equal_subscriptions(members: Sequence[Member]) -> bool:
     if len(distinct_objects(lists)) <= 1:
         return True
     first: frozenset[str] = frozenset()
-    sets: dict[int, frozenset[str]] = {}
-    for topics in lists:
-        subscribed = sets.get(id(topics))
-        if subscribed is None:
-            subscribed = sets[id(topics)] = frozenset(topics)
+    for subscribed in per_object(lists, frozenset):
         if not first:
             first = subscribed
         elif subscribed is not first and subscribed != first:  # shared: no compare

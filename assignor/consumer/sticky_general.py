@@ -46,6 +46,7 @@ from kassign.assignor.consumer.sticky_base import (
 )
 from kassign.assignor.errors import InvalidAssignment
 from kassign.assignor.interrupt import checkpoint
+from kassign.assignor.shared_objects import per_object
 
 __all__ = ["build"]
 
@@ -121,15 +122,13 @@ def _subscriptions(
 ) -> tuple[list[list[int]], list[int]]:
     """The distinct subscriptions as sorted topic numbers (topics being assigned only), and
     each member's; members mostly share one topic list object."""
-    by_object: dict[int, int] = {}
     by_value: dict[tuple[int, ...], int] = {}
-    of_member = []
-    for member in members:
-        found = by_object.get(id(member.topics))
-        if found is None:
-            numbers = tuple(sorted({space.index[t] for t in member.topics if t in space.index}))
-            found = by_object[id(member.topics)] = by_value.setdefault(numbers, len(by_value))
-        of_member.append(found)
+
+    def numbered(topics: Sequence[str]) -> int:
+        numbers = tuple(sorted({space.index[t] for t in topics if t in space.index}))
+        return by_value.setdefault(numbers, len(by_value))
+
+    of_member = per_object([m.topics for m in members], numbered)
     return [list(s) for s in by_value], of_member
 
 

@@ -122,25 +122,15 @@ def _table(state: ApplicationState) -> TaskTable:
 def _client(
     state: ApplicationState, client: KafkaStreamsAssignment, process_id: str
 ) -> ClientEntry:
-    known = state.clients.get(client.process_id)
-    if known is None:  # only in a rejected assignment
-        return ClientEntry(
-            process_id,
-            client.active,
-            client.standby,
-            client.followup_rebalance_deadline_ms or 0,
-            "",
-            [],
-            "",
-        )
+    known = state.clients.get(client.process_id)  # None only in a rejected assignment
     return ClientEntry(
         process_id,
         client.active,
         client.standby,
         client.followup_rebalance_deadline_ms or 0,
-        known.rack_id or "",
-        sorted(known.consumer_ids),
-        known.host_info or "",
+        (known.rack_id or "") if known else "",
+        sorted(known.consumer_ids) if known else [],
+        (known.host_info or "") if known else "",
     )
 
 

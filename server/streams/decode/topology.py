@@ -140,10 +140,6 @@ def task_columns(data: bytes) -> TaskColumns:
     return TaskColumns(array("q", counts), array("q", longest), failure, table)
 
 
-def _task(sub: int, part: int, name: str | None) -> TaskId:
-    return TaskId(sub, part, name)
-
-
 def _refuse(failure: tuple[Any, ...]) -> NoReturn:
     """The first check the compiled read found failing, worded (its order: docs/decoding.md)."""
     code, row, index, value, real, topic, partition, task, other = failure
@@ -167,21 +163,21 @@ def _refuse(failure: tuple[Any, ...]) -> NoReturn:
         decode_task_id(pb.TaskId(subtopology=sub, partition=part, named_topology=name), f"{at}.id")
     if code == "source":
         raise InvalidRequest(
-            f"source partition {topic}-{partition} also feeds task {_task(*other)}",
+            f"source partition {topic}-{partition} also feeds task {TaskId(*other)}",
             field=f"{at}.topic_partitions",
         )
     if code == "load":
         raise InvalidRequest(
-            f"task {_task(*task)}'s load {real} is not a non-negative number",
+            f"task {TaskId(*task)}'s load {real} is not a non-negative number",
             field=f"{at}.load",
         )
     if code == "state_bytes":
         raise InvalidRequest(
-            f"task {_task(*task)}'s state bytes {value} are negative", field=f"{at}.state_bytes"
+            f"task {TaskId(*task)}'s state bytes {value} are negative", field=f"{at}.state_bytes"
         )
     if code == "duplicate":
         raise InvalidRequest(
-            f"duplicate task id {_task(*task)} (also tasks[{index}])", field=f"{at}.id"
+            f"duplicate task id {TaskId(*task)} (also tasks[{index}])", field=f"{at}.id"
         )
     raise AssertionError(f"unknown topology check {code!r}")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from kassign.assignor.consumer import ConsumerGroup, TopicPartition, assign
 from kassign.assignor.consumer.common import partitions_per_topic
-from kassign.assignor.consumer.cooperative_sticky import cooperative_member_data
+from kassign.assignor.consumer.cooperative_sticky import cooperative_members_data
 from kassign.assignor.consumer.sticky import assign_sticky_partitions
 
 from tests.differential.consumer import oracle
@@ -79,7 +79,7 @@ def _kafka_owners(g: GeneratedGroup, name: str, answer: oracle.KafkaAnswer) -> O
     delivered = {tp: m.member_id for m in assign(name, cg).members for tp in m.partitions}
     if delivered != owners:
         raise AssertionError(f"seed {g.seed}: kassign's cooperative-sticky differs from Kafka's")
-    target = assign_sticky_partitions(cg, cooperative_member_data).assignment
+    target = assign_sticky_partitions(cg, cooperative_members_data(cg.members)).assignment
     return {tp: m for m, tps in target.items() for tp in tps}
 
 

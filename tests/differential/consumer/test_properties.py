@@ -36,7 +36,7 @@ from kassign.assignor.consumer import (
     consumer_group,
 )
 from kassign.assignor.consumer.common import partitions_per_topic
-from kassign.assignor.consumer.cooperative_sticky import cooperative_member_data
+from kassign.assignor.consumer.cooperative_sticky import cooperative_members_data
 from kassign.assignor.consumer.sticky import assign_sticky_partitions, sticky_member_data
 from kassign.assignor.errors import InvalidAssignment
 from kassign.kafka.consumer_user_data import encode_sticky_user_data
@@ -111,7 +111,7 @@ def _subscribed_partitions(group: ConsumerGroup) -> set[TopicPartition]:
 def _target(group: ConsumerGroup) -> dict[str, list[TopicPartition]]:
     """cooperative-sticky's assignment before withholding (the sticky assignment it adjusts)."""
     try:
-        return assign_sticky_partitions(group, cooperative_member_data).assignment
+        return assign_sticky_partitions(group, cooperative_members_data(group.members)).assignment
     except InvalidAssignment:
         assume(False)
         raise

@@ -165,7 +165,10 @@ def check_answer(
     ``request_bytes``, the request's size, skips the estimate when it cannot pass the limit
     (most calls): each copy of a task in the estimate takes at most twice the task's entry in
     the request (its id twice, its source partitions once, each smaller than in the request, which
-    also says ``is_source``), so the estimate is at most ``2 * copies * request_bytes``.
+    also says ``is_source``), so the estimate is at most ``2 * copies * request_bytes``. The
+    decoder passes the bytes it read (``len(data)``, never fewer than protobuf's ``ByteSize``
+    of the message they parse to: overlong varints, defaults written and fields sent twice only
+    add), so the estimate is skipped only where it would have been.
     """
     if request_bytes is not None and 2 * _copies(state) * request_bytes <= limits.answer_bytes:
         return

@@ -26,13 +26,16 @@ from kassign.kafka.offset_sum_columns import sum_columns
 from kassign.server.limits import RequestLimits
 from kassign.server.streams.decode.info import InfoReport
 from kassign.server.streams.decode.members import DecodedMember
-from kassign.server.streams.decode.offset_sums import checked_columns
+from kassign.server.streams.decode.offset_sums import ReportedSums, checked_columns
 from kassign.server.streams.decode.topology import TaskIds
 
 if TYPE_CHECKING:
     from kassign_native import StreamsInfo
 
 __all__ = ["MemberRead", "decoded_members", "read_members"]
+
+_NO_SUMS = ReportedSums(())
+"""A userData without offset sums (a fresh group's): one, not a check of empty columns each."""
 
 _FIELDS = {5: "subscription.info", 6: "subscription.info_bytes"}
 """The userData's field path by its field number, as the walk names it."""
@@ -86,7 +89,7 @@ def _reports(infos: list[StreamsInfo], known: TaskIds) -> list[InfoReport] | Non
     """One report per distinct userData; ``None`` where its offset sums hold a fault."""
     reports = []
     for _, version, latest, process, end_point, unique, error, tags, sums in infos:
-        offset_sums = checked_columns(sum_columns(sums), known)
+        offset_sums = checked_columns(sum_columns(sums), known) if sums else _NO_SUMS
         if offset_sums is None:
             return None
         reports.append(

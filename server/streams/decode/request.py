@@ -147,7 +147,8 @@ def _consumer(report: DecodedMember, topology: Topology, notes: list[str]) -> Co
             f"member {report.member_id!r}: ignored offset sums of {report.ignored_sums} task(s) "
             f"the topology does not have: {_listed(report.ignored_first, report.ignored_sums)}"
         )
-    active, stray, named = _owned_tasks(report.owned_partitions, topology)
+    owned = report.owned_partitions
+    active, stray, named = _owned_tasks(owned, topology) if owned else (frozenset(), 0, [])
     if stray:
         notes.append(
             f"member {report.member_id!r}: ignored {stray} owned partition(s) no task reads: "
@@ -245,7 +246,7 @@ def decode_request(
         now_ms,
         _task_loads(topology, configs.balance, notes),
     )
-    checks.check_answer(state, limits, request.ByteSize())
+    checks.check_answer(state, limits, len(data))  # ByteSize took 6-15 ms of a big request
     return DecodedRequest(
         state=state,
         members=reports,

@@ -68,10 +68,13 @@ def _one_consumer(client: KafkaStreamsState, given: KafkaStreamsAssignment) -> M
 
 def _sorted_once(tasks: tuple[TaskId, ...]) -> tuple[TaskId, ...]:
     """``tasks`` sorted, each once: the tuple itself when it already is (an assignor's answer
-    is), checked by comparisons in C rather than rebuilt."""
-    if all(map(operator.lt, tasks, tasks[1:])):
-        return tasks
-    return tuple(sorted(set(tasks)))
+    is), rather than rebuilt."""
+    return tasks if _increasing(tasks) else tuple(sorted(set(tasks)))
+
+
+def _increasing(tasks: Sequence[TaskId]) -> bool:
+    """Whether ``tasks`` is sorted with no task twice, by comparisons in C (no hashing)."""
+    return all(map(operator.lt, tasks, tasks[1:]))
 
 
 def _distribute_client(
@@ -141,22 +144,26 @@ def spread_over_consumers(
     if not tasks:
         return plan
     floor = (sum(counts.values()) + len(tasks)) // len(consumers)
-    open_tasks = set(tasks)
     skipped_owner: dict[TaskId, str] = {}
-    to_fill: list[str] = []
-    for member in consumers:
-        target = floor - counts[member]
-        for task in previous.get(member, ()):
-            if task not in open_tasks:
-                continue
+    if not previous:  # nobody keeps anything: every consumer under the floor is dealt to
+        to_fill = [member for member in consumers if counts[member] < floor]
+        ordered = list(tasks) if _increasing(tasks) else sorted(set(tasks))
+    else:
+        open_tasks = set(tasks)
+        to_fill = []
+        for member in consumers:
+            target = floor - counts[member]
+            for task in previous.get(member, ()):
+                if task not in open_tasks:
+                    continue
+                if len(plan[member]) < target:
+                    plan[member].append(task)
+                    open_tasks.discard(task)
+                else:
+                    skipped_owner[task] = member  # a later consumer overwrites, as Kafka's does
             if len(plan[member]) < target:
-                plan[member].append(task)
-                open_tasks.discard(task)
-            else:
-                skipped_owner[task] = member  # a later consumer overwrites, as Kafka's map does
-        if len(plan[member]) < target:
-            to_fill.append(member)
-    ordered = sorted(open_tasks)
+                to_fill.append(member)
+        ordered = sorted(open_tasks)
     dealt = _deal_up_to_floor(plan, counts, floor, to_fill, ordered)
     if dealt < len(ordered):
         _deal_the_rest(plan, counts, floor, consumers, skipped_owner, set(ordered[dealt:]))

@@ -224,3 +224,13 @@ def test_a_lone_consumer_gets_every_task_sorted_whatever_it_had() -> None:
     given = KafkaStreamsAssignment(pid(1), (T11, T00, T10, T00), (T12, T02))  # as a caller may
     (member,) = distribute_tasks(app, task_assignment([given]))
     assert (member.active, member.standby) == ((T00, T10, T11), (T02, T12))
+
+
+def test_a_fresh_client_deals_a_caller_s_unsorted_lists_as_sorted_ones() -> None:
+    client = _client({"a": ([], []), "b": ([], [])}, {T00: 0, T02: 0, T12: 0})
+    app = state([client], [T00, T02, T12], [T10, T11])
+    given = KafkaStreamsAssignment(pid(1), (T11, T00, T10), (T12, T02))
+    members = distribute_tasks(app, task_assignment([given]))
+    tidy = KafkaStreamsAssignment.of(pid(1), {T00, T10, T11}, {T02, T12})
+    assert members == distribute_tasks(app, task_assignment([tidy]))
+    assert [(m.active, m.standby) for m in members] == [((T00, T11), (T12,)), ((T10,), (T02,))]

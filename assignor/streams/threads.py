@@ -19,6 +19,7 @@ internal array or a hash set we walk task order.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 
 from kassign.assignor.interrupt import checkpoint
@@ -35,13 +36,45 @@ def distribute_tasks(
 ) -> tuple[MemberAssignment, ...]:
     """Every consumer's tasks (interface 3), sorted by member id; unknown clients are skipped."""
     members: list[MemberAssignment] = []
-    stateful = frozenset(state.stateful_tasks)  # once per call, not per client
+    stateful: frozenset[TaskId] | None = None  # once per call, and only if a client needs it
     for client_assignment in assignment.assignments:
         checkpoint()
         client = state.clients.get(client_assignment.process_id)
-        if client is not None and client.consumers:
-            members.extend(_distribute_client(state, stateful, client, client_assignment))
-    return tuple(sorted(members, key=lambda m: m.member_id))
+        if client is None or not client.consumers:
+            continue
+        if len(client.consumers) == 1:
+            members.append(_one_consumer(client, client_assignment))
+            continue
+        if stateful is None:
+            stateful = frozenset(state.stateful_tasks)
+        members.extend(_distribute_client(state, stateful, client, client_assignment))
+    return tuple(sorted(members, key=_member_id))
+
+
+def _member_id(member: MemberAssignment) -> str:
+    return member.member_id
+
+
+def _one_consumer(client: KafkaStreamsState, given: KafkaStreamsAssignment) -> MemberAssignment:
+    """A client of one consumer: it gets every task, whatever it had (each run's floor is all of
+    them), so neither its history nor the split by state is read."""
+    return MemberAssignment(
+        member_id=client.consumers[0].member_id,
+        process_id=client.process_id,
+        active=_sorted_once(given.active),
+        standby=_sorted_once(given.standby),
+    )
+
+
+def _sorted_once(tasks: tuple[TaskId, ...]) -> tuple[TaskId, ...]:
+    """``tasks`` sorted, each once: the tuple itself when it already is (an assignor's answer
+    is), rather than rebuilt."""
+    return tasks if _increasing(tasks) else tuple(sorted(set(tasks)))
+
+
+def _increasing(tasks: Sequence[TaskId]) -> bool:
+    """Whether ``tasks`` is sorted with no task twice, by comparisons in C (no hashing)."""
+    return all(map(operator.lt, tasks, tasks[1:]))
 
 
 def _distribute_client(
@@ -79,6 +112,8 @@ def _previous_by_consumer(
     The client's threads mostly report the same state, so the (lag, task) order is sorted once
     for the client and each consumer's list filtered from it (a subset of a total order).
     """
+    if not any(c.previous_stateful or c.previous_active for c in client.consumers):
+        return {}, {}  # a fresh client: nothing to keep
     lags = client.task_lags
     tasks = state.tasks.keys()
     had = {c.member_id: c.previous_stateful | c.previous_active for c in client.consumers}
@@ -109,25 +144,29 @@ def spread_over_consumers(
     if not tasks:
         return plan
     floor = (sum(counts.values()) + len(tasks)) // len(consumers)
-    open_tasks = set(tasks)
     skipped_owner: dict[TaskId, str] = {}
-    to_fill: list[str] = []
-    for member in consumers:
-        target = floor - counts[member]
-        for task in previous.get(member, ()):
-            if task not in open_tasks:
-                continue
+    if not previous:  # nobody keeps anything: every consumer under the floor is dealt to
+        to_fill = [member for member in consumers if counts[member] < floor]
+        ordered = list(tasks) if _increasing(tasks) else sorted(set(tasks))
+    else:
+        open_tasks = set(tasks)
+        to_fill = []
+        for member in consumers:
+            target = floor - counts[member]
+            for task in previous.get(member, ()):
+                if task not in open_tasks:
+                    continue
+                if len(plan[member]) < target:
+                    plan[member].append(task)
+                    open_tasks.discard(task)
+                else:
+                    skipped_owner[task] = member  # a later consumer overwrites, as Kafka's does
             if len(plan[member]) < target:
-                plan[member].append(task)
-                open_tasks.discard(task)
-            else:
-                skipped_owner[task] = member  # a later consumer overwrites, as Kafka's map does
-        if len(plan[member]) < target:
-            to_fill.append(member)
-    ordered = sorted(open_tasks)
-    _deal_up_to_floor(plan, counts, floor, to_fill, ordered, open_tasks)
-    if open_tasks:
-        _deal_the_rest(plan, counts, floor, consumers, skipped_owner, open_tasks)
+                to_fill.append(member)
+        ordered = sorted(open_tasks)
+    dealt = _deal_up_to_floor(plan, counts, floor, to_fill, ordered)
+    if dealt < len(ordered):
+        _deal_the_rest(plan, counts, floor, consumers, skipped_owner, set(ordered[dealt:]))
     for member in consumers:
         counts[member] += len(plan[member])
     return plan
@@ -139,19 +178,27 @@ def _deal_up_to_floor(
     floor: int,
     to_fill: list[str],
     ordered: list[TaskId],
-    open_tasks: set[TaskId],
-) -> None:
-    """Round-robin the open tasks, in task order, over consumers still under the floor."""
-    queue, head, next_task = list(to_fill), 0, 0
-    while head < len(queue) and next_task < len(ordered):
-        member = queue[head]
-        head += 1
-        task = ordered[next_task]
-        next_task += 1
-        plan[member].append(task)
-        open_tasks.discard(task)
-        if len(plan[member]) + counts[member] < floor:
-            queue.append(member)
+) -> int:
+    """Round-robin the open tasks, in task order, over consumers still under the floor; how
+    many of ``ordered`` (its first ones) were dealt.
+
+    Dealt one task at a time: each round gives the next task to each consumer still under the
+    floor, in ``to_fill`` order. While the same consumers take part, ``k`` rounds over ``w``
+    of them are the next ``k * w`` tasks, the ``i``-th consumer's every ``w``-th from ``i``
+    (a slice), so the rounds go a block at a time, a block per change of who takes part.
+    """
+    needs = {member: floor - counts[member] - len(plan[member]) for member in to_fill}
+    taking, start, rounds = to_fill, 0, 0
+    while taking and start < len(ordered):
+        width = len(taking)
+        until = min(needs[member] for member in taking)
+        block = ordered[start : start + (until - rounds) * width]
+        for i, member in enumerate(taking):
+            plan[member].extend(block[i::width])
+        start += len(block)
+        rounds = until
+        taking = [member for member in taking if needs[member] > rounds]
+    return start
 
 
 def _deal_the_rest(

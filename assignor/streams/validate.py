@@ -49,11 +49,23 @@ def validate_with_reason(
 
     A process listed twice in ``assignment`` counts as one client holding both lists.
     """
+    held = _held_lists(assignment)
+    if _plainly_valid(state, held):
+        return AssignmentError.NONE, ""
+    return _first_fault(state, held)
+
+
+def _held_lists(assignment: TaskAssignment) -> _Held:
     held: _Held = {}
     for entry in assignment.assignments:
         active, standby = held.setdefault(entry.process_id, ([], []))
         active.append(entry.active)
         standby.append(entry.standby)
+    return held
+
+
+def _first_fault(state: ApplicationState, held: _Held) -> tuple[AssignmentError, str]:
+    """Every check in its order, each over every client: the first fault found, if any."""
     clients = sorted(held, key=process_key)
     owners = _first_owners(held, clients)
     for finding in (
@@ -74,6 +86,37 @@ _Held = dict[ProcessId, tuple[list[tuple[TaskId, ...]], list[tuple[TaskId, ...]]
 """Each client's active and standby lists as the assignment gave them, never copied: an
 answer for 100,000 tasks is checked without a second object per task (issue 16)."""
 _Finding = tuple[AssignmentError, str] | None
+
+
+def _plainly_valid(state: ApplicationState, held: _Held) -> bool:
+    """Whether all of ``_first_fault``'s checks pass, found by whole-set steps (the usual answer).
+
+    The actives, each listed once in all, are the table's tasks (no active on two clients,
+    none unknown, none left out); each client's standbys are distinct, none its own active,
+    all known and stateful; the clients are the group's. ``False`` only means ``_first_fault``
+    must say what is wrong (or find nothing): it names the first fault in its order.
+    """
+    clients = state.clients
+    if len(held) != len(clients) or not all(pid in clients for pid in held):
+        return False
+    listed = sum(len(tasks) for active, _ in held.values() for tasks in active)
+    every = set(chain.from_iterable(chain.from_iterable(a for a, _ in held.values())))
+    if not (len(every) == listed == len(state.tasks) and every.issuperset(state.tasks)):
+        return False
+    checkpoint()
+    stateless = frozenset(state.stateless_tasks)
+    for active, standby in held.values():
+        if not any(standby):
+            continue
+        mine = set(chain.from_iterable(standby))
+        if (
+            len(mine) != sum(map(len, standby))
+            or not mine.isdisjoint(chain.from_iterable(active))
+            or not mine.issubset(every)
+            or not mine.isdisjoint(stateless)
+        ):
+            return False
+    return True
 
 
 def _every(held: _Held, pid: ProcessId) -> Iterator[TaskId]:

@@ -16,7 +16,9 @@ the same server (one process, the thread pool ``kassign serve`` uses) under the 
   The CPU is the worker's. This is the figure to quote; ``kassign`` isolates the handler.
 
 For each it prints requests/s and the server's CPU time per call for the health check and the
-12-task group, and the group's share of the baseline.
+12-task group, and the group's share of the baseline; under each row, the group's system CPU and
+voluntary context switches (every thread of the serving process) per call: a served worker
+parks the calls waiting for a slot on threads of its own, which these show (issue 24).
 
     .venv/bin/python bench/ghz/floor.py --seconds 6 --repeats 3
 """
@@ -24,6 +26,7 @@ For each it prints requests/s and the server's CPU time per call for the health 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
@@ -37,7 +40,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figures import _start_server, cpu_seconds, load_case
+from figures import TICKS, _start_server, cpu_seconds, load_case
 
 if TYPE_CHECKING:
     import grpc
@@ -227,8 +230,24 @@ def _serve(mode: str, port_file: Path) -> None:
     server.wait_for_termination()
 
 
-def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[float, float]]:
-    """Median requests/s and mean server CPU ms per call, for "health" and "group_12"."""
+def switching(pids: list[int]) -> tuple[float, int]:
+    """System CPU seconds and voluntary context switches (every thread) of ``pids`` so far."""
+    system, switches = 0.0, 0
+    for pid in pids:
+        system += int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[12]) / TICKS
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                for line in (task / "status").read_text().splitlines():
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        switches += int(line.split()[1])
+    return system, switches
+
+
+def measure(
+    mode: str, args: argparse.Namespace, tmp: Path
+) -> dict[str, tuple[float, float, float, float]]:
+    """Median requests/s, and per call the mean server CPU ms, system CPU ms and voluntary
+    context switches, for "health" and "group_12"."""
     if mode == "served":
         proc, target, pids, _metrics = _start_server(1, tmp, args.serve_option)
     else:
@@ -238,18 +257,28 @@ def measure(mode: str, args: argparse.Namespace, tmp: Path) -> dict[str, tuple[f
         rps: dict[str, list[float]] = {"health": [], "group_12": []}
         cpu: dict[str, list[float]] = {"health": [], "group_12": []}
         calls: dict[str, int] = {"health": 0, "group_12": 0}
+        system: dict[str, float] = {"health": 0.0, "group_12": 0.0}
+        switches: dict[str, int] = {"health": 0, "group_12": 0}
         cases = ("health", "group_12")
         for case in cases:
             load_case(target, case, args.warmup, args)
         for _ in range(args.repeats):
             for case in cases:
-                before = cpu_seconds(pids)
+                before, (system_before, switches_before) = cpu_seconds(pids), switching(pids)
                 report = load_case(target, case, args.seconds, args)
                 cpu[case].append(cpu_seconds(pids) - before)
+                system_after, switches_after = switching(pids)
+                system[case] += system_after - system_before
+                switches[case] += switches_after - switches_before
                 rps[case].append(float(report["rps"]))
                 calls[case] += int(report["count"])
         return {
-            case: (statistics.median(rps[case]), 1000 * sum(cpu[case]) / calls[case])
+            case: (
+                statistics.median(rps[case]),
+                1000 * sum(cpu[case]) / calls[case],
+                1000 * system[case] / calls[case],
+                switches[case] / calls[case],
+            )
             for case in cases
         }
     finally:
@@ -302,12 +331,20 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="kassign-floor-") as tmp:
         for mode in args.modes:
             figures = measure(mode, args, Path(tmp))
-            (h_rps, h_ms), (g_rps, g_ms) = figures["health"], figures["group_12"]
+            (h_rps, h_ms, _, _), (g_rps, g_ms, g_system, g_switches) = (
+                figures["health"],
+                figures["group_12"],
+            )
             touch_ms = g_ms if mode == "touch" else touch_ms
             versus = f"{g_ms / touch_ms:14.2f}x" if touch_ms else ""
             print(
                 f"{mode:8} {h_rps:12.1f} {h_ms:8.3f} {g_rps:16.1f} {g_ms:8.3f} "
                 f"{100 * g_rps / h_rps:14.1f}%{versus}",
+                flush=True,
+            )
+            print(
+                f"         group_12 per call: system CPU {g_system:.3f} ms,"
+                f" {g_switches:.1f} voluntary context switches",
                 flush=True,
             )
     print(

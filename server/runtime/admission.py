@@ -84,6 +84,9 @@ class Gate:
         self._lock = threading.Lock()
         self._busy = 0
         self._line: deque[threading.Event] = deque()
+        # tickets ``leave`` handed a slot: a ticket is also set when its caller goes, so being
+        # set does not say which
+        self._handed: set[threading.Event] = set()
         on_load(self._load())
 
     def enter(self, wait: Callable[[threading.Event], object]) -> Entry:
@@ -101,7 +104,8 @@ class Gate:
             self._on_load(self._load())
         wait(ticket)
         with self._lock:
-            if ticket.is_set():  # handed a slot, maybe just as the caller gave up: it holds it
+            if ticket in self._handed:  # maybe just as the caller gave up: it holds the slot
+                self._handed.remove(ticket)
                 return Entry.HELD
             self._line.remove(ticket)
             self._on_load(self._load())
@@ -111,7 +115,9 @@ class Gate:
         """Give the slot back: to the first call in line, or free."""
         with self._lock:
             if self._line:
-                self._line.popleft().set()
+                ticket = self._line.popleft()
+                self._handed.add(ticket)
+                ticket.set()
             else:
                 self._busy -= 1
             self._on_load(self._load())

@@ -6,6 +6,8 @@ from uuid import UUID
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
+from kassign.assignor.streams import validate as validation
 from kassign.assignor.streams.model import ApplicationState, TaskId
 from kassign.assignor.streams.result import KafkaStreamsAssignment, TaskAssignment, task_assignment
 from kassign.assignor.streams.sticky import StickyTaskAssignor
@@ -107,4 +109,42 @@ def test_the_explanation_names_the_first_offending_task_in_task_order() -> None:
     error, why = validate_with_reason(app, unassigned)
     assert (
         error is AssignmentError.ACTIVE_TASK_UNASSIGNED and why == "task 0_0 has no active client"
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(app_states(max_clients=4, max_tasks=8), st.data())
+def test_the_whole_set_pass_agrees_with_every_check_in_order(
+    app: ApplicationState, data: st.DataObject
+) -> None:
+    # a sound answer (sticky's), then a few edits that may break any rule, or none
+    lists = {
+        c.process_id: (list(c.active), list(c.standby))
+        for c in StickyTaskAssignor().assign(app).assignments
+    }
+    pids = sorted(lists)
+    known = sorted(app.tasks, key=lambda t: t.sort_key)
+    anything = st.sampled_from([*known, tasks("7_7")[0]])
+    for _ in range(data.draw(st.integers(0, 2))):
+        edit = data.draw(
+            st.sampled_from(["add", "drop", "swap", "standby", "client", "unknown client"])
+        )
+        active, standby = lists[data.draw(st.sampled_from(pids))]
+        if edit == "add":
+            active.append(data.draw(anything))
+        elif edit == "drop" and active:
+            active.pop(data.draw(st.integers(0, len(active) - 1)))
+        elif edit == "swap" and active:
+            active[data.draw(st.integers(0, len(active) - 1))] = data.draw(anything)
+        elif edit == "standby":
+            standby.append(data.draw(anything))
+        elif edit == "client":
+            del lists[data.draw(st.sampled_from(pids))]
+            pids = sorted(lists) or [pid(9)]
+            lists.setdefault(pids[0], ([], []))
+        elif edit == "unknown client":
+            lists[pid(9)] = ([], [])
+    result = _of(*((p, a, s) for p, (a, s) in lists.items()))
+    assert validate_with_reason(app, result) == validation._first_fault(
+        app, validation._held_lists(result)
     )

@@ -102,6 +102,29 @@ def cluster(work: Path, e2e_classpaths: tuple[str, str]) -> Iterator[Cluster]:
 
 
 CALL_LINE = re.compile(rf"INFO kassign\.calls: assigned consumer group '{GROUP}' \(rack-optimal\)")
+# the group coordinator's own lines: a rebalance begun (from generation N) and a leader's
+# assignment received (for generation N)
+PREPARING = re.compile(
+    rf"Preparing to rebalance group {GROUP} in state \w+ with old generation (\d+)"
+)
+RECEIVED = re.compile(
+    rf"Assignment received from leader \S+ for group {GROUP} for generation (\d+)"
+)
+QUIET_SECONDS = 1.5  # a settled round must stand this long with no rebalance begun after it
+
+
+def rebalancing(broker_logs: list[Path]) -> bool:
+    """Whether the coordinator has begun a rebalance since the last assignment it received.
+
+    A stage is over only when the group is: kafka-python's leader re-joins once more after a
+    cooperative round in which it revoked (its own follow-up, after the other members' one),
+    and a round computed after the next stage began would be counted as that stage's.
+    """
+    text = "".join(log.read_text(errors="replace") for log in broker_logs)
+    received = [int(g) for g in RECEIVED.findall(text)]
+    if not received:
+        return True  # no assignment yet (or the coordinator's wording changed: never settles)
+    return any(int(g) >= max(received) for g in PREPARING.findall(text))
 
 
 class Run:
@@ -134,6 +157,8 @@ class Run:
         then checks that round and every one before it (see the module docstring). Returns the
         leader, which must be one of ``leaders`` (the broker picks a new one when it leaves)."""
 
+        since: dict[int, float] = {}  # rounds in the journal -> when that round first settled
+
         def settled() -> Round | None:
             history = self.history()
             ids = {m.member_id() for m in members}
@@ -144,7 +169,11 @@ class Run:
                 return None  # a first cooperative round: the follow-up is coming
             if any(m.owned() != last.assigned(m.member_id() or "") for m in members):
                 return None
-            return last
+            if rebalancing([b.log for b in self.cluster.brokers]):
+                since.clear()
+                return None  # another round is under way
+            first = since.setdefault(len(history), time.monotonic())
+            return last if time.monotonic() - first >= QUIET_SECONDS else None
 
         last = wait_until(f"stage {stage} to settle", settled, 120, self.logs, interval=0.25)
         settled_ms = int(time.time() * 1000)

@@ -61,3 +61,10 @@ def test_a_short_run_prints_the_share_of_the_baseline() -> None:
     assert health_rps > 0 and group_rps > 0
     assert abs(share - 100 * group_rps / health_rps) < 0.1
     assert versus_touch == 1.0  # each mode's CPU per call against touch's
+    switching = re.search(
+        r"^\s+group_12 per call: system CPU ([\d.]+) ms, ([\d.]+) voluntary context switches$",
+        result.stdout,
+        re.MULTILINE,
+    )
+    assert switching is not None, result.stdout
+    assert float(switching.group(2)) > 0  # a gRPC call hands work between threads at least once

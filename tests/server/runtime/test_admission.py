@@ -90,6 +90,44 @@ def test_a_full_line_sheds_and_a_freed_slot_goes_to_the_first_in_line() -> None:
     assert loads[-1] == Load(0, 0, saturated=False)
 
 
+def test_a_caller_gone_from_the_line_takes_no_slot_and_keeps_no_place() -> None:
+    """A ticket is set both when the slot is handed over and when the caller goes (its end
+    callback): one that went while others waited before it leaves the line, and the freed slot
+    still goes to the first in line (before, it was taken as handed a slot and its ``leave``
+    admitted the one before it beside the call computing)."""
+    loads: list[Load] = []
+    gate = Gate(1, 2, loads.append)
+    assert gate.enter(never_set) is Entry.HELD
+    tickets: list[threading.Event] = []
+    entries: dict[str, Entry] = {}
+
+    def queued(name: str) -> None:
+        def wait(ticket: threading.Event) -> None:
+            tickets.append(ticket)
+            assert ticket.wait(30)
+
+        entries[name] = gate.enter(wait)
+
+    first = threading.Thread(target=queued, args=("first",))
+    first.start()
+    while len(tickets) < 1:
+        time.sleep(0.01)
+    gone = threading.Thread(target=queued, args=("gone",))
+    gone.start()
+    while len(tickets) < 2:
+        time.sleep(0.01)
+    tickets[1].set()  # its caller cancelled: the end callback wakes it
+    gone.join(30)
+    assert entries == {"gone": Entry.LEFT}
+    assert loads[-1] == Load(1, 1, saturated=False)
+    gate.leave()  # the slot goes to the first in line
+    first.join(30)
+    assert entries["first"] is Entry.HELD
+    assert loads[-1] == Load(1, 0, saturated=False)
+    gate.leave()
+    assert loads[-1] == Load(0, 0, saturated=False)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     slots=st.integers(1, 3),

@@ -149,8 +149,8 @@ final class GroupSpecToConsumerRequest {
             }
             request.addMembers(member(group, member, subscription, shared, topics));
         }
-        final IndexedTable<Set<String>> replicas = new IndexedTable<>(racks ->
-                request.addReplicaRackLists(PartitionReplicas.newBuilder().addAllRackIds(new TreeSet<>(racks))));
+        final RackSets replicas = new RackSets(new IndexedTable<>(racks ->
+                request.addReplicaRackLists(PartitionReplicas.newBuilder().addAllRackIds(new TreeSet<>(racks)))));
         topics.partitions().forEach((id, count) ->
                 request.addTopics(topic(describer, topics.name(id), id, count, replicas)));
         return request.setCompactAnswer(true).setOptions(ConsumerAssignOptions.newBuilder()
@@ -213,11 +213,11 @@ final class GroupSpecToConsumerRequest {
     /**
      * The partition count and, when some partition has a replica on a rack, per partition the
      * index of its racks in the request's replica rack lists, each distinct set added once (sorted)
-     * through {@code made}: a million partitions, a few rack sets, each partition's set hashed once
-     * as the describer gives it, not copied.
+     * through {@code made}: a million partitions, a few rack sets, each partition's set read once
+     * as the describer gives it ({@link RackSets}), not copied.
      */
     private static ConsumerTopic topic(final SubscribedTopicDescriber describer, final String name, final Uuid id,
-                                       final int count, final IndexedTable<Set<String>> made) {
+                                       final int count, final RackSets made) {
         final List<Set<String>> racks = new ArrayList<>(count);
         boolean anyRack = false;
         for (int p = 0; p < count; p++) {

@@ -133,11 +133,13 @@ public final class KassignConsumerGroupAssignor implements ConsumerGroupPartitio
         }
         final Answer answer = outcome.value();
         counted.assigned();
-        final ConsumerAssignmentReport report = answer.report();
-        LOG.info("kassign assigned consumer group: {} partitions of {} topics{} to {} members in {} ms ({}; {}){}",
-                report.getPartitions(), answer.topics().partitions().size(), byName(answer.topics(), named),
-                group.memberIds().size(), elapsedMs(started), report.getAssignor(), describe(report),
-                Balancing.describe(current.balance(), report));
+        if (LOG.isInfoEnabled()) {
+            final ConsumerAssignmentReport report = answer.report();
+            LOG.info("kassign assigned consumer group: {} partitions of {} topics{} to {} members in {} ms ({}; {}){}",
+                    report.getPartitions(), answer.topics().partitions().size(), byName(answer.topics(), named),
+                    group.memberIds().size(), elapsedMs(started), report.getAssignor(), describe(report),
+                    Balancing.describe(current.balance(), report));
+        }
         return answer.assignment();
     }
 

@@ -273,3 +273,38 @@ def subscription_columns(
     columns end to end (int32 topic groups, int32 partitions, int64 sums; 16 bytes a sum), in
     byte order. ``None`` for v1-6 (task lists) or a v10+ sum naming a topology; ``False``
     where the bytes are malformed (``kassign.kafka.subscription_info`` names the fault)."""
+
+# The Streams room's members, every member at once (issue 24, branch streams-member-read).
+
+StreamsInfo: TypeAlias = tuple[
+    int, int, int, int, str, int, int, tuple[tuple[str, str], ...], bytes
+]
+"""A distinct userData: (field number 5 or 6, version, latest supported version as the
+decoder resolves it, process id as an int, user end point, unique field, error code, client
+tags sorted by key, offset sums as ``subscription_columns``' bytes)."""
+
+def streams_members(
+    data: bytes,
+) -> (
+    tuple[
+        list[str],
+        list[str],
+        list[tuple[str, ...]],
+        list[str],
+        list[int | None],
+        list[tuple[tuple[str, ...], bytes, bytes] | None],
+        list[int],
+        list[StreamsInfo],
+        int,
+        int,
+        int,
+    ]
+    | None
+):
+    """An ``AssignRequest``'s members from its bytes as columns: (member ids, group instance
+    ids, topics (equal lists one tuple), racks, generations (None: unknown), owned partitions
+    (None, or topics with their int64 counts and int32 numbers as bytes, sorted), each
+    member's index into the distinct userData, those userData, the longest string's UTF-8
+    bytes, owned partitions, reported tasks). ``None`` where any member is not a structured
+    subscription with a v7-11 userData (no task lists, no named topology) or holds a fault
+    the decoder names (``server/streams/decode/members.py`` then reads the request)."""

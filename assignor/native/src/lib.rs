@@ -51,6 +51,10 @@ mod streams_wire;
 mod py_subscription_info;
 mod subscription_info;
 
+// The Streams room's members, every member at once (issue 24, branch streams-member-read).
+mod py_streams_members;
+mod streams_members;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -121,5 +125,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py_subscription_info::subscription_columns,
         m
     )?)?;
+    // The Streams room's members, every member at once (branch streams-member-read).
+    m.add_function(wrap_pyfunction!(py_streams_members::streams_members, m)?)?;
     Ok(())
 }

@@ -42,6 +42,9 @@ pub struct Member<'a> {
     /// owned partitions' reader (`owned.rs`) takes them.
     pub by_topic_bytes: Vec<u8>,
     pub capacity: Option<f64>,
+    /// The `subscription` field's bodies in order (sent twice, protobuf merges them): the
+    /// Streams member read (`streams_members.rs`) walks them for what this read skips.
+    pub subscription_parts: Vec<&'a [u8]>,
 }
 
 fn subscription<'a>(data: &'a [u8], m: &mut Member<'a>) -> Result<(), Failure> {
@@ -103,6 +106,7 @@ fn member<'a>(data: &'a [u8], m: &mut Member<'a>) -> Result<(), Failure> {
                     };
                     m.kind = KIND_SUBSCRIPTION;
                 }
+                m.subscription_parts.push(body);
                 let offset = at - body.len();
                 subscription(body, m).map_err(|(what, k)| (what, offset + k))?;
             }
@@ -124,11 +128,16 @@ fn member<'a>(data: &'a [u8], m: &mut Member<'a>) -> Result<(), Failure> {
 /// Every member of a `ConsumerAssignRequest`'s bytes, in request order; the first failure
 /// (member, reason, offset in the request) ends the read.
 pub fn read(data: &[u8]) -> Result<Vec<Member<'_>>, (usize, Failure)> {
+    read_field(data, MEMBERS)
+}
+
+/// Every member of a request whose members are field `field` (an `AssignRequest`'s are 2).
+pub fn read_field(data: &[u8], field: u64) -> Result<Vec<Member<'_>>, (usize, Failure)> {
     let mut members = Vec::new();
     let mut at = 0;
     while at < data.len() {
         let key = varint(data, &mut at).map_err(|f| (members.len(), f))?;
-        if key != MEMBERS << 3 | 2 {
+        if key != field << 3 | 2 {
             skip(data, &mut at, key).map_err(|f| (members.len(), f))?;
             continue;
         }

@@ -82,14 +82,20 @@ def _member_counts(
     return len(sub.owned_partitions), reported
 
 
-def check_request(request: pb.AssignRequest, limits: RequestLimits, tasks: TaskColumns) -> None:
+def check_request(
+    request: pb.AssignRequest, limits: RequestLimits, tasks: TaskColumns, *, members: bool = True
+) -> None:
     """Counts and ids of ``request`` within ``limits``; ``LimitExceeded`` names the first past.
-    ``tasks``: the request's tasks as read from its bytes (``topology.task_columns``)."""
+    ``tasks``: the request's tasks as read from its bytes (``topology.task_columns``);
+    ``members``: False where the compiled member read found every member's within them
+    (``member_read.read_members``), so none would be named."""
     check_text(request.group_id, limits, field="group_id")
     check_text(request.configs.assignor, limits, field="configs.assignor")
     check_text(_longest(request.configs.rack_aware_assignment_tags), limits, field="configs")
     check_count(len(request.members), limits, "members", "members", field="members")
     _check_tasks(len(request.tasks), tasks, limits)
+    if not members:
+        return
     owned = reported = 0
     for i, member in enumerate(request.members):
         field = f"members[{i}]"
@@ -159,7 +165,10 @@ def check_answer(
     ``request_bytes``, the request's size, skips the estimate when it cannot pass the limit
     (most calls): each copy of a task in the estimate takes at most twice the task's entry in
     the request (its id twice, its source partitions once, each smaller than in the request, which
-    also says ``is_source``), so the estimate is at most ``2 * copies * request_bytes``.
+    also says ``is_source``), so the estimate is at most ``2 * copies * request_bytes``. The
+    decoder passes the bytes it read (``len(data)``, never fewer than protobuf's ``ByteSize``
+    of the message they parse to: overlong varints, defaults written and fields sent twice only
+    add), so the estimate is skipped only where it would have been.
     """
     if request_bytes is not None and 2 * _copies(state) * request_bytes <= limits.answer_bytes:
         return

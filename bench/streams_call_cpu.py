@@ -5,7 +5,10 @@ Three requests: the 12-task group (``bench/ghz/data/group_12.json``), ``malloc_s
 run ``--calls`` times after one warm-up, the garbage collector's thresholds set as ``kassign
 serve`` sets them; it prints the best CPU ms of the whole call and the wall ms of each phase
 of that best call (wall, as the servicer's clock reads them: on a busy machine they add up to
-more than the CPU). To compare two checkouts, run it with each one's
+more than the CPU), and, where the call solves, the best call over its own solves (the CPU of
+every OR-Tools run inside that same call, ``solve_clock``: issue 24's "at most 3x its own
+solves", here from the request's bytes to the answer's) with that ratio's range over every
+call. To compare two checkouts, run it with each one's
 ``.venv/bin/python`` in turn (issue 24: interleave them, and take each side's best).
 
     .venv/bin/python bench/streams_call_cpu.py --calls 5 [--only 10k]
@@ -20,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -29,6 +33,7 @@ from kassign.server.streams.servicer import NullObserver, assign_request
 from kassign.v1 import assignment_pb2 as pb
 from malloc_served import min_traffic_request
 from memory_bench import streams_group
+from solve_clock import solve_clock
 
 _GROUP_12 = Path(__file__).resolve().parent / "ghz" / "data" / "group_12.json"
 
@@ -55,18 +60,48 @@ class _Phases(NullObserver):
         self.seconds[phase] = self.seconds.get(phase, 0.0) + seconds
 
 
-def measure(data: bytes, calls: int) -> tuple[float, dict[str, float]]:
-    """The best CPU ms of ``calls`` calls and that call's phases (ms)."""
+class Measured(NamedTuple):
+    """The best call's CPU ms, its phases (wall ms), its own solves (CPU ms, runs), and each
+    call's CPU over its own solves (empty when the calls solve nothing)."""
+
+    cpu: float
+    phases: dict[str, float]
+    own_solves: float
+    solves: int
+    ratios: tuple[float, ...]
+
+
+def measure(data: bytes, calls: int) -> Measured:
+    """The best of ``calls`` calls after one warm-up, every solve inside them timed."""
     assign_request(data)
-    best, phases = float("inf"), {}
-    for _ in range(calls):
-        observer = _Phases()
-        start = time.process_time()
-        assign_request(data, observer=observer)
-        cpu = (time.process_time() - start) * 1000
-        if cpu < best:
-            best, phases = cpu, {k: v * 1000 for k, v in observer.seconds.items()}
-    return best, phases
+    best = Measured(float("inf"), {}, 0.0, 0, ())
+    ratios = []
+    with solve_clock() as clock:
+        for _ in range(calls):
+            observer = _Phases()
+            clock.reset()
+            start = time.process_time()
+            assign_request(data, observer=observer)
+            cpu = (time.process_time() - start) * 1000
+            if clock.runs:
+                ratios.append(cpu / max(clock.cpu * 1000, 1e-9))
+            if cpu < best.cpu:
+                phases = {k: v * 1000 for k, v in observer.seconds.items()}
+                best = Measured(cpu, phases, clock.cpu * 1000, clock.runs, ())
+    return best._replace(ratios=tuple(ratios))
+
+
+def shown(measured: Measured) -> str:
+    """The bench's line after the request's name."""
+    phases = " ".join(f"{k} {v:.1f}" for k, v in sorted(measured.phases.items()))
+    line = f"best cpu {measured.cpu:.2f} ms ({phases})"
+    if measured.solves and measured.ratios:
+        line += (
+            f"; {measured.cpu / max(measured.own_solves, 1e-9):.1f}x its own"
+            f" {measured.solves} solves ({measured.own_solves:.1f} ms cpu; every call"
+            f" {min(measured.ratios):.1f}-{max(measured.ratios):.1f}x)"
+        )
+    return line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,9 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.only or list(REQUESTS):
         data = REQUESTS[name]()
         calls = args.calls * 20 if name == "12" else args.calls
-        best, phases = measure(data, calls)
-        shown = " ".join(f"{k} {v:.1f}" for k, v in sorted(phases.items()))
-        print(f"{name}: best cpu {best:.2f} ms ({shown})", flush=True)
+        print(f"{name}: {shown(measure(data, calls))}", flush=True)
     return 0
 
 

@@ -61,15 +61,15 @@ def _one_consumer(client: KafkaStreamsState, given: KafkaStreamsAssignment) -> M
     return MemberAssignment(
         member_id=client.consumers[0].member_id,
         process_id=client.process_id,
-        active=_sorted_once(given.active),
-        standby=_sorted_once(given.standby),
+        active=tuple(_sorted_once(given.active)),
+        standby=tuple(_sorted_once(given.standby)),
     )
 
 
-def _sorted_once(tasks: tuple[TaskId, ...]) -> tuple[TaskId, ...]:
-    """``tasks`` sorted, each once: the tuple itself when it already is (an assignor's answer
+def _sorted_once(tasks: Sequence[TaskId]) -> Sequence[TaskId]:
+    """``tasks`` sorted, each once: ``tasks`` itself when it already is (an assignor's answer
     is), rather than rebuilt."""
-    return tasks if _increasing(tasks) else tuple(sorted(set(tasks)))
+    return tasks if _increasing(tasks) else sorted(set(tasks))
 
 
 def _increasing(tasks: Sequence[TaskId]) -> bool:
@@ -147,7 +147,7 @@ def spread_over_consumers(
     skipped_owner: dict[TaskId, str] = {}
     if not previous:  # nobody keeps anything: every consumer under the floor is dealt to
         to_fill = [member for member in consumers if counts[member] < floor]
-        ordered = list(tasks) if _increasing(tasks) else sorted(set(tasks))
+        ordered = _sorted_once(tasks)
     else:
         open_tasks = set(tasks)
         to_fill = []
@@ -177,7 +177,7 @@ def _deal_up_to_floor(
     counts: Mapping[str, int],
     floor: int,
     to_fill: list[str],
-    ordered: list[TaskId],
+    ordered: Sequence[TaskId],
 ) -> int:
     """Round-robin the open tasks, in task order, over consumers still under the floor; how
     many of ``ordered`` (its first ones) were dealt.

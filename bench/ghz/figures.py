@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CASES", "GENERATORS", "cpu_seconds", "ghz_case", "load_case", "main"]
+__all__ = ["CASES", "GENERATORS", "cpu_seconds", "cpu_ticks", "ghz_case", "load_case", "main"]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "bench" / "ghz" / "data"
@@ -63,12 +63,14 @@ def _latencies(report: dict[str, Any]) -> dict[int, float]:
     return {int(d["percentage"]): d["latency"] / 1e6 for d in report["latencyDistribution"]}
 
 
+def cpu_ticks(pid: int) -> tuple[int, int]:
+    """User and system CPU of ``pid`` so far, in clock ticks (``/proc``'s utime, stime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
+
+
 def cpu_seconds(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / TICKS
+    return sum(sum(cpu_ticks(pid)) for pid in pids) / TICKS
 
 
 def _phases(metrics_url: str) -> dict[str, tuple[float, float]]:

@@ -40,7 +40,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figures import TICKS, _start_server, cpu_seconds, load_case
+from figures import TICKS, _start_server, cpu_seconds, cpu_ticks, load_case
 
 if TYPE_CHECKING:
     import grpc
@@ -234,7 +234,7 @@ def switching(pids: list[int]) -> tuple[float, int]:
     """System CPU seconds and voluntary context switches (every thread) of ``pids`` so far."""
     system, switches = 0.0, 0
     for pid in pids:
-        system += int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[12]) / TICKS
+        system += cpu_ticks(pid)[1] / TICKS
         for task in Path(f"/proc/{pid}/task").iterdir():
             with contextlib.suppress(OSError):  # a thread that ended meanwhile
                 for line in (task / "status").read_text().splitlines():

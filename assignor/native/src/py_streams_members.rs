@@ -5,19 +5,12 @@ use std::collections::HashMap;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 
+use crate::py_subscription_info::sum_columns;
 use crate::streams_members::{read, Group};
 
 fn sums<'py>(py: Python<'py>, rows: &[(i32, i32, i64)]) -> PyResult<Bound<'py, PyBytes>> {
-    let n = rows.len();
-    PyBytes::new_with(py, n * 16, |out| {
-        let (groups, rest) = out.split_at_mut(n * 4);
-        let (parts, values) = rest.split_at_mut(n * 4);
-        for (i, &(g, p, s)) in rows.iter().enumerate() {
-            groups[i * 4..i * 4 + 4].copy_from_slice(&g.to_ne_bytes());
-            parts[i * 4..i * 4 + 4].copy_from_slice(&p.to_ne_bytes());
-            values[i * 8..i * 8 + 8].copy_from_slice(&s.to_ne_bytes());
-        }
-        Ok(())
+    sum_columns(py, rows.len(), |row| {
+        rows.iter().for_each(|&(g, p, s)| row(g, p, s))
     })
 }
 

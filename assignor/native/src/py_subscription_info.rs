@@ -17,18 +17,8 @@ pub fn subscription_columns<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound
         Read::NotColumns => return Ok(py.None().into_bound(py)),
         Read::Malformed => return Ok(false.into_pyobject(py)?.to_owned().into_any()),
     };
-    let rows = info.rows;
-    let sums = PyBytes::new_with(py, rows * 16, |out| {
-        let (groups, rest) = out.split_at_mut(rows * 4);
-        let (parts, values) = rest.split_at_mut(rows * 4);
-        let mut i = 0;
-        subscription_info::each_sum(data, &info, |g, p, s| {
-            groups[i * 4..i * 4 + 4].copy_from_slice(&g.to_ne_bytes());
-            parts[i * 4..i * 4 + 4].copy_from_slice(&p.to_ne_bytes());
-            values[i * 8..i * 8 + 8].copy_from_slice(&s.to_ne_bytes());
-            i += 1;
-        });
-        Ok(())
+    let sums = sum_columns(py, info.rows, |row| {
+        subscription_info::each_sum(data, &info, row)
     })?;
     let items: Vec<Bound<'py, PyAny>> = vec![
         info.version.into_pyobject(py)?.into_any(),
@@ -41,4 +31,26 @@ pub fn subscription_columns<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound
         sums.into_any(),
     ];
     Ok(PyTuple::new(py, items)?.into_any())
+}
+
+/// `rows` offset sums, handed to `row` by `each` in order, as one `bytes` of three
+/// native-endian columns end to end (topic groups int32, partitions int32, sums int64): the
+/// form the decoder's `offset_sum_columns.sum_columns` reads, from either reader.
+pub(crate) fn sum_columns<'py>(
+    py: Python<'py>,
+    rows: usize,
+    each: impl FnOnce(&mut dyn FnMut(i32, i32, i64)),
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, rows * 16, |out| {
+        let (groups, rest) = out.split_at_mut(rows * 4);
+        let (parts, values) = rest.split_at_mut(rows * 4);
+        let mut i = 0;
+        each(&mut |g, p, s| {
+            groups[i * 4..i * 4 + 4].copy_from_slice(&g.to_ne_bytes());
+            parts[i * 4..i * 4 + 4].copy_from_slice(&p.to_ne_bytes());
+            values[i * 8..i * 8 + 8].copy_from_slice(&s.to_ne_bytes());
+            i += 1;
+        });
+        Ok(())
+    })
 }

@@ -19,6 +19,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, NoReturn
 
 import kassign_native
@@ -58,6 +59,11 @@ class TaskIds:
     def own(self, task: TaskId) -> TaskId | None:
         """The topology's object for ``task``, or ``None`` where the topology lacks it."""
         return self._tasks.own_id(task)
+
+    def own_rows(self, rows: list[int]) -> list[TaskId]:
+        """The topology's objects at ``rows`` (positions in ``unnamed_keys``: the unnamed
+        tasks sort first, so these are the table's rows too)."""
+        return list(map(self._tasks.ids.__getitem__, rows))
 
     def knows(self, task: TaskId) -> bool:
         return task in self._tasks
@@ -106,6 +112,15 @@ class Topology:
     end_offset_sums: Mapping[TaskId, int]
     loads: TaskLoads
     """The tasks' loads and state bytes as given (issue 25; read with ``balance`` ``LOAD``)."""
+    stateful: bytes
+    """Per task in task order, 1 where stateful (the table's column)."""
+
+    def stateful_ends(self) -> dict[TaskId, int]:
+        """Every stateful task's end-offset sum as a dict, for reading members' offset sums:
+        a lookup each, where ``end_offset_sums`` bisects the table (made only when a member
+        reported some)."""
+        ends = self.tasks.end_offset_sums_of(self.tasks.ids)
+        return dict(compress(zip(self.tasks.ids, ends), self.stateful))
 
     def interned(self) -> TaskIds:
         """A fresh cache for ``decode_task_id``, seeded with the topology's own ids."""
@@ -206,4 +221,4 @@ def decode_topology(columns: TaskColumns) -> Topology:
         for t, by_number, rows in sources
     }
     task_loads = TaskLoads({ids[r]: v for r, v in loads}, {ids[r]: v for r, v in sizes})
-    return Topology(table, source_topics, table.end_offset_sums(), task_loads)
+    return Topology(table, source_topics, table.end_offset_sums(), task_loads, stateful)

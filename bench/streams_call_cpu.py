@@ -1,7 +1,8 @@
 """The Streams call in-process: CPU of ``assign_request`` on a request's bytes, by phase.
 
-Three requests: the 12-task group (``bench/ghz/data/group_12.json``), ``malloc_served.py``'s
-10,000 x 1,000 ``min_traffic`` group and ``memory_bench.py``'s 100,000 x 5,000 group. Each is
+Four requests: the 12-task group (``bench/ghz/data/group_12.json``), ``malloc_served.py``'s
+10,000 x 1,000 ``min_traffic`` group, its next rebalance after one answer (``10k-history``:
+owned partitions and offset sums) and ``memory_bench.py``'s 100,000 x 5,000 group. Each is
 run ``--calls`` times after one warm-up, the garbage collector's thresholds set as ``kassign
 serve`` sets them; it prints the best CPU ms of the whole call and the wall ms of each phase
 of that best call (wall, as the servicer's clock reads them: on a busy machine they add up to
@@ -28,6 +29,7 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from google.protobuf import json_format
+from kassign.cli.next_round import next_request
 from kassign.server.runtime.app import GC_THRESHOLDS
 from kassign.server.streams.servicer import NullObserver, assign_request
 from kassign.v1 import assignment_pb2 as pb
@@ -43,9 +45,20 @@ def _group_12() -> bytes:
     return request.SerializeToString()
 
 
+def _with_history() -> bytes:
+    """The 10,000 x 1,000 group's next rebalance (``kassign next``): every member owning its
+    actives' source partitions, every client reporting offset sums for its actives (-2) and
+    standbys (about 20 tasks), so the decode reads sums and owned partitions and the assignor
+    sees history."""
+    data = min_traffic_request()
+    answer = assign_request(data).response
+    return next_request(pb.AssignRequest.FromString(data), answer).SerializeToString()
+
+
 REQUESTS: dict[str, Callable[[], bytes]] = {
     "12": _group_12,
     "10k": min_traffic_request,
+    "10k-history": _with_history,
     "100k": lambda: streams_group(100_000, 5_000).SerializeToString(),
 }
 

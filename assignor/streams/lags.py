@@ -28,7 +28,6 @@ from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
-    ConsumerState,
     KafkaStreamsState,
     ProcessId,
     TaskId,
@@ -36,13 +35,10 @@ from kassign.assignor.streams.model import (
 )
 
 __all__ = [
-    "NO_SUMS",
     "UNBOUNDED_RECOVERY_LAG",
     "CatchUpIndex",
     "ConsumerReport",
-    "SumsRead",
     "TaskLags",
-    "client_state",
     "compute_lags",
     "is_caught_up",
     "kafka_streams_state",
@@ -50,7 +46,6 @@ __all__ = [
     "local_lags",
     "merge_offset_sums",
     "previous_tasks",
-    "read_sums",
 ]
 
 UNBOUNDED_RECOVERY_LAG = 2**63 - 1
@@ -180,84 +175,6 @@ def merge_offset_sums(reports: Iterable[ConsumerReport]) -> dict[TaskId, int]:
     return merged
 
 
-@dataclass(frozen=True, slots=True)
-class SumsRead:
-    """One report's offset sums read once: the consumers of a client that send the same
-    userData share it, and a fresh consumer (no sums) shares ``NO_SUMS``. Read-only."""
-
-    sums: Mapping[TaskId, int]
-    reported: frozenset[TaskId]
-    """Every task it reported (its consumer's ``previous_stateful``)."""
-    latest: frozenset[TaskId]
-    """The tasks reported ``LATEST_OFFSET``: running actives."""
-    local: Mapping[TaskId, int]
-    """The lag of each stateful task it reported (``lag_for``)."""
-
-
-NO_SUMS = SumsRead(MappingProxyType({}), frozenset(), frozenset(), MappingProxyType({}))
-"""No offset sums (a fresh consumer's): one object, shared, never written."""
-
-
-def read_sums(sums: Mapping[TaskId, int], end_of: Callable[[TaskId], int | None]) -> SumsRead:
-    """``sums`` read once; ``end_of``: a stateful task's end-offset sum, ``None`` for others."""
-    if not sums:
-        return NO_SUMS
-    local = {t: lag_for(s, end) for t, s in sums.items() if (end := end_of(t)) is not None}
-    latest = frozenset([t for t, s in sums.items() if s == LATEST_OFFSET])
-    return SumsRead(sums, frozenset(sums), latest, local)
-
-
-def _merged(reads: Sequence[SumsRead]) -> SumsRead:
-    """Reads of one client merged in the given (member-id) order, later winning, as
-    ``merge_offset_sums``; a lag depends on its task's sum alone, so the lags merge alike."""
-    distinct = [r for r in reads if r is not NO_SUMS]
-    if not distinct:
-        return NO_SUMS
-    if all(r is distinct[0] for r in distinct):
-        return distinct[0]
-    sums: dict[TaskId, int] = {}
-    local: dict[TaskId, int] = {}
-    for read in distinct:
-        sums.update(read.sums)
-        local.update(read.local)
-    latest = frozenset([t for t, s in sums.items() if s == LATEST_OFFSET])
-    return SumsRead(sums, frozenset(sums), latest, local)
-
-
-def client_state(
-    process_id: ProcessId,
-    consumers: Sequence[tuple[str, frozenset[TaskId], SumsRead]],
-    end_offset_sums: Mapping[TaskId, int],
-    *,
-    rack_id: str | None,
-    client_tags: dict[str, str],
-    host_info: str | None,
-    no_lags: TaskLags | None = None,
-) -> KafkaStreamsState:
-    """A client's state from its consumers (member id, owned actives, offset sums read), in
-    member-id order: ``kafka_streams_state`` without a dict or set made where one is empty.
-    ``client_tags`` is kept as given; ``no_lags``: a caller's shared ``TaskLags`` of no local
-    state over ``end_offset_sums``, for clients that reported none."""
-    merged = _merged([read for _, _, read in consumers])
-    owned = [o for _, o, _ in consumers if o]
-    active = merged.latest.union(*owned) if owned else merged.latest
-    standby = merged.reported - active if merged.reported else merged.reported
-    if merged.local:
-        lags = TaskLags.of_known(end_offset_sums, merged.local)
-    else:
-        lags = no_lags if no_lags is not None else TaskLags.of_known(end_offset_sums, {})
-    return KafkaStreamsState(
-        process_id=process_id,
-        consumers=tuple([ConsumerState(m, o, r.reported) for m, o, r in consumers]),
-        previous_active_tasks=active,
-        previous_standby_tasks=standby,
-        task_lags=lags,
-        rack_id=rack_id,
-        client_tags=client_tags,
-        host_info=host_info,
-    )
-
-
 def kafka_streams_state(
     process_id: ProcessId,
     reports: Iterable[ConsumerReport],
@@ -272,19 +189,15 @@ def kafka_streams_state(
     ``end_offset_sums`` names every stateful task of the topology; the caller drops reports of
     tasks the topology no longer has.
     """
+    from kassign.assignor.streams.client_state import client_states, read_sums  # builds on us
+
     end_of = end_offset_sums.get
     consumers = [
         (r.member_id, frozenset(r.owned_active), read_sums(r.task_offset_sums, end_of))
         for r in sorted(reports, key=lambda r: r.member_id)
     ]
-    return client_state(
-        process_id,
-        consumers,
-        end_offset_sums,
-        rack_id=rack_id,
-        client_tags=dict(client_tags or {}),
-        host_info=host_info,
-    )
+    tags = dict(client_tags or {})
+    return client_states([(process_id, consumers, rack_id, tags, host_info)], end_offset_sums)[0]
 
 
 _NONE: Mapping[int, int] = MappingProxyType({})

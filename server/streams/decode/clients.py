@@ -20,7 +20,15 @@ from typing import TypeVar
 from kassign.assignor.claims import OwnedPartitions
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.ordering import process_key
-from kassign.assignor.streams.lags import NO_SUMS, SumsRead, TaskLags, client_state, read_sums
+from kassign.assignor.streams.client_state import (
+    NO_SUMS,
+    ClientRow,
+    Consumer,
+    SumsRead,
+    client_states,
+    read_sums,
+)
+from kassign.assignor.streams.lags import TaskLags
 from kassign.assignor.streams.model import KafkaStreamsState, TaskId
 from kassign.server.streams.decode.members import DecodedMember
 from kassign.server.streams.decode.topology import Topology
@@ -120,7 +128,7 @@ class _Builder:
             read = self.reads[id(sums)] = read_sums(dict(sums), self._end_of.get)
         return read
 
-    def consumer(self, report: DecodedMember) -> tuple[str, frozenset[TaskId], SumsRead]:
+    def consumer(self, report: DecodedMember) -> Consumer:
         """A member's offset sums (the decoder kept only the topology's tasks) and owned
         tasks; what was dropped is noted."""
         read = self.read(report) if report.offset_sums else NO_SUMS
@@ -141,7 +149,7 @@ class _Builder:
             )
         return report.member_id, active, read
 
-    def client(self, reports: Sequence[DecodedMember]) -> KafkaStreamsState:
+    def client(self, reports: Sequence[DecodedMember]) -> ClientRow:
         first = reports[0]
         end_point, tags, rack = first.user_end_point, first.client_tags, first.rack_id
         uniform = True
@@ -155,15 +163,8 @@ class _Builder:
         shared = self.tags.get(tags)
         if shared is None:
             shared = self.tags[tags] = dict(tags)
-        return client_state(
-            first.process_id,
-            consumers,
-            self.topology.end_offset_sums,
-            rack_id=rack if uniform else _rack(reports, self.notes),
-            client_tags=shared,
-            host_info=end_point,
-            no_lags=self.no_lags,
-        )
+        rack = rack if uniform else _rack(reports, self.notes)
+        return first.process_id, consumers, rack, shared, end_point
 
 
 def decoded_clients(
@@ -172,4 +173,5 @@ def decoded_clients(
     """Each process's members (in member-id order) as one client, in Java UUID order."""
     builder = _Builder(topology, notes)
     ordered = sorted(by_process, key=lambda members: process_key(members[0].process_id))
-    return [builder.client(members) for members in ordered]
+    rows = [builder.client(members) for members in ordered]
+    return client_states(rows, topology.end_offset_sums, builder.no_lags)

@@ -70,6 +70,8 @@ def _shared_partitions(reports: Sequence[DecodedMember], notes: list[str]) -> No
     if not any(map(len, claims)):  # a fresh group's: nothing to share
         return
     shared = shared_claims(claims)
+    if not shared:  # the usual group's: no member's claims walked
+        return
     owners: dict[TopicPartition, list[str]] = {}
     for r in reports:
         for topic, numbers in r.owned_partitions.runs:

@@ -106,6 +106,20 @@ def _column(values: Column, dtype: type[np.generic]) -> np.ndarray[Any, Any]:
     return np.frombuffer(values, dtype=dtype)
 
 
+def _by_group_then_key(
+    keys: np.ndarray[Any, np.dtype[np.int64]], group: np.ndarray[Any, Any], groups: int
+) -> np.ndarray[Any, np.dtype[np.intp]]:
+    """The rows by report, then task: a stable sort by task, then by report as 16-bit numbers
+    where they fit (numpy sorts those by radix), not ``np.lexsort``, which took four times
+    as long on one member's 2,000,000 sums."""
+    order = np.argsort(keys, kind="stable")
+    if groups > 1:
+        by_group = group[order]
+        narrow = by_group.astype(np.uint16) if groups <= 1 << 16 else by_group
+        order = order[np.argsort(narrow, kind="stable")]
+    return order
+
+
 def checked_groups(
     groups: Sequence[OffsetSumColumns], known: TaskIds | None
 ) -> list[ReportedSums] | None:
@@ -126,7 +140,7 @@ def checked_groups(
         return None
     keys = (sub.astype(np.int64) << 32) | part
     group = np.repeat(np.arange(len(groups)), sizes)
-    order = np.lexsort((keys, group))  # by report, then task
+    order = _by_group_then_key(keys, group, len(groups))
     keys, group = keys[order], group[order]
     if np.count_nonzero((keys[1:] == keys[:-1]) & (group[1:] == group[:-1])):
         return None

@@ -14,10 +14,8 @@ fifth of a 10,000-task call's decode).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import islice
 from typing import TypeVar
 
-from kassign.assignor.claims import OwnedPartitions
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.client_state import (
@@ -31,6 +29,7 @@ from kassign.assignor.streams.client_state import (
 from kassign.assignor.streams.lags import TaskLags
 from kassign.assignor.streams.model import KafkaStreamsState, TaskId
 from kassign.server.streams.decode.members import DecodedMember
+from kassign.server.streams.decode.owned_tasks import OwnedTasks, owned_tasks, stray_names
 from kassign.server.streams.decode.topology import Topology
 
 __all__ = ["LISTED", "decoded_clients", "listed"]
@@ -46,32 +45,6 @@ def listed(items: Iterable[object], count: int | None = None) -> str:
     total = len(names) if count is None else count
     more = f" and {total - LISTED} more" if total > LISTED else ""
     return ", ".join(names[:LISTED]) + more
-
-
-def _owned_tasks(
-    owned: OwnedPartitions, topology: Topology
-) -> tuple[frozenset[TaskId], int, list[str]]:
-    """The tasks ``owned`` feeds, how many of its partitions feed none, and the first
-    ``LISTED`` of those; a topic no task reads is passed over whole (a member may claim
-    millions of partitions; issue 16)."""
-    tasks: list[TaskId] = []
-    stray = 0
-    for topic, numbers in owned.runs:
-        sources = topology.source_topics.get(topic)
-        found = list(filter(None, map(sources.get, numbers))) if sources else []
-        tasks += found
-        stray += len(numbers) - len(found)
-    return frozenset(tasks), stray, _strays(owned, topology) if stray else []
-
-
-def _strays(owned: OwnedPartitions, topology: Topology) -> list[str]:
-    """The first ``LISTED`` owned partitions no task reads, in claim order."""
-    named = list[str]()
-    for topic, numbers in owned.runs:
-        sources = topology.source_topics.get(topic, {})
-        missing = (p for p in numbers if p not in sources)
-        named += [f"{topic}-{p}" for p in islice(missing, max(LISTED - len(named), 0))]
-    return named
 
 
 def _one_value(reports: Sequence[DecodedMember], values: Sequence[T], what: str, name: str) -> T:
@@ -112,8 +85,9 @@ class _Builder:
     identity of its offset sums: members sending one userData share them), each distinct
     tag list as one dict, one ``TaskLags`` of no local state."""
 
-    def __init__(self, topology: Topology, notes: list[str]) -> None:
-        self.topology, self.notes = topology, notes
+    def __init__(self, topology: Topology, notes: list[str], owned: dict[str, OwnedTasks]) -> None:
+        """``owned``: each owning member's tasks and strays, by member id (``owned_tasks``)."""
+        self.topology, self.notes, self.owned = topology, notes, owned
         self.reads: dict[int, SumsRead] = {}
         self.tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         self.no_lags = TaskLags.of_known(topology.end_offset_sums, {})
@@ -138,11 +112,12 @@ class _Builder:
                 f"task(s) the topology does not have: "
                 f"{listed(report.ignored_first, report.ignored_sums)}"
             )
-        owned = report.owned_partitions
-        if not owned:  # e.g. consumer protocol v0, or v1-6 userData: its own actives
+        owned = self.owned.get(report.member_id)
+        if owned is None:  # e.g. consumer protocol v0, or v1-6 userData: its own actives
             return report.member_id, read.latest, read
-        active, stray, named = _owned_tasks(owned, self.topology)
+        active, stray = owned
         if stray:
+            named = stray_names(report.owned_partitions, self.topology, LISTED)
             self.notes.append(
                 f"member {report.member_id!r}: ignored {stray} owned partition(s) no task "
                 "reads: " + listed(named, stray)
@@ -171,7 +146,9 @@ def decoded_clients(
     by_process: Iterable[list[DecodedMember]], topology: Topology, notes: list[str]
 ) -> list[KafkaStreamsState]:
     """Each process's members (in member-id order) as one client, in Java UUID order."""
-    builder = _Builder(topology, notes)
     ordered = sorted(by_process, key=lambda members: process_key(members[0].process_id))
+    owning = [r for members in ordered for r in members if len(r.owned_partitions.numbers)]
+    found = owned_tasks([r.owned_partitions for r in owning], topology)
+    builder = _Builder(topology, notes, {r.member_id: f for r, f in zip(owning, found)})
     rows = [builder.client(members) for members in ordered]
     return client_states(rows, topology.end_offset_sums, builder.no_lags)

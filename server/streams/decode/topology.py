@@ -17,7 +17,7 @@ store names, partition numbers and rack sets are one object each per request.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any, NoReturn
@@ -114,6 +114,9 @@ class Topology:
     """The tasks' loads and state bytes as given (issue 25; read with ``balance`` ``LOAD``)."""
     stateful: bytes
     """Per task in task order, 1 where stateful (the table's column)."""
+    source_rows: tuple[tuple[str, Sequence[int], bytes], ...] = ()
+    """``source_topics`` as the compiled read gave it: per topic its partition numbers and
+    their tasks' rows (int64 bytes), for reading a group's owned partitions as columns."""
 
     def stateful_ends(self) -> dict[TaskId, int]:
         """Every stateful task's end-offset sum as a dict, for reading members' offset sums:
@@ -221,4 +224,6 @@ def decode_topology(columns: TaskColumns) -> Topology:
         for t, by_number, rows in sources
     }
     task_loads = TaskLoads({ids[r]: v for r, v in loads}, {ids[r]: v for r, v in sizes})
-    return Topology(table, source_topics, table.end_offset_sums(), task_loads, stateful)
+    rows_by_topic = tuple((topic_names[t], by_number, rows) for t, by_number, rows in sources)
+    ends = table.end_offset_sums()
+    return Topology(table, source_topics, ends, task_loads, stateful, rows_by_topic)

@@ -92,6 +92,7 @@ class _Builder:
         self.tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         self.no_lags = TaskLags.of_known(topology.end_offset_sums, {})
         self._end_of: dict[TaskId, int] | None = None
+        self._sources: dict[str, dict[int, TaskId]] | None = None
 
     def read(self, report: DecodedMember) -> SumsRead:
         sums = report.offset_sums
@@ -117,7 +118,9 @@ class _Builder:
             return report.member_id, read.latest, read
         active, stray = owned
         if stray:
-            named = stray_names(report.owned_partitions, self.topology, LISTED)
+            if self._sources is None:
+                self._sources = self.topology.source_topics
+            named = stray_names(report.owned_partitions, self._sources, LISTED)
             self.notes.append(
                 f"member {report.member_id!r}: ignored {stray} owned partition(s) no task "
                 "reads: " + listed(named, stray)

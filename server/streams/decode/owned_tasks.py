@@ -11,7 +11,7 @@ named by walking that member's claim (rare: a note's words).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from itertools import islice
 from typing import Any
 
@@ -75,12 +75,14 @@ def owned_tasks(claims: Sequence[OwnedPartitions], topology: Topology) -> list[O
     return out
 
 
-def stray_names(owned: OwnedPartitions, topology: Topology, listed: int) -> list[str]:
+def stray_names(
+    owned: OwnedPartitions, sources: Mapping[str, Mapping[int, TaskId]], listed: int
+) -> list[str]:
     """The first ``listed`` owned partitions no task reads, in claim order, as a note
-    names them."""
+    names them; ``sources``: ``Topology.source_topics``."""
     named = list[str]()
     for topic, numbers in owned.runs:
-        sources = topology.source_topics.get(topic, {})
-        missing = (p for p in numbers if p not in sources)
+        by_number = sources.get(topic, {})
+        missing = (p for p in numbers if p not in by_number)
         named += [f"{topic}-{p}" for p in islice(missing, max(listed - len(named), 0))]
     return named

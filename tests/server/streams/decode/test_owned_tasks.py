@@ -53,4 +53,4 @@ def test_partitions_no_task_reads_are_named_in_claim_order() -> None:
     topology = _topology({(0, 0), (0, 1)})
     claim = OwnedPartitions([("in-0", [0, 5, 1, 7]), ("x", [2])])
     assert owned_tasks([OwnedPartitions(), claim], topology)[1][1] == 3
-    assert stray_names(claim, topology, 2) == ["in-0-5", "in-0-7"]
+    assert stray_names(claim, topology.source_topics, 2) == ["in-0-5", "in-0-7"]

@@ -55,6 +55,11 @@ mod subscription_info;
 mod py_streams_members;
 mod streams_members;
 
+// The Streams room's thread distribution, the whole group at once (issue 24, branch
+// threads-native).
+mod py_threads;
+mod threads;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -127,5 +132,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?)?;
     // The Streams room's members, every member at once (branch streams-member-read).
     m.add_function(wrap_pyfunction!(py_streams_members::streams_members, m)?)?;
+    // The Streams room's thread distribution (branch threads-native).
+    m.add_function(wrap_pyfunction!(py_threads::thread_distribution, m)?)?;
     Ok(())
 }

@@ -49,9 +49,75 @@ fn order_key(id: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
     }
 }
 
+/// The rows of `ids`' own objects by address (open addressing, linear probing): the
+/// assignment's lists hold the table's ids, so most tasks are found without reading them.
+struct Addresses {
+    slots: Vec<(usize, u32)>,
+    mask: usize,
+}
+
+impl Addresses {
+    fn of(ids: &Bound<'_, PyTuple>) -> Self {
+        let size = (ids.len() * 2).next_power_of_two().max(16);
+        let mut table = Addresses {
+            slots: vec![(0, 0); size],
+            mask: size - 1,
+        };
+        for (row, id) in ids.iter_borrowed().enumerate() {
+            let mut at = table.home(id.as_ptr() as usize);
+            while table.slots[at].0 != 0 {
+                at = (at + 1) & table.mask;
+            }
+            table.slots[at] = (id.as_ptr() as usize, row as u32);
+        }
+        table
+    }
+
+    fn home(&self, address: usize) -> usize {
+        // objects are 16-byte aligned: the low bits say nothing; a multiply spreads the rest
+        ((address >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) & self.mask
+    }
+
+    fn row(&self, address: usize) -> Option<u32> {
+        let mut at = self.home(address);
+        loop {
+            match self.slots[at] {
+                (0, _) => return None,
+                (a, row) if a == address => return Some(row),
+                _ => at = (at + 1) & self.mask,
+            }
+        }
+    }
+}
+
+/// Task ids into rows of the sorted ids: by address, else by value (the ids read into a
+/// `Reader` the first time one is needed).
+struct Rows<'a, 'py> {
+    ids: &'a Bound<'py, PyTuple>,
+    addresses: Option<Addresses>,
+    reader: Option<Reader>,
+}
+
+impl Rows<'_, '_> {
+    fn find(&mut self, task: Borrowed<'_, '_, PyAny>) -> PyResult<Option<u32>> {
+        let addresses = self
+            .addresses
+            .get_or_insert_with(|| Addresses::of(self.ids));
+        if let Some(row) = addresses.row(task.as_ptr() as usize) {
+            return Ok(Some(row));
+        }
+        if self.reader.is_none() {
+            let mut reader = Reader::default();
+            reader.table(self.ids)?;
+            self.reader = Some(reader);
+        }
+        Ok(self.reader.as_mut().expect("read").find(task)?.1)
+    }
+}
+
 /// What one call reads: the task ids' rows and kinds, and the group's columns.
 struct Reading<'a, 'py> {
-    reader: Reader,
+    rows: Rows<'a, 'py>,
     kinds: &'a [u8],
     tasks: Vec<u32>,
     had: Vec<Had>,
@@ -62,10 +128,19 @@ struct Reading<'a, 'py> {
 impl<'py> Reading<'_, 'py> {
     /// A list's tasks appended to `tasks`; `false` if the ids lack one.
     fn list(&mut self, tasks: &Bound<'py, PyAny>) -> PyResult<bool> {
-        for task in tasks.try_iter()? {
-            match self.reader.find(task?.as_borrowed())?.1 {
-                Some(row) => self.tasks.push(row),
-                None => return Ok(false),
+        if let Ok(tuple) = tasks.cast::<PyTuple>() {
+            for task in tuple.iter_borrowed() {
+                match self.rows.find(task)? {
+                    Some(row) => self.tasks.push(row),
+                    None => return Ok(false),
+                }
+            }
+        } else {
+            for task in tasks.try_iter()? {
+                match self.rows.find(task?.as_borrowed())? {
+                    Some(row) => self.tasks.push(row),
+                    None => return Ok(false),
+                }
             }
         }
         Ok(true)
@@ -81,7 +156,7 @@ impl<'py> Reading<'_, 'py> {
         for (n, name) in names.into_iter().enumerate() {
             for task in consumer.getattr(name)?.try_iter()? {
                 let task = task?;
-                let Some(row) = self.reader.find(task.as_borrowed())?.1 else {
+                let Some(row) = self.rows.find(task.as_borrowed())? else {
                     continue;
                 };
                 match self.kinds[row as usize] {
@@ -154,17 +229,19 @@ pub(crate) fn thread_distribution<'py>(
         ));
     }
     let mut reading = Reading {
-        reader: Reader::default(),
+        rows: Rows {
+            ids,
+            addresses: None,
+            reader: None,
+        },
         kinds,
         tasks: Vec::new(),
         had: Vec::new(),
         pending: Vec::new(),
     };
-    reading.reader.table(ids)?;
     let clients = clients.cast::<PyDict>()?;
     let mut columns: Vec<Client> = Vec::new();
-    // per member: its id's order, its id and its client's process id
-    let mut members: Vec<(Vec<u8>, Bound<'py, PyString>, Bound<'py, PyAny>)> = Vec::new();
+    let mut members: Vec<Made<'py>> = Vec::new();
     for given in assignments.try_iter()? {
         let given = given?;
         let Some(client) = clients.get_item(given.getattr(intern!(py, "process_id"))?)? else {
@@ -174,14 +251,30 @@ pub(crate) fn thread_distribution<'py>(
         if consumers.is_empty() {
             continue;
         }
+        let lists = [
+            given.getattr(intern!(py, "active"))?,
+            given.getattr(intern!(py, "standby"))?,
+        ];
         let start = reading.tasks.len();
-        if !reading.list(&given.getattr(intern!(py, "active"))?)? {
-            return Ok(None);
+        let mut ranges = [start..start, start..start];
+        let mut kept = [None, None];
+        for (k, list) in lists.into_iter().enumerate() {
+            let from = reading.tasks.len();
+            if !reading.list(&list)? {
+                return Ok(None);
+            }
+            ranges[k] = from..reading.tasks.len();
+            // a lone consumer's list is the given one sorted, each task once: that tuple
+            // itself when it already is (an assignor's is), not made again
+            let rows = &reading.tasks[ranges[k].clone()];
+            if consumers.len() == 1
+                && list.is_exact_instance_of::<PyTuple>()
+                && rows.windows(2).all(|w| w[0] < w[1])
+            {
+                kept[k] = Some(list);
+            }
         }
-        let middle = reading.tasks.len();
-        if !reading.list(&given.getattr(intern!(py, "standby"))?)? {
-            return Ok(None);
-        }
+        let process_id = client.getattr(intern!(py, "process_id"))?;
         let had = reading.had.len();
         if consumers.len() > 1 {
             // a lone consumer gets every task whatever it had: its history is not read
@@ -194,15 +287,22 @@ pub(crate) fn thread_distribution<'py>(
                 reading.lags(py, &lags, &local)?;
             }
         }
+        let [active, standby] = ranges;
         columns.push(Client {
             consumers: consumers.len(),
-            active: start..middle,
-            standby: middle..reading.tasks.len(),
+            active,
+            standby,
             had: had..reading.had.len(),
         });
-        let process_id = client.getattr(intern!(py, "process_id"))?;
         for (key, id, _) in consumers {
-            members.push((key, id, process_id.clone()));
+            let listed = members.len();
+            members.push(Made {
+                key,
+                id,
+                process_id: process_id.clone(),
+                kept: kept.clone(),
+                lists: listed,
+            });
         }
     }
     let input = Input {
@@ -213,28 +313,41 @@ pub(crate) fn thread_distribution<'py>(
     };
     let out = py.detach(|| threads::distribute(&input));
     let mut order: Vec<usize> = (0..members.len()).collect();
-    order.sort_by(|&a, &b| members[a].0.cmp(&members[b].0)); // stable, as Python's sorted
+    order.sort_by(|&a, &b| members[a].key.cmp(&members[b].key)); // stable, as Python's sorted
     let new = py.get_type::<PyAny>().getattr(intern!(py, "__new__"))?;
+    let names = [intern!(py, "active"), intern!(py, "standby")];
     let mut made = Vec::with_capacity(order.len());
     let mut positions: Vec<usize> = Vec::new();
     for m in order {
-        let (_, id, process_id) = &members[m];
-        let member = new.call1((member_type,))?;
-        let [active, standby] = &out.lists[m];
-        let mut tuple = |rows: &[u32]| {
-            positions.clear();
-            positions.extend(rows.iter().map(|&r| r as usize));
-            picked_tuple(py, ids, &positions)
-        };
-        let active = tuple(&out.rows[active.clone()])?;
-        let standby = tuple(&out.rows[standby.clone()])?;
-        set(&member, intern!(py, "member_id"), id.as_any())?;
-        set(&member, intern!(py, "process_id"), process_id)?;
-        set(&member, intern!(py, "active"), active.as_any())?;
-        set(&member, intern!(py, "standby"), standby.as_any())?;
-        made.push(member);
+        let member = &members[m];
+        let made_one = new.call1((member_type,))?;
+        set(&made_one, intern!(py, "member_id"), member.id.as_any())?;
+        set(&made_one, intern!(py, "process_id"), &member.process_id)?;
+        for (k, name) in names.iter().enumerate() {
+            let list = match &member.kept[k] {
+                Some(kept) => kept.clone(),
+                None => {
+                    let rows = &out.rows[out.lists[member.lists][k].clone()];
+                    positions.clear();
+                    positions.extend(rows.iter().map(|&r| r as usize));
+                    picked_tuple(py, ids, &positions)?.into_any()
+                }
+            };
+            set(&made_one, name, &list)?;
+        }
+        made.push(made_one);
     }
     Ok(Some(PyTuple::new(py, made)?))
+}
+
+/// A consumer's `MemberAssignment` to make: its id's order (`order_key`), its id, its client's
+/// process id, its lists where they are the given ones, and its place in the pass's output.
+struct Made<'py> {
+    key: Vec<u8>,
+    id: Bound<'py, PyString>,
+    process_id: Bound<'py, PyAny>,
+    kept: [Option<Bound<'py, PyAny>>; 2],
+    lists: usize,
 }
 
 /// `object.__setattr__(obj, name, value)`: a frozen dataclass's field set past its

@@ -6,7 +6,8 @@
 ``kassign.assignor.streams.rack.standby_flow`` (the KIP-925 standby graph's groups and arcs); by
 ``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
 ``kassign.server.consumer.owned_wire`` (a compact request's owned partitions); by
-``kassign.server.streams.response_wire`` (the Streams answer's client and member lists)."""
+``kassign.server.streams.response_wire`` (the Streams answer's client and member lists); by
+``kassign.assignor.streams.threads`` (the Streams thread distribution, the whole group at once)."""
 
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Sequence

@@ -10,7 +10,8 @@
 //! compact answer's members (`members_wire.rs`), each read or written for the whole group at once;
 //! and the Streams room's request topology (`tasks.rs`, every task at once, checked).
 //! The Streams answer's client and member lists are written likewise, every entry in one call
-//! (`streams_wire.rs`; its Python function in `py_streams_wire.rs`).
+//! (`streams_wire.rs`; its Python function in `py_streams_wire.rs`), and every client's tasks
+//! spread over its stream threads in one pass (`threads.rs`, `py_threads.rs`).
 //!
 //! The Python functions are defined by room in `py_builders.rs`, `py_streams.rs`,
 //! `py_wire.rs` and `py_tasks.rs`; this file holds the conversions they share and the module's table.

@@ -73,6 +73,13 @@ pub fn distribute(input: &Input<'_>) -> Output {
 
 fn distribute_client(input: &Input<'_>, client: &Client, scratch: &mut Scratch, out: &mut Output) {
     let k = client.consumers;
+    if k == 1 {
+        // a lone consumer gets every task, whatever it had: each run's floor is all of them
+        let active = sorted_once(&mut out.rows, &input.tasks[client.active.clone()]);
+        let standby = sorted_once(&mut out.rows, &input.tasks[client.standby.clone()]);
+        out.lists.push([active, standby]);
+        return;
+    }
     let (stateful_before, stateless_before) = previous(&input.had[client.had.clone()], k);
     let given = &input.tasks[client.active.clone()];
     let stateful: Vec<u32> = given
@@ -100,6 +107,22 @@ fn distribute_client(input: &Input<'_>, client: &Client, scratch: &mut Scratch, 
         out.rows.extend(standby);
         out.lists.push([start..middle, middle..out.rows.len()]);
     }
+}
+
+/// `tasks` appended to `rows` sorted, each once; where they went.
+fn sorted_once(rows: &mut Vec<u32>, tasks: &[u32]) -> Range<usize> {
+    let from = rows.len();
+    rows.extend_from_slice(tasks);
+    rows[from..].sort_unstable();
+    let mut end = from;
+    for i in from..rows.len() {
+        if end == from || rows[i] != rows[end - 1] {
+            rows[end] = rows[i];
+            end += 1;
+        }
+    }
+    rows.truncate(end);
+    from..end
 }
 
 /// Per consumer: the stateful tasks it had by (lag, task), the stateless actives by task.

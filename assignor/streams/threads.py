@@ -26,9 +26,9 @@ The compiled core runs it (``kassign_native.thread_distribution``, ``assignor/na
 threads.rs``; issue 24): the whole group in one pass over the tasks as rows of the task
 table (the table's own ids found by address), the clients' consumers as columns, the runs
 without the GIL, and every ``MemberAssignment`` made there (per client in Python it took 20 ms
-of a 10,000-task call, 3.5 here; a lone consumer's sorted tuple is kept, not copied). It is
-bounded by the group's tasks and what its consumers had (about 11 ms at 100,000 tasks): the
-caller's ``checkpoint`` runs once before it, not inside.
+of a 10,000-task call, 3-5 here; a lone consumer's sorted tuple is kept, not copied). It is
+bounded by the group's tasks and what its consumers had (about 6 ms at 100,000 tasks, 10 at
+10,000 with history): the caller's ``checkpoint`` runs once before it, not inside.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
 ``kassign.assignor.streams.rack.standby_flow`` (the KIP-925 standby graph's groups and arcs); by
 ``kassign.kafka.consumer_user_data`` (eager sticky's userData, the one reader of it) and
 ``kassign.server.consumer.owned_wire`` (a compact request's owned partitions); by
-``kassign.server.streams.response_wire`` (the Streams answer's client and member lists)."""
+``kassign.server.streams.response_wire`` (the Streams answer's client and member lists); by
+``kassign.assignor.streams.threads`` (the Streams thread distribution, the whole group at once)."""
 
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -308,3 +309,22 @@ def streams_members(
     bytes, owned partitions, reported tasks). ``None`` where any member is not a structured
     subscription with a v7-11 userData (no task lists, no named topology) or holds a fault
     the decoder names (``server/streams/decode/members.py`` then reads the request)."""
+
+# The Streams room's thread distribution, the whole group at once (issue 24, branch
+# threads-native).
+
+def thread_distribution(
+    ids: tuple[_TaskKey, ...],
+    kinds: bytes,
+    assignments: Iterable[Any],
+    clients: dict[Any, Any],
+    member_type: type[_T],
+    local_lags: Callable[[Any], object],
+) -> tuple[_T, ...] | None:
+    """Every consumer's tasks after ``assignments`` (``KafkaStreamsAssignment``s), as
+    ``member_type`` (``MemberAssignment``, made as unpickling makes a frozen dataclass), sorted
+    by member id: ``kassign.assignor.streams.threads``' rule over rows of ``ids`` (sorted,
+    distinct; ``kinds`` a byte each: 0 stateless, 1 stateful, 2 a task the topology lacks),
+    ``clients`` the ``KafkaStreamsState``s by process id (their fields read by name), their
+    lags through ``local_lags`` (``lags.local_lags``). Read with the GIL, spread without it.
+    ``None`` when a listed task is not among ``ids``."""

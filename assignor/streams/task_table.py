@@ -156,6 +156,11 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
     def ids(self) -> tuple[TaskId, ...]:
         return self._ids
 
+    @property
+    def stateful_flags(self) -> bytes:
+        """The stateful column: a byte per task in task order, 1 if stateful, else 0."""
+        return self._stateful
+
     def own_id(self, task: TaskId) -> TaskId | None:
         """The table's own object equal to ``task`` (no ``TaskInfo`` built), or ``None``."""
         i = self._position(task)

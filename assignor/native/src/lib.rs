@@ -10,7 +10,8 @@
 //! compact answer's members (`members_wire.rs`), each read or written for the whole group at once;
 //! and the Streams room's request topology (`tasks.rs`, every task at once, checked).
 //! The Streams answer's client and member lists are written likewise, every entry in one call
-//! (`streams_wire.rs`; its Python function in `py_streams_wire.rs`).
+//! (`streams_wire.rs`; its Python function in `py_streams_wire.rs`), and every client's tasks
+//! spread over its stream threads in one pass (`threads.rs`, `py_threads.rs`).
 //!
 //! The Python functions are defined by room in `py_builders.rs`, `py_streams.rs`,
 //! `py_wire.rs` and `py_tasks.rs`; this file holds the conversions they share and the module's table.
@@ -54,6 +55,11 @@ mod subscription_info;
 // The Streams room's members, every member at once (issue 24, branch streams-member-read).
 mod py_streams_members;
 mod streams_members;
+
+// The Streams room's thread distribution, the whole group at once (issue 24, branch
+// threads-native).
+mod py_threads;
+mod threads;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -127,5 +133,7 @@ fn kassign_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?)?;
     // The Streams room's members, every member at once (branch streams-member-read).
     m.add_function(wrap_pyfunction!(py_streams_members::streams_members, m)?)?;
+    // The Streams room's thread distribution (branch threads-native).
+    m.add_function(wrap_pyfunction!(py_threads::thread_distribution, m)?)?;
     Ok(())
 }

@@ -53,8 +53,9 @@ type MemberIn<'py> = (
 );
 
 /// Task ids read into numbers: each named topology numbered once (the table's in its order).
+/// The thread distribution (`py_threads.rs`) reads its tasks into the table's rows with it too.
 #[derive(Default)]
-struct Reader {
+pub(crate) struct Reader {
     index: Index,
     numbers: HashMap<Vec<u8>, u32>,
     /// The last topology read, and its number: a list's tasks mostly share one.
@@ -111,7 +112,7 @@ impl Reader {
 
     /// The table's ids as groups of one topology and sub-topology; `ValueError` unless they
     /// are sorted and distinct.
-    fn table(&mut self, ids: &Bound<'_, PyTuple>) -> PyResult<()> {
+    pub(crate) fn table(&mut self, ids: &Bound<'_, PyTuple>) -> PyResult<()> {
         self.index.partitions.reserve_exact(ids.len());
         let mut last: Option<Key> = None;
         for i in 0..ids.len() {
@@ -155,12 +156,18 @@ impl Reader {
         Ok(start..self.lists.rows.len())
     }
 
+    /// A task id's key, and its row in the table (`None`: the table lacks it).
+    pub(crate) fn find(&mut self, task: Borrowed<'_, '_, PyAny>) -> PyResult<(Key, Option<u32>)> {
+        let key = self.task(task)?;
+        let row = self.index.row(&key, &mut self.group);
+        Ok((key, row))
+    }
+
     /// A task appended to the entries, as its row in the table or an unknown task.
     fn entry(&mut self, task: Borrowed<'_, '_, PyAny>) -> PyResult<()> {
-        let key = self.task(task)?;
-        let entry = match self.index.row(&key, &mut self.group) {
-            Some(row) => row,
-            None => {
+        let entry = match self.find(task)? {
+            (_, Some(row)) => row,
+            (key, None) => {
                 self.lists.unknown.push(key);
                 UNKNOWN | (self.lists.unknown.len() - 1) as u32
             }

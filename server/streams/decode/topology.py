@@ -226,6 +226,7 @@ def decode_topology(columns: TaskColumns) -> Topology:
         array("q", starts),
         (array("i", topics), array("i", numbers), flags, array("i", racks)),
         (tuple(topic_names), sets),
+        ordered=True,  # the compiled read sorted them and refused a repeat
     )
     task_loads = TaskLoads({ids[r]: v for r, v in loads}, {ids[r]: v for r, v in sizes})
     rows_by_topic = tuple((topic_names[t], by_number, rows) for t, by_number, rows in sources)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 from kassign.assignor.claims import OwnedPartitions, claim_columns
+from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import TaskId
 from kassign.server.streams.decode.topology import Topology
 
@@ -26,6 +27,8 @@ OwnedTasks = tuple[frozenset[TaskId], int]
 """A member's owned tasks and how many of its owned partitions feed none."""
 
 _NONE: OwnedTasks = (frozenset(), 0)
+_CHUNK = 1 << 16
+"""Owned partitions searched at a time: a member may claim millions (issue 16)."""
 
 
 def _sources(
@@ -57,16 +60,23 @@ def owned_tasks(claims: Sequence[OwnedPartitions], topology: Topology) -> list[O
         [topic_numbers.get(t, -1) for c in owning for t in c.topics], dtype=np.int64
     )
     sizes = np.array([len(c.numbers) for c in owning], dtype=np.int64)
-    topic = np.repeat(entry_topic, counts)
-    wanted = (topic << 32) | numbers.astype(np.int64)
+    # a topic the topology lacks (-1) gives a negative key: found nowhere
+    wanted = np.repeat(entry_topic << 32, counts)
+    wanted |= numbers
+    del numbers  # the column's copies one at a time: 8 bytes a partition at most
     found = np.zeros(len(wanted), dtype=np.bool_)
-    at = np.zeros(len(wanted), dtype=np.intp)
-    if len(keys):
-        at = np.searchsorted(keys, wanted)
-        found = (topic >= 0) & (keys.take(at, mode="clip") == wanted)
-    member = np.repeat(np.arange(len(owning)), sizes)
-    kept = np.bincount(member[found], minlength=len(owning))
-    tasks = list(map(topology.tasks.ids.__getitem__, rows.take(at[found]).tolist()))
+    taken: list[int] = []
+    for at in range(0, len(wanted) if len(keys) else 0, _CHUNK):  # a searched chunk's temporaries
+        checkpoint()
+        part = wanted[at : at + _CHUNK]
+        where = np.searchsorted(keys, part)
+        hit = keys.take(where, mode="clip") == part
+        found[at : at + _CHUNK] = hit
+        taken += rows.take(where[hit]).tolist()
+    del wanted
+    starts = np.cumsum(sizes) - sizes
+    kept = np.add.reduceat(found, starts, dtype=np.int64)
+    tasks = list(map(topology.tasks.ids.__getitem__, taken))
     strays = (sizes - kept).tolist()
     start = 0
     for k, end in enumerate(np.cumsum(kept).tolist()):

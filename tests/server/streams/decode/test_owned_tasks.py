@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.claims import OwnedPartitions
+from kassign.assignor.streams.model import TaskId
 from kassign.server.streams.decode.owned_tasks import owned_tasks, stray_names
 from kassign.server.streams.decode.topology import Topology, decode_topology, task_columns
 
@@ -54,3 +55,11 @@ def test_partitions_no_task_reads_are_named_in_claim_order() -> None:
     claim = OwnedPartitions([("in-0", [0, 5, 1, 7]), ("x", [2])])
     assert owned_tasks([OwnedPartitions(), claim], topology)[1][1] == 3
     assert stray_names(claim, topology.source_topics, 2) == ["in-0-5", "in-0-7"]
+
+
+def test_a_claim_past_one_searched_chunk_is_read_whole() -> None:
+    topology = _topology({(0, 3), (1, 5), (2, 6)})
+    claim = OwnedPartitions([("in-0", range(70_000)), ("in-1", [5]), ("in-2", range(200_000))])
+    tasks, strays = owned_tasks([claim], topology)[0]
+    assert tasks == {TaskId(0, 3), TaskId(1, 5), TaskId(2, 6)}
+    assert strays == 270_000 - 2

@@ -3,8 +3,7 @@
 Each new path reads a column where the old one asked per item; both must give the same
 answer on random input: ``_may_lead`` against ``CatchUpIndex.caught_up_pairs``, ``eligible``
 and ``previous_codes`` against their former per-task loops (written out here), and
-``tag_classes`` in the layout's own order against the same clients looked up by process id,
-``moved_counts`` by set intersections against its lookups per task.
+``tag_classes`` in the layout's own order against the same clients looked up by process id.
 """
 
 from __future__ import annotations
@@ -26,9 +25,7 @@ from kassign.assignor.streams.ha_exchange import (
 from kassign.assignor.streams.ha_layout import Layout
 from kassign.assignor.streams.lags import CatchUpIndex
 from kassign.assignor.streams.model import ApplicationState, TaskId
-from kassign.assignor.streams.moved import moved_counts
 from kassign.assignor.streams.rack.problems import tag_classes
-from kassign.assignor.streams.result import KafkaStreamsAssignment, TaskAssignment
 from kassign.assignor.streams.tags import one_tag_layout
 
 from tests.assignor.strategies import app_states
@@ -125,34 +122,3 @@ def test_tag_classes_in_layout_order_match_the_lookup(state: ApplicationState) -
     assert fast[1].tolist() == looked_up[1].tolist()
     assert fast[1].shape == looked_up[1].shape
     assert backwards[0].tolist() == fast[0][::-1].tolist()
-
-
-def _moved_by_lookups(state: ApplicationState, assignment: TaskAssignment) -> tuple[int, int]:
-    """``moved_counts`` as it was: a set lookup per listed task."""
-    owned = frozenset[TaskId]().union(*(c.previous_active_tasks for c in state.clients.values()))
-    active_moved = standby_moved = 0
-    for target in assignment.assignments:
-        known = state.clients.get(target.process_id)
-        if owned:
-            active_moved += sum(map(owned.__contains__, target.active))
-            if known is not None and known.previous_active_tasks:
-                active_moved -= sum(map(known.previous_active_tasks.__contains__, target.active))
-        standby_moved += len(target.standby)
-        if known is not None and target.standby:
-            had = known.previous_tasks
-            standby_moved -= sum(map(had.__contains__, target.standby)) if had else 0
-    return active_moved, standby_moved
-
-
-@settings(max_examples=100, deadline=None)
-@given(app_states(max_clients=6), st.data())
-def test_moved_counts_match_the_lookups(state: ApplicationState, data: st.DataObject) -> None:
-    # any lists, a task twice in one included, and a client the group does not know
-    tasks = list(state.tasks)
-    lists = st.lists(st.sampled_from(tasks), max_size=6) if tasks else st.just([])
-    pids = [*state.clients, UUID(int=7)]
-    entries = data.draw(st.lists(st.tuples(st.sampled_from(pids), lists, lists), max_size=8))
-    assignment = TaskAssignment(
-        tuple(KafkaStreamsAssignment(p, tuple(a), tuple(s)) for p, a, s in entries)
-    )
-    assert moved_counts(state, assignment) == _moved_by_lookups(state, assignment)

@@ -9,7 +9,6 @@ partitions with no replica there, and the enablement rules of KIP-925 section 6,
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeAlias
@@ -25,7 +24,7 @@ from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.rack.int_sets import isin, unique
 from kassign.assignor.streams.rack.standby_flow import StandbyProblem, native_input
 from kassign.assignor.streams.result import TaskType
-from kassign.assignor.streams.tags import tag_layout
+from kassign.assignor.streams.standby import client_tag_values
 
 __all__ = [
     "Assignment",
@@ -219,11 +218,7 @@ def tag_classes(state: ApplicationState, clients: list[ProcessId]) -> tuple[np.n
 
     Coded once per distinct value tuple (a group has a few), and the tuples read in the
     layout's own order where ``clients`` is it (no ``UUID`` hashed per client: issue 24)."""
-    values = tag_layout(state).values
-    if len(values) == len(clients) and all(map(operator.is_, values, clients)):
-        tuples = list(values.values())
-    else:
-        tuples = [tuple(values.get(p, ())) for p in clients]
+    tuples = client_tag_values(state, clients)
     distinct = list(dict.fromkeys(tuples))
     width = max((len(v) for v in distinct), default=0)
     codes: list[dict[str, int]] = [{} for _ in range(width)]

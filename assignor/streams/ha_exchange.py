@@ -94,7 +94,9 @@ def exchange(
     exchanged = retrimmed_rounds = 0
     for _ in range(_ROUNDS):
         loads = replicas.active_counts(n_c)[numbering.state_of]
-        lead = _may_lead(index, counts, numbering.layout_of[replicas.rep_client], replicas.rep_task)
+        lead = _may_lead(
+            index, counts, numbering.layout_of[replicas.rep_client], replicas.rep_task, n_c
+        )
         outcome = exchange_replica_roles(
             state,
             replicas,
@@ -273,12 +275,15 @@ def _counts(index: CatchUpIndex) -> IntArray:
 
 
 def _may_lead(
-    index: CatchUpIndex, counts: IntArray, clients: IntArray, tasks: IntArray
+    index: CatchUpIndex, counts: IntArray, clients: IntArray, tasks: IntArray, n_clients: int
 ) -> npt.NDArray[np.bool_]:
-    """``index.caught_up_pairs`` of (layout client, task) pairs as a column. Where no client
-    reported a lag, every client of a task is caught up or none is (``counts`` says which):
-    read from the column, not asked pair by pair (a fresh group, issue 24)."""
-    if not index.reports_any():
-        led: npt.NDArray[np.bool_] = counts[tasks] > 0
-        return led
-    return np.array(index.caught_up_pairs(clients.tolist(), tasks.tolist()), np.bool_)
+    """``index.caught_up_pairs`` of (layout client, task) pairs as a column: a task none or all
+    of the ``n_clients`` clients are caught up on (``counts``, ``caught_up_counts``: every task
+    of a fresh group, most of a settled one) is read from the column; only the other tasks'
+    pairs are asked of the index, pair by pair (issue 24)."""
+    caught = counts[tasks]
+    led: npt.NDArray[np.bool_] = caught > 0
+    ask = np.flatnonzero(led & (caught < n_clients))
+    if ask.size:
+        led[ask] = index.caught_up_pairs(clients[ask].tolist(), tasks[ask].tolist())
+    return led

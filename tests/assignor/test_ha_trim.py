@@ -58,14 +58,14 @@ def test_may_lead_is_caught_up_pairs(
     acceptable: int,
     data: st.DataObject,
 ) -> None:
-    # without reports the column answers; with them the index is asked, pair by pair
+    # a task none or all clients are caught up on is read from the column, the rest asked
     index = _index(ends, reported, clients, acceptable)
     pairs = data.draw(
         st.lists(st.tuples(st.integers(0, clients - 1), st.integers(0, len(ends) - 1)))
     )
     c = np.array([p[0] for p in pairs], np.int64)
     t = np.array([p[1] for p in pairs], np.int64)
-    led = _may_lead(index, _counts(index), c, t)
+    led = _may_lead(index, _counts(index), c, t, clients)
     assert led.tolist() == index.caught_up_pairs(c.tolist(), t.tolist())
 
 

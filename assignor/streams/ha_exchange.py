@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from collections.abc import Set as AbstractSet
-from itertools import chain
+from itertools import chain, repeat
 
 import numpy as np
+import numpy.typing as npt
 from kassign.assignor.flow import IntArray
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.ha_numbering import HaLayout, Numbering
@@ -81,7 +82,8 @@ def exchange(
     fixed = _fixed(numbering, warmups)
     notes: list[str] = []
     saved = 0
-    task, client = eligible(layout, index)
+    counts = _counts(index)
+    task, client = eligible(layout, index, counts)
     moved = relocate_replica_actives(
         state, replicas, tables, weights, (task, numbering.state_of[client])
     )
@@ -92,15 +94,15 @@ def exchange(
     exchanged = retrimmed_rounds = 0
     for _ in range(_ROUNDS):
         loads = replicas.active_counts(n_c)[numbering.state_of]
-        lead = index.caught_up_pairs(
-            numbering.layout_of[replicas.rep_client].tolist(), replicas.rep_task.tolist()
+        lead = _may_lead(
+            index, counts, numbering.layout_of[replicas.rep_client], replicas.rep_task, n_c
         )
         outcome = exchange_replica_roles(
             state,
             replicas,
             tables,
             JointCosts(costs, previous, numbering.room(loads)),
-            may_lead=np.array(lead, np.bool_),
+            may_lead=lead,
             fixed=fixed,
         )
         if not isinstance(outcome, str) and outcome.exchanged:
@@ -218,43 +220,70 @@ def _fixed(numbering: Numbering, warmups: Sequence[AbstractSet[int]]) -> IntArra
 
 def previous_codes(state: ApplicationState, tasks: Sequence[TaskId]) -> IntArray:
     """Each task's previous active clients (``rack.previous_actives``) as ``task * clients +
-    client`` codes, positions in ``tasks`` and clients in state order."""
-    position: dict[TaskId, int] | None = None
-    codes: list[int] = []
-    n_c = len(state.clients)
-    for c, client in enumerate(state.clients.values()):
-        if not client.previous_active_tasks:
-            continue
-        if position is None:
-            position = dict(zip(tasks, range(len(tasks))))
-        checkpoint()
-        for t in client.previous_active_tasks:
-            p = position.get(t)
-            if p is not None:
-                codes.append(p * n_c + c)
-    return np.array(codes, np.int64)
+    client`` codes, positions in ``tasks`` and clients in state order: by client, each
+    client's tasks as its set lists them, a task not in ``tasks`` left out."""
+    held = [
+        (c, client.previous_active_tasks)
+        for c, client in enumerate(state.clients.values())
+        if client.previous_active_tasks
+    ]
+    if not held:
+        return np.zeros(0, np.int64)
+    checkpoint()
+    position = dict(zip(tasks, range(len(tasks))))
+    sizes = [len(ts) for _, ts in held]
+    found = np.fromiter(
+        map(position.get, chain.from_iterable(ts for _, ts in held), repeat(-1)),
+        np.int64,
+        sum(sizes),
+    )
+    clients = np.repeat(np.array([c for c, _ in held], np.int64), sizes)
+    known = found >= 0
+    codes: IntArray = found[known] * len(state.clients) + clients[known]
+    return codes
 
 
-def eligible(layout: HaLayout, index: CatchUpIndex) -> tuple[IntArray, IntArray]:
+def eligible(
+    layout: HaLayout, index: CatchUpIndex, counts: IntArray | None = None
+) -> tuple[IntArray, IntArray]:
     """Where each stateful active may go after the movements, as (task, layout client) pairs
     by task then client: a caught-up client, any client for a task no client is caught up on
     (it restores anywhere, as Kafka's movements let it). Tasks with more than ``_WIDE``
-    caught-up clients, or none, join only in small groups."""
+    caught-up clients, or none, join only in small groups. ``counts``: ``caught_up_counts``
+    as a column, where the caller has it (the tasks are picked from it, not a step each)."""
     n_c = len(layout.clients)
-    per_task: dict[int, Sequence[int]] = {}
-    free: list[int] = []
-    for i, n in enumerate(index.caught_up_counts()):
-        if 0 < n <= _WIDE:
-            if not len(per_task) % 64:  # a check costs about a microsecond
-                checkpoint()
-            per_task[i] = index.caught_up(i)
-        else:
-            free.append(i)
-    if len(free) * n_c <= _FREE_ARCS:
-        for i in free:
-            per_task[i] = index.caught_up(i) or range(n_c)
-    ordered = sorted(per_task)
-    sizes = [len(per_task[i]) for i in ordered]
-    tasks = np.repeat(np.array(ordered, np.int64), sizes)
-    clients = np.fromiter(chain.from_iterable(per_task[i] for i in ordered), np.int64, sum(sizes))
+    caught = _counts(index) if counts is None else counts
+    narrow = (caught > 0) & (caught <= _WIDE)
+    if (caught.size - int(np.count_nonzero(narrow))) * n_c <= _FREE_ARCS:
+        picked: Sequence[int] = range(caught.size)  # the free tasks join too
+    else:
+        picked = np.flatnonzero(narrow).tolist()
+    lists: list[Sequence[int]] = []
+    for k, i in enumerate(picked):
+        if not k % 64:  # a check costs about a microsecond
+            checkpoint()
+        lists.append(index.caught_up(i) or range(n_c))  # none caught up: any client
+    sizes = list(map(len, lists))
+    tasks = np.repeat(np.array(picked, np.int64), sizes)
+    clients = np.fromiter(chain.from_iterable(lists), np.int64, sum(sizes))
     return tasks, clients
+
+
+def _counts(index: CatchUpIndex) -> IntArray:
+    """``index.caught_up_counts()`` as a column."""
+    return np.array(index.caught_up_counts(), np.int64)
+
+
+def _may_lead(
+    index: CatchUpIndex, counts: IntArray, clients: IntArray, tasks: IntArray, n_clients: int
+) -> npt.NDArray[np.bool_]:
+    """``index.caught_up_pairs`` of (layout client, task) pairs as a column: a task none or all
+    of the ``n_clients`` clients are caught up on (``counts``, ``caught_up_counts``: every task
+    of a fresh group, most of a settled one) is read from the column; only the other tasks'
+    pairs are asked of the index, pair by pair (issue 24)."""
+    caught = counts[tasks]
+    led: npt.NDArray[np.bool_] = caught > 0
+    ask = np.flatnonzero(led & (caught < n_clients))
+    if ask.size:
+        led[ask] = index.caught_up_pairs(clients[ask].tolist(), tasks[ask].tolist())
+    return led

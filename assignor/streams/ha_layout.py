@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.holders import compact
 from kassign.assignor.streams.lags import CatchUpIndex
-from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
+from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId, TaskTable
 
 __all__ = ["Holdings", "Layout", "catch_up_index", "settled", "warmup_pairs"]
 
@@ -43,8 +43,7 @@ class Layout:
         clients = tuple(pids[i] for i in order)  # read by index: no UUID hashed (issue 24)
         # a client always has a consumer; guard anyway so a load is never a division by zero
         capacities = tuple(max(1, kinds[i].num_threads) for i in order)
-        stateful = tuple(sorted(state.stateful_tasks))
-        stateless = tuple(sorted(state.stateless_tasks))
+        stateful, stateless = _in_order(state, True), _in_order(state, False)
         numbers = tuple(range(len(stateful)))
         return Layout(clients, capacities, stateful, stateless, numbers, order)
 
@@ -64,6 +63,13 @@ class Layout:
         return [compact(map(number.__getitem__, assignment.get(c, ()))) for c in self.clients]
 
 
+def _in_order(state: ApplicationState, stateful: bool) -> tuple[TaskId, ...]:
+    """The stateful (or stateless) tasks sorted: a ``TaskTable`` gives them in task order
+    already (issue 24: a sort of every task, a comparison each, saved)."""
+    tasks = state.stateful_tasks if stateful else state.stateless_tasks
+    return tasks if isinstance(state.tasks, TaskTable) else tuple(sorted(tasks))
+
+
 def settled(
     held: Holdings, balanced: Sequence[Sequence[int]], before: Sequence[Sequence[int]]
 ) -> Holdings:
@@ -77,11 +83,13 @@ def settled(
 
 
 def catch_up_index(state: ApplicationState, layout: Layout) -> CatchUpIndex:
-    """Who is caught up on which stateful task, in the layout's index space."""
+    """Who is caught up on which stateful task, in the layout's index space (each client read
+    by its position in ``state.clients``: no ``UUID`` hashed)."""
+    kinds = list(state.clients.values())
     return CatchUpIndex(
         layout.stateful,
         state.end_offset_sums_of(layout.stateful),
-        client_lags=[state.clients[c].task_lags for c in layout.clients],
+        client_lags=[kinds[i].task_lags for i in layout.state_order],
         acceptable_recovery_lag=state.configs.acceptable_recovery_lag,
     )
 

@@ -18,7 +18,11 @@ from kassign.assignor.streams.holders import compact, pairs, picked_sorted
 from kassign.assignor.streams.model import ApplicationState, ProcessId, RackAwareStrategy, TaskId
 from kassign.assignor.streams.rack import CostPhase, trim_actives, trim_standbys
 from kassign.assignor.streams.result import Diagnostics
-from kassign.assignor.streams.standby import named_placement, place_standby_indexed
+from kassign.assignor.streams.standby import (
+    client_tag_values,
+    named_placement,
+    place_standby_indexed,
+)
 from kassign.assignor.streams.tags import tag_layout
 from kassign.assignor.streams.trace_ha import StandbyPhases
 
@@ -85,7 +89,7 @@ def standby_move_allowed(state: ApplicationState, layout: Layout) -> MoveAllowed
     tags = tag_layout(state)
     if not tags.tag_aware:
         return None
-    values = [tags.values.get(c) for c in layout.clients]
+    values = client_tag_values(state, layout.clients)
     return lambda source, target: values[source] == values[target]
 
 

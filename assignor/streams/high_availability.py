@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
+from itertools import repeat
 from typing import TYPE_CHECKING, TypeAlias
 
 from kassign.assignor.interrupt import checkpoint
@@ -176,10 +177,12 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     )
     interval = state.configs.probing_rebalance_interval_ms
     deadline = followup_deadline(state.now_ms, interval) if movements else None
+    # without stateless tasks every client's are the one empty set: not looked up by process id
+    extra = map(stateless.__getitem__, layout.clients) if layout.stateless else repeat(_NONE)
     assignment = TaskAssignment(  # ``layout.clients`` is in process order already
         tuple(
-            _client_assignment(client, held_lists, stateless[client], deadline)
-            for client, *held_lists in zip(layout.clients, *lists, strict=True)
+            _client_assignment(client, (mine, spare), more, deadline)
+            for (client, mine, spare), more in zip(zip(layout.clients, *lists, strict=True), extra)
         ),
         diagnostics,
     )
@@ -195,6 +198,8 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
         state, phases, clients=layout.clients, stateful=layout.stateful, index=index
     )
 
+
+_NONE = frozenset[TaskId]()
 
 Held: TypeAlias = "tuple[Sequence[AbstractSet[int]], Sequence[AbstractSet[int]]] | Replicas"
 """The stateful holdings (actives, standbys) as sets per client, or as the rack steps'

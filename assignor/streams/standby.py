@@ -22,6 +22,7 @@ that core for callers that hold positions already (the high-availability assigno
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ __all__ = [
     "IndexedPlacement",
     "StandbyPlacement",
     "assign_standby_tasks",
+    "client_tag_values",
     "named_placement",
     "place_standby_indexed",
     "place_standby_tasks",
@@ -113,6 +115,19 @@ def named_placement(
     return StandbyPlacement(standby, indexed.notes, untagged)
 
 
+def client_tag_values(
+    state: ApplicationState, clients: Sequence[ProcessId]
+) -> list[tuple[str | None, ...]]:
+    """Each of ``clients``' KIP-708 tag values (``tags.tag_layout``; ``()`` for a client it
+    lacks): read in the layout's own order where ``clients`` are exactly its clients in that
+    order, by identity (the usual case; issue 24: no ``UUID`` hashed per client), else looked
+    up by process id."""
+    values = tag_layout(state).values
+    if len(values) == len(clients) and all(map(operator.is_, values, clients)):
+        return list(values.values())
+    return [tuple(values.get(p, ())) for p in clients]
+
+
 def place_standby_indexed(
     state: ApplicationState,
     clients: Sequence[ProcessId],
@@ -133,7 +148,7 @@ def place_standby_indexed(
     layout = tag_layout(state)
     if replicas <= 0 or not targets or not clients:
         return IndexedPlacement([[] for _ in clients], layout.notes, ())
-    groups = TagGroups.of([layout.values[c] for c in clients], len(layout.keys))
+    groups = TagGroups.of(client_tag_values(state, clients), len(layout.keys))
     threads = capacities or [max(1, state.clients[c].num_threads) for c in clients]
     tasks, ranks = active
     lists, untagged, short = kassign_native.standby_placement(

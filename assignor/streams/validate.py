@@ -12,14 +12,15 @@ standbys takes a few tenths of a second to check.
 from __future__ import annotations
 
 import enum
+import operator
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from itertools import chain
 
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.ordering import process_key, sorted_processes
 from kassign.assignor.streams.model import ApplicationState, ProcessId, TaskId
-from kassign.assignor.streams.result import TaskAssignment
+from kassign.assignor.streams.result import KafkaStreamsAssignment, TaskAssignment
 
 __all__ = ["AssignmentError", "validate", "validate_with_reason"]
 
@@ -49,10 +50,29 @@ def validate_with_reason(
 
     A process listed twice in ``assignment`` counts as one client holding both lists.
     """
+    entries = assignment.assignments
+    if _the_group_in_order(state, entries):  # no process id hashed (issue 24)
+        if _plainly_valid(state, [((e.active,), (e.standby,)) for e in entries]):
+            return AssignmentError.NONE, ""
+        return _first_fault(state, _held_lists(assignment))
     held = _held_lists(assignment)
-    if _plainly_valid(state, held):
+    if _the_group(state, held) and _plainly_valid(state, list(held.values())):
         return AssignmentError.NONE, ""
     return _first_fault(state, held)
+
+
+def _the_group_in_order(state: ApplicationState, entries: Sequence[KafkaStreamsAssignment]) -> bool:
+    """Whether the entries name the group's clients, each once, as ``state.clients`` lists
+    them, by identity (every built-in assignor's answer): its clients are then the group's."""
+    return len(entries) == len(state.clients) and all(
+        map(operator.is_, (e.process_id for e in entries), state.clients)
+    )
+
+
+def _the_group(state: ApplicationState, held: _Held) -> bool:
+    """Whether the clients of ``held`` are exactly the group's."""
+    clients = state.clients
+    return len(held) == len(clients) and all(pid in clients for pid in held)
 
 
 def _held_lists(assignment: TaskAssignment) -> _Held:
@@ -82,30 +102,30 @@ def _first_fault(state: ApplicationState, held: _Held) -> tuple[AssignmentError,
     return AssignmentError.NONE, ""
 
 
+_Lists = tuple[Sequence[tuple[TaskId, ...]], Sequence[tuple[TaskId, ...]]]
+"""A client's active lists and standby lists (one each per entry naming it)."""
 _Held = dict[ProcessId, tuple[list[tuple[TaskId, ...]], list[tuple[TaskId, ...]]]]
 """Each client's active and standby lists as the assignment gave them, never copied: an
 answer for 100,000 tasks is checked without a second object per task (issue 16)."""
 _Finding = tuple[AssignmentError, str] | None
 
 
-def _plainly_valid(state: ApplicationState, held: _Held) -> bool:
-    """Whether all of ``_first_fault``'s checks pass, found by whole-set steps (the usual answer).
+def _plainly_valid(state: ApplicationState, held: Sequence[_Lists]) -> bool:
+    """Whether all of ``_first_fault``'s checks pass, found by whole-set steps (the usual answer),
+    for ``held``, every client's lists (the caller has found its clients to be the group's).
 
     The actives, each listed once in all, are the table's tasks (no active on two clients,
     none unknown, none left out); each client's standbys are distinct, none its own active,
-    all known and stateful; the clients are the group's. ``False`` only means ``_first_fault``
-    must say what is wrong (or find nothing): it names the first fault in its order.
+    all known and stateful. ``False`` only means ``_first_fault`` must say what is wrong (or
+    find nothing): it names the first fault in its order.
     """
-    clients = state.clients
-    if len(held) != len(clients) or not all(pid in clients for pid in held):
-        return False
-    listed = sum(len(tasks) for active, _ in held.values() for tasks in active)
-    every = set(chain.from_iterable(chain.from_iterable(a for a, _ in held.values())))
+    listed = sum(len(tasks) for active, _ in held for tasks in active)
+    every = set(chain.from_iterable(chain.from_iterable(a for a, _ in held)))
     if not (len(every) == listed == len(state.tasks) and every.issuperset(state.tasks)):
         return False
     checkpoint()
     stateless = frozenset(state.stateless_tasks)
-    for active, standby in held.values():
+    for active, standby in held:
         if not any(standby):
             continue
         mine = set(chain.from_iterable(standby))

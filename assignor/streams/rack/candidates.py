@@ -9,9 +9,10 @@ their stickiness the same way, keep the same KIP-708 spread (``spread_keeper``) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 from kassign.assignor.flow import IntArray
@@ -27,6 +28,38 @@ from kassign.assignor.streams.rack.int_sets import isin
 from kassign.assignor.streams.tags import tag_layout
 
 __all__ = ["Candidates", "spread_keeper", "subtopology_bounds"]
+
+
+class _Named(Sequence[TaskId]):
+    """``tasks[i]`` for each position ``i`` in ``used``, made when first read: an integer
+    step reads its candidates' task ids only under ``balance_subtopology`` or to say why racks
+    cannot help (issue 24: a list of every candidate task made and not read, otherwise)."""
+
+    __slots__ = ("_named", "_tasks", "_used")
+
+    def __init__(self, tasks: Sequence[TaskId], used: IntArray) -> None:
+        self._tasks, self._used = tasks, used
+        self._named: list[TaskId] | None = None
+
+    def _list(self) -> list[TaskId]:
+        if self._named is None:
+            self._named = [self._tasks[i] for i in self._used.tolist()]
+        return self._named
+
+    def __len__(self) -> int:
+        return int(self._used.size)
+
+    @overload
+    def __getitem__(self, i: int) -> TaskId: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[TaskId]: ...
+
+    def __getitem__(self, i: int | slice) -> TaskId | list[TaskId]:
+        return self._list()[i]
+
+    def __iter__(self) -> Iterator[TaskId]:
+        return iter(self._list())
 
 
 def spread_keeper(
@@ -62,7 +95,7 @@ class Candidates:
     when no previous owners were given); ``positions``: ``tasks``' rows in the caller's list of
     every task, for integer callers (``None`` for maps)."""
 
-    tasks: list[TaskId]
+    tasks: Sequence[TaskId]
     task: IntArray
     source: IntArray
     target: IntArray
@@ -107,7 +140,7 @@ class Candidates:
         used, row = np.unique(task, return_inverse=True)
         leaves = isin(task * n_clients + source, previous).astype(np.int64)
         returns = isin(task * n_clients + target, previous).astype(np.int64)
-        named = [tasks[i] for i in used.tolist()]
+        named = _Named(tasks, used)  # read only under balance_subtopology or when blind
         return Candidates(named, row.astype(np.int64), source, target, leaves, returns, used)
 
     def solve(
@@ -157,7 +190,7 @@ class Candidates:
 
 
 def subtopology_bounds(
-    state: ApplicationState, tasks: list[TaskId], actives: Iterable[tuple[TaskId, int]]
+    state: ApplicationState, tasks: Sequence[TaskId], actives: Iterable[tuple[TaskId, int]]
 ) -> tuple[IntArray, IntArray] | None:
     """Under ``balance_subtopology``, per (subtopology of ``tasks``, numbered as ``_groups``
     does; client): the actives held (``actives``: every (task, client index)), and KIP-925
@@ -195,7 +228,7 @@ def _key(t: TaskId) -> tuple[str, int]:
     return (t.named_topology or "", t.subtopology)
 
 
-def _rows_by_key(tasks: list[TaskId]) -> dict[tuple[bytes, int], int]:
+def _rows_by_key(tasks: Sequence[TaskId]) -> dict[tuple[bytes, int], int]:
     """The sub-topologies of ``tasks`` numbered by (topology name, sub-topology), keyed by
     ``TaskId.subtopology_key``: one task of each named, so no name is decoded per task."""
     one_of_each = {t.subtopology_key: t for t in tasks}
@@ -203,7 +236,7 @@ def _rows_by_key(tasks: list[TaskId]) -> dict[tuple[bytes, int], int]:
     return {held: row[_key(t)] for held, t in one_of_each.items()}
 
 
-def _groups(state: ApplicationState, tasks: list[TaskId], t_idx: IntArray) -> IntArray:
+def _groups(state: ApplicationState, tasks: Sequence[TaskId], t_idx: IntArray) -> IntArray:
     """The conservation class per candidate: its subtopology under ``balance_subtopology``."""
     if state.configs.rack_aware_strategy is not RackAwareStrategy.BALANCE_SUBTOPOLOGY:
         return np.zeros(t_idx.size, np.int64)

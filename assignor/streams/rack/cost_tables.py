@@ -29,7 +29,7 @@ __all__ = [
 
 def rack_costs(
     state: ApplicationState,
-    tasks: list[TaskId],
+    tasks: Sequence[TaskId],
     traffic_cost: int,
     *,
     cost_model: CostModel,
@@ -69,7 +69,7 @@ def rack_costs(
 
 def misses_per_rack(
     state: ApplicationState,
-    tasks: list[TaskId],
+    tasks: Sequence[TaskId],
     racks: list[str],
     *,
     counted: PartitionFilter,

@@ -80,7 +80,10 @@ def holdings_cost(
 
 
 def miss_tables(
-    state: ApplicationState, tasks: list[TaskId], traffic_cost: int, kinds: tuple[TaskType, ...]
+    state: ApplicationState,
+    tasks: Sequence[TaskId],
+    traffic_cost: int,
+    kinds: tuple[TaskType, ...],
 ) -> tuple[IntArray, list[IntArray]] | str:
     """Each client's rack index and, per kind, ``misses[t, r]`` under the built-in model."""
     tables = []

@@ -24,7 +24,7 @@ from kassign.assignor.streams.rack.costs import CostModel, counted_partitions
 from kassign.assignor.streams.rack.int_sets import isin, unique
 from kassign.assignor.streams.rack.standby_flow import StandbyProblem, native_input
 from kassign.assignor.streams.result import TaskType
-from kassign.assignor.streams.tags import tag_layout
+from kassign.assignor.streams.standby import client_tag_values
 
 __all__ = [
     "Assignment",
@@ -214,18 +214,22 @@ def active_owners(
 
 
 def tag_classes(state: ApplicationState, clients: list[ProcessId]) -> tuple[np.ndarray, np.ndarray]:
-    """Each client's tag class and each class's value codes (0: unset), from the KIP-708 layout."""
-    values = tag_layout(state).values
-    tuples = [tuple(values.get(p, ())) for p in clients]
-    width = max((len(v) for v in tuples), default=0)
+    """Each client's tag class and each class's value codes (0: unset), from the KIP-708 layout.
+
+    Coded once per distinct value tuple (a group has a few), and the tuples read in the
+    layout's own order where ``clients`` is it (no ``UUID`` hashed per client: issue 24)."""
+    tuples = client_tag_values(state, clients)
+    distinct = list(dict.fromkeys(tuples))
+    width = max((len(v) for v in distinct), default=0)
     codes: list[dict[str, int]] = [{} for _ in range(width)]
     for k in range(width):
-        present = sorted({v for t in tuples if (v := t[k]) is not None})
+        present = sorted({v for t in distinct if (v := t[k]) is not None})
         codes[k] = {v: i + 1 for i, v in enumerate(present)}
-    coded = [tuple(0 if v is None else codes[k][v] for k, v in enumerate(t)) for t in tuples]
-    classes = sorted(set(coded))
+    coded = {t: tuple(0 if v is None else codes[k][v] for k, v in enumerate(t)) for t in distinct}
+    classes = sorted(set(coded.values()))
     class_of = {c: i for i, c in enumerate(classes)}
-    client_class = np.array([class_of[c] for c in coded], np.int64)
+    by_tuple = {t: class_of[c] for t, c in coded.items()}
+    client_class = np.fromiter(map(by_tuple.__getitem__, tuples), np.int64, len(tuples))
     return client_class, np.array(classes, np.int64).reshape(len(classes), width)
 
 

@@ -112,7 +112,8 @@ class RackTables:
         client_rack = client_racks(state, racks)
         pids = list(state.clients)
         order = np.zeros(len(pids), np.int64)
-        order[sorted(range(len(pids)), key=pids.__getitem__)] = np.arange(len(pids))
+        by_id = [p.int for p in pids]  # ``UUID`` order is its 128-bit number's, compared in C
+        order[sorted(range(len(pids)), key=by_id.__getitem__)] = np.arange(len(pids))
         classes = tag_classes(state, pids)
         return RackTables(
             racks, client_rack, tables[0], tables[1], blind[0], blind[1], order, classes

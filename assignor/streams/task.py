@@ -103,10 +103,12 @@ class TaskInfo:
     changelog_end_offset_sum: int = 0
 
 
-def positions(tasks: Sequence[TaskId]) -> Callable[[TaskId], int | None]:
+def positions(tasks: Sequence[TaskId], *, ordered: bool = False) -> Callable[[TaskId], int | None]:
     """Where a task sits in ``tasks``: by bisection when they are sorted (as the assignors
-    pass them), so 100,000 tasks need no index of their own; else by a dict."""
-    if all(a < b for a, b in pairwise(tasks)):
+    pass them), so 100,000 tasks need no index of their own; else by a dict. ``ordered``: the
+    caller vouches they strictly increase (a reader that sorted them and refused repeats), so
+    they are not compared again (0.4 us a pair: 4 ms of a 10,000-task decode; issue 24)."""
+    if ordered or all(a < b for a, b in pairwise(tasks)):
 
         def position(task: TaskId) -> int | None:
             i = bisect_left(tasks, task)

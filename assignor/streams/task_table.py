@@ -69,13 +69,16 @@ class TaskTable(Mapping[TaskId, TaskInfo]):
         starts: array[int],
         partitions: tuple[array[int], array[int], bytes, array[int]],
         names: tuple[tuple[str, ...], tuple[frozenset[str], ...]],
+        *,
+        ordered: bool = False,
     ) -> None:
-        """Columns already in task order (``TaskTableBuilder.build`` makes them)."""
+        """Columns already in task order (``TaskTableBuilder.build`` makes them); ``ordered``:
+        the caller vouches the ids strictly increase (``positions``)."""
         self._ids, self._stateful, self._ends, self._stores = ids, stateful, ends, stores
         small = len(ids) <= SMALL_TABLE
         # by bisection (the ids are sorted), or by a hash index when small
         index = {t: i for i, t in enumerate(ids)} if small else None
-        self._position = index.get if index is not None else positions(ids)
+        self._position = index.get if index is not None else positions(ids, ordered=ordered)
         self._keys = index.keys() if index is not None else None
         self._built: dict[int, TaskInfo] | None = {} if small else None
         self._starts = starts

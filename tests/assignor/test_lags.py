@@ -18,7 +18,12 @@ from kassign.assignor.streams.lags import (
     merge_offset_sums,
     previous_tasks,
 )
-from kassign.assignor.streams.model import LATEST_OFFSET, UNKNOWN_OFFSET_SUM, TaskId
+from kassign.assignor.streams.model import (
+    LATEST_OFFSET,
+    UNKNOWN_OFFSET_SUM,
+    ConsumerState,
+    TaskId,
+)
 
 T01, T02, T03, T04 = TaskId(0, 1), TaskId(0, 2), TaskId(0, 3), TaskId(0, 4)
 P1 = UUID(int=1)
@@ -124,6 +129,51 @@ def test_sparse_and_dense_lags_agree(sums: dict[int, int], ends: dict[int, int])
     for task, lag in client.task_lags.items():
         assert lag in (LATEST_OFFSET, UNKNOWN_OFFSET_SUM) or 0 <= lag <= task_ends[task]
     assert client.previous_tasks == set(task_sums)
+
+
+_reports = st.lists(
+    st.tuples(
+        st.sampled_from(["m1", "m2", "m3", "m4"]),
+        st.dictionaries(st.integers(0, 8), offset_sums, max_size=6),
+        st.frozensets(st.integers(0, 8), max_size=3),
+    ),
+    min_size=1,
+    max_size=4,
+    unique_by=lambda r: r[0],
+)
+
+
+@given(_reports, st.dictionaries(st.integers(0, 8), st.integers(0, 10**6)), st.booleans())
+def test_a_client_of_many_consumers_is_the_merge_of_their_reports(
+    raw: list[tuple[str, dict[int, int], frozenset[int]]], ends: dict[int, int], share: bool
+) -> None:
+    # the reads shared by consumers (one report object each, as one userData is) and
+    # merged only where they differ give what the definitions give: the sums merged in
+    # member order, previous tasks of the merge, the lags of every stateful task
+    first = {TaskId(0, k): v for k, v in raw[0][1].items()}
+    reports = [
+        ConsumerReport(
+            m,
+            first if share else {TaskId(0, k): v for k, v in sums.items()},
+            frozenset(TaskId(0, k) for k in owned),
+        )
+        for m, sums, owned in raw
+    ]
+    task_ends = {TaskId(0, k): v for k, v in ends.items()}
+    client = kafka_streams_state(P1, reports, task_ends, host_info="h:1")
+    ordered = sorted(reports, key=lambda r: r.member_id)
+    merged = merge_offset_sums(reports)
+    owned_all = frozenset().union(*(r.owned_active for r in reports))
+    active, standby = previous_tasks(merged, owned_active=owned_all)
+    assert (client.previous_active_tasks, client.previous_standby_tasks) == (active, standby)
+    assert dict(client.task_lags) == compute_lags(merged, task_ends)
+    assert dict(local_lags(client.task_lags)) == {
+        t: lag for t, lag in compute_lags(merged, task_ends).items() if t in merged
+    }
+    assert client.consumers == tuple(
+        ConsumerState(r.member_id, r.owned_active, frozenset(r.task_offset_sums)) for r in ordered
+    )
+    assert (client.host_info, client.client_tags, client.rack_id) == ("h:1", {}, None)
 
 
 def test_only_javas_long_max_recovery_lag_means_unbounded() -> None:

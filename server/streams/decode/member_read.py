@@ -5,7 +5,8 @@
 2,000-member call's decode. The compiled read (``kassign_native.streams_members``,
 ``assignor/native/src/streams_members.rs``) takes every member's fields from the request's
 bytes at once and checks them as that walk does; here they become the same ``DecodedMember``s,
-one ``InfoReport`` per distinct userData. It takes only the common shape (a structured
+made a field at a time (``slotted.made_by_field``), a userData's fields once per distinct
+userData, every one's offset sums checked at once. It takes only the common shape (a structured
 subscription, a v7-11 userData without task lists or named topologies) and only a request the
 walk would not refuse: where any member is otherwise, or a string or count comes near the
 server's limits, ``read_members`` (or ``decoded_members``) says ``None`` and the walk reads the
@@ -15,18 +16,19 @@ whole request, so every error is still the walk's, worded and ordered as before.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 from uuid import UUID
 
 import kassign_native  # the server's compiled core
 from kassign.assignor.claims import OwnedPartitions
-from kassign.assignor.interrupt import checkpoint
+from kassign.assignor.slotted import made_by_field
 from kassign.kafka.offset_sum_columns import sum_columns
 from kassign.server.limits import RequestLimits
-from kassign.server.streams.decode.info import InfoReport
 from kassign.server.streams.decode.members import DecodedMember
-from kassign.server.streams.decode.offset_sums import ReportedSums, checked_columns
+from kassign.server.streams.decode.offset_sums import ReportedSums, checked_groups
 from kassign.server.streams.decode.topology import TaskIds
 
 if TYPE_CHECKING:
@@ -77,81 +79,64 @@ def read_members(data: bytes, limits: RequestLimits) -> MemberRead | None:
 
 
 def _owned(entries: Owned) -> OwnedPartitions:
-    if entries is None:
-        return OwnedPartitions()
     counts, numbers = array("q"), array("i")
+    assert entries is not None
     counts.frombytes(entries[1])
     numbers.frombytes(entries[2])
     return OwnedPartitions.of_entries(entries[0], counts, numbers)
 
 
-def _reports(infos: list[StreamsInfo], known: TaskIds) -> list[InfoReport] | None:
-    """One report per distinct userData; ``None`` where its offset sums hold a fault."""
-    reports = []
-    for _, version, latest, process, end_point, unique, error, tags, sums in infos:
-        offset_sums = checked_columns(sum_columns(sums), known) if sums else _NO_SUMS
-        if offset_sums is None:
-            return None
-        reports.append(
-            InfoReport(
-                process_id=UUID(int=process),
-                version=version,
-                latest_supported_version=latest,
-                user_end_point=end_point or None,
-                offset_sums=offset_sums,
-                client_tags=tags,
-                unique_field=unique,
-                error_code=error,
-            )
-        )
-    return reports
+def _checked_sums(infos: list[StreamsInfo], known: TaskIds) -> list[ReportedSums] | None:
+    """Each userData's offset sums checked and cut to the topology (every userData's at
+    once); ``None`` where some hold a fault."""
+    with_sums = [i for i, info in enumerate(infos) if info[8]]
+    checked = checked_groups([sum_columns(infos[i][8]) for i in with_sums], known)
+    if checked is None:
+        return None
+    sums = [_NO_SUMS] * len(infos)
+    for i, reported in zip(with_sums, checked, strict=True):
+        sums[i] = reported
+    return sums
 
 
 def decoded_members(read: MemberRead, known: TaskIds) -> tuple[DecodedMember, ...] | None:
     """The members as ``members.decode_member`` makes them, sorted by member id; ``None``
-    where the walk must read them (a member id twice, a fault in some offset sums)."""
+    where the walk must read them (a member id twice, a fault in some offset sums). Each
+    field is a column: the userData's, one value per distinct userData, indexed by member."""
     if len(set(read.ids)) != len(read.ids):
         return None
-    reports = _reports(read.infos, known)
-    if reports is None:
+    sums = _checked_sums(read.infos, known)
+    if sums is None:
         return None
-    fields = [_FIELDS[info[0]] for info in read.infos]
-    out = []
-    columns = zip(
-        read.ids,
-        read.instance_ids,
-        read.topics,
-        read.racks,
-        read.generations,
-        read.owned,
-        read.info_of,
-        strict=True,
+    fields, versions, latests, processes, end_points, uniques, errors, tags, _ = (
+        zip(*read.infos) if read.infos else ((),) * 9
     )
-    for i, (mid, instance, topics, rack, generation, owned, info) in enumerate(columns):
-        if not i % 256:
-            checkpoint()
-        checked = reports[info]
-        sums = checked.offset_sums
-        out.append(
-            DecodedMember(
-                member_id=mid,
-                group_instance_id=instance or None,
-                process_id=checked.process_id,
-                topics=topics,
-                owned_partitions=_owned(owned),
-                generation_id=generation,
-                rack_id=rack or None,
-                version=checked.version,
-                latest_supported_version=checked.latest_supported_version,
-                user_end_point=checked.user_end_point,
-                offset_sums=sums.kept,
-                ignored_sums=sums.ignored,
-                ignored_first=sums.ignored_first,
-                client_tags=checked.client_tags,
-                unique_field=checked.unique_field,
-                error_code=checked.error_code,
-                subscription_field="subscription",
-                info_field=fields[info],
-            )
-        )
-    return tuple(sorted(out, key=lambda r: r.member_id))
+
+    def per_member(values: Sequence[object]) -> list[object]:
+        return list(map(values.__getitem__, read.info_of))
+
+    empty = OwnedPartitions()  # one for the members owning nothing
+    count = len(read.ids)
+    columns: dict[str, Sequence[object]] = {
+        "member_id": read.ids,
+        "group_instance_id": [i or None for i in read.instance_ids],
+        "process_id": per_member([UUID(int=p) for p in processes]),
+        "topics": read.topics,
+        "owned_partitions": [empty if o is None else _owned(o) for o in read.owned],
+        "generation_id": read.generations,
+        "rack_id": [r or None for r in read.racks],
+        "version": per_member(versions),
+        "latest_supported_version": per_member(latests),
+        "user_end_point": per_member([e or None for e in end_points]),
+        "offset_sums": per_member([s.kept for s in sums]),
+        "ignored_sums": per_member([s.ignored for s in sums]),
+        "ignored_first": per_member([s.ignored_first for s in sums]),
+        "client_tags": per_member(tags),
+        "unique_field": per_member(uniques),
+        "error_code": per_member(errors),
+        "subscription_field": ["subscription"] * count,
+        "info_field": per_member([_FIELDS[f] for f in fields]),
+    }
+    members = made_by_field(DecodedMember, columns, count)
+    members.sort(key=attrgetter("member_id"))
+    return tuple(members)

@@ -17,8 +17,9 @@ store names, partition numbers and rack sets are one object each per request.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, NoReturn
 
 import kassign_native
@@ -58,6 +59,11 @@ class TaskIds:
     def own(self, task: TaskId) -> TaskId | None:
         """The topology's object for ``task``, or ``None`` where the topology lacks it."""
         return self._tasks.own_id(task)
+
+    def own_rows(self, rows: list[int]) -> list[TaskId]:
+        """The topology's objects at ``rows`` (positions in ``unnamed_keys``: the unnamed
+        tasks sort first, so these are the table's rows too)."""
+        return list(map(self._tasks.ids.__getitem__, rows))
 
     def knows(self, task: TaskId) -> bool:
         return task in self._tasks
@@ -102,10 +108,31 @@ class Topology:
     """
 
     tasks: TaskTable
-    source_topics: Mapping[str, Mapping[int, TaskId]]
+    source_rows: tuple[tuple[str, Sequence[int], bytes], ...]
+    """The source partitions as the compiled read gave them: per topic its partition numbers
+    and their tasks' rows (int64 bytes), read as columns (``owned_tasks``)."""
     end_offset_sums: Mapping[TaskId, int]
     loads: TaskLoads
     """The tasks' loads and state bytes as given (issue 25; read with ``balance`` ``LOAD``)."""
+    stateful: bytes
+    """Per task in task order, 1 where stateful (the table's column)."""
+
+    @property
+    def source_topics(self) -> dict[str, dict[int, TaskId]]:
+        """The task of every source partition, by topic, as dicts: made when read (a fresh
+        group's decode never does; a dict per topic cost 2 ms of 10,000 tasks' decode)."""
+        by_row = self.tasks.ids.__getitem__
+        return {
+            topic: dict(zip(by_number, map(by_row, array("q", rows))))
+            for topic, by_number, rows in self.source_rows
+        }
+
+    def stateful_ends(self) -> dict[TaskId, int]:
+        """Every stateful task's end-offset sum as a dict, for reading members' offset sums:
+        a lookup each, where ``end_offset_sums`` bisects the table (made only when a member
+        reported some)."""
+        ends = self.tasks.end_offset_sums_of(self.tasks.ids)
+        return dict(compress(zip(self.tasks.ids, ends), self.stateful))
 
     def interned(self) -> TaskIds:
         """A fresh cache for ``decode_task_id``, seeded with the topology's own ids."""
@@ -199,11 +226,8 @@ def decode_topology(columns: TaskColumns) -> Topology:
         array("q", starts),
         (array("i", topics), array("i", numbers), flags, array("i", racks)),
         (tuple(topic_names), sets),
+        ordered=True,  # the compiled read sorted them and refused a repeat
     )
-    by_row = ids.__getitem__
-    source_topics = {
-        topic_names[t]: dict(zip(by_number, map(by_row, array("q", rows))))
-        for t, by_number, rows in sources
-    }
     task_loads = TaskLoads({ids[r]: v for r, v in loads}, {ids[r]: v for r, v in sizes})
-    return Topology(table, source_topics, table.end_offset_sums(), task_loads)
+    rows_by_topic = tuple((topic_names[t], by_number, rows) for t, by_number, rows in sources)
+    return Topology(table, rows_by_topic, table.end_offset_sums(), task_loads, stateful)

@@ -43,3 +43,21 @@ def test_a_bad_task_partition_names_its_task_and_position(
     bad.topic_partitions.add(topic=topic, partition=partition)
     err = invalid(request(member("a"), tasks=[task(0, 0), bad]))
     assert err.field == "tasks[1].topic_partitions[1]" and says in str(err)
+
+
+def test_a_large_tables_ids_are_found_in_the_reads_order() -> None:
+    """The compiled read's ids are vouched sorted (``TaskTable(ordered=True)``): past the
+    small table's hash index each is found by bisection, named topologies in UTF-16 order."""
+    names = ["", "x", "\U0001d11e", "\ufb00"]  # UTF-8 and UTF-16 order these differently
+    sent = []
+    for i in range(2_000):
+        info = task(i % 3, i)
+        info.topic_partitions[0].topic = f"in-{i}"
+        info.id.named_topology = names[i % 4]
+        sent.append(info)
+    decoded = decode_request(request(member("a"), tasks=sent), now_ms=0)
+    table = decoded.state.tasks
+    ids = list(table)
+    assert ids == sorted(ids) and len(ids) == 2_000
+    assert all(table.own_id(TaskId(t[1], t[2], t.named_topology)) is t for t in ids)
+    assert table.own_id(TaskId(0, 1)) is None and TaskId(1, 4) in table

@@ -240,7 +240,7 @@ test: setup system-deps java lint pytest
 # cancels) and fails on a line more than 1.5x worse than its record in bench/baselines/.
 # `$(PY) bench/<bench>.py --record` rewrites a bench's records after an intended change.
 # bench/memory_bench.py holds each shape's peak to issue 16's 20x its request (no record).
-BENCH_CHECKS := bench/rack_aware_bench.py bench/consumer_check.py bench/load_check.py bench/memory_bench.py
+BENCH_CHECKS := bench/rack_aware_bench.py bench/consumer_check.py bench/load_check.py bench/streams_call_cpu.py bench/memory_bench.py
 bench-check: setup
 	@status=0; for b in $(BENCH_CHECKS); do $(PY) $$b --check || status=1; done; exit $$status
 

@@ -14,6 +14,13 @@ solves", here from the request's bytes to the answer's) with that ratio's range 
 call. To compare two checkouts, run it with each one's
 ``.venv/bin/python`` in turn (issue 24: interleave them, and take each side's best).
 
+``--check`` / ``--record`` (``make bench-check``, ``check.py``; records in
+``bench/baselines/streams_call.json``) guard the whole call, decode and encode included, which
+the other Streams guards (``rack_aware_bench.py``, ``load_check.py``) do not time: the 10,000 x
+1,000 call and its next round each over its own solves (the best call's ratio; the solves are
+in the same call, so the machine cancels), the 12-task and 100,000 x 5,000 calls over
+``check.reference_workload``.
+
     .venv/bin/python bench/streams_call_cpu.py --calls 5 [--only 10k]
 """
 
@@ -30,6 +37,7 @@ from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from check import Line, add_modes, per_reference, run_check
 from google.protobuf import json_format
 from kassign.cli.next_round import next_request
 from kassign.server.runtime.app import GC_THRESHOLDS
@@ -62,6 +70,8 @@ REQUESTS: dict[str, Callable[[], bytes]] = {
 }
 DEFAULT = ("12", "10k", "100k")
 """What runs without ``--only``."""
+BENCH = "streams_call"
+"""The guard's records: ``bench/baselines/streams_call.json``."""
 
 
 class _Phases(NullObserver):
@@ -118,16 +128,40 @@ def shown(measured: Measured) -> str:
     return line
 
 
+def _calls(name: str, calls: int) -> int:
+    """The 12-task call is short: it is run twenty times as often."""
+    return calls * 20 if name == "12" else calls
+
+
+def guarded(calls: int) -> list[Line]:
+    """The guard's lines (module docstring): two over their own solves, two over the
+    reference workload."""
+    own = [
+        Line(f"{name} over its own solves", min(measure(REQUESTS[name](), calls).ratios), "solves")
+        for name in ("10k", "10k-history")
+    ]
+
+    def cpu() -> list[Line]:
+        return [
+            Line(f"{name} call", measure(REQUESTS[name](), _calls(name, calls)).cpu / 1000)
+            for name in ("12", "100k")
+        ]
+
+    return [*own, *per_reference(cpu)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=5)
     parser.add_argument("--only", choices=sorted(REQUESTS), action="append")
+    add_modes(parser)
     args = parser.parse_args(argv)
     gc.set_threshold(*GC_THRESHOLDS)
+    if args.check or args.record:
+        return run_check(BENCH, lambda: guarded(args.calls), record=args.record)
     for name in args.only or DEFAULT:
         data = REQUESTS[name]()
-        calls = args.calls * 20 if name == "12" else args.calls
-        print(f"{name}: {shown(measure(data, calls))}", flush=True)
+        print(f"{name}: {shown(measure(data, _calls(name, args.calls)))}", flush=True)
     return 0
 
 

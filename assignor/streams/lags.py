@@ -20,18 +20,18 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from itertools import compress
 
 from kassign.assignor.interrupt import checkpoint
+from kassign.assignor.streams.lag_rows import reported_rows
 from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
     KafkaStreamsState,
     ProcessId,
     TaskId,
-    positions,
 )
 
 __all__ = [
@@ -202,19 +202,6 @@ def kafka_streams_state(
     return client_states([(process_id, consumers, rack_id, tags, host_info)], end_offset_sums)[0]
 
 
-def _position(tasks: Sequence[TaskId], reported: int) -> Callable[[TaskId], int | None]:
-    """Where a reported task sits in ``tasks``: by a dict when the clients reported many
-    (a bisection each took about 1 us: 20,000 lags of a 10,000-task group with history
-    cost 20 ms), else by ``positions`` (no index for a few)."""
-    if reported * 8 >= len(tasks):
-        return {task: i for i, task in enumerate(tasks)}.get
-    return positions(tasks)
-
-
-_NONE: Mapping[int, int] = MappingProxyType({})
-"""No client reported the task (shared, read-only)."""
-
-
 class CatchUpIndex:
     """Who is caught up on which stateful task, in index space, built once per assignment.
 
@@ -223,7 +210,7 @@ class CatchUpIndex:
     cost what the clients reported, not tasks x clients. Read-only after construction.
     """
 
-    __slots__ = ("_caught", "_default_caught", "_end", "_local", "_min_lag", "_n_clients")
+    __slots__ = ("_default_caught", "_end", "_n_clients", "_r")
 
     def __init__(
         self,
@@ -235,56 +222,42 @@ class CatchUpIndex:
     ) -> None:
         self._n_clients = len(client_lags)
         self._end = array("q", end_offset_sums)  # 8 bytes a task, not an int object
-        # Only tasks some client reported have entries (a task nobody reported is read from
-        # ``_end``): 100,000 tasks must not cost 100,000 empty dicts and sets (issue 16).
-        self._local: dict[int, dict[int, int]] = {}
-        locals_ = [local_lags(lags) for lags in client_lags]
-        reported = sum(map(len, locals_))
-        position = _position(tasks, reported) if reported else None
-        for client, local in enumerate(locals_):
-            if not client % 64:
-                checkpoint()
-            for task, lag in local.items():
-                index = position(task)  # type: ignore[misc]  # set: some client reported
-                if index is not None:
-                    self._local.setdefault(index, {})[client] = lag
         # one verdict per distinct end-offset sum (a fresh group's are all 0), not per task
         verdict = {end: is_caught_up(end, acceptable_recovery_lag) for end in set(self._end)}
         self._default_caught = list(map(verdict.__getitem__, self._end))
-        self._caught = {
-            task: frozenset(
-                c for c, lag in local.items() if is_caught_up(lag, acceptable_recovery_lag)
-            )
-            for task, local in self._local.items()
-        }
-        self._min_lag = {
-            task: min(
-                [*local.values(), *((self._end[task],) if len(local) < self._n_clients else ())]
-            )
-            for task, local in self._local.items()
-        }
+        # Only what clients reported is stored (a task nobody reported is read from ``_end``):
+        # 100,000 tasks must not cost 100,000 empty dicts and sets (issue 16).
+        self._r = reported_rows(
+            tasks,
+            [local_lags(lags) for lags in client_lags],
+            self._end,
+            acceptable_recovery_lag,
+            unbounded=acceptable_recovery_lag >= UNBOUNDED_RECOVERY_LAG,
+        )
+
+    def _row(self, client: int, task: int) -> int | None:
+        """The row of the client's reported lag on the task, ``None`` when not reported."""
+        return self._r.row.get(task * self._n_clients + client)
 
     def lag(self, client: int, task: int) -> int:
-        local = self._local.get(task)
-        return self._end[task] if local is None else local.get(client, self._end[task])
+        row = self._row(client, task)
+        return self._end[task] if row is None else self._r.lags[row]
 
     def is_caught_up(self, client: int, task: int) -> bool:
-        local = self._local.get(task)
-        if local is not None and client in local:
-            return client in self._caught[task]
-        return self._default_caught[task]
+        row = self._row(client, task)
+        return self._default_caught[task] if row is None else self._r.caught[row]
 
     def caught_up_pairs(self, clients: Sequence[int], tasks: Sequence[int]) -> list[bool]:
         """``is_caught_up`` of each (client, task) pair; a task nobody reported is read from
         its default without a call (the common case: one list step per pair; a fresh
         group's every pair, read in one ``map``)."""
-        default, local = self._default_caught, self._local
-        if not local:
+        default, span = self._default_caught, self._r.span
+        if not span:
             if len(clients) != len(tasks):
                 raise ValueError(f"{len(clients)} clients for {len(tasks)} tasks")
             return list(map(default.__getitem__, tasks))
         return [
-            default[t] if t not in local else self.is_caught_up(c, t)
+            default[t] if t not in span else self.is_caught_up(c, t)
             for c, t in zip(clients, tasks, strict=True)
         ]
 
@@ -292,19 +265,19 @@ class CatchUpIndex:
         """Whether some client reported a lag that may differ from a task's end-offset sum:
         without one no client is more caught up than another on any task, so no KIP-441
         movement can be planned (a fresh group; issue 24: the assignor skips the passes)."""
-        return bool(self._local)
+        return bool(self._r.span)
 
     def reported_among(self, tasks: Iterable[int]) -> list[int]:
         """The tasks of ``tasks`` some client reported a lag for, ascending: only those can
         have a more caught-up client (``has_more_caught_up_than`` is false for the rest, whose
         every client lags by the end-offset sum), so the movements look at no other."""
-        return sorted(self._local.keys() & tasks)
+        return sorted(self._r.span.keys() & tasks)
 
     def num_caught_up(self, task: int) -> int:
         """How many clients are caught up on the task (orders Kafka's movement queue)."""
-        local = self._local.get(task, _NONE)
-        unreported = self._n_clients - len(local)
-        caught = len(self._caught[task]) if local else 0
+        start, stop = self._r.span.get(task, (0, 0))
+        unreported = self._n_clients - (stop - start)
+        caught = self._r.n_caught[task] if stop else 0
         return caught + (unreported if self._default_caught[task] else 0)
 
     def caught_up_counts(self) -> list[int]:
@@ -312,24 +285,30 @@ class CatchUpIndex:
         clients, without a call each (a fresh 100,000-task group reports none; issue 24)."""
         n_c, default = self._n_clients, self._default_caught
         counts = [n_c if caught else 0 for caught in default]
-        for i, task in enumerate(self._local):
+        for i, task in enumerate(self._r.span):
             if not i % 64:
                 checkpoint()
             counts[task] = self.num_caught_up(task)
         return counts
 
+    def _reporters(self, task: int) -> tuple[list[int], list[int], list[bool]]:
+        """The clients that reported the task (ascending), their lags and verdicts."""
+        start, stop = self._r.span.get(task, (0, 0))
+        r = self._r
+        return r.clients[start:stop], r.lags[start:stop], r.caught[start:stop]
+
     def caught_up(self, task: int) -> list[int]:
         """The caught-up clients, ascending (every unreported client too when the changelog
         is short enough, which is why this is a list built on demand, not stored)."""
-        caught = self._caught.get(task, frozenset())
+        clients, _, caught = self._reporters(task)
         if not self._default_caught[task]:
-            return sorted(caught)
-        local = self._local.get(task, _NONE)
-        return [c for c in range(self._n_clients) if c not in local or c in caught]
+            return list(compress(clients, caught))
+        not_caught = set(clients) - set(compress(clients, caught))
+        return [c for c in range(self._n_clients) if c not in not_caught]
 
     def has_more_caught_up_than(self, client: int, task: int) -> bool:
         """Kafka's movement trigger: not caught up here, and some client lags strictly less."""
-        least = self._min_lag.get(task, self._end[task])
+        least = self._r.min_lag.get(task, self._end[task])
         return not self.is_caught_up(client, task) and least < self.lag(client, task)
 
     def by_lag(self, task: int) -> Iterator[int]:
@@ -339,8 +318,8 @@ class CatchUpIndex:
         (-3) ranks ahead of every real lag. Running actives (-2) are always caught up and are
         chosen before this ranking is consulted. Lazy: callers stop at the first fit.
         """
-        local = self._local.get(task, _NONE)
-        reported = sorted((lag, c) for c, lag in local.items())
-        end = self._end[task]
+        clients, lags, _ = self._reporters(task)
+        reported = sorted(zip(lags, clients, strict=True))
+        end, local = self._end[task], set(clients)
         rest = ((end, c) for c in range(self._n_clients) if c not in local)
         return (c for _, c in heapq.merge(reported, rest))

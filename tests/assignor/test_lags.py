@@ -213,3 +213,38 @@ def test_caught_up_counts_count_every_caught_up_client(
     ]
     assert index.caught_up_counts() == expected
     assert expected == [index.num_caught_up(k) for k in range(len(tasks))]
+
+
+@given(
+    st.lists(st.integers(0, 300), min_size=1, max_size=8),
+    st.lists(
+        st.dictionaries(
+            st.integers(0, 10), st.one_of(st.integers(-3, 300), st.just(2**63 + 5)), max_size=8
+        ),
+        max_size=5,
+    ),
+    st.one_of(st.integers(0, 200), st.just(UNBOUNDED_RECOVERY_LAG)),
+)
+def test_every_index_query_reads_the_reported_lag_else_the_end_offset_sum(
+    ends: list[int], reported: list[dict[int, int]], acceptable: int
+) -> None:
+    # the index stores reported lags as rows grouped by task (one with a lag past a long, or
+    # of a task outside the list, too); each query must be the rule on the dense lags
+    tasks = [TaskId(0, k) for k in range(len(ends))]
+    client_lags = [{TaskId(0, k): lag for k, lag in r.items()} for r in reported]
+    index = CatchUpIndex(tasks, ends, client_lags=client_lags, acceptable_recovery_lag=acceptable)
+    clients = range(len(client_lags))
+    for k, (task, end) in enumerate(zip(tasks, ends, strict=True)):
+        dense = [lags.get(task, end) for lags in client_lags]
+        caught = [c for c in clients if is_caught_up(dense[c], acceptable)]
+        assert [index.lag(c, k) for c in clients] == dense
+        assert [index.is_caught_up(c, k) for c in clients] == [c in caught for c in clients]
+        assert index.caught_up(k) == caught
+        assert list(index.by_lag(k)) == sorted(clients, key=lambda c: (dense[c], c))
+        least = min(dense, default=end)
+        assert [index.has_more_caught_up_than(c, k) for c in clients] == [
+            c not in caught and least < dense[c] for c in clients
+        ]
+    stateful = {t for lags in client_lags for t in lags if t in tasks}
+    assert index.reports_any() == bool(stateful)
+    assert index.reported_among(range(len(tasks))) == sorted(t.partition for t in stateful)

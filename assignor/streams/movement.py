@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 from kassign.assignor.interrupt import checkpoint
+from kassign.assignor.streams.holders import pairs
 from kassign.assignor.streams.lags import CatchUpIndex
 
 __all__ = ["ActiveMoves", "StandbyMoves", "move_active_tasks", "move_standby_tasks"]
@@ -161,12 +161,11 @@ def candidates(
     pass's warm-ups). The whole group's pairs at once, as columns: a step per pair was most of
     a 10,000-task next round's movements (issue 24)."""
     checkpoint()
-    sizes = list(map(len, holdings))
-    tasks = np.fromiter(chain.from_iterable(holdings), np.int64, sum(sizes))
-    clients = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    tasks, clients = pairs(holdings)
     if any(skipped):
-        skip = [t * len(sizes) + c for c, ts in enumerate(skipped) for t in ts]
-        keep = ~np.isin(tasks * len(sizes) + clients, np.array(skip, dtype=np.int64))
+        n_c = len(holdings)
+        skip = np.array([t * n_c + c for c, ts in enumerate(skipped) for t in ts], np.int64)
+        keep = ~np.isin(tasks * n_c + clients, skip)
         tasks, clients = tasks[keep], clients[keep]
     moves = index.movable(clients, tasks)
     tasks, clients = tasks[moves], clients[moves]

@@ -2,18 +2,27 @@
 history-moves), against the rule Kafka's ``TaskMovement`` applies pair by pair: client by
 client in process order, each client's tasks ascending, a held (client, task) pair is offered
 when the client is not caught up on the task and some client lags strictly less, keyed by how
-many clients are caught up on it; the standby pass skips the client's warm-ups."""
+many clients are caught up on it; the standby pass skips the client's warm-ups. And the
+high-availability assignor's answer where it reads from the rack steps' columns that no
+movement can be planned, against the one it gives making the sets every time."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.streams.high_availability import (
+    assign_high_availability,
+    explain_high_availability,
+)
 from kassign.assignor.streams.lags import UNBOUNDED_RECOVERY_LAG, CatchUpIndex, is_caught_up
-from kassign.assignor.streams.model import TaskId
+from kassign.assignor.streams.model import ApplicationState, RackAwareStrategy, TaskId
 from kassign.assignor.streams.movement import candidates
+
+from tests.assignor.strategies import app_states
 
 
 class _Listed(AbstractSet[int]):
@@ -36,7 +45,7 @@ class _Listed(AbstractSet[int]):
 _LAG = st.one_of(st.integers(-3, 300), st.just(2**63 + 5))  # past a long: Python ints
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.integers(0, 300), min_size=1, max_size=10),
     st.lists(st.dictionaries(st.integers(0, 12), _LAG, min_size=1, max_size=8), max_size=5),
@@ -72,3 +81,21 @@ def test_candidates_are_the_pairs_kafka_offers_in_its_order(
     listed = [_Listed(data.draw(st.permutations(sorted(h)))) for h in held]
     assert candidates(index, listed) == offered([set()] * n_c)
     assert candidates(index, listed, skipped) == offered(skipped)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    app_states(max_clients=5),
+    st.sampled_from([RackAwareStrategy.MIN_TRAFFIC, RackAwareStrategy.BALANCE_SUBTOPOLOGY]),
+    st.sampled_from([None, "r1"]),
+)
+def test_rack_aware_answer_alike_whether_the_movements_are_read_from_columns(
+    state: ApplicationState, strategy: RackAwareStrategy, rack: str | None
+) -> None:
+    # with the rack steps' ``Replicas`` the assignor reads from the columns whether a movement
+    # can be planned and makes the sets only then; an explanation always makes them
+    state = replace(state, configs=replace(state.configs, rack_aware_strategy=strategy))
+    if rack is not None:  # every client on one rack: the costs are known
+        clients = {p: replace(c, rack_id=rack) for p, c in state.clients.items()}
+        state = replace(state, clients=clients)
+    assert assign_high_availability(state) == explain_high_availability(state)[0]

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from kassign.assignor.streams.high_availability import (
@@ -78,6 +79,10 @@ def test_candidates_are_the_pairs_kafka_offers_in_its_order(
             if not caught[c][t] and min(dense[o][t] for o in range(n_c)) < dense[c][t]
         ]
 
+    every = np.array([(c, t) for c in range(n_c) for t in range(n_t)], np.int64).reshape(-1, 2)
+    lags_of, caught_of = index.pair_lags(every[:, 0], every[:, 1])  # the columns under both
+    assert lags_of.tolist() == [dense[c][t] for c, t in every.tolist()]
+    assert caught_of.tolist() == [caught[c][t] for c, t in every.tolist()]
     listed = [_Listed(data.draw(st.permutations(sorted(h)))) for h in held]
     assert candidates(index, listed) == offered([set()] * n_c)
     assert candidates(index, listed, skipped) == offered(skipped)

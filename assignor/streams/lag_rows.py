@@ -10,7 +10,7 @@ within ``acceptable_recovery_lag`` (``lags.py``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Any, NamedTuple
 
@@ -19,7 +19,7 @@ import numpy.typing as npt
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import LATEST_OFFSET, TaskId, positions
 
-__all__ = ["BoolArray", "IntArray", "Rows", "reported_rows"]
+__all__ = ["BoolArray", "IntArray", "Rows", "reported_rows", "verdicts"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -77,7 +77,7 @@ def reported_rows(
     checkpoint()
     if reported:
         at = _positions(tasks, chain.from_iterable(locals_), reported)
-        lags = _column(list(chain.from_iterable(local.values() for local in locals_)))
+        lags = _column(lambda: chain.from_iterable(v.values() for v in locals_), reported)
         clients = np.repeat(np.arange(n_c, dtype=np.int64), sizes)
         keep = at >= 0
         if not keep.all():  # a task outside ``tasks``: not indexed
@@ -88,11 +88,7 @@ def reported_rows(
     checkpoint()
     order = np.argsort(at, kind="stable")  # each task's clients stay ascending
     task_col, clients, lags = at[order], clients[order], lags[order]
-    if unbounded:
-        caught = np.ones(len(lags), dtype=bool)
-    else:
-        caught = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= acceptable_recovery_lag))
-    caught = np.asarray(caught, dtype=bool)
+    caught = verdicts(lags, acceptable_recovery_lag, unbounded=unbounded)
     span = np.arange(n_t, dtype=np.int64)
     start = np.searchsorted(task_col, span, side="left").astype(np.int64)
     stop = np.searchsorted(task_col, span, side="right").astype(np.int64)
@@ -110,10 +106,20 @@ def reported_rows(
     return Rows(task_col * n_c + clients, clients, lags, caught, start, stop, counts, least)
 
 
-def _column(values: list[int]) -> npt.NDArray[Any]:
-    """Lags as int64, or as Python ints when one is past a long (an offset sum below -3
-    makes end minus it exceed ``Long.MAX_VALUE``): the same comparisons either way."""
+def verdicts(lags: npt.NDArray[Any], acceptable_recovery_lag: int, *, unbounded: bool) -> BoolArray:
+    """``lags.is_caught_up`` of each lag: ``LATEST_OFFSET`` or within the acceptable lag, any
+    lag when ``unbounded``."""
+    if unbounded:
+        return np.ones(len(lags), dtype=bool)
+    caught = (lags == LATEST_OFFSET) | ((lags >= 0) & (lags <= acceptable_recovery_lag))
+    return np.asarray(caught, dtype=bool)
+
+
+def _column(values: Callable[[], Iterable[int]], count: int) -> npt.NDArray[Any]:
+    """The ``count`` lags ``values()`` gives, as int64, or as Python ints when one is past a
+    long (an offset sum below -3 makes end minus it exceed ``Long.MAX_VALUE``; read again):
+    the same comparisons either way."""
     try:
-        return np.array(values, dtype=np.int64)
+        return np.fromiter(values(), np.int64, count)
     except OverflowError:
-        return np.array(values, dtype=object)
+        return np.array(list(values()), dtype=object)

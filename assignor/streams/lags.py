@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from kassign.assignor.streams.lag_rows import BoolArray, IntArray, reported_rows
+from kassign.assignor.streams.lag_rows import BoolArray, IntArray, reported_rows, verdicts
 from kassign.assignor.streams.model import (
     LATEST_OFFSET,
     UNKNOWN_OFFSET_SUM,
@@ -228,11 +228,10 @@ class CatchUpIndex:
     ) -> None:
         self._n_clients = len(client_lags)
         self._codes: list[int] | None = None
-        end = array("q", end_offset_sums)  # a Java long each
-        # one verdict per distinct end-offset sum (a fresh group's are all 0), not per task
-        verdict = {e: is_caught_up(e, acceptable_recovery_lag) for e in set(end)}
-        self._default: BoolArray = np.fromiter(map(verdict.__getitem__, end), bool, len(end))
-        self._end: IntArray = np.array(end, dtype=np.int64)
+        unbounded = acceptable_recovery_lag >= UNBOUNDED_RECOVERY_LAG
+        self._end: IntArray = np.array(array("q", end_offset_sums), dtype=np.int64)  # Java longs
+        # a client that did not report a task lags by its end-offset sum: that one's verdict
+        self._default = verdicts(self._end, acceptable_recovery_lag, unbounded=unbounded)
         # Only what clients reported is stored (a task nobody reported is read from ``_end``):
         # 100,000 tasks must not cost 100,000 empty dicts and sets (issue 16).
         self._r = reported_rows(
@@ -241,7 +240,7 @@ class CatchUpIndex:
             self._end,
             self._default,
             acceptable_recovery_lag,
-            unbounded=acceptable_recovery_lag >= UNBOUNDED_RECOVERY_LAG,
+            unbounded=unbounded,
         )
 
     def pair_lags(self, clients: IntArray, tasks: IntArray) -> tuple[npt.NDArray[Any], BoolArray]:

@@ -149,6 +149,12 @@ class _Board:
         return None if best is None else best[1]
 
 
+_PAIR_BY_PAIR = 64
+"""Up to this many held pairs ``candidates`` asks the index pair by pair: numpy's fixed costs
+on a few pairs (a dozen steps of several us each) exceed the pairs' own (issue 24's 12-task
+call)."""
+
+
 def candidates(
     index: CatchUpIndex,
     holdings: Sequence[AbstractSet[int]],
@@ -161,12 +167,16 @@ def candidates(
     pass's warm-ups). The whole group's pairs at once, as columns: a step per pair was most of
     a 10,000-task next round's movements (issue 24)."""
     checkpoint()
+    if any(skipped):  # a set difference per client: ``np.isin`` sorts, 50-90 us at 12 tasks
+        holdings = [h - s if s else h for h, s in zip(holdings, skipped, strict=True)]
+    if sum(map(len, holdings)) <= _PAIR_BY_PAIR:
+        return [
+            (index.num_caught_up(t), t, c)
+            for c, held in enumerate(holdings)
+            for t in sorted(held)
+            if index.has_more_caught_up_than(c, t)
+        ]
     tasks, clients = pairs(holdings)
-    if any(skipped):
-        n_c = len(holdings)
-        skip = np.array([t * n_c + c for c, ts in enumerate(skipped) for t in ts], np.int64)
-        keep = ~np.isin(tasks * n_c + clients, skip)
-        tasks, clients = tasks[keep], clients[keep]
     moves = index.movable(clients, tasks)
     tasks, clients = tasks[moves], clients[moves]
     order = np.lexsort((tasks, clients))

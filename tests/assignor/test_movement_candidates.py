@@ -8,13 +8,15 @@ movement can be planned, against the one it gives making the sets every time."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
+from unittest.mock import patch
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kassign.assignor.streams import movement
 from kassign.assignor.streams.high_availability import (
     assign_high_availability,
     explain_high_availability,
@@ -32,6 +34,10 @@ class _Listed(AbstractSet[int]):
 
     def __init__(self, items: list[int]) -> None:
         self._items = items
+
+    @classmethod
+    def _from_iterable(cls, items: Iterable[int]) -> _Listed:  # what ``-`` makes
+        return cls(list(items))
 
     def __contains__(self, item: object) -> bool:
         return item in self._items
@@ -84,8 +90,10 @@ def test_candidates_are_the_pairs_kafka_offers_in_its_order(
     assert lags_of.tolist() == [dense[c][t] for c, t in every.tolist()]
     assert caught_of.tolist() == [caught[c][t] for c, t in every.tolist()]
     listed = [_Listed(data.draw(st.permutations(sorted(h)))) for h in held]
-    assert candidates(index, listed) == offered([set()] * n_c)
-    assert candidates(index, listed, skipped) == offered(skipped)
+    for by_pair in (0, 10**9):  # the columns, then pair by pair (a small group's way)
+        with patch.object(movement, "_PAIR_BY_PAIR", by_pair):
+            assert candidates(index, listed) == offered([set()] * n_c)
+            assert candidates(index, listed, skipped) == offered(skipped)
 
 
 @settings(max_examples=40, deadline=None)

@@ -116,6 +116,8 @@ class Topology:
     """The tasks' loads and state bytes as given (issue 25; read with ``balance`` ``LOAD``)."""
     stateful: bytes
     """Per task in task order, 1 where stateful (the table's column)."""
+    ends: array[int]
+    """Per task in task order, its changelog end-offset sum (the table's column)."""
 
     @property
     def source_topics(self) -> dict[str, dict[int, TaskId]]:
@@ -218,10 +220,11 @@ def decode_topology(columns: TaskColumns) -> Topology:
     (ids, stateful, ends, stores, starts, topics, numbers, flags, racks) = columns.table[:9]
     topic_names, rack_sets, sources, loads, sizes = columns.table[9:]
     sets = (_NO_RACKS, *(frozenset(s) for s in rack_sets))
+    end_sums = array("q", ends)
     table = TaskTable(
         ids,
         stateful,
-        array("q", ends),
+        end_sums,
         dict(stores),
         array("q", starts),
         (array("i", topics), array("i", numbers), flags, array("i", racks)),
@@ -230,4 +233,4 @@ def decode_topology(columns: TaskColumns) -> Topology:
     )
     task_loads = TaskLoads({ids[r]: v for r, v in loads}, {ids[r]: v for r, v in sizes})
     rows_by_topic = tuple((topic_names[t], by_number, rows) for t, by_number, rows in sources)
-    return Topology(table, rows_by_topic, table.end_offset_sums(), task_loads, stateful)
+    return Topology(table, rows_by_topic, table.end_offset_sums(), task_loads, stateful, end_sums)

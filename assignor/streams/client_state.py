@@ -125,16 +125,23 @@ def read_reports(columns: ReportColumns) -> list[SumsRead]:
     latest_tasks = list(compress(tasks, latest.tobytes()))
     stateful_stops = np.cumsum(np.bincount(group[stateful], minlength=len(reports))).tolist()
     latest_stops = np.cumsum(np.bincount(group[latest], minlength=len(reports))).tolist()
-    out, start, at, first = [], 0, 0, 0
+    kept: list[int] = []
+    reported, found, local = [], [], []
+    start, at, first = 0, 0, 0
     for i, stop in enumerate(columns.stops):
         if stop == start:
-            out.append(NO_SUMS)
             continue
         until, last = stateful_stops[i], latest_stops[i]
-        found = frozenset(latest_tasks[first:last]) if last > first else _NONE
-        local = dict(zip(stateful_tasks[at:until], lags[at:until]))
-        out.append(SumsRead(reports[i], frozenset(tasks[start:stop]), found, local))
+        kept.append(i)
+        reported.append(frozenset(tasks[start:stop]))
+        found.append(frozenset(latest_tasks[first:last]) if last > first else _NONE)
+        local.append(dict(zip(stateful_tasks[at:until], lags[at:until])))
         start, at, first = stop, until, last
+    fields = {"sums": [reports[i] for i in kept], "reported": reported, "latest": found}
+    reads = made_by_field(SumsRead, {**fields, "local": local}, len(kept))
+    out = [NO_SUMS] * len(reports)
+    for i, read in zip(kept, reads):
+        out[i] = read
     return out
 
 
@@ -182,7 +189,9 @@ def client_states(
     actives, standbys, lags = [], [], []
     for row in rows:
         consumers = row[1]
-        merged = _merged([read for _, _, read in consumers])
+        reads = [c[2] for c in consumers]
+        # one userData's consumers share one read (equal reads merge to either)
+        merged = reads[0] if reads.count(reads[0]) == len(reads) else _merged(reads)
         owned = [o for _, o, _ in consumers if o]
         active = merged.latest.union(*owned) if owned else merged.latest
         actives.append(active)

@@ -20,6 +20,7 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
+from operator import itemgetter
 from typing import Any, NoReturn
 
 import kassign_native
@@ -72,8 +73,11 @@ class TaskIds:
         """The topology's tasks without a named topology as ``subtopology << 32 | partition``,
         sorted (built once per request)."""
         if self._keys is None:
-            keys = [(t[1] << 32) | t[2] for t in self._tasks.ids if not t[0]]
-            self._keys = np.sort(np.array(keys, dtype=np.int64))
+            ids, count = self._tasks.ids, len(self._tasks)
+            named = np.fromiter(map(bool, map(itemgetter(0), ids)), np.bool_, count)
+            sub = np.fromiter(map(itemgetter(1), ids), np.int64, count)
+            part = np.fromiter(map(itemgetter(2), ids), np.int64, count)
+            self._keys = np.sort(((sub << 32) | part)[~named])
         return self._keys
 
 

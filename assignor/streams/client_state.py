@@ -137,8 +137,8 @@ def read_reports(columns: ReportColumns) -> list[SumsRead]:
         found.append(frozenset(latest_tasks[first:last]) if last > first else _NONE)
         local.append(dict(zip(stateful_tasks[at:until], lags[at:until])))
         start, at, first = stop, until, last
-    fields = {"sums": [reports[i] for i in kept], "reported": reported, "latest": found}
-    reads = made_by_field(SumsRead, {**fields, "local": local}, len(kept))
+    fields: dict[str, Sequence[object]] = {"sums": [reports[i] for i in kept], "local": local}
+    reads = made_by_field(SumsRead, {**fields, "reported": reported, "latest": found}, len(kept))
     out = [NO_SUMS] * len(reports)
     for i, read in zip(kept, reads):
         out[i] = read

@@ -19,7 +19,7 @@ import numpy as np
 from kassign.assignor.claims import OwnedPartitions, claim_columns
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import TaskId
-from kassign.server.streams.decode.topology import Topology
+from kassign.server.streams.decode.topology import Topology, at_rows
 
 __all__ = ["OwnedTasks", "owned_tasks", "stray_names"]
 
@@ -75,7 +75,7 @@ def owned_tasks(claims: Sequence[OwnedPartitions], topology: Topology) -> list[O
     del wanted
     starts = np.cumsum(sizes) - sizes
     kept = np.add.reduceat(found, starts, dtype=np.int64)
-    tasks = list(map(topology.tasks.ids.__getitem__, taken))
+    tasks = at_rows(topology.tasks.ids, taken)
     strays = (sizes - kept).tolist()
     start = 0
     for k, end in enumerate(np.cumsum(kept).tolist()):

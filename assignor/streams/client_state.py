@@ -94,8 +94,9 @@ class ReportColumns:
     tasks: Sequence[TaskId]
     sums: np.ndarray[Any, Any]
     """int64, or Python ints (``report_columns``)."""
-    ends: np.ndarray[Any, np.dtype[np.int64]]
-    """Each row's task's end-offset sum, ``STATELESS`` where it has none."""
+    ends: np.ndarray[Any, Any]
+    """Each row's task's end-offset sum, ``STATELESS`` where it has none (int64, or Python
+    ints past a long)."""
     stops: Sequence[int]
     """Where each report's rows end."""
 
@@ -107,8 +108,12 @@ def report_columns(
     stops = np.cumsum([len(r) for r in reports], dtype=np.intp).tolist()
     pairs = list(chain.from_iterable(reports))
     tasks, values = (list(c) for c in zip(*pairs)) if pairs else ([], [])
-    ends = np.array(list(map(end_offset_sums.get, tasks, repeat(STATELESS))), dtype=np.int64)
-    return ReportColumns(reports, tasks, _column(values), ends, stops)
+    ends = list(map(end_offset_sums.get, tasks, repeat(STATELESS)))
+    try:
+        column = np.array(ends, dtype=np.int64)
+    except OverflowError:  # an end past a long (a library caller's): Python ints
+        column = np.array(ends, dtype=object)
+    return ReportColumns(reports, tasks, _column(values), column, stops)
 
 
 def read_reports(columns: ReportColumns) -> list[SumsRead]:
@@ -117,6 +122,8 @@ def read_reports(columns: ReportColumns) -> list[SumsRead]:
     reports, tasks, sums, ends = columns.reports, columns.tasks, columns.sums, columns.ends
     if not len(sums):
         return [NO_SUMS] * len(reports)
+    if sums.dtype == object or ends.dtype == object:  # both as Python ints: no row wraps
+        sums, ends = sums.astype(object), ends.astype(object)
     stateful = ends != STATELESS
     lags = lag_column(sums[stateful], ends[stateful]).tolist()
     latest = sums == LATEST_OFFSET

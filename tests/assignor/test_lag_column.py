@@ -46,7 +46,11 @@ report = st.dictionaries(
 @settings(max_examples=60)
 @given(
     st.lists(report, max_size=6),
-    st.dictionaries(st.integers(0, 15).map(lambda p: TaskId(0, p)), ends, max_size=12),
+    st.dictionaries(
+        st.integers(0, 15).map(lambda p: TaskId(0, p)),
+        st.one_of(ends, st.integers(0, 2**66)),
+        max_size=12,
+    ),
 )
 def test_each_read_is_its_reports_sets_and_lags(
     reports: list[dict[TaskId, int]], end_sums: dict[TaskId, int]
@@ -65,3 +69,9 @@ def test_each_read_is_its_reports_sets_and_lags(
         assert read.latest == {t for t, s in sums.items() if s == LATEST_OFFSET}
         local = {t: lag_for(s, end_sums[t]) for t, s in sums.items() if t in end_sums}
         assert read.local == local
+
+
+def test_an_end_past_a_long_reads_as_python_ints() -> None:
+    task, other = TaskId(0, 1), TaskId(0, 2)
+    reads = read_reports(report_columns([((task, 5), (other, -2))], {task: 2**64, other: 9}))
+    assert reads[0].local == {task: 2**64 - 5, other: LATEST_OFFSET}

@@ -186,7 +186,7 @@ def checked_groups(
         keys, group = keys[order], group[order]
         if np.count_nonzero((keys[1:] == keys[:-1]) & (group[1:] == group[:-1])):
             return None
-    else:  # each report's tasks ascending already (Kafka's usual order): nothing repeats
+    else:  # each report's tasks ascend already (the usual order): nothing repeats
         order = np.arange(len(keys))
     if known is None:
         found, at = np.ones(len(keys), dtype=np.bool_), None

@@ -131,7 +131,7 @@ def decode_request(
         if r.error_code:
             notes.append(f"member {r.member_id!r} reported error code {r.error_code}")
     clients = decoded_clients(by_process.values(), topology, notes, checked)
-    del checked
+    del checked, group  # the sums' columns: the clients hold what they need
     _shared_partitions(reports, notes)
     # Tasks (the topology's dict) and clients are already in their canonical order.
     state = ApplicationState(

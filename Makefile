@@ -223,15 +223,14 @@ lint: setup system-deps
 	else echo "lint: rustfmt or clippy is missing (rustup component add rustfmt clippy):" \
 		"the compiled core's source is not linted" >&2; fi
 
-# The suite in two runs. First the folders of pure computation (no server, broker, browser or
-# clock-bound check; Kafka's oracles are JVMs fed on stdin) on both cores, pytest-xdist giving
-# each worker whole modules (their fixtures are module- or session-scoped); then the rest one
-# test at a time, as the e2e and ops tests' timings assume (CI's 2 cores, 20 minutes).
-PARALLEL_TESTS := tests/assignor tests/differential tests/kafka tests/snapshots
+# The suite in two runs (tests/conftest.py's --phase says which test goes where, and why).
+# First pure computation and servers on port 0 with nothing timed, on both cores, pytest-xdist
+# giving each worker whole modules (their fixtures are module- or session-scoped); then the rest
+# one test at a time, as the e2e and ops tests' timings assume (CI's 2 cores, 20 minutes).
 pytest: setup system-deps java ghz grpcurl client-deps
-	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=10 $(PARALLEL_TESTS)
+	$(PY) -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=10 --phase parallel
 	PYSPARK_PYTHON=$(abspath $(PY)) $(PY) -m pytest -q -p no:cacheprovider --durations=20 \
-		$(addprefix --ignore=,$(PARALLEL_TESTS))
+		--phase serial
 
 test: setup system-deps java lint pytest
 

@@ -270,8 +270,8 @@ def eligible(
 
 
 def _counts(index: CatchUpIndex) -> IntArray:
-    """``index.caught_up_counts()`` as a column."""
-    return np.array(index.caught_up_counts(), np.int64)
+    """``index.caught_up_counts()`` as a column: the index's own (read-only), not a copy."""
+    return index.caught_up_column()
 
 
 def _may_lead(

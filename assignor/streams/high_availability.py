@@ -134,9 +134,10 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     layout = Layout.of(state)
     tables = rack_tables(state, layout)
     index = catch_up_index(state, layout)
-    # Without a reported lag no movement can be planned: where the rack steps hold the
-    # holdings as ``Replicas`` neither kind is then made sets (issue 24).
-    quiet = not explain and not index.reports_any()
+    # Without a reported lag no movement can be planned, and where the rack steps hold the
+    # holdings as ``Replicas`` whether one can is read from them: neither kind is made sets
+    # unless it can (issue 24: a fresh group, and a settled group's next round).
+    quiet = not explain and (tables is not None or not index.reports_any())
     active, active_diagnostics, balanced, numbered = stateful_actives(
         state, layout, tables, sets=not quiet
     )
@@ -144,6 +145,11 @@ def _by_count(state: ApplicationState, *, explain: bool) -> tuple[TaskAssignment
     standby, standby_diagnostics, standby_phases, numbered = standbys(
         state, layout, active, tables, keep=explain, numbered=numbered, sets=not still
     )
+    if still and numbered is not None and _may_move(state, layout, index, numbered):
+        from kassign.assignor.streams.ha_numbering import Numbering
+
+        active, standby = Numbering(state, layout).holdings(numbered)
+        still = False
     # The phases' cost is measured now, so only a trace reads the holdings before movements
     # again; otherwise the movements take them over (issues 16 and 24: no copy of every task).
     held: Held = (active, standby) if numbered is None else numbered
@@ -315,9 +321,25 @@ def _movements(
     return moved, copied
 
 
+def _may_move(state: ApplicationState, layout: Layout, index: CatchUpIndex, held: Replicas) -> bool:
+    """Whether phase 3 or 4 can plan a movement on ``held``: some active or standby on a
+    client not caught up on it while another client lags less (``CatchUpIndex.movable``).
+    Without one the active pass moves nothing and places no warm-up, so the standby pass
+    looks at the same standbys, and neither changes anything."""
+    if not index.reports_any():
+        return False
+    from kassign.assignor.streams.ha_numbering import Numbering
+
+    numbering = Numbering(state, layout)
+    tasks, clients = numbering.active_pairs(held)
+    if index.movable(clients, tasks).any():
+        return True
+    return bool(index.movable(numbering.layout_of[held.rep_client], held.rep_task).any())
+
+
 def _unmoved(clients: int, budget: int) -> tuple[ActiveMoves, StandbyMoves]:
-    """What phases 3 and 4 give when no client reported a lag (``CatchUpIndex.reports_any``):
-    no movement, no warm-up, the budget untouched; neither kind's sets are read (nor made)."""
+    """What phases 3 and 4 give when they can plan none (no client reported a lag, or no pair
+    may move: ``_may_move``): no movement, no warm-up, the budget untouched; neither kind's sets are read (nor made)."""
     none = (frozenset[int](),) * clients  # one shared empty set
     return ActiveMoves((), (), none, 0, budget), StandbyMoves((), 0, 0, budget)
 

@@ -32,7 +32,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+import numpy as np
 from kassign.assignor.interrupt import checkpoint
+from kassign.assignor.streams.holders import pairs
 from kassign.assignor.streams.lags import CatchUpIndex
 
 __all__ = ["ActiveMoves", "StandbyMoves", "move_active_tasks", "move_standby_tasks"]
@@ -147,6 +149,46 @@ class _Board:
         return None if best is None else best[1]
 
 
+def candidates(
+    index: CatchUpIndex,
+    holdings: Sequence[AbstractSet[int]],
+    skipped: Sequence[AbstractSet[int]] = (),
+) -> list[tuple[int, int, int]]:
+    """Every movement a pass offers, ``(caught-up count, task, lagging client)`` in the order
+    Kafka offers them: client by client in process order, each client's tasks ascending; a
+    held (client, task) pair is one when ``index.movable`` (not caught up there, some client
+    lags less). ``skipped``: per client, tasks it holds that are not looked at (the standby
+    pass's warm-ups). The whole group's pairs at once, as columns: a step per pair was most of
+    a 10,000-task next round's movements (issue 24)."""
+    checkpoint()
+    tasks, clients = pairs(holdings)
+    if any(skipped):
+        n_c = len(holdings)
+        skip = np.array([t * n_c + c for c, ts in enumerate(skipped) for t in ts], np.int64)
+        keep = ~np.isin(tasks * n_c + clients, skip)
+        tasks, clients = tasks[keep], clients[keep]
+    moves = index.movable(clients, tasks)
+    tasks, clients = tasks[moves], clients[moves]
+    order = np.lexsort((tasks, clients))
+    tasks, clients = tasks[order], clients[order]
+    counts = index.caught_up_column()[tasks]
+    checkpoint()
+    return list(zip(counts.tolist(), tasks.tolist(), clients.tolist(), strict=True))
+
+
+def _queued(
+    index: CatchUpIndex,
+    holdings: Sequence[AbstractSet[int]],
+    skipped: Sequence[AbstractSet[int]] = (),
+) -> _JavaQueue:
+    """Kafka's queue of a pass: its ``candidates`` offered one by one (few: the ties in
+    the queue fall by the order they were offered in)."""
+    queue = _JavaQueue()
+    for entry in candidates(index, holdings, skipped):
+        queue.offer(*entry)
+    return queue
+
+
 def _scratch(holdings: Sequence[Iterable[int]], taking: bool) -> list[set[int]]:
     """Sets a pass may change: the caller's own (``taking``: it gives them up, so a group's
     holdings are not copied once more; issue 16), else copies."""
@@ -196,12 +238,7 @@ def move_active_tasks(
     copied once more (issue 16).
     """
     board = _ActiveBoard(_scratch(active, taking), _scratch(standby, taking), capacities)
-    queue = _JavaQueue()
-    for client, tasks in enumerate(board.moving):
-        checkpoint()
-        for task in index.reported_among(tasks):
-            if index.has_more_caught_up_than(client, task):
-                queue.offer(index.num_caught_up(task), task, client)
+    queue = _queued(index, board.moving)
     warmups: dict[int, set[int]] = {}  # only clients given one (issue 24: not a set each)
     movements = len(queue)
     for _, task, lagging in queue.drain():
@@ -246,12 +283,7 @@ def move_standby_tasks(
     ``taking``: ``standby``'s sets are the caller's to give up (changed in place), as in
     ``move_active_tasks``."""
     board = _Board(active, _scratch(standby, taking), capacities)
-    queue = _JavaQueue()
-    for client, tasks in enumerate(board.standby):
-        checkpoint()  # a client's standbys: about 3 ms for 1,200 (issue 24's saturation test)
-        for task in index.reported_among(tasks - warmups[client]):
-            if index.has_more_caught_up_than(client, task):
-                queue.offer(index.num_caught_up(task), task, client)
+    queue = _queued(index, board.standby, warmups)
     movements = placed = 0
     kept: list[tuple[int, int]] = []
     for _, task, lagging in queue.drain():

@@ -127,7 +127,10 @@ def read_reports(columns: ReportColumns) -> list[SumsRead]:
     stateful = ends != STATELESS
     lags = lag_column(sums[stateful], ends[stateful]).tolist()
     latest = sums == LATEST_OFFSET
-    group = np.repeat(np.arange(len(reports)), np.diff(columns.stops, prepend=0))
+    stops = np.array(columns.stops, dtype=np.intp)
+    sizes = stops.copy()
+    sizes[1:] -= stops[:-1]  # not np.diff(prepend=): 13 us of a 12-task call's few
+    group = np.repeat(np.arange(len(reports)), sizes)
     stateful_tasks = list(compress(tasks, stateful.tobytes()))
     latest_tasks = list(compress(tasks, latest.tobytes()))
     stateful_stops = np.cumsum(np.bincount(group[stateful], minlength=len(reports))).tolist()

@@ -199,10 +199,11 @@ def checked_groups(
     pairs = list(zip(tasks, kept_sums.tolist()))
     stops = np.cumsum(np.bincount(group[found], minlength=n)).tolist()
     kept = [tuple(pairs[a:b]) for a, b in zip([0, *stops], stops)]
-    ignored = np.bincount(group[~found], minlength=n).tolist()
+    counts = np.bincount(group[~found], minlength=n)
+    ignored = counts.tolist()
     first: list[tuple[TaskId, ...]] = [()] * n
-    other_stops = np.cumsum(ignored).tolist()
-    for i in np.flatnonzero(ignored).tolist():  # rare: a note's words
+    other_stops = np.cumsum(counts).tolist() if len(others) else ignored
+    for i in np.flatnonzero(counts).tolist() if len(others) else ():  # rare: a note's words
         begin = other_stops[i] - ignored[i]
         named = others[begin : begin + min(ignored[i], LISTED)]
         first[i] = tuple(_tasks(sub[named], part[named], None, None))

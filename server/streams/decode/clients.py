@@ -5,10 +5,12 @@ Members of one process must agree on the user end point and the client tags (two
 two processes share an id: an ``InvalidRequest`` naming the member and the field); members
 without a rack leave the client's rack unknown, with a note. What a member reported that
 Kafka ignores (offset sums of tasks the topology lacks, owned partitions no task reads) is
-noted. Each distinct offset-sum report is read once (``lags.read_sums``): the members of one
-process mostly send one userData, and a fresh group's members send none, which every fresh
-client shares (issue 24: a dict, a set and a report object per member and client took a
-fifth of a 10,000-task call's decode).
+noted. Each distinct offset-sum report is read once, every report's at once
+(``client_state.read_reports``: the group's lags one column): the members of one process
+mostly send one userData, and a fresh group's members send none, which every fresh client
+shares (issue 24: a dict, a set and a report object per member and client took a fifth of a
+10,000-task call's decode; a Python step per reported task, 20,000 in its next round, a
+quarter of that round's decode).
 """
 
 from __future__ import annotations
@@ -16,19 +18,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
+import numpy as np
 from kassign.assignor.errors import InvalidRequest
 from kassign.assignor.ordering import process_key
 from kassign.assignor.streams.client_state import (
     NO_SUMS,
+    STATELESS,
     ClientRow,
     Consumer,
+    ReportColumns,
     SumsRead,
     client_states,
-    read_sums,
+    read_reports,
+    report_columns,
 )
 from kassign.assignor.streams.lags import TaskLags
 from kassign.assignor.streams.model import KafkaStreamsState, TaskId
 from kassign.server.streams.decode.members import DecodedMember
+from kassign.server.streams.decode.offset_sums import CheckedGroups
 from kassign.server.streams.decode.owned_tasks import OwnedTasks, owned_tasks, stray_names
 from kassign.server.streams.decode.topology import Topology
 
@@ -85,28 +92,24 @@ class _Builder:
     identity of its offset sums: members sending one userData share them), each distinct
     tag list as one dict, one ``TaskLags`` of no local state."""
 
-    def __init__(self, topology: Topology, notes: list[str], owned: dict[str, OwnedTasks]) -> None:
-        """``owned``: each owning member's tasks and strays, by member id (``owned_tasks``)."""
-        self.topology, self.notes, self.owned = topology, notes, owned
-        self.reads: dict[int, SumsRead] = {}
+    def __init__(
+        self,
+        topology: Topology,
+        notes: list[str],
+        owned: dict[str, OwnedTasks],
+        reads: dict[int, SumsRead],
+    ) -> None:
+        """``owned``: each owning member's tasks and strays, by member id (``owned_tasks``);
+        ``reads``: each distinct report read, by the identity of its sums (``_reads``)."""
+        self.topology, self.notes, self.owned, self.reads = topology, notes, owned, reads
         self.tags: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         self.no_lags = TaskLags.of_known(topology.end_offset_sums, {})
-        self._end_of: dict[TaskId, int] | None = None
         self._sources: dict[str, dict[int, TaskId]] | None = None
-
-    def read(self, report: DecodedMember) -> SumsRead:
-        sums = report.offset_sums
-        read = self.reads.get(id(sums))
-        if read is None:
-            if self._end_of is None:
-                self._end_of = self.topology.stateful_ends()
-            read = self.reads[id(sums)] = read_sums(dict(sums), self._end_of.get)
-        return read
 
     def consumer(self, report: DecodedMember) -> Consumer:
         """A member's offset sums (the decoder kept only the topology's tasks) and owned
         tasks; what was dropped is noted."""
-        read = self.read(report) if report.offset_sums else NO_SUMS
+        read = self.reads[id(report.offset_sums)] if report.offset_sums else NO_SUMS
         if report.ignored_sums:
             self.notes.append(
                 f"member {report.member_id!r}: ignored offset sums of {report.ignored_sums} "
@@ -145,13 +148,49 @@ class _Builder:
         return first.process_id, consumers, rack, shared, end_point
 
 
+def _columns(checked: CheckedGroups, topology: Topology) -> ReportColumns:
+    """The compiled read's checked sums as the clients' columns: each row's end-offset sum
+    read from the table's column by the row the check found (no lookup per task)."""
+    assert checked.rows is not None  # checked against the topology
+    rows = checked.rows
+    stateful = np.frombuffer(topology.stateful, dtype=np.uint8)[rows].astype(np.bool_)
+    ends = np.where(stateful, np.frombuffer(topology.ends, dtype=np.int64)[rows], STATELESS)
+    return ReportColumns(checked.kept, checked.tasks, checked.sums, ends, checked.stops)
+
+
+def _reads(
+    ordered: Sequence[Sequence[DecodedMember]],
+    topology: Topology,
+    checked: CheckedGroups | None,
+) -> dict[int, SumsRead]:
+    """Each distinct offset-sum report read, by the identity of its sums (the members of one
+    userData share them), every report's at once (``client_state.read_reports``); from
+    ``checked``'s columns where the compiled read gave them, else from the members' pairs."""
+    if checked is not None:
+        if not len(checked.sums):  # a fresh group's
+            return {}
+        columns = _columns(checked, topology)
+    else:
+        distinct = {id(r.offset_sums): r.offset_sums for ms in ordered for r in ms if r.offset_sums}
+        if not distinct:
+            return {}
+        columns = report_columns(list(distinct.values()), topology.stateful_ends())
+    return dict(zip(map(id, columns.reports), read_reports(columns)))
+
+
 def decoded_clients(
-    by_process: Iterable[list[DecodedMember]], topology: Topology, notes: list[str]
+    by_process: Iterable[list[DecodedMember]],
+    topology: Topology,
+    notes: list[str],
+    checked: CheckedGroups | None = None,
 ) -> list[KafkaStreamsState]:
-    """Each process's members (in member-id order) as one client, in Java UUID order."""
+    """Each process's members (in member-id order) as one client, in Java UUID order;
+    ``checked``: their distinct userData's offset sums as the compiled read checked them
+    (``member_read.decoded_group``), else read from the members."""
     ordered = sorted(by_process, key=lambda members: process_key(members[0].process_id))
     owning = [r for members in ordered for r in members if len(r.owned_partitions.numbers)]
     found = owned_tasks([r.owned_partitions for r in owning], topology)
-    builder = _Builder(topology, notes, {r.member_id: f for r, f in zip(owning, found)})
+    owned = {r.member_id: f for r, f in zip(owning, found)}
+    builder = _Builder(topology, notes, owned, _reads(ordered, topology, checked))
     rows = [builder.client(members) for members in ordered]
     return client_states(rows, topology.end_offset_sums, builder.no_lags)

@@ -25,19 +25,15 @@ from uuid import UUID
 import kassign_native  # the server's compiled core
 from kassign.assignor.claims import OwnedPartitions
 from kassign.assignor.slotted import made_by_field
-from kassign.kafka.offset_sum_columns import sum_columns
 from kassign.server.limits import RequestLimits
 from kassign.server.streams.decode.members import DecodedMember
-from kassign.server.streams.decode.offset_sums import ReportedSums, checked_groups
+from kassign.server.streams.decode.offset_sums import CheckedGroups, checked_groups, joined_columns
 from kassign.server.streams.decode.topology import TaskIds
 
 if TYPE_CHECKING:
     from kassign_native import StreamsInfo
 
-__all__ = ["MemberRead", "decoded_members", "read_members"]
-
-_NO_SUMS = ReportedSums(())
-"""A userData without offset sums (a fresh group's): one, not a check of empty columns each."""
+__all__ = ["MemberRead", "decoded_group", "decoded_members", "read_members"]
 
 _FIELDS = {5: "subscription.info", 6: "subscription.info_bytes"}
 """The userData's field path by its field number, as the walk names it."""
@@ -86,23 +82,18 @@ def _owned(entries: Owned) -> OwnedPartitions:
     return OwnedPartitions.of_entries(entries[0], counts, numbers)
 
 
-def _checked_sums(infos: list[StreamsInfo], known: TaskIds) -> list[ReportedSums] | None:
-    """Each userData's offset sums checked and cut to the topology (every userData's at
-    once); ``None`` where some hold a fault."""
-    with_sums = [i for i, info in enumerate(infos) if info[8]]
-    checked = checked_groups([sum_columns(infos[i][8]) for i in with_sums], known)
-    if checked is None:
-        return None
-    sums = [_NO_SUMS] * len(infos)
-    for i, reported in zip(with_sums, checked, strict=True):
-        sums[i] = reported
-    return sums
+def _checked_sums(infos: list[StreamsInfo], known: TaskIds) -> CheckedGroups | None:
+    """Every userData's offset sums checked and cut to the topology, one report each, as
+    one set of columns; ``None`` where some hold a fault."""
+    sub, part, sums, sizes = joined_columns([info[8] for info in infos])
+    return checked_groups(sub, part, sums, sizes, known)
 
 
-def decoded_members(read: MemberRead, known: TaskIds) -> tuple[DecodedMember, ...] | None:
-    """The members as ``members.decode_member`` makes them, sorted by member id; ``None``
-    where the walk must read them (a member id twice, a fault in some offset sums). Each
-    field is a column: the userData's, one value per distinct userData, indexed by member."""
+def decoded_group(
+    read: MemberRead, known: TaskIds
+) -> tuple[tuple[DecodedMember, ...], CheckedGroups] | None:
+    """``decoded_members``, and every distinct userData's checked offset sums as columns
+    (each member's ``offset_sums`` is its userData's ``CheckedGroups.kept`` entry, itself)."""
     if len(set(read.ids)) != len(read.ids):
         return None
     sums = _checked_sums(read.infos, known)
@@ -128,9 +119,9 @@ def decoded_members(read: MemberRead, known: TaskIds) -> tuple[DecodedMember, ..
         "version": per_member(versions),
         "latest_supported_version": per_member(latests),
         "user_end_point": per_member([e or None for e in end_points]),
-        "offset_sums": per_member([s.kept for s in sums]),
-        "ignored_sums": per_member([s.ignored for s in sums]),
-        "ignored_first": per_member([s.ignored_first for s in sums]),
+        "offset_sums": per_member(sums.kept),
+        "ignored_sums": per_member(sums.ignored),
+        "ignored_first": per_member(sums.ignored_first),
         "client_tags": per_member(tags),
         "unique_field": per_member(uniques),
         "error_code": per_member(errors),
@@ -139,4 +130,12 @@ def decoded_members(read: MemberRead, known: TaskIds) -> tuple[DecodedMember, ..
     }
     members = made_by_field(DecodedMember, columns, count)
     members.sort(key=attrgetter("member_id"))
-    return tuple(members)
+    return tuple(members), sums
+
+
+def decoded_members(read: MemberRead, known: TaskIds) -> tuple[DecodedMember, ...] | None:
+    """The members as ``members.decode_member`` makes them, sorted by member id; ``None``
+    where the walk must read them (a member id twice, a fault in some offset sums). Each
+    field is a column: the userData's, one value per distinct userData, indexed by member."""
+    group = decoded_group(read, known)
+    return None if group is None else group[0]

@@ -24,9 +24,11 @@ from kassign.v1 import assignment_pb2 as pb
 
 __all__ = [
     "LISTED",
+    "CheckedGroups",
     "ReportedSums",
     "checked_columns",
     "checked_groups",
+    "joined_columns",
     "message_columns",
     "split_known",
 ]
@@ -55,9 +57,6 @@ def split_known(pairs: Iterable[tuple[TaskId, int]], known: TaskIds | None) -> R
         (kept if known.knows(task) else others).append((task, offset_sum))
     first = sorted(t for t, _ in others)[:LISTED]  # TaskId order, as the note lists them
     return ReportedSums(tuple(kept), len(others), tuple(first))
-
-
-_NONE = ReportedSums(())
 
 
 def message_columns(sums: Iterable[pb.TaskOffsetSum]) -> OffsetSumColumns | None:
@@ -120,53 +119,102 @@ def _by_group_then_key(
     return order
 
 
+@dataclass(frozen=True, slots=True)
+class CheckedGroups:
+    """Every report's checked sums: per report its kept pairs (``ReportedSums.kept``), how
+    many were ignored and the first of those named; and the kept sums as group-wide columns,
+    report after report, each report's in task order (the clients' lags read these)."""
+
+    kept: list[tuple[tuple[TaskId, int], ...]]
+    ignored: list[int]
+    ignored_first: list[tuple[TaskId, ...]]
+    tasks: list[TaskId]
+    """The kept rows' tasks (the topology's own objects where it was given)."""
+    rows: np.ndarray[Any, np.dtype[np.intp]] | None
+    """The kept rows' positions in the topology's table (``None`` without a topology)."""
+    sums: np.ndarray[Any, np.dtype[np.int64]]
+    stops: list[int]
+    """Where each report's kept rows end."""
+
+
+def joined_columns(
+    raws: Sequence[bytes],
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any], list[int]]:
+    """Many reports' columns (each ``bytes`` as ``offset_sum_columns.sum_columns`` reads it:
+    int32 sub-topologies, int32 partitions, int64 sums, end to end) as three group-wide
+    columns and each report's size: one join and three gathers, not three views a report."""
+    sizes = [len(raw) // 16 for raw in raws]
+    joined = b"".join(raws)
+    count = len(joined) // 16
+    words, longs = np.frombuffer(joined, np.int32), np.frombuffer(joined, np.int64)
+    counts = np.array(sizes, dtype=np.intp)
+    first = np.repeat(np.cumsum(counts) - counts, counts)  # each row's report's first row
+    size = np.repeat(counts, counts)
+    at = np.arange(count, dtype=np.intp)
+    # a report of n rows starting at row r: its n sub-topologies at word 4r, partitions at
+    # word 4r + n, sums at long 2r + n; row r + j is j into each
+    sub = words[3 * first + at]
+    part = words[3 * first + size + at]
+    return sub, part, longs[first + size + at], sizes
+
+
 def checked_groups(
-    groups: Sequence[OffsetSumColumns], known: TaskIds | None
-) -> list[ReportedSums] | None:
-    """Each report's columns checked as ``info._offset_sums`` checks each sum (ids not
-    negative, only -2 and -3 negative among sums, no task twice in one report) and cut to
-    ``known``; ``None`` at any fault in any. Every report at once: a group's members send a
-    userData each, and numpy's steps cost microseconds each however few the sums. Each test
-    counts (``np.count_nonzero``): a reduction such as ``np.any`` costs more on a few sums."""
-    sizes = np.array([len(c) for c in groups], dtype=np.intp)
-    if not sizes.any():
-        return [_NONE] * len(groups)
-    sub = np.concatenate([_column(c.subtopologies, np.int32) for c in groups])
-    part = np.concatenate([_column(c.partitions, np.int32) for c in groups])
-    sums = np.concatenate([_column(c.offset_sums, np.int64) for c in groups])
+    sub: np.ndarray[Any, Any],
+    part: np.ndarray[Any, Any],
+    sums: np.ndarray[Any, Any],
+    sizes: Sequence[int],
+    known: TaskIds | None,
+) -> CheckedGroups | None:
+    """Each report's rows (``sizes``: report after report) checked as ``info._offset_sums``
+    checks each sum (ids not negative, only -2 and -3 negative among sums, no task twice in
+    one report) and cut to ``known``; ``None`` at any fault in any. Every report at once: a
+    group's members send a userData each, and numpy's steps cost microseconds each however
+    few the sums. Each test counts (``np.count_nonzero``): a reduction such as ``np.any``
+    costs more on a few sums."""
+    n = len(sizes)
+    if not len(sums):
+        return CheckedGroups([()] * n, [0] * n, [()] * n, [], None, sums, [0] * n)
     if np.count_nonzero((sub | part) < 0):  # either negative sets the sign bit
         return None
     if np.count_nonzero((sums < 0) & (sums != LATEST_OFFSET) & (sums != UNKNOWN_OFFSET_SUM)):
         return None
     keys = (sub.astype(np.int64) << 32) | part
-    group = np.repeat(np.arange(len(groups)), sizes)
-    order = _by_group_then_key(keys, group, len(groups))
-    keys, group = keys[order], group[order]
-    if np.count_nonzero((keys[1:] == keys[:-1]) & (group[1:] == group[:-1])):
-        return None
+    group = np.repeat(np.arange(n), sizes)
+    same = group[1:] == group[:-1]
+    if np.count_nonzero(same & (keys[1:] <= keys[:-1])):
+        order = _by_group_then_key(keys, group, n)
+        keys, group = keys[order], group[order]
+        if np.count_nonzero((keys[1:] == keys[:-1]) & (group[1:] == group[:-1])):
+            return None
+    else:  # each report's tasks ascend already (the usual order): nothing repeats
+        order = np.arange(len(keys))
     if known is None:
         found, at = np.ones(len(keys), dtype=np.bool_), None
     else:
         found, at = _found(keys, known.unnamed_keys())
     rows, others = order[found], order[~found]
-    tasks = _tasks(sub[rows], part[rows], None if at is None else at[found], known)
-    pairs = list(zip(tasks, sums[rows].tolist()))
-    kept_ends = np.cumsum(np.bincount(group[found], minlength=len(groups))).tolist()
-    ignored = np.bincount(group[~found], minlength=len(groups)).tolist()
-    other_ends = np.cumsum(ignored).tolist()
-    out, start = [], 0
-    for i, end in enumerate(kept_ends):
-        first: tuple[TaskId, ...] = ()
-        if ignored[i]:
-            at = other_ends[i] - ignored[i]
-            named = others[at : at + min(ignored[i], LISTED)]
-            first = tuple(_tasks(sub[named], part[named], None, None))
-        out.append(ReportedSums(tuple(pairs[start:end]), ignored[i], first))
-        start = end
-    return out
+    table_rows = None if at is None else at[found]
+    tasks = _tasks(sub[rows], part[rows], table_rows, known)
+    kept_sums = sums[rows]
+    pairs = list(zip(tasks, kept_sums.tolist()))
+    stops = np.cumsum(np.bincount(group[found], minlength=n)).tolist()
+    kept = [tuple(pairs[a:b]) for a, b in zip([0, *stops], stops)]
+    counts = np.bincount(group[~found], minlength=n)
+    ignored = counts.tolist()
+    first: list[tuple[TaskId, ...]] = [()] * n
+    other_stops = np.cumsum(counts).tolist() if len(others) else ignored
+    for i in np.flatnonzero(counts).tolist() if len(others) else ():  # rare: a note's words
+        begin = other_stops[i] - ignored[i]
+        named = others[begin : begin + min(ignored[i], LISTED)]
+        first[i] = tuple(_tasks(sub[named], part[named], None, None))
+    return CheckedGroups(kept, ignored, first, tasks, table_rows, kept_sums, stops)
 
 
 def checked_columns(columns: OffsetSumColumns, known: TaskIds | None) -> ReportedSums | None:
     """One report's columns checked and cut (``checked_groups``)."""
-    checked = checked_groups([columns], known)
-    return None if checked is None else checked[0]
+    sub, part = _column(columns.subtopologies, np.int32), _column(columns.partitions, np.int32)
+    sums = _column(columns.offset_sums, np.int64)
+    checked = checked_groups(sub, part, sums, [len(sums)], known)
+    if checked is None:
+        return None
+    return ReportedSums(checked.kept[0], checked.ignored[0], checked.ignored_first[0])

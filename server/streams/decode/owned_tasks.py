@@ -12,14 +12,14 @@ named by walking that member's claim (rare: a note's words).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import islice
+from itertools import chain, islice, repeat
 from typing import Any
 
 import numpy as np
 from kassign.assignor.claims import OwnedPartitions, claim_columns
 from kassign.assignor.interrupt import checkpoint
 from kassign.assignor.streams.model import TaskId
-from kassign.server.streams.decode.topology import Topology
+from kassign.server.streams.decode.topology import Topology, at_rows
 
 __all__ = ["OwnedTasks", "owned_tasks", "stray_names"]
 
@@ -56,9 +56,8 @@ def owned_tasks(claims: Sequence[OwnedPartitions], topology: Topology) -> list[O
     owning = [claims[i] for i in held]
     topic_numbers, keys, rows = _sources(topology)
     counts, numbers = claim_columns(owning)
-    entry_topic = np.array(
-        [topic_numbers.get(t, -1) for c in owning for t in c.topics], dtype=np.int64
-    )
+    topics = chain.from_iterable([c.topics for c in owning])
+    entry_topic = np.array(list(map(topic_numbers.get, topics, repeat(-1))), dtype=np.int64)
     sizes = np.array([len(c.numbers) for c in owning], dtype=np.int64)
     # a topic the topology lacks (-1) gives a negative key: found nowhere
     wanted = np.repeat(entry_topic << 32, counts)
@@ -76,7 +75,7 @@ def owned_tasks(claims: Sequence[OwnedPartitions], topology: Topology) -> list[O
     del wanted
     starts = np.cumsum(sizes) - sizes
     kept = np.add.reduceat(found, starts, dtype=np.int64)
-    tasks = list(map(topology.tasks.ids.__getitem__, taken))
+    tasks = at_rows(topology.tasks.ids, taken)
     strays = (sizes - kept).tolist()
     start = 0
     for k, end in enumerate(np.cumsum(kept).tolist()):

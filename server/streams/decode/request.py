@@ -23,7 +23,7 @@ from kassign.server.streams.decode import limits as checks
 from kassign.server.streams.decode.clients import decoded_clients, listed
 from kassign.server.streams.decode.configs import decode_configs
 from kassign.server.streams.decode.info import InfoReports
-from kassign.server.streams.decode.member_read import decoded_members, read_members
+from kassign.server.streams.decode.member_read import decoded_group, read_members
 from kassign.server.streams.decode.members import DecodedMember, TopicPartition, decode_member
 from kassign.server.streams.decode.topology import Topology, decode_topology, task_columns
 from kassign.v1 import assignment_pb2 as pb
@@ -118,8 +118,9 @@ def decode_request(
     )
     topology = decode_topology(tasks)
     del tasks
-    reports = None if read is None else decoded_members(read, topology.interned())
+    group = None if read is None else decoded_group(read, topology.interned())
     del read
+    reports, checked = group if group is not None else (None, None)
     if reports is None:  # the walk: it names the first fault, if any
         reports = _members(request.members, topology)
         checks.check_members(reports, limits)
@@ -129,7 +130,8 @@ def decode_request(
         by_process.setdefault(r.process_id.int, []).append(r)
         if r.error_code:
             notes.append(f"member {r.member_id!r} reported error code {r.error_code}")
-    clients = decoded_clients(by_process.values(), topology, notes)
+    clients = decoded_clients(by_process.values(), topology, notes, checked)
+    del checked, group  # the sums' columns: the clients hold what they need
     _shared_partitions(reports, notes)
     # Tasks (the topology's dict) and clients are already in their canonical order.
     state = ApplicationState(
